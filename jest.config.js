@@ -1,0 +1,10 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // Integration tests each start a real Temporal dev server; two cores fit two at a time.
+  maxWorkers: 2,
+  testTimeout: 120_000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+};

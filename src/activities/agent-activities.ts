@@ -1,0 +1,88 @@
+/**
+ * The three activities a task uses: describe the agent (once, so replays see the same manifest),
+ * call the model, run one tool. Each classifies its own failures before they reach Temporal.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentDefinition } from '../agents/define-agent';
+import { createModel, type ModelEnvironment } from '../models/create-model';
+import { classifyModelError } from '../models/classify-model-error';
+import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
+import type { ModelChoice } from '../protocol/task';
+import { toolError } from '../protocol/tool-error';
+import { guardedCall } from '../tools/guarded-call';
+import { toApplicationFailure } from './failure';
+
+export interface ActivityDependencies {
+  agents: AgentDefinition[];
+  modelEnv?: ModelEnvironment;
+}
+
+export function createActivities(deps: ActivityDependencies): AgentActivities {
+  const agents = new Map(deps.agents.map((a) => [a.name, a]));
+  const modelEnv: ModelEnvironment = {
+    anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
+    anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
+  };
+
+  function agentNamed(name: string): AgentDefinition {
+    const agent = agents.get(name);
+    if (agent) return agent;
+    const error = toolError(
+      'permanent',
+      'unknown_agent',
+      `No agent named "${name}" on this worker. Registered: ${[...agents.keys()].join(', ') || 'none'}.`,
+    );
+    throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
+  }
+
+  return {
+    async describeAgent({ agent, model }) {
+      const definition = agentNamed(agent);
+      const chosen: ModelChoice | undefined =
+        model ?? definition.model ?? (modelEnv.anthropicApiKey ? { provider: 'anthropic' } : undefined);
+      if (!chosen) {
+        const error = toolError(
+          'permanent',
+          'no_model',
+          `Agent "${agent}" has no model: set ANTHROPIC_API_KEY on the worker, or start the task with a scripted model.`,
+        );
+        throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
+      }
+      return definition.manifest(chosen);
+    },
+
+    async callModel({ model, system, messages, tools }) {
+      const attempt = Context.current().info.attempt;
+      try {
+        return await createModel(model, modelEnv).complete({ system, messages, tools });
+      } catch (err) {
+        throw toApplicationFailure(classifyModelError(err), attempt);
+      }
+    },
+
+    async runTool({ agent, tool: toolName, input, toolUseId }): Promise<ToolOutcome> {
+      const ctx = Context.current();
+      const tool = agentNamed(agent).tool(toolName);
+      if (!tool) {
+        // The workflow refuses unknown tools before scheduling; reaching here means the worker's
+        // agent changed under a running task.
+        throw toApplicationFailure(
+          { error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) },
+          ctx.info.attempt,
+        );
+      }
+      const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+      const result = await guardedCall(tool, input, {
+        idempotencyKey: `${workflowId}:${toolUseId}`,
+        workflowId,
+        toolUseId,
+        attempt: ctx.info.attempt,
+        signal: ctx.cancellationSignal,
+        heartbeat: (details) => ctx.heartbeat(details),
+      });
+      if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
+      return result;
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { createActivities, type ActivityDependencies } from './agent-activities';

@@ -1,0 +1,48 @@
+/**
+ * An agent is a named bundle of a system prompt, tools and defaults, registered on the worker.
+ * Tasks name the agent; the worker hands the workflow its manifest.
+ */
+import type { AgentManifest } from '../protocol/agent-manifest';
+import { DEFAULT_MAX_TURNS, type ModelChoice } from '../protocol/task';
+import type { ToolDefinition } from '../tools/define-tool';
+
+export interface AgentConfig {
+  name: string;
+  description?: string;
+  system: string;
+  tools: ToolDefinition<any, any>[];
+  /** Default: Claude when ANTHROPIC_API_KEY is set on the worker; otherwise a task must choose a model. */
+  model?: ModelChoice;
+  /** Default DEFAULT_MAX_TURNS (20). */
+  maxTurns?: number;
+}
+
+export interface AgentDefinition extends AgentConfig {
+  tool(name: string): ToolDefinition<any, any> | undefined;
+  manifest(model: ModelChoice): AgentManifest;
+}
+
+export function defineAgent(config: AgentConfig): AgentDefinition {
+  if (!/^[a-zA-Z0-9_.-]{1,64}$/.test(config.name)) {
+    throw new TypeError(`Agent name "${config.name}" must be 1-64 letters, digits, ".", "_" or "-"`);
+  }
+  const byName = new Map<string, ToolDefinition<any, any>>();
+  for (const t of config.tools) {
+    if (byName.has(t.name)) throw new TypeError(`Agent "${config.name}" has two tools named "${t.name}"`);
+    byName.set(t.name, t);
+  }
+  const maxTurns = config.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
+  return {
+    ...config,
+    tool: (name) => byName.get(name),
+    manifest: (model) => ({
+      name: config.name,
+      description: config.description ?? '',
+      system: config.system,
+      tools: config.tools.map((t) => t.manifest),
+      model,
+      maxTurns,
+    }),
+  };
+}

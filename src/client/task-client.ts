@@ -1,0 +1,132 @@
+/**
+ * Starting and driving tasks from a script: a thin, typed layer over Temporal's client using the
+ * protocol names. Anything it does can also be done with the plain `temporal` CLI.
+ */
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, statusQuery, transcriptQuery, WORKFLOW_TYPE } from '../protocol/definitions';
+import { AGENT_STATUSES, type AgentStatus, type TaskInput, type TaskResult, type TaskStatus, type TranscriptView } from '../protocol/task';
+import { loadConnectionConfig } from '../worker/connection-config';
+
+export interface TaskSummary {
+  taskId: string;
+  runId: string;
+  agent?: string;
+  agentStatus?: AgentStatus;
+  /** Temporal's own execution status: RUNNING, COMPLETED, FAILED, ... */
+  executionStatus: string;
+  startTime: Date;
+  closeTime?: Date;
+}
+
+export interface ListFilter {
+  status?: AgentStatus;
+  agent?: string;
+  /** Default 50. */
+  limit?: number;
+}
+
+export class TaskNotFoundError extends Error {
+  override readonly name = 'TaskNotFoundError';
+  constructor(readonly taskId: string) {
+    super(`No task with id "${taskId}"`);
+  }
+}
+
+export class TaskClient {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string = DEFAULT_TASK_QUEUE,
+  ) {}
+
+  /** Connects through Temporal's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...). */
+  static async connect(options: { address?: string; namespace?: string; taskQueue?: string } = {}): Promise<TaskClient> {
+    const config = loadConnectionConfig(options);
+    const connection = await Connection.connect({ ...config.connectionOptions, connectTimeout: 5_000 });
+    return new TaskClient(new Client({ connection, namespace: config.namespace }), options.taskQueue);
+  }
+
+  async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandle> {
+    const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
+    return this.client.workflow.start(WORKFLOW_TYPE, {
+      taskQueue: this.taskQueue,
+      workflowId: taskId,
+      args: [input],
+      // Visible to `list` from the first moment, before the workflow's first task runs.
+      typedSearchAttributes: [
+        { key: AgentStatusKey, value: 'running' },
+        { key: AgentNameKey, value: input.agent },
+      ],
+    });
+  }
+
+  handle(taskId: string): WorkflowHandle {
+    return this.client.workflow.getHandle(taskId);
+  }
+
+  async status(taskId: string): Promise<TaskStatus> {
+    return this.withNotFound(taskId, () => this.handle(taskId).query(statusQuery));
+  }
+
+  async transcript(taskId: string): Promise<TranscriptView> {
+    return this.withNotFound(taskId, () => this.handle(taskId).query(transcriptQuery));
+  }
+
+  /** Waits for the task to close and returns its result; throws the task's failure if it failed. */
+  async result(taskId: string): Promise<TaskResult> {
+    return this.withNotFound(taskId, () => this.handle(taskId).result() as Promise<TaskResult>);
+  }
+
+  async describe(taskId: string): Promise<TaskSummary> {
+    const d = await this.withNotFound(taskId, () => this.handle(taskId).describe());
+    return toSummary(d);
+  }
+
+  async list(filter: ListFilter = {}): Promise<TaskSummary[]> {
+    if (filter.status && !AGENT_STATUSES.includes(filter.status)) {
+      throw new RangeError(`Unknown status "${filter.status}". Known: ${AGENT_STATUSES.join(', ')}`);
+    }
+    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
+    if (filter.status) clauses.push(`AgentStatus = '${filter.status}'`);
+    if (filter.agent) clauses.push(`AgentName = '${filter.agent.replace(/'/g, "\\'")}'`);
+    const limit = filter.limit ?? 50;
+    const out: TaskSummary[] = [];
+    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      out.push(toSummary(execution));
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  private async withNotFound<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new TaskNotFoundError(taskId);
+      throw err;
+    }
+  }
+}
+
+interface ExecutionLike {
+  workflowId: string;
+  runId: string;
+  status: { name: string };
+  startTime: Date;
+  closeTime?: Date;
+  typedSearchAttributes: { get(key: typeof AgentStatusKey): string | undefined };
+}
+
+function toSummary(e: ExecutionLike): TaskSummary {
+  const agent = e.typedSearchAttributes.get(AgentNameKey);
+  const agentStatus = e.typedSearchAttributes.get(AgentStatusKey) as AgentStatus | undefined;
+  return {
+    taskId: e.workflowId,
+    runId: e.runId,
+    ...(agent ? { agent } : {}),
+    ...(agentStatus ? { agentStatus } : {}),
+    executionStatus: e.status.name,
+    startTime: e.startTime,
+    ...(e.closeTime ? { closeTime: e.closeTime } : {}),
+  };
+}

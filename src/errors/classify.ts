@@ -1,0 +1,156 @@
+/**
+ * Classification happens once, at the activity boundary: typed errors first (our own failures,
+ * HTTP status, Node error codes, JSON errors), message text last.
+ */
+import { toolError, type ToolError } from '../protocol/tool-error';
+import { retryAfterMs as readRetryAfter } from './retry-after';
+import { ToolFailure } from './tool-failure';
+
+export interface Classified {
+  error: ToolError;
+  /** Set when the failing service said how long to wait. */
+  retryAfterMs?: number;
+}
+
+const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 529]);
+
+const TRANSIENT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EBUSY',
+  'EMFILE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+const RESOURCE_CODES: Record<string, string> = {
+  ENOSPC: 'disk_full',
+  EDQUOT: 'disk_full',
+  ENOMEM: 'out_of_memory',
+};
+
+const PERMANENT_CODES: Record<string, [code: string, hint: string]> = {
+  ENOENT: ['not_found', 'Check the path or name; list what exists first.'],
+  EACCES: ['permission_denied', 'This is not allowed; do not retry. Choose another approach or ask the user.'],
+  EPERM: ['permission_denied', 'This is not allowed; do not retry. Choose another approach or ask the user.'],
+  EISDIR: ['is_a_directory', 'The path is a directory; pass a file path.'],
+  ENOTDIR: ['not_a_directory', 'A parent of the path is a file, not a directory.'],
+  EEXIST: ['already_exists', 'Something already exists there.'],
+};
+
+export function classify(err: unknown): Classified {
+  if (err instanceof ToolFailure) {
+    const error = toolError(err.errorClass, err.code, err.message, err.hint);
+    return err.retryAfterMs === undefined ? { error } : { error, retryAfterMs: err.retryAfterMs };
+  }
+  const status = httpStatusOf(err);
+  if (status !== undefined) return classifyHttp(err, status);
+
+  const code = nodeCodeOf(err);
+  if (code) {
+    if (TRANSIENT_CODES.has(code)) {
+      return { error: toolError('transient', code.toLowerCase(), messageOf(err), 'A temporary network failure.') };
+    }
+    const resource = RESOURCE_CODES[code];
+    if (resource) {
+      return { error: toolError('resource', resource, messageOf(err), 'A person has to free resources first.') };
+    }
+    const permanent = PERMANENT_CODES[code];
+    if (permanent) return { error: toolError('permanent', permanent[0], messageOf(err), permanent[1]) };
+  }
+  if (isTimeout(err)) {
+    return { error: toolError('transient', 'timeout', messageOf(err), 'The call timed out.') };
+  }
+  if (err instanceof SyntaxError) {
+    return {
+      error: toolError(
+        'schema_mismatch',
+        'invalid_json',
+        `Tool output is not valid JSON: ${err.message}`,
+        "The tool itself is broken; don't retry with the same arguments.",
+      ),
+    };
+  }
+  return classifyByMessage(messageOf(err));
+}
+
+function classifyHttp(err: unknown, status: number): Classified {
+  const detail = messageOf(err);
+  const headers = (err as { headers?: unknown }).headers;
+  if (TRANSIENT_STATUS.has(status)) {
+    const wait = readRetryAfter(headers);
+    const error = toolError('transient', `http_${status}`, detail, 'The service is temporarily unavailable.');
+    return wait === undefined ? { error } : { error, retryAfterMs: wait };
+  }
+  if (status === 401 || status === 403) {
+    return {
+      error: toolError(
+        'permanent',
+        'permission_denied',
+        detail,
+        'Access is denied; retrying will not help. Use another tool or ask the user.',
+      ),
+    };
+  }
+  if (status === 404 || status === 410) {
+    return { error: toolError('permanent', 'not_found', detail, 'It does not exist; check the identifier.') };
+  }
+  if (status === 413) {
+    return { error: toolError('resource', 'payload_too_large', detail, 'Ask for less at once.') };
+  }
+  if (status === 400 || status === 422) {
+    return { error: toolError('model', `http_${status}`, detail, 'The request was rejected as invalid; fix the arguments.') };
+  }
+  return { error: toolError('permanent', `http_${status}`, detail) };
+}
+
+function classifyByMessage(message: string): Classified {
+  const m = message.toLowerCase();
+  if (/(timed? ?out|rate limit|temporar|unavailable|overloaded|connection reset|socket hang up)/.test(m)) {
+    return { error: toolError('transient', 'transient_text', message, 'A temporary failure.') };
+  }
+  if (/(out of memory|no space left|disk full|token limit|context length|prompt is too long)/.test(m)) {
+    return { error: toolError('resource', 'resource_text', message, 'A person has to free resources first.') };
+  }
+  if (/(permission denied|forbidden|unauthori[sz]ed|not allowed)/.test(m)) {
+    return { error: toolError('permanent', 'permission_denied', message, 'Access is denied; retrying will not help.') };
+  }
+  if (/(not found|no such|does not exist)/.test(m)) {
+    return { error: toolError('permanent', 'not_found', message, 'It does not exist; check the identifier.') };
+  }
+  return { error: toolError('permanent', 'tool_failed', message, 'The tool failed; try another approach.') };
+}
+
+function httpStatusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const status = (err as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 100 && status < 600 ? status : undefined;
+}
+
+/** Node's code, or the code of a cause (fetch wraps socket errors in `TypeError: fetch failed`). */
+function nodeCodeOf(err: unknown, depth = 0): string | undefined {
+  if (typeof err !== 'object' || err === null || depth > 3) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
+  return nodeCodeOf((err as { cause?: unknown }).cause, depth + 1);
+}
+
+function isTimeout(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null)?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return typeof err === 'string' ? err : JSON.stringify(err);
+}

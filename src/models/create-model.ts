@@ -1,0 +1,26 @@
+import type { ModelChoice } from '../protocol/task';
+import { AnthropicModel } from './anthropic-model';
+import type { Model } from './model';
+import { ScriptedModel } from './scripted-model';
+
+export interface ModelEnvironment {
+  /** Default: process.env.ANTHROPIC_API_KEY. */
+  anthropicApiKey?: string;
+  /** Default: process.env.ANTHROPIC_BASE_URL (read by the SDK). */
+  anthropicBaseURL?: string;
+}
+
+export function createModel(choice: ModelChoice, env: ModelEnvironment = {}): Model {
+  switch (choice.provider) {
+    case 'scripted':
+      return ScriptedModel.fromFile(choice.script);
+    case 'anthropic':
+      return new AnthropicModel({
+        ...(choice.model ? { model: choice.model } : {}),
+        ...(choice.maxTokens ? { maxTokens: choice.maxTokens } : {}),
+        ...(env.anthropicApiKey ? { apiKey: env.anthropicApiKey } : {}),
+        ...(env.anthropicBaseURL ? { baseURL: env.anthropicBaseURL } : {}),
+      });
+  }
+}
+

@@ -1,0 +1,30 @@
+/**
+ * What the workflow knows about an agent and its tools. The worker builds it from the agent
+ * definition and hands it over through an activity, so the workflow never imports tool code and a
+ * replay sees exactly the manifest the original run saw.
+ */
+import type { ModelChoice } from './task';
+
+export type ToolEffect = 'read' | 'write' | 'destructive';
+
+export interface ToolManifest {
+  name: string;
+  description: string;
+  /** JSON Schema of the input, generated from the tool's zod schema. */
+  inputSchema: Record<string, unknown>;
+  effect: ToolEffect;
+  idempotent: boolean;
+  /** Start-to-close timeout of one attempt, in milliseconds. */
+  timeoutMs: number;
+  /** Attempts Temporal may make on transient errors (1 = no retry). */
+  maxAttempts: number;
+}
+
+export interface AgentManifest {
+  name: string;
+  description: string;
+  system: string;
+  tools: ToolManifest[];
+  model: ModelChoice;
+  maxTurns: number;
+}

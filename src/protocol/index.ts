@@ -1,0 +1,6 @@
+export * from './messages';
+export * from './tool-error';
+export * from './task';
+export * from './definitions';
+export * from './agent-manifest';
+export * from './activity-contracts';

@@ -1,0 +1,72 @@
+/**
+ * Conversation types in Anthropic's Messages format. Plain data only: these travel through
+ * Temporal payloads and are read by workflow code, so nothing here may touch Node or the SDK.
+ */
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export type AssistantBlock = TextBlock | ToolUseBlock;
+export type UserBlock = TextBlock | ToolResultBlock;
+
+export type Message =
+  | { role: 'user'; content: string | UserBlock[] }
+  | { role: 'assistant'; content: AssistantBlock[] };
+
+export type StopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What one model call returns to the workflow. */
+export interface ModelTurn {
+  content: AssistantBlock[];
+  stopReason: StopReason;
+  usage: Usage;
+  /** The model that answered, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
+  model: string;
+}
+
+/** The model-facing description of a tool (Anthropic's `tools` entry). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export function textOf(blocks: AssistantBlock[]): string {
+  return blocks
+    .filter((b): b is TextBlock => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n')
+    .trim();
+}
+
+export function toolUsesOf(blocks: AssistantBlock[]): ToolUseBlock[] {
+  return blocks.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+}

@@ -1,0 +1,152 @@
+/**
+ * The embedded default: `temporal server start-dev` on loopback, state persisted to a SQLite file,
+ * this project's search attributes registered. The same code serves `durable-agent dev`, the demo,
+ * the tests and the benchmarks.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, promises as fs } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../protocol/definitions';
+import { provisionTemporalCli } from './temporal-cli';
+import { stateDir } from './state-dir';
+
+export interface DevServerOptions {
+  /** Default 127.0.0.1. */
+  ip?: string;
+  /** gRPC port. Default: a free port. */
+  port?: number;
+  /** Web UI port; `false` runs headless. Default: headless. */
+  uiPort?: number | false;
+  /** SQLite file for persisted state. `null` keeps state in memory. Default `<stateDir>/temporal.db`. */
+  dbFile?: string | null;
+  /** Server log. Default `<stateDir>/temporal-server.log`. */
+  logFile?: string;
+  /** Path of the CLI. Default: provisionTemporalCli(). */
+  binary?: string;
+  /** Default 60 s: the first start on a new database takes a few seconds. */
+  readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+  dbFile: string | null;
+  logFile: string;
+  readonly process: ChildProcess;
+  /** SIGTERM, then SIGKILL after 10 s. */
+  stop(): Promise<void>;
+  /** SIGKILL at once: a crash, for tests. */
+  kill(): Promise<void>;
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port ?? (await freePort(ip));
+  const dbFile = options.dbFile === undefined ? path.join(stateDir(), 'temporal.db') : options.dbFile;
+  const logFile = options.logFile ?? path.join(stateDir(), 'temporal-server.log');
+  const binary = options.binary ?? (await provisionTemporalCli());
+  const address = `${ip}:${port}`;
+
+  if (await isTemporalServing(address)) {
+    throw new Error(`Something already answers on ${address}; stop it or choose another port.`);
+  }
+  await fs.mkdir(path.dirname(logFile), { recursive: true });
+  if (dbFile) await fs.mkdir(path.dirname(dbFile), { recursive: true });
+
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn'];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (dbFile) args.push('--db-filename', dbFile);
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  let exited: string | undefined;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
+      resolve();
+    }),
+  );
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  while (!(await isTemporalServing(address))) {
+    if (exited || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
+      throw new Error(
+        `Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}. Last log lines (${logFile}):\n${tail}`,
+      );
+    }
+    await sleep(200);
+  }
+
+  const stopWith = async (signal: NodeJS.Signals) => {
+    if (exited) return;
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exit;
+    clearTimeout(timer);
+    log.end();
+  };
+  return {
+    address,
+    namespace: 'default',
+    ...(options.uiPort ? { uiUrl: `http://${ip}:${options.uiPort}` } : {}),
+    dbFile,
+    logFile,
+    process: child,
+    stop: () => stopWith('SIGTERM'),
+    kill: () => stopWith('SIGKILL'),
+  };
+}
+
+/** True when a Temporal frontend answers at `address`. */
+export async function isTemporalServing(address: string, timeoutMs = 2_000): Promise<boolean> {
+  const [host, portText] = splitAddress(address);
+  // A cheap TCP probe first: Connection.connect retries for a long time against a closed port.
+  const open = await new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host, port: Number(portText) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+  if (!open) return false;
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    await connection.workflowService.getSystemInfo({});
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+export async function freePort(ip = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, ip, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function splitAddress(address: string): [string, string] {
+  const i = address.lastIndexOf(':');
+  return [address.slice(0, i), address.slice(i + 1)];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,193 @@
+/**
+ * A small orders service on loopback that the `search_orders` tool calls over real HTTP. It can be
+ * told to misbehave the way the seeds describe (truncated JSON, 503s, 429 with Retry-After, 403,
+ * an empty first page, slow answers, dropped connections), so the guard meets real failures.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const ORDER_STATUSES = ['placed', 'shipped', 'delivered', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export interface Order {
+  id: string;
+  customer_id: string;
+  total_cents: number;
+  status: OrderStatus;
+}
+
+export type OrdersFault =
+  | { kind: 'unavailable' }
+  | { kind: 'rate_limited'; retryAfterSeconds?: number }
+  | { kind: 'forbidden' }
+  | { kind: 'truncate'; keepBytes?: number }
+  | { kind: 'empty_first_page' }
+  | { kind: 'slow'; delayMs: number }
+  | { kind: 'drop_connection' };
+
+export const FAULT_KINDS = [
+  'unavailable',
+  'rate_limited',
+  'forbidden',
+  'truncate',
+  'empty_first_page',
+  'slow',
+  'drop_connection',
+] as const;
+
+interface QueuedFault {
+  fault: OrdersFault;
+  remaining: number;
+}
+
+export interface OrdersServiceOptions {
+  /** Default 5. */
+  pageSize?: number;
+  orders?: Order[];
+}
+
+export class OrdersService {
+  private server?: http.Server;
+  private readonly faults: QueuedFault[] = [];
+  private readonly pageSize: number;
+  private readonly orders: Order[];
+  /** Every request to /orders, in order: what tests count as "tool executions". */
+  readonly requests: { customer_id: string | null; status: string | null; page: number }[] = [];
+
+  constructor(options: OrdersServiceOptions = {}) {
+    this.pageSize = options.pageSize ?? 5;
+    this.orders = options.orders ?? sampleOrders();
+  }
+
+  /** Queue a fault for the next `times` requests (default 1; Infinity for every request). */
+  inject(fault: OrdersFault, times = 1): this {
+    this.faults.push({ fault, remaining: times });
+    return this;
+  }
+
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  async start(port = 0): Promise<string> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, '127.0.0.1', resolve);
+    });
+    return this.url;
+  }
+
+  get url(): string {
+    if (!this.server) throw new Error('OrdersService is not started');
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method !== 'GET' || url.pathname !== '/orders') {
+      return send(res, 404, { error: 'not_found', detail: `No route ${req.method} ${url.pathname}` });
+    }
+    const page = Number(url.searchParams.get('page') ?? '1');
+    const customer = url.searchParams.get('customer_id');
+    const status = url.searchParams.get('status');
+    this.requests.push({ customer_id: customer, status, page });
+
+    const fault = this.takeFault();
+    switch (fault?.kind) {
+      case 'unavailable':
+        return send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
+      case 'rate_limited':
+        res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
+        return send(res, 429, { error: 'rate_limited', detail: 'too many requests' });
+      case 'forbidden':
+        return send(res, 403, { error: 'forbidden', detail: 'this API key may not read orders' });
+      case 'drop_connection':
+        req.socket.destroy();
+        return;
+      case 'slow':
+        await new Promise((r) => setTimeout(r, fault.delayMs));
+        break;
+      case 'empty_first_page':
+        return send(res, 200, { orders: [], page: 1, has_more: true });
+    }
+
+    if (!Number.isInteger(page) || page < 1) {
+      return send(res, 400, { error: 'bad_request', detail: `page must be a positive integer, got ${url.searchParams.get('page')}` });
+    }
+    if (status && !(ORDER_STATUSES as readonly string[]).includes(status)) {
+      return send(res, 400, { error: 'bad_request', detail: `unknown status "${status}"` });
+    }
+    const matching = this.orders.filter(
+      (o) => (!customer || o.customer_id === customer) && (!status || o.status === status),
+    );
+    const start = (page - 1) * this.pageSize;
+    const body = JSON.stringify({
+      orders: matching.slice(start, start + this.pageSize),
+      page,
+      has_more: start + this.pageSize < matching.length,
+    });
+    if (fault?.kind === 'truncate') {
+      // The seed's undocumented gateway cap: a 200 with half a JSON document.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body.slice(0, fault.keepBytes ?? Math.floor(body.length / 2)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
+  }
+
+  private takeFault(): OrdersFault | undefined {
+    const next = this.faults[0];
+    if (!next) return undefined;
+    next.remaining -= 1;
+    if (next.remaining <= 0) this.faults.shift();
+    return next.fault;
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Deterministic sample data: customer C-9921 has 12 orders, a few others have some. */
+export function sampleOrders(): Order[] {
+  const orders: Order[] = [];
+  const customers: [string, number][] = [
+    ['C-9921', 12],
+    ['C-1001', 3],
+    ['C-1002', 7],
+  ];
+  let n = 1;
+  for (const [customer, count] of customers) {
+    for (let i = 0; i < count; i++, n++) {
+      orders.push({
+        id: `O-${String(n).padStart(4, '0')}`,
+        customer_id: customer,
+        total_cents: 1_000 + ((n * 7_919) % 40_000),
+        status: ORDER_STATUSES[(n * 3) % ORDER_STATUSES.length]!,
+      });
+    }
+  }
+  return orders;
+}
+
+/** Parses `kind[:times]` as given on the command line, e.g. `truncate:17` or `unavailable:2`. */
+export function parseFaultSpec(spec: string): { fault: OrdersFault; times: number } {
+  const [kind, timesText] = spec.split(':');
+  if (!(FAULT_KINDS as readonly string[]).includes(kind ?? '')) {
+    throw new Error(`Unknown orders fault "${kind}". Known: ${FAULT_KINDS.join(', ')}`);
+  }
+  const times = timesText === undefined ? 1 : timesText === 'always' ? Infinity : Number(timesText);
+  if (!(times >= 1)) throw new Error(`Fault count in "${spec}" must be a positive integer or "always"`);
+  const fault = (kind === 'slow' ? { kind, delayMs: 2_000 } : { kind }) as OrdersFault;
+  return { fault, times };
+}

@@ -1,0 +1,87 @@
+/**
+ * A tool is defined once and carries its own contract: schemas, effect, idempotency, limits and
+ * semantic checks. Tool code runs only inside activities; the workflow sees its manifest.
+ */
+import { z } from 'zod';
+import type { ToolEffect, ToolManifest } from '../protocol/agent-manifest';
+import type { ErrorClass } from '../protocol/tool-error';
+
+export interface ToolContext {
+  /** `<workflowId>:<toolUseId>`: stable across retries and worker crashes, so a service can dedupe a write. */
+  idempotencyKey: string;
+  workflowId: string;
+  toolUseId: string;
+  /** 1 on the first attempt. */
+  attempt: number;
+  /** Aborted when the activity is cancelled or times out. */
+  signal: AbortSignal;
+  heartbeat(details?: unknown): void;
+}
+
+/** What a semantic check returns when a valid output is still not a good answer. */
+export interface SemanticIssue {
+  errorClass: Extract<ErrorClass, 'partial_data' | 'semantic'>;
+  code: string;
+  detail: string;
+  hint: string;
+}
+
+export interface ToolConfig<I, O> {
+  /** Letters, digits, `_` and `-`, at most 64 characters (the Messages API's rule). */
+  name: string;
+  description: string;
+  input: z.ZodType<I>;
+  output: z.ZodType<O>;
+  effect: ToolEffect;
+  /** True when running it twice with the same input leaves the world as running it once. */
+  idempotent: boolean;
+  /** Per attempt. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */
+  maxAttempts?: number;
+  /**
+   * The implementation. May return the output object, or raw text (what an HTTP service sent),
+   * which the guard parses as JSON and validates against `output`.
+   */
+  run(input: I, ctx: ToolContext): Promise<O | string>;
+  /** Checks that a schema cannot express: partial pages, empty results that should not be. */
+  check?(output: O, input: I): SemanticIssue | undefined;
+}
+
+export interface ToolDefinition<I = unknown, O = unknown> extends ToolConfig<I, O> {
+  readonly manifest: ToolManifest;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O> {
+  if (!TOOL_NAME.test(config.name)) {
+    throw new TypeError(`Tool name "${config.name}" must match ${TOOL_NAME} (letters, digits, _ and -, 1-64 chars)`);
+  }
+  if (!config.description.trim()) throw new TypeError(`Tool "${config.name}" needs a description: the model reads it`);
+  const timeoutMs = config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  if (!(timeoutMs > 0)) throw new TypeError(`Tool "${config.name}": timeoutMs must be positive`);
+  const maxAttempts = config.maxAttempts ?? (config.effect === 'read' || config.idempotent ? 4 : 1);
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+    throw new TypeError(`Tool "${config.name}": maxAttempts must be an integer >= 1`);
+  }
+  const manifest: ToolManifest = {
+    name: config.name,
+    description: config.description,
+    inputSchema: inputJsonSchema(config.input),
+    effect: config.effect,
+    idempotent: config.idempotent,
+    timeoutMs,
+    maxAttempts,
+  };
+  return { ...config, manifest };
+}
+
+function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  // The Messages API wants a bare object schema; the $schema marker only adds tokens.
+  delete json.$schema;
+  if (json.type !== 'object') throw new TypeError('A tool input schema must be a z.object(...)');
+  return json;
+}

@@ -1,0 +1,40 @@
+/**
+ * A worker that runs `agentTask` workflows and the agent activities for the given agents.
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDependencies } from '../activities';
+import type { AgentDefinition } from '../agents/define-agent';
+import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import { loadConnectionConfig } from './connection-config';
+
+export interface AgentWorkerOptions {
+  agents: AgentDefinition[];
+  /** Default: Temporal's environment configuration (see loadConnectionConfig). */
+  connection?: NativeConnection;
+  /** Default: from the environment configuration, else `default`. */
+  namespace?: string;
+  /** Default `durable-agent`. */
+  taskQueue?: string;
+  /** A prebuilt bundle (bundleWorkflowCode) to skip bundling, e.g. one per test file. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  modelEnv?: ActivityDependencies['modelEnv'];
+  /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+  if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
+  const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
+  const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
+  return Worker.create({
+    connection,
+    namespace: options.namespace ?? config.namespace,
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: require.resolve('../workflows') }),
+    activities: createActivities({ agents: options.agents, ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}) }),
+    shutdownGraceTime: '10s',
+    ...options.workerOptions,
+  });
+}

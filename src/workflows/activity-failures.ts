@@ -1,0 +1,39 @@
+/**
+ * Reads a failed activity back into a ToolError. The activity already classified the error and put
+ * it in the failure's details; timeouts and exhausted retries are named here.
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import type { ToolManifest } from '../protocol/agent-manifest';
+import { isErrorClass, isToolError, toolError, type ToolError } from '../protocol/tool-error';
+
+export function toolErrorFromFailure(err: unknown, tool: ToolManifest): ToolError {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const carried = cause.details?.[0];
+    const base = isToolError(carried)
+      ? carried
+      : toolError(isErrorClass(cause.type) ? cause.type : 'permanent', cause.type ?? 'failed', cause.message);
+    if (base.error_class === 'transient') {
+      // Temporal has spent the retry budget: the model must not retry blindly either.
+      return {
+        ...base,
+        retryable: false,
+        hint: `Retried ${base.attempts} time(s); ${tool.name} is still failing. Try later, another tool, or tell the user.`,
+      };
+    }
+    return base;
+  }
+  if (cause instanceof TimeoutFailure) {
+    const unknownOutcome = tool.effect !== 'read' && !tool.idempotent;
+    return toolError(
+      'transient',
+      'timeout',
+      `${tool.name} did not finish within ${tool.timeoutMs} ms.`,
+      unknownOutcome
+        ? 'The outcome is unknown: it may or may not have taken effect. Check before repeating it.'
+        : 'Try narrower arguments or another tool.',
+      tool.maxAttempts,
+    );
+  }
+  return toolError('permanent', 'tool_failed', err instanceof Error ? err.message : String(err));
+}
