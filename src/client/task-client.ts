@@ -2,9 +2,11 @@
  * Starting and driving tasks from a script: a thin, typed layer over Temporal's client using the
  * protocol names. Anything it does can also be done with the plain `temporal` CLI.
  */
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, statusQuery, transcriptQuery, WORKFLOW_TYPE } from '../protocol/definitions';
+import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { AGENT_STATUSES, type AgentStatus, type TaskInput, type TaskResult, type TaskStatus, type TranscriptView } from '../protocol/task';
 import { loadConnectionConfig } from '../worker/connection-config';
 
@@ -26,6 +28,19 @@ export interface ListFilter {
   limit?: number;
 }
 
+/** What can be known of a task now: its live status when a worker answers, else what history says. */
+export interface TaskView {
+  summary: TaskSummary;
+  status?: TaskStatus;
+  result?: TaskResult;
+  failure?: ToolError;
+  /** Why `status` is missing, when it is. */
+  note?: string;
+}
+
+/** How long a query may wait for a worker before the view falls back to history. */
+const QUERY_DEADLINE_MS = 5_000;
+
 export class TaskNotFoundError extends Error {
   override readonly name = 'TaskNotFoundError';
   constructor(readonly taskId: string) {
@@ -46,7 +61,7 @@ export class TaskClient {
     return new TaskClient(new Client({ connection, namespace: config.namespace }), options.taskQueue);
   }
 
-  async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandle> {
+  async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
     return this.client.workflow.start(WORKFLOW_TYPE, {
       taskQueue: this.taskQueue,
@@ -70,6 +85,34 @@ export class TaskClient {
 
   async transcript(taskId: string): Promise<TranscriptView> {
     return this.withNotFound(taskId, () => this.handle(taskId).query(transcriptQuery));
+  }
+
+  /**
+   * The live status if a worker answers the query; for a closed task with no worker, the result or
+   * failure from history instead, so `status` works after the worker is gone.
+   */
+  async view(taskId: string): Promise<TaskView> {
+    const summary = await this.describe(taskId);
+    const view: TaskView = { summary };
+    try {
+      view.status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        this.handle(taskId).query(statusQuery),
+      );
+    } catch (err) {
+      view.note =
+        summary.executionStatus === 'RUNNING'
+          ? `No worker answered within ${QUERY_DEADLINE_MS / 1000} s: is a worker running on task queue "${this.taskQueue}"?`
+          : `Live status unavailable (no worker answered); showing the outcome from history.`;
+      if (!(err instanceof Error)) throw err;
+    }
+    if (summary.executionStatus !== 'RUNNING' && !view.status?.result) {
+      try {
+        view.result = await this.result(taskId);
+      } catch (err) {
+        view.failure = failureOf(err);
+      }
+    }
+    return view;
   }
 
   /** Waits for the task to close and returns its result; throws the task's failure if it failed. */
@@ -106,6 +149,21 @@ export class TaskClient {
       throw err;
     }
   }
+}
+
+/** The ToolError a failed task carries, or a plain description of its failure. */
+export function failureOf(err: unknown): ToolError {
+  let cause: unknown = err instanceof WorkflowFailedError ? err.cause : err;
+  while (cause) {
+    if (cause instanceof ApplicationFailure && isToolError(cause.details?.[0])) return cause.details[0];
+    const next: unknown = (cause as { cause?: unknown }).cause;
+    if (!next) break;
+    cause = next;
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const type = err instanceof WorkflowFailedError && err.cause ? err.cause.name : 'failure';
+  const code = { TerminatedFailure: 'terminated', CancelledFailure: 'cancelled', TimeoutFailure: 'timed_out' }[type] ?? 'task_failed';
+  return toolError(code === 'cancelled' ? 'policy' : 'permanent', code, message);
 }
 
 interface ExecutionLike {

@@ -1,0 +1,24 @@
+/** Exit codes: stable, so scripts can branch on them. */
+export const EXIT = {
+  ok: 0,
+  /** The operation ran and failed (a task failed, a command was refused). */
+  failed: 1,
+  /** Bad arguments. */
+  usage: 2,
+  /** No such task. */
+  notFound: 3,
+  /** Temporal could not be reached. */
+  unreachable: 4,
+} as const;
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT.usage);

@@ -1,0 +1,53 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DEMO_AGENT, DEMO_PROMPT, DEMO_SCRIPT } from '../../agents/demo/demo-agent';
+import { TaskClient } from '../../client/task-client';
+import type { ModelChoice } from '../../protocol/task';
+import { intOption, parse } from '../args';
+import { startLocalStack } from '../local-stack';
+import { watchTask } from './tasks';
+
+export const demoHelp = `durable-agent demo [--port 7233] [--json]
+  Runs one demo task end to end on the embedded default: starts the Temporal dev server (or reuses
+  a running one), a worker, and a support task that reads a customer note, looks up orders (one
+  call with a wrong enum value, corrected from the guard's hint) and writes a summary file.
+  Model: Claude when ANTHROPIC_API_KEY is set, else a SCRIPTED model (fixed turns, no LLM).`;
+
+export async function demoCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { port: { type: 'string' }, json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+  const port = intOption(values.port, 'port') ?? 7233;
+  const say = (line: string) => (values.json ? undefined : console.log(line));
+  const stack = await startLocalStack({ port, log: (line) => say(line) });
+  try {
+    const model: ModelChoice = process.env.ANTHROPIC_API_KEY
+      ? { provider: 'anthropic' }
+      : { provider: 'scripted', script: DEMO_SCRIPT };
+    say(
+      model.provider === 'scripted'
+        ? `Model: SCRIPTED (fixed turns from ${path.relative(process.cwd(), DEMO_SCRIPT)}; not an LLM). Set ANTHROPIC_API_KEY to use Claude.`
+        : 'Model: Claude via the Anthropic API (ANTHROPIC_API_KEY is set).',
+    );
+    const connection = await Connection.connect({ address: stack.address });
+    const client = new TaskClient(new Client({ connection }), stack.taskQueue);
+    const handle = await client.start({ agent: DEMO_AGENT, prompt: DEMO_PROMPT, model, startedBy: 'demo' });
+    say(`Task ${handle.workflowId}: "${DEMO_PROMPT}"\n`);
+    const code = await watchTask(client, handle.workflowId, !!values.json);
+    const written = path.join(stack.env.workspaceDir, 'outbox', 'C-9921-shipped.md');
+    const file = await fs.readFile(written, 'utf8').catch(() => undefined);
+    if (file !== undefined) say(`\n--- ${path.relative(process.cwd(), written)} ---\n${file.trimEnd()}`);
+    say(
+      [
+        '',
+        'The task is a Temporal workflow; its history is kept in the dev server. Look at it with:',
+        `  npx durable-agent status ${handle.workflowId}      (needs a worker: npx durable-agent dev)`,
+        `  npx durable-agent list`,
+        `  .durable-agent/bin/temporal workflow describe -w ${handle.workflowId}   (or any temporal CLI)`,
+      ].join('\n'),
+    );
+    await connection.close();
+    return code;
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,47 @@
+import { intOption, parse } from '../args';
+import { startLocalStack } from '../local-stack';
+
+export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--task-queue Q] [--workspace DIR]
+                 [--orders-fault KIND[:N]]...
+  Starts the embedded Temporal dev server (state kept in .durable-agent/temporal.db) and a worker,
+  and runs until Ctrl-C. Reuses a server already running on the port.`;
+
+export async function devCommand(argv: string[]): Promise<number> {
+  const { values } = parse(
+    argv,
+    {
+      port: { type: 'string' },
+      'ui-port': { type: 'string' },
+      headless: { type: 'boolean' },
+      'task-queue': { type: 'string' },
+      workspace: { type: 'string' },
+      'orders-fault': { type: 'string', multiple: true },
+    },
+    { min: 0, max: 0, names: '' },
+  );
+  const port = intOption(values.port, 'port') ?? 7233;
+  const uiPort = values.headless ? false : (intOption(values['ui-port'], 'ui-port') ?? port + 1000);
+  const log = (line: string) => console.error(line);
+  const stack = await startLocalStack({
+    port,
+    uiPort,
+    ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
+    ...(values.workspace ? { workspaceDir: values.workspace } : {}),
+    ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
+    log,
+  });
+  log(
+    [
+      `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
+      `Worker on task queue "${stack.taskQueue}", agent "demo", workspace ${stack.env.workspaceDir}`,
+      'In another terminal:',
+      '  npx durable-agent start "Summarise C-9921\'s shipped orders" --agent demo --script src/agents/demo/demo-script.json --watch',
+      '  npx durable-agent list',
+      'Ctrl-C stops the worker (in-flight work is drained) and the server; tasks resume on the next start.',
+    ].join('\n'),
+  );
+  await stack.running;
+  await stack.stop();
+  log('Stopped.');
+  return 0;
+}

@@ -1,0 +1,51 @@
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../../protocol/definitions';
+import { ensureSearchAttributes } from '../../server/search-attributes';
+import { createAgentWorker } from '../../worker/create-worker';
+import { loadConnectionConfig } from '../../worker/connection-config';
+import { connectionOptions, parse } from '../args';
+import { startDemoEnvironment } from '../demo-environment';
+
+export const workerHelp = `durable-agent worker [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
+  Runs a worker for the built-in demo agent. Connects through Temporal's environment configuration
+  (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
+  Stops gracefully on SIGINT/SIGTERM.
+  --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
+  unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, drop_connection.`;
+
+export async function workerCommand(argv: string[]): Promise<number> {
+  const { values } = parse(
+    argv,
+    {
+      ...connectionOptions,
+      workspace: { type: 'string' },
+      'orders-url': { type: 'string' },
+      'orders-fault': { type: 'string', multiple: true },
+    },
+    { min: 0, max: 0, names: '' },
+  );
+  const env = await startDemoEnvironment({
+    ...(values.workspace ? { workspaceDir: values.workspace } : {}),
+    ...(values['orders-url'] ? { ordersUrl: values['orders-url'] } : {}),
+    ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
+  });
+  const config = loadConnectionConfig({
+    ...(values.address ? { address: values.address } : {}),
+    ...(values.namespace ? { namespace: values.namespace } : {}),
+  });
+  const connection = await NativeConnection.connect(config.connectionOptions);
+  const attrs = await ensureSearchAttributes(connection, config.namespace);
+  if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName: ${attrs.error}`);
+  const taskQueue = values['task-queue'] ?? DEFAULT_TASK_QUEUE;
+  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: config.namespace, taskQueue });
+  console.error(
+    `worker: ${config.connectionOptions.address} namespace ${config.namespace} task queue ${taskQueue}; ` +
+      `agent "${env.agent.name}", workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
+  );
+  // Worker.run resolves after SIGINT/SIGTERM: the SDK's runtime drains in-flight activities first.
+  await worker.run();
+  await connection.close();
+  await env.stop();
+  console.error('worker: stopped');
+  return 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * The embedded default in one process: the Temporal dev server (started unless one already answers
+ * on the port), the demo environment, and a worker. Used by `dev` and `demo`.
+ */
+import path from 'node:path';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import { startDevServer, isTemporalServing, type DevServer } from '../server/dev-server';
+import { ensureSearchAttributes } from '../server/search-attributes';
+import { stateDir } from '../server/state-dir';
+import { createAgentWorker } from '../worker/create-worker';
+import { startDemoEnvironment, type DemoEnvironment } from './demo-environment';
+
+export interface LocalStackOptions {
+  port: number;
+  uiPort?: number | false;
+  taskQueue?: string;
+  workspaceDir?: string;
+  faults?: string[];
+  log: (line: string) => void;
+}
+
+export interface LocalStack {
+  address: string;
+  /** Set when this process started the server (and so stops it). */
+  server?: DevServer;
+  env: DemoEnvironment;
+  worker: Worker;
+  taskQueue: string;
+  /** Resolves when the worker stops (SIGINT/SIGTERM or stop()). */
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const address = `127.0.0.1:${options.port}`;
+  let server: DevServer | undefined;
+  if (await isTemporalServing(address)) {
+    options.log(`Temporal: reusing the server already running at ${address}`);
+  } else {
+    const dbFile = path.join(stateDir(), 'temporal.db');
+    options.log(`Temporal: starting the embedded dev server on ${address} (state: ${path.relative(process.cwd(), dbFile) || dbFile})`);
+    server = await startDevServer({ port: options.port, uiPort: options.uiPort ?? false, dbFile });
+  }
+  const env = await startDemoEnvironment({
+    ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+  });
+  const connection = await NativeConnection.connect({ address });
+  const attrs = await ensureSearchAttributes(connection, 'default');
+  if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', taskQueue });
+  const running = worker.run();
+  let stopped = false;
+  return {
+    address,
+    ...(server ? { server } : {}),
+    env,
+    worker,
+    taskQueue,
+    running,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await env.stop();
+      await server?.stop();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/** `durable-agent`: one verb per job; `--json` where the output is data; clear exit codes. */
+import { TaskNotFoundError } from '../client/task-client';
+import { CliError, EXIT } from './cli-error';
+import { demoCommand, demoHelp } from './commands/demo';
+import { devCommand, devHelp } from './commands/dev';
+import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
+import { workerCommand, workerHelp } from './commands/worker';
+import { installQuietRuntime } from './runtime-logging';
+
+const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
+  dev: devCommand,
+  worker: workerCommand,
+  start: startCommand,
+  status: statusCommand,
+  watch: watchCommand,
+  list: listCommand,
+  result: resultCommand,
+  demo: demoCommand,
+};
+
+const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
+
+${demoHelp}
+
+${devHelp}
+
+${workerHelp}
+
+${tasksHelp}
+
+Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.
+Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 no such task, 4 Temporal unreachable.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  if (!verb || verb === 'help' || verb === '--help' || verb === '-h') {
+    console.log(HELP);
+    return verb ? EXIT.ok : EXIT.usage;
+  }
+  const command = VERBS[verb];
+  if (!command) {
+    console.error(`durable-agent: unknown command "${verb}". Commands: ${Object.keys(VERBS).join(', ')} (durable-agent --help)`);
+    return EXIT.usage;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(HELP);
+    return EXIT.ok;
+  }
+  if (verb === 'dev' || verb === 'demo' || verb === 'worker') installQuietRuntime();
+  try {
+    return await command(rest);
+  } catch (err) {
+    console.error(`durable-agent ${verb}: ${messageOf(err)}`);
+    return exitCodeOf(err);
+  }
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0]!;
+  return String(err);
+}
+
+function exitCodeOf(err: unknown): number {
+  if (err instanceof CliError) return err.exitCode;
+  if (err instanceof TaskNotFoundError) return EXIT.notFound;
+  // gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from a server that went away mid-command.
+  const code = (err as { code?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
+  if (code === 14) return EXIT.unreachable;
+  return EXIT.failed;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(`durable-agent: ${messageOf(err)}`);
+      process.exit(EXIT.failed);
+    },
+  );
+}

@@ -1,0 +1,77 @@
+/** Human-readable rendering for the CLI; `--json` prints the data instead. */
+import type { TaskSummary, TaskView } from '../client/task-client';
+import type { TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
+import type { ToolError } from '../protocol/tool-error';
+
+const MARK: Record<TaskEvent['kind'], string> = {
+  task_started: '▶',
+  model_replied: '◆',
+  tool_called: '→',
+  tool_succeeded: '✓',
+  tool_failed: '✗',
+  task_completed: '■',
+  task_failed: '✗',
+  task_cancelled: '■',
+};
+
+export function renderEvent(e: TaskEvent): string {
+  const who = e.tool ? `${e.tool} ` : e.kind === 'model_replied' ? 'model ' : '';
+  return `[turn ${e.turn}] ${MARK[e.kind]} ${who}${e.detail}`;
+}
+
+export function renderStatus(taskId: string, s: TaskStatus): string {
+  const lines = [
+    `task       ${taskId}`,
+    `agent      ${s.agent}   model ${s.model}`,
+    `status     ${s.agentStatus} (${s.phase})`,
+    `turns      ${s.budgets.turns.used} of ${s.budgets.turns.limit} (${s.budgets.turns.left} left)`,
+    `tool calls ${s.toolCalls.total} (${s.toolCalls.succeeded} ok, ${s.toolCalls.failed} failed)`,
+    `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out   cost $${s.costUsd.toFixed(4)}`,
+  ];
+  if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  if (s.events.length) {
+    lines.push('', `recent events (${s.eventCount} in all):`);
+    for (const e of s.events.slice(-10)) lines.push(`  ${renderEvent(e)}`);
+  }
+  if (s.result) lines.push('', renderResult(s.result));
+  return lines.join('\n');
+}
+
+export function renderView(view: TaskView): string {
+  if (view.status) return renderStatus(view.summary.taskId, view.status) + (view.note ? `\n\nnote: ${view.note}` : '');
+  const lines = [
+    `task       ${view.summary.taskId}`,
+    `agent      ${view.summary.agent ?? '?'}`,
+    `status     ${view.summary.agentStatus ?? '?'} (Temporal: ${view.summary.executionStatus})`,
+  ];
+  if (view.result) lines.push('', renderResult(view.result));
+  if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
+  if (view.note) lines.push('', `note: ${view.note}`);
+  return lines.join('\n');
+}
+
+export function renderResult(r: TaskResult): string {
+  return [
+    `${r.outcome} after ${r.turns} turns and ${r.toolCalls} tool calls (model ${r.model}, ${r.usage.inputTokens + r.usage.outputTokens} tokens)`,
+    '',
+    r.text || '(the model gave no final text)',
+  ].join('\n');
+}
+
+export function renderError(e: ToolError): string {
+  return `${e.error_class}/${e.code}: ${e.detail}${e.hint ? ` (${e.hint})` : ''}`;
+}
+
+export function renderSummaries(tasks: TaskSummary[]): string {
+  if (tasks.length === 0) return 'No tasks match.';
+  const rows = tasks.map((t) => [
+    t.taskId,
+    t.agent ?? '-',
+    t.agentStatus ?? '-',
+    t.executionStatus,
+    t.startTime.toISOString().replace('T', ' ').slice(0, 19),
+  ]);
+  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
