@@ -1,0 +1,112 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { answer, callTool, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+test('a scripted task runs several turns of real tool calls and completes with the final answer', async () => {
+  const script = h.script([
+    callTool('list_files', {}),
+    callTool('search_orders', { customer_id: 'C-1001' }),
+    callTool('write_file', { path: 'out/summary.txt', content: 'C-1001 has 3 orders' }),
+    answer('Wrote out/summary.txt'),
+  ]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'summarise C-1001', script });
+
+  expect(run.result).toMatchObject({ outcome: 'answered', turns: 4, toolCalls: 3, text: 'Wrote out/summary.txt' });
+  expect(run.result!.model).toMatch(/^scripted:script-\d+\.json$/);
+  expect(readFileSync(path.join(h.workspaceDir, 'out/summary.txt'), 'utf8')).toBe('C-1001 has 3 orders');
+  expect(h.orders.requests.filter((r) => r.customer_id === 'C-1001')).toHaveLength(1);
+  const results = toolResultsOf(run.transcript);
+  expect(results).toHaveLength(3);
+  expect(JSON.parse(results[1]!.content).orders).toHaveLength(3);
+  expect(results.every((r) => !r.is_error)).toBe(true);
+});
+
+test('status reports phase, turns, tool calls and events; list finds the task by AgentStatus and AgentName', async () => {
+  const script = h.script([callTool('list_files', {}), answer('done')]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'look around', script, maxTurns: 5 });
+  expect(run.view.status).toMatchObject({
+    agent: 'demo',
+    phase: 'completed',
+    agentStatus: 'completed',
+    turn: 2,
+    budgets: { turns: { used: 2, limit: 5, left: 3 } },
+    toolCalls: { total: 1, succeeded: 1, failed: 0 },
+    pendingApprovals: [],
+  });
+  expect(run.view.status!.events.map((e) => e.kind)).toEqual([
+    'task_started',
+    'model_replied',
+    'tool_called',
+    'tool_succeeded',
+    'model_replied',
+    'task_completed',
+  ]);
+
+  // Visibility is eventually consistent: poll briefly.
+  let completed: string[] = [];
+  for (let i = 0; i < 50 && !completed.includes(run.taskId); i++) {
+    completed = (await h.client.list({ status: 'completed', agent: 'demo' })).map((t) => t.taskId);
+    if (!completed.includes(run.taskId)) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(completed).toContain(run.taskId);
+  expect((await h.client.list({ status: 'running' })).map((t) => t.taskId)).not.toContain(run.taskId);
+});
+
+test('an unknown tool is refused with the list of tools, and no activity runs for it', async () => {
+  const run = await runTask(h, {
+    agent: 'demo',
+    prompt: 'x',
+    script: h.script([callTool('drop_database', { really: true }), answer('ok, I will not')]),
+  });
+  const history = await h.client.handle(run.taskId).fetchHistory();
+  const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map(
+    (e) => e.activityTaskScheduledEventAttributes!.activityType!.name,
+  );
+  expect(scheduled).toEqual(['describeAgent', 'callModel', 'callModel']);
+  const [refusal] = toolResultsOf(run.transcript);
+  expect(refusal!.is_error).toBe(true);
+  const { error } = JSON.parse(refusal!.content);
+  expect(error).toMatchObject({ error_class: 'model', code: 'unknown_tool' });
+  expect(error.hint).toContain('search_orders');
+});
+
+test('a destructive tool does not run without a person: the file stays and the model is told why', async () => {
+  const run = await runTask(h, {
+    agent: 'demo',
+    prompt: 'clean up',
+    script: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('left it alone')]),
+  });
+  expect(existsSync(path.join(h.workspaceDir, 'inbox/customer-note.txt'))).toBe(true);
+  expect(JSON.parse(toolResultsOf(run.transcript)[0]!.content).error).toMatchObject({
+    error_class: 'policy',
+    code: 'approval_required',
+  });
+});
+
+test('the turn budget ends a task that keeps calling tools, with outcome max_turns', async () => {
+  const script = h.script([callTool('list_files', {}), callTool('list_files', {}), callTool('list_files', {}), answer('never')]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'loop', script, maxTurns: 2 });
+  expect(run.result).toMatchObject({ outcome: 'max_turns', turns: 2, toolCalls: 2 });
+});
+
+test('a script that runs out of turns fails the task with a clear permanent error, not a stuck workflow', async () => {
+  const run = await runTask(h, { agent: 'demo', prompt: 'x', script: h.script([callTool('list_files', {})]) });
+  expect(run.failure).toBeDefined();
+  expect(run.view.summary.executionStatus).toBe('FAILED');
+  expect(run.view.status?.lastError).toMatchObject({ error_class: 'permanent', code: 'script_exhausted' });
+  expect(run.view.status?.agentStatus).toBe('failed');
+});
+
+test('a task for an agent the worker does not have fails at once, naming the agents it has', async () => {
+  const run = await runTask(h, { agent: 'nobody', prompt: 'x', script: h.script([answer('x')]) });
+  expect(run.view.summary.executionStatus).toBe('FAILED');
+  expect(run.view.status?.lastError?.detail).toContain('Registered: demo');
+});

@@ -1,0 +1,130 @@
+/**
+ * One real Temporal dev server and one workflow bundle per test file; a worker per test inside
+ * runUntil; unique task ids; real tools against a real orders service and a temp workspace.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
+import type { AgentDefinition } from '../../src/agents/define-agent';
+import { TaskClient, type TaskView } from '../../src/client/task-client';
+import type { ToolResultBlock } from '../../src/protocol/messages';
+import type { TaskInput, TaskResult, TranscriptView } from '../../src/protocol/task';
+import type { ModelScript } from '../../src/models/scripted-model';
+import { startDevServer, type DevServer } from '../../src/server/dev-server';
+import { OrdersService } from '../../src/tools/builtin/orders-service';
+import { createAgentWorker } from '../../src/worker/create-worker';
+import type { Worker } from '@temporalio/worker';
+
+let runtimeInstalled = false;
+
+export interface Harness {
+  server: DevServer;
+  client: TaskClient;
+  connection: NativeConnection;
+  orders: OrdersService;
+  workspaceDir: string;
+  tmpDir: string;
+  taskQueue: string;
+  bundle: WorkflowBundleWithSourceMap;
+  /** A worker for the given agents (default: the demo agent on this harness's workspace and orders). */
+  worker(agents?: AgentDefinition[]): Promise<Worker>;
+  /** Writes a scripted model file and returns its absolute path. */
+  script(turns: ModelScript['turns']): string;
+  taskId(prefix?: string): string;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: { dbFile?: string | null } = {}): Promise<Harness> {
+  if (!runtimeInstalled) {
+    // ERROR: the tests fail tasks on purpose, and the SDK warns about each one.
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    runtimeInstalled = true;
+  }
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-'));
+  const server = await startDevServer({ dbFile: options.dbFile ?? null, logFile: path.join(tmpDir, 'server.log') });
+  const [bundle, connection, clientConnection] = await Promise.all([
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('WARN') }),
+    NativeConnection.connect({ address: server.address }),
+    Connection.connect({ address: server.address }),
+  ]);
+  const taskQueue = `test-${randomUUID().slice(0, 8)}`;
+  const orders = new OrdersService();
+  await orders.start();
+  const workspaceDir = path.join(tmpDir, 'workspace');
+  await seedDemoWorkspace(workspaceDir);
+  let scripts = 0;
+  return {
+    server,
+    client: new TaskClient(new Client({ connection: clientConnection }), taskQueue),
+    connection,
+    orders,
+    workspaceDir,
+    tmpDir,
+    taskQueue,
+    bundle,
+    worker: (agents) =>
+      createAgentWorker({
+        agents: agents ?? [createDemoAgent({ workspaceDir, ordersUrl: orders.url })],
+        connection,
+        namespace: 'default',
+        taskQueue,
+        workflowBundle: bundle,
+      }),
+    script(turns) {
+      const file = path.join(tmpDir, `script-${++scripts}.json`);
+      writeFileSync(file, JSON.stringify({ description: 'test script', turns }));
+      return file;
+    },
+    taskId: (prefix = 'task') => `${prefix}-${randomUUID().slice(0, 8)}`,
+    async close() {
+      await orders.stop();
+      await clientConnection.close();
+      await connection.close();
+      await server.stop();
+    },
+  };
+}
+
+/** A scripted assistant turn that calls one tool. */
+export function callTool(name: string, input: unknown, text = `calling ${name}`): ModelScript['turns'][number] {
+  return { content: [{ type: 'text', text }, { type: 'tool_use', name, input }] };
+}
+
+/** A scripted final answer. */
+export function answer(text: string): ModelScript['turns'][number] {
+  return { content: [{ type: 'text', text }] };
+}
+
+export interface TaskRun {
+  taskId: string;
+  result?: TaskResult;
+  failure?: Error;
+  transcript: TranscriptView;
+  view: TaskView;
+}
+
+/** Starts a task, runs a fresh worker until it closes, and reads its transcript and status meanwhile. */
+export async function runTask(h: Harness, input: Omit<TaskInput, 'model'> & { script: string }, agents?: AgentDefinition[]): Promise<TaskRun> {
+  const { script, ...rest } = input;
+  const taskId = h.taskId();
+  const worker = await h.worker(agents);
+  return worker.runUntil(async () => {
+    await h.client.start({ ...rest, model: { provider: 'scripted', script } }, { taskId });
+    const outcome = await h.client.result(taskId).then(
+      (result) => ({ result }),
+      (failure: Error) => ({ failure }),
+    );
+    return { taskId, ...outcome, transcript: await h.client.transcript(taskId), view: await h.client.view(taskId) };
+  });
+}
+
+/** The tool_result blocks of a transcript, in order. */
+export function toolResultsOf(transcript: TranscriptView): ToolResultBlock[] {
+  return transcript.messages
+    .filter((m) => m.role === 'user' && Array.isArray(m.content))
+    .flatMap((m) => m.content as ToolResultBlock[]);
+}
