@@ -4,6 +4,7 @@
  */
 import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, statusQuery, transcriptQuery, WORKFLOW_TYPE } from '../protocol/definitions';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
@@ -94,7 +95,10 @@ export class TaskClient {
   async view(taskId: string): Promise<TaskView> {
     const summary = await this.describe(taskId);
     const view: TaskView = { summary };
+    // A query needs a worker to answer; without one it would only wait out the deadline.
+    const hasWorker = await this.hasWorkflowPollers();
     try {
+      if (!hasWorker) throw new Error('no worker polling');
       view.status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
         this.handle(taskId).query(statusQuery),
       );
@@ -113,6 +117,19 @@ export class TaskClient {
       }
     }
     return view;
+  }
+
+  private async hasWorkflowPollers(): Promise<boolean> {
+    try {
+      const { pollers } = await this.client.workflowService.describeTaskQueue({
+        namespace: this.client.options.namespace,
+        taskQueue: { name: this.taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return (pollers?.length ?? 0) > 0;
+    } catch {
+      return true; // Unknown: let the query try.
+    }
   }
 
   /** Waits for the task to close and returns its result; throws the task's failure if it failed. */

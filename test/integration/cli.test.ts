@@ -1,0 +1,93 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
+import { answer, callTool, runTask, startHarness, type Harness } from '../support/harness';
+import { runCli } from '../support/processes';
+
+const exec = promisify(execFile);
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];
+
+test('start --watch, status, list and result drive a task end to end from the command line', async () => {
+  const script = h.script([callTool('search_orders', { customer_id: 'C-9921', page: '2' }), answer('page 2 read')]);
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    const started = await runCli(['start', 'read page 2', '--agent', 'demo', '--script', script, '--id', 'cli-task-1', '--watch', ...at()]);
+    expect(started.stderr).toBe('');
+    expect(started.code).toBe(0);
+    expect(started.stdout).toContain('started cli-task-1');
+    expect(started.stdout).toMatch(/→ search_orders \{"customer_id":"C-9921","page":"2"\}/);
+    expect(started.stdout).toContain('partial_data: Page 2 returned 5 orders; more exist.');
+    expect(started.stdout).toContain('answered after 2 turns and 1 tool calls');
+
+    const status = await runCli(['status', 'cli-task-1', '--json', ...at()]);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout).status).toMatchObject({ agentStatus: 'completed', turn: 2 });
+
+    const result = await runCli(['result', 'cli-task-1', '--json', ...at()]);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'answered', text: 'page 2 read' });
+  });
+
+  const listed = await runCli(['list', '--status', 'completed', '--agent', 'demo', '--json', ...at()]);
+  expect(listed.code).toBe(0);
+  expect(JSON.parse(listed.stdout).map((t: { taskId: string }) => t.taskId)).toContain('cli-task-1');
+});
+
+test('status of a finished task still answers from history when no worker is running', async () => {
+  const { taskId } = await runTask(h, { agent: 'demo', prompt: 'x', script: h.script([callTool('list_files', {}), answer('listed')]) });
+  const status = await runCli(['status', taskId, ...at()]);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toContain('answered after 2 turns and 1 tool calls');
+  expect(status.stdout).toContain('listed');
+});
+
+test('the plain temporal CLI sees the same task: describe and a list query on AgentStatus/AgentName', async () => {
+  const { taskId } = await runTask(h, { agent: 'demo', prompt: 'x', script: h.script([answer('seen')]) });
+  const temporal = await provisionTemporalCli();
+  const describe = await exec(temporal, ['workflow', 'describe', '-w', taskId, '--address', h.server.address, '-o', 'json']);
+  const described = JSON.parse(describe.stdout);
+  expect(described.workflowExecutionInfo.type.name).toBe('agentTask');
+  expect(described.workflowExecutionInfo.status).toMatch(/COMPLETED/);
+
+  const list = await exec(temporal, [
+    'workflow', 'list', '--address', h.server.address, '-o', 'json',
+    '--query', "AgentStatus = 'completed' AND AgentName = 'demo'",
+  ]);
+  expect(list.stdout).toContain(taskId);
+});
+
+test.each([
+  [['frobnicate'], 2, /unknown command "frobnicate"/],
+  [['start', 'do it'], 2, /--agent is required/],
+  [['start', '--agent', 'demo'], 2, /a prompt is required/],
+  [['start', 'x', '--agent', 'demo', '--script', '/nonexistent.json'], 2, /no such file/],
+  [['start', 'x', '--agent', 'demo', '--max-turns', 'lots'], 2, /--max-turns must be an integer/],
+  [['list', '--status', 'sleeping'], 2, /--status must be one of/],
+  [['status'], 2, /missing TASK_ID/],
+  [['status', 'a', '--bogus'], 2, /Unknown option '--bogus'/],
+])('bad arguments %j exit %i with one clear line', async (args, code, message) => {
+  const run = await runCli([...args, ...at()]);
+  expect(run.code).toBe(code);
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(message);
+});
+
+test('an unknown task id exits 3', async () => {
+  const run = await runCli(['status', 'no-such-task', ...at()]);
+  expect(run.code).toBe(3);
+  expect(run.stderr.trim()).toBe('durable-agent status: No task with id "no-such-task"');
+});
+
+test('an unreachable server gives one line naming the address, and exit 4', async () => {
+  const run = await runCli(['list', '--address', '127.0.0.1:1']);
+  expect(run.code).toBe(4);
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr).toContain('Cannot reach Temporal at 127.0.0.1:1');
+});

@@ -1,0 +1,68 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { TaskClient } from '../../src/client/task-client';
+import { startDevServer } from '../../src/server/dev-server';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
+import { answer, runTask, startHarness } from '../support/harness';
+
+test('the embedded server keeps tasks in its state file across a restart, and restarts with its search attributes', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
+  const dbFile = path.join(dir, 'temporal.db');
+  const h = await startHarness({ dbFile });
+  let taskId: string;
+  try {
+    ({ taskId } = await runTask(h, { agent: 'demo', prompt: 'remember me', script: h.script([answer('persisted')]) }));
+  } finally {
+    await h.close();
+  }
+
+  const again = await startDevServer({ dbFile, logFile: path.join(dir, 'server2.log') });
+  const connection = await Connection.connect({ address: again.address });
+  try {
+    const client = new TaskClient(new Client({ connection }), h.taskQueue);
+    expect(await client.describe(taskId)).toMatchObject({ executionStatus: 'COMPLETED', agentStatus: 'completed', agent: 'demo' });
+    expect(await client.result(taskId)).toMatchObject({ text: 'persisted' });
+    expect((await client.list({ status: 'completed' })).map((t) => t.taskId)).toContain(taskId);
+  } finally {
+    await connection.close();
+    await again.stop();
+  }
+});
+
+test('a start on a port where a server already answers is refused at once, not a hang', async () => {
+  const h = await startHarness();
+  try {
+    const port = Number(h.server.address.split(':')[1]);
+    await expect(startDevServer({ port, dbFile: null, logFile: path.join(h.tmpDir, 'clash.log') })).rejects.toThrow(
+      /already answers on 127\.0\.0\.1:/,
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+describe('provisioning the Temporal CLI', () => {
+  const saved = process.env.DURABLE_AGENT_TEMPORAL_CLI;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.DURABLE_AGENT_TEMPORAL_CLI;
+    else process.env.DURABLE_AGENT_TEMPORAL_CLI = saved;
+  });
+
+  test('a binary already in the cache folder is reused without downloading or building', async () => {
+    delete process.env.DURABLE_AGENT_TEMPORAL_CLI;
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-cache-'));
+    const cached = path.join(cacheDir, 'temporal');
+    writeFileSync(cached, '#!/bin/sh\necho cached\n');
+    chmodSync(cached, 0o755);
+    const lines: string[] = [];
+    expect(await provisionTemporalCli({ cacheDir, ignorePath: true, log: (l) => lines.push(l) })).toBe(cached);
+    expect(lines).toEqual([]);
+  });
+
+  test('DURABLE_AGENT_TEMPORAL_CLI naming a missing file is an error, not a silent fallback', async () => {
+    process.env.DURABLE_AGENT_TEMPORAL_CLI = '/nonexistent/temporal';
+    await expect(provisionTemporalCli()).rejects.toThrow('DURABLE_AGENT_TEMPORAL_CLI=/nonexistent/temporal is not an executable file');
+  });
+});
