@@ -1,0 +1,118 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import { createActivities } from '../../src/activities';
+import { retryDelayMs } from '../../src/activities/failure';
+import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
+import { OrdersService } from '../../src/tools/builtin/orders-service';
+
+const orders = new OrdersService();
+let activities: ReturnType<typeof createActivities>;
+let workspaceDir: string;
+
+beforeAll(async () => {
+  await orders.start();
+  workspaceDir = mkdtempSync(path.join(os.tmpdir(), 'activities-'));
+  await seedDemoWorkspace(workspaceDir);
+  activities = createActivities({ agents: [createDemoAgent({ workspaceDir, ordersUrl: orders.url })], modelEnv: { anthropicApiKey: '' } });
+});
+afterAll(() => orders.stop());
+afterEach(() => orders.clearFaults());
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+test('a truncated body from the orders service is thrown as a non-retryable schema_mismatch with the ToolError in details', async () => {
+  orders.inject({ kind: 'truncate' });
+  const failure = await failureOf(
+    new MockActivityEnvironment().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }),
+  );
+  expect(failure).toMatchObject({ type: 'schema_mismatch', nonRetryable: true });
+  expect(failure.details?.[0]).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 1 });
+});
+
+test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with the attempt', async () => {
+  orders.inject({ kind: 'unavailable' }, 2);
+  const first = await failureOf(
+    new MockActivityEnvironment({ attempt: 1 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
+  );
+  const third = await failureOf(
+    new MockActivityEnvironment({ attempt: 3 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
+  );
+  expect(first).toMatchObject({ type: 'transient', nonRetryable: false });
+  expect(first.nextRetryDelay).toBeGreaterThanOrEqual(500);
+  expect(first.nextRetryDelay).toBeLessThanOrEqual(1_000);
+  expect(third.nextRetryDelay).toBeGreaterThanOrEqual(2_000);
+  expect(third.nextRetryDelay).toBeLessThanOrEqual(4_000);
+});
+
+test('a 429 with Retry-After waits at least that long', async () => {
+  orders.inject({ kind: 'rate_limited', retryAfterSeconds: 3 });
+  const failure = await failureOf(
+    new MockActivityEnvironment().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't3' }),
+  );
+  expect(failure.type).toBe('transient');
+  expect(Number(failure.nextRetryDelay)).toBeGreaterThanOrEqual(3_000);
+  expect(Number(failure.nextRetryDelay)).toBeLessThanOrEqual(3_600);
+});
+
+test('a paginated answer comes back as data flagged partial_data with the next page in the hint', async () => {
+  const outcome = await new MockActivityEnvironment().run(activities.runTool, {
+    agent: 'demo',
+    tool: 'search_orders',
+    input: { customer_id: 'C-9921' },
+    toolUseId: 't4',
+  });
+  expect(outcome).toMatchObject({ kind: 'flagged', error: { error_class: 'partial_data', hint: expect.stringContaining('page=2') } });
+});
+
+test('an empty first page that claims more pages is flagged semantic', async () => {
+  orders.inject({ kind: 'empty_first_page' });
+  const outcome = await new MockActivityEnvironment().run(activities.runTool, {
+    agent: 'demo',
+    tool: 'search_orders',
+    input: { customer_id: 'C-9921' },
+    toolUseId: 't5',
+  });
+  expect(outcome).toMatchObject({ kind: 'flagged', error: { error_class: 'semantic', code: 'empty_first_page' } });
+});
+
+test('describeAgent without any model available fails permanently and says how to fix it', async () => {
+  const failure = await failureOf(new MockActivityEnvironment().run(activities.describeAgent, { agent: 'demo' }));
+  expect(failure).toMatchObject({ type: 'permanent', nonRetryable: true });
+  expect(failure.message).toContain('set ANTHROPIC_API_KEY');
+});
+
+test('the scripted model plays the turn matching the number of assistant messages so far', async () => {
+  const script = path.join(workspaceDir, 'script.json');
+  writeFileSync(script, JSON.stringify({ turns: [{ content: [{ type: 'text', text: 'one' }] }, { content: [{ type: 'text', text: 'two' }] }] }));
+  const call = (assistantTurns: number) =>
+    new MockActivityEnvironment().run(activities.callModel, {
+      model: { provider: 'scripted', script },
+      system: '',
+      tools: [],
+      messages: [
+        { role: 'user', content: 'hi' },
+        ...Array.from({ length: assistantTurns }, () => ({ role: 'assistant' as const, content: [{ type: 'text' as const, text: 'x' }] })),
+      ],
+    });
+  expect((await call(0)).content).toEqual([{ type: 'text', text: 'one' }]);
+  expect((await call(1)).content).toEqual([{ type: 'text', text: 'two' }]);
+  expect(await failureOf(call(2))).toMatchObject({ type: 'permanent', message: expect.stringContaining('has 2 turns; the task asked for turn 3') });
+});
+
+test('retry delays are jittered: the same attempt does not always get the same delay', () => {
+  const delays = new Set(Array.from({ length: 20 }, () => retryDelayMs(2, undefined)));
+  expect(delays.size).toBeGreaterThan(1);
+  for (const d of delays) expect(d).toBeGreaterThanOrEqual(1_000);
+  expect(retryDelayMs(1, undefined, () => 0)).toBe(500);
+  expect(retryDelayMs(20, undefined, () => 1)).toBe(30_000);
+});
