@@ -96,11 +96,11 @@ test('the scripted model plays the turn matching the number of assistant message
   writeFileSync(script, JSON.stringify({ turns: [{ content: [{ type: 'text', text: 'one' }] }, { content: [{ type: 'text', text: 'two' }] }] }));
   const call = (assistantTurns: number) =>
     new MockActivityEnvironment().run(activities.callModel, {
-      model: { provider: 'scripted', script },
+      model: { provider: 'scripted' as const, script },
       system: '',
       tools: [],
       messages: [
-        { role: 'user', content: 'hi' },
+        { role: 'user' as const, content: 'hi' },
         ...Array.from({ length: assistantTurns }, () => ({ role: 'assistant' as const, content: [{ type: 'text' as const, text: 'x' }] })),
       ],
     });
