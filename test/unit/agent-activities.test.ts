@@ -7,6 +7,7 @@ import { createActivities } from '../../src/activities';
 import { retryDelayMs } from '../../src/activities/failure';
 import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
+import type { ModelTurn } from '../../src/protocol/messages';
 
 const orders = new OrdersService();
 let activities: ReturnType<typeof createActivities>;
@@ -94,7 +95,7 @@ test('describeAgent without any model available fails permanently and says how t
 test('the scripted model plays the turn matching the number of assistant messages so far', async () => {
   const script = path.join(workspaceDir, 'script.json');
   writeFileSync(script, JSON.stringify({ turns: [{ content: [{ type: 'text', text: 'one' }] }, { content: [{ type: 'text', text: 'two' }] }] }));
-  const call = (assistantTurns: number) =>
+  const call = (assistantTurns: number): Promise<ModelTurn> =>
     new MockActivityEnvironment().run(activities.callModel, {
       model: { provider: 'scripted' as const, script },
       system: '',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../src/tools/define-tool';
+import { defineTool, type SemanticIssue, type ToolContext } from '../../src/tools/define-tool';
 import { guardedCall } from '../../src/tools/guarded-call';
 import { HttpStatusError } from '../../src/errors/tool-failure';
 
@@ -14,7 +14,9 @@ const ctx: ToolContext = {
 
 const orders = z.object({ orders: z.array(z.object({ id: z.string(), total: z.number() })), has_more: z.boolean() });
 
-function toolReturning(raw: unknown, check?: Parameters<typeof defineTool>[0]['check']) {
+type Orders = z.infer<typeof orders>;
+
+function toolReturning(raw: unknown, check?: (out: Orders) => SemanticIssue | undefined) {
   return defineTool({
     name: 'search',
     description: 'search',
