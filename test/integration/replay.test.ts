@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { installQuietRuntime } from '../support/quiet-runtime';
 
 const DIR = path.join(__dirname, '../histories');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
@@ -19,6 +20,7 @@ test('every committed history replays without nondeterminism', async () => {
   const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('ERROR') });
   const histories = files.map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(DIR, f), 'utf8'))) }));
   const failures: string[] = [];
+  installQuietRuntime();
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   }

@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { installQuietRuntime } from './quiet-runtime';
 import { randomUUID } from 'node:crypto';
 import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
 import type { AgentDefinition } from '../../src/agents/define-agent';
@@ -18,8 +19,6 @@ import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
 import { createAgentWorker } from '../../src/worker/create-worker';
 import type { Worker } from '@temporalio/worker';
-
-let runtimeInstalled = false;
 
 export interface Harness {
   server: DevServer;
@@ -39,11 +38,7 @@ export interface Harness {
 }
 
 export async function startHarness(options: { dbFile?: string | null } = {}): Promise<Harness> {
-  if (!runtimeInstalled) {
-    // ERROR: the tests fail tasks on purpose, and the SDK warns about each one.
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    runtimeInstalled = true;
-  }
+  installQuietRuntime();
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-'));
   const server = await startDevServer({ dbFile: options.dbFile ?? null, logFile: path.join(tmpDir, 'server.log') });
   const [bundle, connection, clientConnection] = await Promise.all([

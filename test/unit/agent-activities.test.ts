@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../../src/activities';
 import { retryDelayMs } from '../../src/activities/failure';
@@ -10,6 +11,8 @@ import { OrdersService } from '../../src/tools/builtin/orders-service';
 import type { ModelTurn } from '../../src/protocol/messages';
 
 const orders = new OrdersService();
+// These tests fail activities on purpose; the SDK's per-failure warnings would bury the results.
+const mockEnv = (info: { attempt?: number } = {}) => new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
 let activities: ReturnType<typeof createActivities>;
 let workspaceDir: string;
 
@@ -34,7 +37,7 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 test('a truncated body from the orders service is thrown as a non-retryable schema_mismatch with the ToolError in details', async () => {
   orders.inject({ kind: 'truncate' });
   const failure = await failureOf(
-    new MockActivityEnvironment().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }),
+    mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }),
   );
   expect(failure).toMatchObject({ type: 'schema_mismatch', nonRetryable: true });
   expect(failure.details?.[0]).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 1 });
@@ -43,10 +46,10 @@ test('a truncated body from the orders service is thrown as a non-retryable sche
 test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with the attempt', async () => {
   orders.inject({ kind: 'unavailable' }, 2);
   const first = await failureOf(
-    new MockActivityEnvironment({ attempt: 1 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
+    mockEnv({ attempt: 1 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
   );
   const third = await failureOf(
-    new MockActivityEnvironment({ attempt: 3 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
+    mockEnv({ attempt: 3 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
   );
   expect(first).toMatchObject({ type: 'transient', nonRetryable: false });
   expect(first.nextRetryDelay).toBeGreaterThanOrEqual(500);
@@ -58,7 +61,7 @@ test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with t
 test('a 429 with Retry-After waits at least that long', async () => {
   orders.inject({ kind: 'rate_limited', retryAfterSeconds: 3 });
   const failure = await failureOf(
-    new MockActivityEnvironment().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't3' }),
+    mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't3' }),
   );
   expect(failure.type).toBe('transient');
   expect(Number(failure.nextRetryDelay)).toBeGreaterThanOrEqual(3_000);
@@ -66,7 +69,7 @@ test('a 429 with Retry-After waits at least that long', async () => {
 });
 
 test('a paginated answer comes back as data flagged partial_data with the next page in the hint', async () => {
-  const outcome = await new MockActivityEnvironment().run(activities.runTool, {
+  const outcome = await mockEnv().run(activities.runTool, {
     agent: 'demo',
     tool: 'search_orders',
     input: { customer_id: 'C-9921' },
@@ -77,7 +80,7 @@ test('a paginated answer comes back as data flagged partial_data with the next p
 
 test('an empty first page that claims more pages is flagged semantic', async () => {
   orders.inject({ kind: 'empty_first_page' });
-  const outcome = await new MockActivityEnvironment().run(activities.runTool, {
+  const outcome = await mockEnv().run(activities.runTool, {
     agent: 'demo',
     tool: 'search_orders',
     input: { customer_id: 'C-9921' },
@@ -87,7 +90,7 @@ test('an empty first page that claims more pages is flagged semantic', async () 
 });
 
 test('describeAgent without any model available fails permanently and says how to fix it', async () => {
-  const failure = await failureOf(new MockActivityEnvironment().run(activities.describeAgent, { agent: 'demo' }));
+  const failure = await failureOf(mockEnv().run(activities.describeAgent, { agent: 'demo' }));
   expect(failure).toMatchObject({ type: 'permanent', nonRetryable: true });
   expect(failure.message).toContain('set ANTHROPIC_API_KEY');
 });
@@ -96,7 +99,7 @@ test('the scripted model plays the turn matching the number of assistant message
   const script = path.join(workspaceDir, 'script.json');
   writeFileSync(script, JSON.stringify({ turns: [{ content: [{ type: 'text', text: 'one' }] }, { content: [{ type: 'text', text: 'two' }] }] }));
   const call = (assistantTurns: number): Promise<ModelTurn> =>
-    new MockActivityEnvironment().run(activities.callModel, {
+    mockEnv().run(activities.callModel, {
       model: { provider: 'scripted' as const, script },
       system: '',
       tools: [],
