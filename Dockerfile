@@ -3,7 +3,7 @@ FROM node:20-slim
 WORKDIR /app
 ENV NODE_ENV=production DURABLE_AGENT_HOME=/data
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm install --omit=dev --no-save --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY bin ./bin

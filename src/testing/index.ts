@@ -7,3 +7,5 @@ export type { Order, OrdersFault, OrdersServiceOptions } from '../tools/builtin/
 export { ScriptedModel, scriptFile } from '../models/scripted-model';
 export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';
+export { FakeMessagesApi, fakeErrors } from './fake-messages-api';
+export type { FakeReply, RecordedRequest } from './fake-messages-api';

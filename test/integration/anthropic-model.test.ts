@@ -1,0 +1,77 @@
+/**
+ * The real @anthropic-ai/sdk against a fake Messages API on loopback: the model activity's wiring,
+ * with Temporal (not the SDK) owning retries.
+ */
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createAgentWorker } from '../../src/worker/create-worker';
+import { FakeMessagesApi, fakeErrors } from '../../src/testing/fake-messages-api';
+import { startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+const api = new FakeMessagesApi();
+beforeAll(async () => {
+  [h] = await Promise.all([startHarness(), api.start()]);
+});
+afterAll(async () => {
+  await Promise.all([h?.close(), api.stop()]);
+});
+
+const claudeWorker = () =>
+  createAgentWorker({
+    agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
+    connection: h.connection,
+    namespace: 'default',
+    taskQueue: h.taskQueue,
+    workflowBundle: h.bundle,
+    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
+  });
+
+test('a Claude task runs tool turns through the real SDK; 529 and 429 are retried by Temporal, one HTTP request per attempt', async () => {
+  api.requests.length = 0;
+  api.enqueue(
+    fakeErrors.overloaded(),
+    { kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_01', name: 'list_files', input: {} }], usage: { input: 120, output: 15 } },
+    fakeErrors.rateLimited(1),
+    { kind: 'turn', content: [{ type: 'text', text: 'One file: the customer note.' }], usage: { input: 200, output: 10 } },
+  );
+  const taskId = h.taskId('claude');
+  const worker = await claudeWorker();
+  const result = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'what is in the workspace?', model: { provider: 'anthropic' } }, { taskId });
+    return h.client.result(taskId);
+  });
+
+  expect(result).toMatchObject({
+    outcome: 'answered',
+    text: 'One file: the customer note.',
+    turns: 2,
+    toolCalls: 1,
+    model: 'claude-sonnet-5-5',
+    usage: { inputTokens: 320, outputTokens: 25 },
+  });
+  expect(api.requests).toHaveLength(4);
+  expect(api.pending).toBe(0);
+  const first = api.requests[0]!;
+  expect(first.headers['x-api-key'] ?? first.headers.authorization).toContain('sk-ant-test');
+  expect(first.body.model).toBe('claude-sonnet-5-5');
+  expect(first.body.tools!.map((t) => t.name)).toEqual(['list_files', 'read_file', 'write_file', 'delete_file', 'search_orders']);
+  // The tool_result went back with the tool_use id the API chose.
+  expect(JSON.stringify(api.requests[2]!.body.messages)).toContain('"tool_use_id":"toolu_01"');
+  // retry-after: 1 was honoured (a floor, with jitter on top).
+  expect(api.requests[3]!.at - api.requests[2]!.at).toBeGreaterThanOrEqual(1_000);
+});
+
+test('a rejected API key fails the model call at once, without retries, and says what to check', async () => {
+  api.requests.length = 0;
+  api.enqueue(fakeErrors.unauthorized());
+  const taskId = h.taskId('claude-401');
+  const worker = await claudeWorker();
+  const view = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'hi', model: { provider: 'anthropic' } }, { taskId });
+    await h.client.result(taskId).catch(() => undefined);
+    return h.client.view(taskId);
+  });
+  expect(api.requests).toHaveLength(1);
+  expect(view.summary.executionStatus).toBe('FAILED');
+  expect(view.status?.lastError).toMatchObject({ error_class: 'permanent', code: 'authentication_failed', hint: expect.stringContaining('ANTHROPIC_API_KEY') });
+});
