@@ -56,3 +56,29 @@ test('a worker killed with SIGKILL in the middle of a tool call is replaced, and
   );
   expect(searchStarted).toBeDefined();
 });
+
+test('SIGTERM drains the worker: the tool call in flight finishes (no retry), the worker exits 0, the task goes on elsewhere', async () => {
+  h.orders.inject({ kind: 'slow', delayMs: 2_000 }, 1);
+  const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('drained')]);
+  const taskId = h.taskId('drain');
+  const worker = spawnCli([
+    'worker',
+    '--address', h.server.address,
+    '--task-queue', h.taskQueue,
+    '--workspace', h.workspaceDir,
+    '--orders-url', h.orders.url,
+  ]);
+  let stderr = '';
+  worker.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+  await h.client.start({ agent: 'demo', prompt: 'drain', model: { provider: 'scripted', script } }, { taskId });
+  const before = h.orders.requests.length;
+  await waitFor('the slow search to be in flight', () => (h.orders.requests.length > before ? true : undefined));
+  worker.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  expect(stderr).toContain('worker: stopped');
+
+  const result = await (await h.worker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'drained' });
+  expect(h.orders.requests.length - before).toBe(1);
+});
