@@ -9,7 +9,7 @@ export type { AgentConfig, AgentDefinition } from './agents/define-agent';
 export { createAgentWorker, loadConnectionConfig, DEFAULT_ADDRESS } from './worker';
 export type { AgentWorkerOptions, ConnectionConfig } from './worker';
 export { createActivities } from './activities';
-export { TaskClient, TaskNotFoundError, failureOf } from './client/task-client';
+export { TaskClient, TaskNotFoundError, TaskRejectedError, failureOf } from './client/task-client';
 export type { TaskSummary, TaskView, ListFilter } from './client/task-client';
 export { ToolFailure, HttpStatusError } from './errors/tool-failure';
 export { classify } from './errors/classify';

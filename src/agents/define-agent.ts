@@ -3,7 +3,8 @@
  * Tasks name the agent; the worker hands the workflow its manifest.
  */
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { DEFAULT_MAX_TURNS, type ModelChoice } from '../protocol/task';
+import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice } from '../protocol/task';
+import type { ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 
 export interface AgentConfig {
@@ -15,12 +16,16 @@ export interface AgentConfig {
   model?: ModelChoice;
   /** Default DEFAULT_MAX_TURNS (20). */
   maxTurns?: number;
+  /** Default DEFAULT_BUDGETS; a task may override them. */
+  budgets?: Partial<Budgets>;
 }
 
 export interface AgentDefinition extends AgentConfig {
   tool(name: string): ToolDefinition<any, any> | undefined;
   manifest(model: ModelChoice): AgentManifest;
 }
+
+const RISK: Record<ToolEffect, number> = { read: 0, write: 1, destructive: 2 };
 
 export function defineAgent(config: AgentConfig): AgentDefinition {
   if (!/^[a-zA-Z0-9_.-]{1,64}$/.test(config.name)) {
@@ -31,7 +36,17 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
     if (byName.has(t.name)) throw new TypeError(`Agent "${config.name}" has two tools named "${t.name}"`);
     byName.set(t.name, t);
   }
-  const maxTurns = config.maxTurns ?? DEFAULT_MAX_TURNS;
+  for (const t of config.tools) {
+    for (const name of t.fallbacks ?? []) {
+      const fallback = byName.get(name);
+      if (!fallback) throw new TypeError(`Tool "${t.name}" falls back to "${name}", which agent "${config.name}" does not have`);
+      // A fallback runs without asking anyone again, so it may not be more dangerous than the tool it replaces.
+      if (RISK[fallback.effect] > RISK[t.effect]) {
+        throw new TypeError(`Tool "${t.name}" (${t.effect}) may not fall back to "${name}" (${fallback.effect})`);
+      }
+    }
+  }
+  const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   return {
     ...config,
@@ -43,6 +58,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       tools: config.tools.map((t) => t.manifest),
       model,
       maxTurns,
+      ...(config.budgets ? { budgets: config.budgets } : {}),
     }),
   };
 }

@@ -5,6 +5,7 @@ import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
+import { messageCommand, peopleHelp, unblockCommand } from './commands/people';
 import { installQuietRuntime } from './runtime-logging';
 
 const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
@@ -16,6 +17,8 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   list: listCommand,
   result: resultCommand,
   demo: demoCommand,
+  unblock: unblockCommand,
+  message: messageCommand,
 };
 
 const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
@@ -27,6 +30,8 @@ ${devHelp}
 ${workerHelp}
 
 ${tasksHelp}
+
+${peopleHelp}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

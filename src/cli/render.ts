@@ -1,6 +1,6 @@
 /** Human-readable rendering for the CLI; `--json` prints the data instead. */
 import type { TaskSummary, TaskView } from '../client/task-client';
-import type { TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
+import type { Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 
 const MARK: Record<TaskEvent['kind'], string> = {
@@ -9,6 +9,9 @@ const MARK: Record<TaskEvent['kind'], string> = {
   tool_called: '→',
   tool_succeeded: '✓',
   tool_failed: '✗',
+  task_blocked: '⏸',
+  task_unblocked: '▶',
+  guidance_added: '✎',
   task_completed: '■',
   task_failed: '✗',
   task_cancelled: '■',
@@ -25,10 +28,19 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
     `agent      ${s.agent}   model ${s.model}`,
     `status     ${s.agentStatus} (${s.phase})`,
     `turns      ${s.budgets.turns.used} of ${s.budgets.turns.limit} (${s.budgets.turns.left} left)`,
-    `tool calls ${s.toolCalls.total} (${s.toolCalls.succeeded} ok, ${s.toolCalls.failed} failed)`,
+    `tool calls ${s.toolCalls.total} of ${s.budgets.toolCalls.limit} (${s.toolCalls.succeeded} ok, ${s.toolCalls.failed} failed)`,
     `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out   cost $${s.costUsd.toFixed(4)}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  if (s.blocked) lines.push('', renderBlocked(taskId, s.blocked));
+  if (s.escalations.length || s.decisions.length) {
+    lines.push('', 'audit trail:');
+    for (const e of s.escalations) {
+      lines.push(`  ${e.at}  ${e.level} ${e.code}: ${e.reason}`);
+      if (e.resolved) lines.push(`  ${e.resolved.at}  resolved by ${e.resolved.by}: ${e.resolved.how}`);
+    }
+    for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${d.at}  message from ${d.by}: ${d.detail}`);
+  }
   if (s.events.length) {
     lines.push('', `recent events (${s.eventCount} in all):`);
     for (const e of s.events.slice(-10)) lines.push(`  ${renderEvent(e)}`);
@@ -48,6 +60,16 @@ export function renderView(view: TaskView): string {
   if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
   if (view.note) lines.push('', `note: ${view.note}`);
   return lines.join('\n');
+}
+
+/** A blocked task: why, and the exact commands that answer it. */
+export function renderBlocked(taskId: string, e: Escalation): string {
+  return [
+    `BLOCKED since ${e.at} (turn ${e.turn}): ${e.reason}`,
+    '  resume it:',
+    `    durable-agent unblock ${taskId} --as YOUR_NAME --message "what the agent should do now"`,
+    `    durable-agent unblock ${taskId} --as YOUR_NAME --turns N --tool-calls N   (raise the budgets)`,
+  ].join('\n');
 }
 
 export function renderResult(r: TaskResult): string {

@@ -2,13 +2,39 @@
  * Starting and driving tasks from a script: a thin, typed layer over Temporal's client using the
  * protocol names. Anything it does can also be done with the plain `temporal` CLI.
  */
-import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
-import { AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, statusQuery, transcriptQuery, WORKFLOW_TYPE } from '../protocol/definitions';
+import {
+  AgentNameKey,
+  AgentStatusKey,
+  DEFAULT_TASK_QUEUE,
+  messageSignal,
+  statusQuery,
+  transcriptQuery,
+  unblockUpdate,
+  WORKFLOW_TYPE,
+} from '../protocol/definitions';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
-import { AGENT_STATUSES, type AgentStatus, type TaskInput, type TaskResult, type TaskStatus, type TranscriptView } from '../protocol/task';
+import {
+  AGENT_STATUSES,
+  type AgentStatus,
+  type MessageInput,
+  type TaskInput,
+  type TaskResult,
+  type TaskStatus,
+  type TranscriptView,
+  type UnblockInput,
+} from '../protocol/task';
 import { loadConnectionConfig } from '../worker/connection-config';
 
 export interface TaskSummary {
@@ -41,6 +67,22 @@ export interface TaskView {
 
 /** How long a query may wait for a worker before the view falls back to history. */
 const QUERY_DEADLINE_MS = 5_000;
+
+/** The task refused a request (its update validator or handler said no); `message` says why. */
+export class TaskRejectedError extends Error {
+  override readonly name = 'TaskRejectedError';
+  constructor(
+    readonly taskId: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+function rejectedOr(err: unknown, taskId: string): unknown {
+  if (err instanceof WorkflowUpdateFailedError) return new TaskRejectedError(taskId, err.cause?.message ?? err.message);
+  return err;
+}
 
 export class TaskNotFoundError extends Error {
   override readonly name = 'TaskNotFoundError';
@@ -86,6 +128,23 @@ export class TaskClient {
 
   async transcript(taskId: string): Promise<TranscriptView> {
     return this.withNotFound(taskId, () => this.handle(taskId).query(transcriptQuery));
+  }
+
+  /** Resumes a blocked task. Rejected (nothing written to history) when it is not blocked or the input is wrong. */
+  async unblock(taskId: string, input: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
+    return this.withNotFound(taskId, () =>
+      this.handle(taskId)
+        .executeUpdate(unblockUpdate, { args: [input] })
+        .catch((err: unknown) => {
+          throw rejectedOr(err, taskId);
+        }),
+    );
+  }
+
+  /** Adds a person's guidance; the model reads it before its next call. */
+  async message(taskId: string, input: MessageInput): Promise<void> {
+    if (!input.text?.trim()) throw new RangeError('A message needs text');
+    await this.withNotFound(taskId, () => this.handle(taskId).signal(messageSignal, input));
   }
 
   /**

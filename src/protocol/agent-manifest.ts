@@ -3,7 +3,7 @@
  * definition and hands it over through an activity, so the workflow never imports tool code and a
  * replay sees exactly the manifest the original run saw.
  */
-import type { ModelChoice } from './task';
+import type { Budgets, ModelChoice } from './task';
 
 export type ToolEffect = 'read' | 'write' | 'destructive';
 
@@ -18,6 +18,10 @@ export interface ToolManifest {
   timeoutMs: number;
   /** Attempts Temporal may make on transient errors (1 = no retry). */
   maxAttempts: number;
+  /** Tools to try, in order, with the same input when this one fails permanently. */
+  fallbacks: string[];
+  /** How long an identical read is answered from the ledger instead of running again, in ms (0 = never). */
+  cacheTtlMs: number;
 }
 
 export interface AgentManifest {
@@ -27,4 +31,5 @@ export interface AgentManifest {
   tools: ToolManifest[];
   model: ModelChoice;
   maxTurns: number;
+  budgets?: Partial<Budgets>;
 }

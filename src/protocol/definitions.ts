@@ -3,14 +3,19 @@
  * scripts import these so that a name can never drift between sender and receiver.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery } from '@temporalio/workflow';
-import type { TaskStatus, TranscriptView } from './task';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { MessageInput, TaskStatus, TranscriptView, UnblockInput } from './task';
 
 export const WORKFLOW_TYPE = 'agentTask';
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
 
 export const statusQuery = defineQuery<TaskStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+
+/** Resumes a blocked task; rejected by its validator (no history written) when the task is not blocked. */
+export const unblockUpdate = defineUpdate<{ resumed: true; escalationId: string }, [UnblockInput]>('unblock');
+/** A person adds guidance to a running task; the model reads it before its next call. */
+export const messageSignal = defineSignal<[MessageInput]>('message');
 
 export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD);
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);

@@ -14,13 +14,64 @@ export interface TaskInput {
   prompt: string;
   /** Default: the agent's own model choice. */
   model?: ModelChoice;
-  /** Default: the agent's maxTurns, else DEFAULT_MAX_TURNS. */
+  /** Default: the agent's maxTurns, else DEFAULT_MAX_TURNS. Same as budgets.turns. */
   maxTurns?: number;
+  /** Overrides of the agent's budgets (see DEFAULT_BUDGETS). */
+  budgets?: Partial<Budgets>;
   /** Who started the task, for the audit trail. */
   startedBy?: string;
 }
 
 export const DEFAULT_MAX_TURNS = 20;
+
+/** Limits that stop a runaway task. Spent task budgets block the task for a person; see unblock. */
+export interface Budgets {
+  /** Model calls per task. */
+  turns: number;
+  /** Tool calls per task. */
+  toolCalls: number;
+  /** Tool calls the model may make in one response; the rest are refused and the model answers without tools. */
+  toolCallsPerTurn: number;
+  /** Consecutive invalid calls (model errors) to one tool before a person is asked to step in. */
+  correctionsPerTool: number;
+}
+
+export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
+
+export type EscalationLevel = 'auto' | 'inform' | 'confirm' | 'block';
+
+/** A moment the task asked for (or told) a person; kept for the audit trail. */
+export interface Escalation {
+  id: string;
+  level: EscalationLevel;
+  /** Machine-readable reason, e.g. `turn_budget`, `loop_detected`, `correction_budget`. */
+  code: string;
+  reason: string;
+  turn: number;
+  at: string;
+  resolved?: { by: string; at: string; how: string };
+}
+
+/** A person's action on the task, with who and when. */
+export interface Decision {
+  at: string;
+  by: string;
+  action: 'unblock' | 'message';
+  detail: string;
+}
+
+export interface UnblockInput {
+  by: string;
+  /** Guidance for the model, added to the conversation. */
+  message?: string;
+  /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
+  budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls'>>;
+}
+
+export interface MessageInput {
+  by: string;
+  text: string;
+}
 
 /** The values of the `AgentStatus` search attribute. */
 export type AgentStatus = 'running' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
@@ -36,6 +87,7 @@ export const AGENT_STATUSES: AgentStatus[] = [
 /** Finer than AgentStatus: what the task is doing right now. */
 export type TaskPhase =
   | 'starting'
+  | 'running'
   | 'calling_model'
   | 'running_tools'
   | 'awaiting_approval'
@@ -50,6 +102,9 @@ export type TaskEventKind =
   | 'tool_called'
   | 'tool_succeeded'
   | 'tool_failed'
+  | 'task_blocked'
+  | 'task_unblocked'
+  | 'guidance_added'
   | 'task_completed'
   | 'task_failed'
   | 'task_cancelled';
@@ -78,11 +133,15 @@ export interface TaskStatus {
   agentStatus: AgentStatus;
   model: string;
   turn: number;
-  budgets: { turns: BudgetReading };
+  budgets: { turns: BudgetReading; toolCalls: BudgetReading; toolCallsPerTurn: number; correctionsPerTool: number };
   toolCalls: { total: number; succeeded: number; failed: number };
   /** Approvals waiting on a person (filled once approvals exist; always present so clients can rely on it). */
   pendingApprovals: unknown[];
-  escalations: unknown[];
+  escalations: Escalation[];
+  /** What people did, in order: unblocks and messages, with who and when. */
+  decisions: Decision[];
+  /** Set while the task is blocked: what it waits for and how to answer. */
+  blocked?: Escalation;
   lastError?: ToolError;
   usage: Usage;
   costUsd: number;
@@ -99,6 +158,8 @@ export type TaskOutcome =
   | 'answered'
   /** The turn budget ran out; `text` is whatever the model said last. */
   | 'max_turns'
+  /** A budget ran out and the model gave its answer in a last call without tools. */
+  | 'budget_exhausted'
   /** The model declined (stop_reason `refusal`). */
   | 'refused';
 
@@ -110,6 +171,8 @@ export interface TaskResult {
   usage: Usage;
   costUsd: number;
   model: string;
+  /** True when the final answer came from a last model call without tools (a budget was spent). */
+  finalCallWithoutTools?: boolean;
 }
 
 export interface TranscriptView {

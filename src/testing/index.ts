@@ -9,3 +9,5 @@ export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';
 export { FakeMessagesApi, fakeErrors } from './fake-messages-api';
 export type { FakeReply, RecordedRequest } from './fake-messages-api';
+export { withFaults, toolFaults } from './tool-faults';
+export type { FaultyTool, ToolFault } from './tool-faults';

@@ -39,6 +39,13 @@ export interface ToolConfig<I, O> {
   timeoutMs?: number;
   /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */
   maxAttempts?: number;
+  /** Tools of the same agent to try, in order and with the same input, when this one fails permanently. */
+  fallbacks?: string[];
+  /**
+   * How long an identical read is answered from the task's ledger instead of running again.
+   * Default 300 000 ms for reads; writes are never answered from the ledger. 0 for data that changes.
+   */
+  cacheTtlMs?: number;
   /**
    * The implementation. May return the output object, or raw text (what an HTTP service sent),
    * which the guard parses as JSON and validates against `output`.
@@ -54,6 +61,7 @@ export interface ToolDefinition<I = unknown, O = unknown> extends ToolConfig<I, 
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+export const DEFAULT_READ_CACHE_TTL_MS = 300_000;
 
 export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O> {
   if (!TOOL_NAME.test(config.name)) {
@@ -74,6 +82,8 @@ export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O>
     idempotent: config.idempotent,
     timeoutMs,
     maxAttempts,
+    fallbacks: config.fallbacks ?? [],
+    cacheTtlMs: config.effect === 'read' ? (config.cacheTtlMs ?? DEFAULT_READ_CACHE_TTL_MS) : 0,
   };
   return { ...config, manifest };
 }

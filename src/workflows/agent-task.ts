@@ -1,36 +1,71 @@
 /**
- * The `agentTask` workflow: the turn loop. Model activity, then one tool activity per tool_use,
- * then the tool results back to the model, until it ends its turn or the turn budget is spent.
- * Decisions live in TaskState and the gate; this file wires messages and activities.
+ * The `agentTask` workflow: the turn loop. Model activity, then the turn's tool calls through the
+ * guards (turn-tools.ts), then the results back to the model, until it ends its turn. A spent budget,
+ * a loop or a model that cannot form a valid call blocks the task until a person sends `unblock`.
+ * Decisions live in TaskState, the ledger and the gate; this file wires messages and activities.
  */
 import {
   ApplicationFailure,
   CancellationScope,
+  condition,
   isCancellation,
+  log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
+  uuid4,
 } from '@temporalio/workflow';
 import type { AgentActivities } from '../protocol/activity-contracts';
-import { AgentNameKey, AgentStatusKey, statusQuery, transcriptQuery } from '../protocol/definitions';
-import { toolUsesOf, type ToolResultBlock, type ToolUseBlock } from '../protocol/messages';
-import type { AgentStatus, TaskInput, TaskResult } from '../protocol/task';
+import {
+  AgentNameKey,
+  AgentStatusKey,
+  messageSignal,
+  statusQuery,
+  transcriptQuery,
+  unblockUpdate,
+} from '../protocol/definitions';
+import { toolUsesOf } from '../protocol/messages';
+import type { AgentStatus, TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
-import type { ToolManifest } from '../protocol/agent-manifest';
-import { describeAgentOptions, modelCallOptions, toolCallOptions } from './activity-options';
-import { toolErrorFromFailure } from './activity-failures';
+import { describeAgentOptions, modelCallOptions } from './activity-options';
 import { TaskState } from './task-state';
-import { gateToolCall } from './tool-gate';
-import { errorBlock, flaggedBlock, successBlock, summarizeOutput } from './tool-result-content';
+import { runTurnTools } from './turn-tools';
 
 const { describeAgent } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
+/** Histories recorded before the ledger, budgets and escalations replay with the old behaviour. */
+export const GUARDED_CALLS_PATCH = 'guarded-calls';
+
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   assertValidInput(input);
-  const state = new TaskState(input, () => new Date());
+  const state = new TaskState(input, { now: () => new Date(), newId: () => uuid4() });
+  const guarded = patched(GUARDED_CALLS_PATCH);
+
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
+  setHandler(
+    unblockUpdate,
+    (request) => {
+      const escalation = state.unblock(request);
+      return { resumed: true as const, escalationId: escalation.id };
+    },
+    {
+      // Runs before anything is written to history: a wrong or stale unblock leaves no trace.
+      validator: (request) => {
+        const problem = state.unblockProblem(request);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(messageSignal, (message) => {
+    if (typeof message?.by !== 'string' || typeof message?.text !== 'string' || !message.text.trim()) {
+      log.warn('Ignored a malformed message signal', { message });
+      return;
+    }
+    state.addGuidance(message);
+  });
 
   let publishedStatus: AgentStatus | undefined;
   const publishStatus = () => {
@@ -43,29 +78,63 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   };
   publishStatus();
 
+  /** Waits, durably, for a person; true when they raised the budget that ran out. */
+  const blockFor = async (code: string, reason: string, budgetLeft: () => number): Promise<boolean> => {
+    state.block(code, reason);
+    publishStatus();
+    await condition(() => state.phase !== 'blocked');
+    publishStatus();
+    return budgetLeft() > 0;
+  };
+
+  const finish = (outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult => {
+    const result = state.complete(outcome, finalCallWithoutTools);
+    publishStatus();
+    return result;
+  };
+
   try {
     const manifest = await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
     state.begin(manifest);
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
     const toolSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    let withoutTools = false;
 
-    while (state.turnsLeft > 0) {
+    for (;;) {
+      if (state.turnsLeft === 0 && !withoutTools) {
+        if (!guarded) return finish('max_turns');
+        const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
+        // Unblocked without more turns: one last call, without tools, to answer with what it has.
+        if (!raised) withoutTools = true;
+      }
       state.startTurn();
-      const reply = await callModel({ model: manifest.model, system: manifest.system, messages: state.messages, tools: toolSpecs });
+      publishStatus();
+      const reply = await callModel({
+        model: manifest.model,
+        system: manifest.system,
+        messages: state.messages,
+        tools: withoutTools ? [] : toolSpecs,
+      });
       state.recordModelTurn(reply);
 
-      if (reply.stopReason === 'refusal') return finish(state, 'refused', publishStatus);
+      if (reply.stopReason === 'refusal') return finish('refused');
       const uses = toolUsesOf(reply.content);
-      if (uses.length === 0) {
+      if (uses.length === 0 || withoutTools) {
         // pause_turn: the API paused a long turn; sending the conversation back resumes it.
-        if (reply.stopReason === 'pause_turn') continue;
-        return finish(state, 'answered', publishStatus);
+        if (reply.stopReason === 'pause_turn' && !withoutTools) continue;
+        if (!withoutTools && state.addPendingGuidanceAsMessage()) continue;
+        return finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
       }
-      const results: ToolResultBlock[] = [];
-      for (const use of uses) results.push(await runToolUse(state, input.agent, use, tools));
-      state.addToolResults(results);
+
+      const turn = await runTurnTools({ state, agent: input.agent, tools, nowMs: () => Date.now(), guarded }, uses);
+      state.addToolResults(turn.results, guarded ? [state.budgetNote()] : []);
+      if (turn.perTurnBudgetSpent) withoutTools = true;
+      if (turn.escalation) {
+        const isBudget = turn.escalation.code === 'tool_call_budget';
+        const raised = await blockFor(turn.escalation.code, turn.escalation.reason, () => (isBudget ? state.toolCallsLeft : 1));
+        if (!raised) withoutTools = true;
+      }
     }
-    return finish(state, 'max_turns', publishStatus);
   } catch (err) {
     if (isCancellation(err)) {
       state.cancel();
@@ -77,41 +146,6 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     publishStatus();
     // Failing the workflow (not the workflow task): a retry of the task would wedge it forever.
     throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
-  }
-}
-
-function finish(state: TaskState, outcome: TaskResult['outcome'], publishStatus: () => void): TaskResult {
-  const result = state.complete(outcome);
-  publishStatus();
-  return result;
-}
-
-async function runToolUse(
-  state: TaskState,
-  agent: string,
-  use: ToolUseBlock,
-  tools: ReadonlyMap<string, ToolManifest>,
-): Promise<ToolResultBlock> {
-  const decision = gateToolCall(use.name, tools);
-  if (decision.action === 'refuse') {
-    state.recordToolFailed(use.name, use.id, decision.error);
-    return errorBlock(use.id, decision.error);
-  }
-  state.recordToolCalled(use.name, use.id, use.input);
-  const { runTool } = proxyActivities<AgentActivities>(toolCallOptions(decision.tool));
-  try {
-    const outcome = await runTool({ agent, tool: use.name, input: use.input, toolUseId: use.id });
-    if (outcome.kind === 'flagged') {
-      state.recordToolSucceeded(use.name, use.id, `${outcome.error.error_class}: ${outcome.error.detail}`);
-      return flaggedBlock(use.id, outcome.output, outcome.error);
-    }
-    state.recordToolSucceeded(use.name, use.id, summarizeOutput(outcome.output));
-    return successBlock(use.id, outcome.output);
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    const error = toolErrorFromFailure(err, decision.tool);
-    state.recordToolFailed(use.name, use.id, error);
-    return errorBlock(use.id, error);
   }
 }
 
@@ -131,6 +165,9 @@ function assertValidInput(input: TaskInput): void {
     if (typeof input.prompt !== 'string' || !input.prompt.trim()) problems.push('`prompt` must be a non-empty string');
     if (input.maxTurns !== undefined && !(Number.isInteger(input.maxTurns) && input.maxTurns >= 1)) {
       problems.push('`maxTurns` must be an integer >= 1');
+    }
+    for (const [name, value] of Object.entries(input.budgets ?? {})) {
+      if (!Number.isInteger(value) || (value as number) < 1) problems.push(`\`budgets.${name}\` must be an integer >= 1`);
     }
   }
   if (problems.length) {

@@ -1,14 +1,20 @@
 /**
- * Everything a task knows, as one serialisable object with the decisions about it. Plain and
- * deterministic: the workflow drives it, unit tests drive it the same way without Temporal.
+ * Everything a task knows, as one object with the decisions about it: transcript, budgets, the
+ * ledger, escalations and people's decisions. Plain and deterministic: the workflow drives it, unit
+ * tests drive it the same way without Temporal.
  */
 import type { AgentManifest } from '../protocol/agent-manifest';
-import type { Message, ModelTurn, ToolResultBlock } from '../protocol/messages';
+import { textOf, type Message, type ModelTurn, type ToolResultBlock, type UserBlock } from '../protocol/messages';
 import {
+  DEFAULT_BUDGETS,
   DEFAULT_MAX_TURNS,
   modelLabel,
   STATUS_EVENT_WINDOW,
   type AgentStatus,
+  type Budgets,
+  type Decision,
+  type Escalation,
+  type MessageInput,
   type TaskEvent,
   type TaskEventKind,
   type TaskInput,
@@ -16,12 +22,14 @@ import {
   type TaskPhase,
   type TaskResult,
   type TaskStatus,
+  type UnblockInput,
 } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
-import { textOf } from '../protocol/messages';
+import { ToolLedger } from './ledger';
 
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   starting: 'running',
+  running: 'running',
   calling_model: 'running',
   running_tools: 'running',
   awaiting_approval: 'awaiting_approval',
@@ -31,6 +39,11 @@ const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   cancelled: 'cancelled',
 };
 
+export interface Clock {
+  now(): Date;
+  newId(): string;
+}
+
 export class TaskState {
   phase: TaskPhase = 'starting';
   turn = 0;
@@ -38,36 +51,57 @@ export class TaskState {
   readonly messages: Message[] = [];
   readonly toolCalls = { total: 0, succeeded: 0, failed: 0 };
   readonly usage = { inputTokens: 0, outputTokens: 0 };
+  readonly ledger = new ToolLedger();
+  /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
+  readonly corrections: Record<string, number> = {};
+  readonly escalations: Escalation[] = [];
+  readonly decisions: Decision[] = [];
+  budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;
   private model: string;
+  private pendingGuidance: string[] = [];
   private readonly events: TaskEvent[] = [];
   private eventCount = 0;
 
   constructor(
     readonly input: TaskInput,
-    private readonly now: () => Date,
+    private readonly clock: Clock,
   ) {
     this.model = input.model ? modelLabel(input.model) : 'agent default';
-  }
-
-  get maxTurns(): number {
-    return this.input.maxTurns ?? this.manifest?.maxTurns ?? DEFAULT_MAX_TURNS;
+    this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets, turns: input.maxTurns ?? input.budgets?.turns ?? DEFAULT_MAX_TURNS };
   }
 
   get agentStatus(): AgentStatus {
     return PHASE_TO_STATUS[this.phase];
   }
 
+  get turnsLeft(): number {
+    return Math.max(0, this.budgets.turns - this.turn);
+  }
+
+  get toolCallsLeft(): number {
+    return Math.max(0, this.budgets.toolCalls - this.toolCalls.total);
+  }
+
+  get blocked(): Escalation | undefined {
+    return this.phase === 'blocked' ? this.escalations.at(-1) : undefined;
+  }
+
   begin(manifest: AgentManifest): void {
     this.manifest = manifest;
     this.model = modelLabel(manifest.model);
+    this.budgets = {
+      ...DEFAULT_BUDGETS,
+      ...manifest.budgets,
+      ...this.input.budgets,
+      turns: this.input.maxTurns ?? this.input.budgets?.turns ?? manifest.budgets?.turns ?? manifest.maxTurns,
+    };
     this.messages.push({ role: 'user', content: this.input.prompt });
-    this.record('task_started', `agent ${manifest.name}, model ${this.model}, up to ${this.maxTurns} turns`);
-  }
-
-  get turnsLeft(): number {
-    return Math.max(0, this.maxTurns - this.turn);
+    this.record(
+      'task_started',
+      `agent ${manifest.name}, model ${this.model}, budgets: ${this.budgets.turns} turns, ${this.budgets.toolCalls} tool calls`,
+    );
   }
 
   startTurn(): void {
@@ -99,17 +133,92 @@ export class TaskState {
     this.record('tool_succeeded', summary, { tool, toolUseId });
   }
 
-  recordToolFailed(tool: string, toolUseId: string, error: ToolError): void {
-    this.toolCalls.failed += 1;
+  /** A call that ran and failed (counted) or was refused before running (`ran` false, not counted). */
+  recordToolFailed(tool: string, toolUseId: string, error: ToolError, ran = true): void {
+    if (ran) this.toolCalls.failed += 1;
     this.lastError = error;
-    this.record('tool_failed', `${error.error_class}/${error.code}: ${error.detail}`, { tool, toolUseId });
+    this.record('tool_failed', `${ran ? '' : 'refused: '}${error.error_class}/${error.code}: ${error.detail}`, { tool, toolUseId });
   }
 
-  addToolResults(results: ToolResultBlock[]): void {
-    this.messages.push({ role: 'user', content: results });
+  recordToolReused(tool: string, toolUseId: string, fromTurn: number): void {
+    this.record('tool_succeeded', `answered from the ledger (same call in turn ${fromTurn}); not run again`, { tool, toolUseId });
   }
 
-  complete(outcome: TaskOutcome): TaskResult {
+  /** The user message after a turn: tool results first (the API requires it), then notes and guidance. */
+  addToolResults(results: ToolResultBlock[], notes: string[] = []): void {
+    const blocks: UserBlock[] = [...results];
+    for (const text of [...notes, ...this.takeGuidance()]) blocks.push({ type: 'text', text });
+    this.messages.push({ role: 'user', content: blocks });
+  }
+
+  /** When the model ended its turn while a person's message waited: the message opens a new turn. */
+  addPendingGuidanceAsMessage(): boolean {
+    const guidance = this.takeGuidance();
+    if (guidance.length === 0) return false;
+    this.messages.push({ role: 'user', content: guidance.map((text) => ({ type: 'text' as const, text })) });
+    return true;
+  }
+
+  addGuidance({ by, text }: MessageInput): void {
+    this.pendingGuidance.push(`[guidance from ${by}] ${text}`);
+    this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: oneLine(text) });
+    this.record('guidance_added', `${by}: ${oneLine(text)}`);
+  }
+
+  /** What the model is told about its budgets after each turn, with a warning before they run out. */
+  budgetNote(): string {
+    const turnsLeft = this.turnsLeft;
+    const callsLeft = this.toolCallsLeft;
+    const parts = [`[budget] turn ${this.turn} of ${this.budgets.turns}; ${callsLeft} of ${this.budgets.toolCalls} tool calls left.`];
+    if (turnsLeft <= Math.max(2, Math.floor(this.budgets.turns * 0.2)) || callsLeft <= Math.max(3, Math.floor(this.budgets.toolCalls * 0.2))) {
+      parts.push('Warning: the budget is nearly spent; finish with what you have rather than starting new work.');
+    }
+    return parts.join(' ');
+  }
+
+  block(code: string, reason: string): Escalation {
+    const escalation: Escalation = { id: this.clock.newId(), level: 'block', code, reason, turn: this.turn, at: this.nowIso() };
+    this.escalations.push(escalation);
+    this.phase = 'blocked';
+    this.record('task_blocked', `${code}: ${reason}`);
+    return escalation;
+  }
+
+  /** Why an unblock cannot be taken now, or undefined when it can. Read by the update's validator. */
+  unblockProblem(input: UnblockInput): string | undefined {
+    if (!input || typeof input !== 'object') return 'unblock needs {by, message?, budget?}';
+    if (typeof input.by !== 'string' || !input.by.trim()) return '`by` (who unblocks) is required';
+    if (this.phase !== 'blocked') return `the task is not blocked (it is ${this.agentStatus})`;
+    if (input.message !== undefined && typeof input.message !== 'string') return '`message` must be a string';
+    for (const [name, value] of Object.entries(input.budget ?? {})) {
+      if (name !== 'turns' && name !== 'toolCalls') return `unknown budget "${name}" (turns, toolCalls)`;
+      const used = name === 'turns' ? this.turn : this.toolCalls.total;
+      if (!Number.isInteger(value) || (value as number) <= used) {
+        return `budget.${name} must be an integer above what is used (${used}), got ${JSON.stringify(value)}`;
+      }
+    }
+    return undefined;
+  }
+
+  unblock(input: UnblockInput): Escalation {
+    const escalation = this.escalations.at(-1)!;
+    const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as 'turns' | 'toolCalls']} -> ${v}`);
+    this.budgets = { ...this.budgets, ...input.budget };
+    const how = [raised.length ? `raised ${raised.join(', ')}` : 'no budget change', input.message ? `message: ${oneLine(input.message)}` : '']
+      .filter(Boolean)
+      .join('; ');
+    escalation.resolved = { by: input.by, at: this.nowIso(), how };
+    this.decisions.push({ at: this.nowIso(), by: input.by, action: 'unblock', detail: `${escalation.code}: ${how}` });
+    if (input.message) this.pendingGuidance.push(`[guidance from ${input.by}] ${input.message}`);
+    // A person looked at it: repeated calls and corrections start counting again.
+    this.ledger.resetStreaks();
+    for (const tool of Object.keys(this.corrections)) this.corrections[tool] = 0;
+    this.phase = 'running';
+    this.record('task_unblocked', `by ${input.by}: ${how}`);
+    return escalation;
+  }
+
+  complete(outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult {
     const last = [...this.messages].reverse().find((m) => m.role === 'assistant');
     const text = last && last.role === 'assistant' ? textOf(last.content) : '';
     this.result = {
@@ -120,6 +229,7 @@ export class TaskState {
       usage: { ...this.usage },
       costUsd: 0,
       model: this.model,
+      ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
     };
     this.phase = 'completed';
     this.record('task_completed', `${outcome} after ${this.turn} turns and ${this.toolCalls.total} tool calls`);
@@ -138,16 +248,24 @@ export class TaskState {
   }
 
   status(): TaskStatus {
+    const blocked = this.blocked;
     return {
       agent: this.input.agent,
       phase: this.phase,
       agentStatus: this.agentStatus,
       model: this.model,
       turn: this.turn,
-      budgets: { turns: { used: this.turn, limit: this.maxTurns, left: this.turnsLeft } },
+      budgets: {
+        turns: { used: this.turn, limit: this.budgets.turns, left: this.turnsLeft },
+        toolCalls: { used: this.toolCalls.total, limit: this.budgets.toolCalls, left: this.toolCallsLeft },
+        toolCallsPerTurn: this.budgets.toolCallsPerTurn,
+        correctionsPerTool: this.budgets.correctionsPerTool,
+      },
       toolCalls: { ...this.toolCalls },
       pendingApprovals: [],
-      escalations: [],
+      escalations: this.escalations.map((e) => ({ ...e })),
+      decisions: [...this.decisions],
+      ...(blocked ? { blocked: { ...blocked } } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       usage: { ...this.usage },
       costUsd: 0,
@@ -157,9 +275,19 @@ export class TaskState {
     };
   }
 
+  private takeGuidance(): string[] {
+    const taken = this.pendingGuidance;
+    this.pendingGuidance = [];
+    return taken;
+  }
+
+  private nowIso(): string {
+    return this.clock.now().toISOString();
+  }
+
   private record(kind: TaskEventKind, detail: string, extra: { tool?: string; toolUseId?: string } = {}): void {
     this.eventCount += 1;
-    this.events.push({ seq: this.eventCount, at: this.now().toISOString(), kind, turn: this.turn, ...extra, detail });
+    this.events.push({ seq: this.eventCount, at: this.nowIso(), kind, turn: this.turn, ...extra, detail });
     // Keep memory bounded on long tasks; the full story is in Temporal's history.
     if (this.events.length > STATUS_EVENT_WINDOW * 2) this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
   }

@@ -2,21 +2,6 @@
 import type { ToolResultBlock } from '../protocol/messages';
 import type { ToolError } from '../protocol/tool-error';
 
-export function successBlock(toolUseId: string, output: unknown): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: toolUseId, content: JSON.stringify(output) };
-}
-
-/** Valid data with a note (partial page, suspicious result): the model gets both. */
-export function flaggedBlock(toolUseId: string, output: unknown, error: ToolError): ToolResultBlock {
-  return {
-    type: 'tool_result',
-    tool_use_id: toolUseId,
-    content: JSON.stringify({ data: output, note: error }),
-    // Partial data is good data with a continuation; a semantic flag means "re-think".
-    ...(error.error_class === 'semantic' ? { is_error: true } : {}),
-  };
-}
-
 export function errorBlock(toolUseId: string, error: ToolError): ToolResultBlock {
   return { type: 'tool_result', tool_use_id: toolUseId, content: JSON.stringify({ error }), is_error: true };
 }

@@ -13,7 +13,8 @@ import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-a
 import type { AgentDefinition } from '../../src/agents/define-agent';
 import { TaskClient, type TaskView } from '../../src/client/task-client';
 import type { ToolResultBlock } from '../../src/protocol/messages';
-import type { TaskInput, TaskResult, TranscriptView } from '../../src/protocol/task';
+import type { TaskInput, TaskResult, TaskStatus, TranscriptView } from '../../src/protocol/task';
+import type { ToolError } from '../../src/protocol/tool-error';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
@@ -121,5 +122,22 @@ export async function runTask(h: Harness, input: Omit<TaskInput, 'model'> & { sc
 export function toolResultsOf(transcript: TranscriptView): ToolResultBlock[] {
   return transcript.messages
     .filter((m) => m.role === 'user' && Array.isArray(m.content))
-    .flatMap((m) => m.content as ToolResultBlock[]);
+    .flatMap((m) => m.content as { type: string }[])
+    .filter((b): b is ToolResultBlock => b.type === 'tool_result');
+}
+
+/** Polls the task's status until `accept` holds (a worker must be running). */
+export async function statusWhen(h: Harness, taskId: string, accept: (s: TaskStatus) => boolean, timeoutMs = 30_000): Promise<TaskStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await h.client.status(taskId).catch(() => undefined);
+    if (status && accept(status)) return status;
+    if (Date.now() > deadline) throw new Error(`status of ${taskId} never matched; last: ${JSON.stringify(status?.events.slice(-3))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The parsed content of each tool_result, in order. */
+export function parsedResults(transcript: TranscriptView): { error?: ToolError; [k: string]: unknown }[] {
+  return toolResultsOf(transcript).map((r) => JSON.parse(r.content));
 }

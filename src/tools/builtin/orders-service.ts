@@ -52,7 +52,7 @@ export class OrdersService {
   private readonly pageSize: number;
   private readonly orders: Order[];
   /** Every request to /orders, in order: what tests count as "tool executions". */
-  readonly requests: { customer_id: string | null; status: string | null; page: number }[] = [];
+  readonly requests: { route: 'live' | 'archive'; customer_id: string | null; status: string | null; page: number; at: number }[] = [];
 
   constructor(options: OrdersServiceOptions = {}) {
     this.pageSize = options.pageSize ?? 5;
@@ -92,15 +92,18 @@ export class OrdersService {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method !== 'GET' || url.pathname !== '/orders') {
+    const route = url.pathname === '/orders' ? 'live' : url.pathname === '/archive/orders' ? 'archive' : undefined;
+    if (req.method !== 'GET' || !route) {
       return send(res, 404, { error: 'not_found', detail: `No route ${req.method} ${url.pathname}` });
     }
     const page = Number(url.searchParams.get('page') ?? '1');
     const customer = url.searchParams.get('customer_id');
     const status = url.searchParams.get('status');
-    this.requests.push({ customer_id: customer, status, page });
+    const includeCancelled = url.searchParams.get('include_cancelled') !== 'false';
+    this.requests.push({ route, customer_id: customer, status, page, at: Date.now() });
 
-    const fault = this.takeFault();
+    // The archive is a read replica: slower to update, but it does not share the live API's faults.
+    const fault = route === 'live' ? this.takeFault() : undefined;
     switch (fault?.kind) {
       case 'unavailable':
         return send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
@@ -126,13 +129,17 @@ export class OrdersService {
       return send(res, 400, { error: 'bad_request', detail: `unknown status "${status}"` });
     }
     const matching = this.orders.filter(
-      (o) => (!customer || o.customer_id === customer) && (!status || o.status === status),
+      (o) =>
+        (!customer || o.customer_id === customer) &&
+        (!status || o.status === status) &&
+        (includeCancelled || o.status !== 'cancelled'),
     );
     const start = (page - 1) * this.pageSize;
     const body = JSON.stringify({
       orders: matching.slice(start, start + this.pageSize),
       page,
       has_more: start + this.pageSize < matching.length,
+      ...(route === 'archive' ? { source: 'archive' } : {}),
     });
     if (fault?.kind === 'truncate') {
       // The seed's undocumented gateway cap: a 200 with half a JSON document.

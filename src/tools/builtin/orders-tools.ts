@@ -1,7 +1,7 @@
 /** `search_orders`: a paginated read over the orders service, with the seed's semantic checks. */
 import { z } from 'zod';
 import { HttpStatusError } from '../../errors/tool-failure';
-import { defineTool, type ToolDefinition } from '../define-tool';
+import { defineTool, type SemanticIssue, type ToolContext, type ToolDefinition } from '../define-tool';
 import { ORDER_STATUSES } from './orders-service';
 
 const order = z.object({
@@ -15,53 +15,74 @@ export const searchOrdersOutput = z.object({
   orders: z.array(order),
   page: z.number().int(),
   has_more: z.boolean(),
+  source: z.literal('archive').optional(),
 });
 
+const searchInput = z.object({
+  customer_id: z.string().regex(/^C-\d+$/, 'a customer id like "C-9921"'),
+  status: z.enum(ORDER_STATUSES).optional(),
+  include_cancelled: z.boolean().default(true),
+  page: z.number().int().min(1).default(1),
+});
+type SearchInput = z.infer<typeof searchInput>;
+type SearchOutput = z.infer<typeof searchOrdersOutput>;
+
 export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number } = {}): ToolDefinition<any, any>[] {
+  const search = (path: string) => async (input: SearchInput, ctx: ToolContext) => {
+    const url = new URL(path, baseUrl);
+    url.searchParams.set('customer_id', input.customer_id);
+    if (input.status) url.searchParams.set('status', input.status);
+    url.searchParams.set('include_cancelled', String(input.include_cancelled));
+    url.searchParams.set('page', String(input.page));
+    const res = await fetch(url, { signal: ctx.signal });
+    const body = await res.text();
+    if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
+    // Raw text on purpose: the guard parses and validates it, so a truncated body is caught there.
+    return body;
+  };
   return [
     defineTool({
       name: 'search_orders',
-      description:
-        'Search a customer\'s orders, one page at a time. When has_more is true, call again with the next page.',
-      input: z.object({
-        customer_id: z.string().regex(/^C-\d+$/, 'a customer id like "C-9921"'),
-        status: z.enum(ORDER_STATUSES).optional(),
-        page: z.number().int().min(1).default(1),
-      }),
+      description: "Search a customer's orders, one page at a time. When has_more is true, call again with the next page.",
+      input: searchInput,
       output: searchOrdersOutput,
       effect: 'read',
       idempotent: true,
       timeoutMs: options.timeoutMs ?? 10_000,
-      run: async ({ customer_id, status, page }, ctx) => {
-        const url = new URL('/orders', baseUrl);
-        url.searchParams.set('customer_id', customer_id);
-        if (status) url.searchParams.set('status', status);
-        url.searchParams.set('page', String(page));
-        const res = await fetch(url, { signal: ctx.signal });
-        const body = await res.text();
-        if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
-        // Raw text on purpose: the guard parses and validates it, so a truncated body is caught there.
-        return body;
-      },
-      check: (out, input) => {
-        if (out.has_more && out.page === 1 && out.orders.length === 0) {
-          return {
-            errorClass: 'semantic',
-            code: 'empty_first_page',
-            detail: 'has_more=true but page 1 returned 0 orders.',
-            hint: `The query matched nothing on its first page; check the customer_id format (got "${input.customer_id}") or drop the status filter.`,
-          };
-        }
-        if (out.has_more) {
-          return {
-            errorClass: 'partial_data',
-            code: 'more_pages_available',
-            detail: `Page ${out.page} returned ${out.orders.length} orders; more exist.`,
-            hint: `Call search_orders again with page=${out.page + 1} to continue.`,
-          };
-        }
-        return undefined;
-      },
+      fallbacks: ['search_orders_archive'],
+      run: search('/orders'),
+      check: checkPage,
+    }),
+    defineTool({
+      name: 'search_orders_archive',
+      description: 'Search the orders archive (a read replica, up to a day behind). Use it when search_orders is unavailable.',
+      input: searchInput,
+      output: searchOrdersOutput,
+      effect: 'read',
+      idempotent: true,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      run: search('/archive/orders'),
+      check: checkPage,
     }),
   ];
+}
+
+function checkPage(out: SearchOutput, input: SearchInput): SemanticIssue | undefined {
+  if (out.has_more && out.page === 1 && out.orders.length === 0) {
+    return {
+      errorClass: 'semantic',
+      code: 'empty_first_page',
+      detail: 'has_more=true but page 1 returned 0 orders.',
+      hint: `The query matched nothing on its first page; check the customer_id format (got "${input.customer_id}") or drop the status filter.`,
+    };
+  }
+  if (out.has_more) {
+    return {
+      errorClass: 'partial_data',
+      code: 'more_pages_available',
+      detail: `Page ${out.page} returned ${out.orders.length} orders; more exist.`,
+      hint: `Call again with page=${out.page + 1} to continue.`,
+    };
+  }
+  return undefined;
 }

@@ -1,0 +1,50 @@
+/** The verbs a person uses to answer a task: unblock, message. */
+import { TaskRejectedError } from '../../client/task-client';
+import { connectionOptions, intOption, parse } from '../args';
+import { CliError, EXIT, usageError } from '../cli-error';
+import { connectClient } from '../connect';
+
+export const peopleHelp = `durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--json]
+durable-agent message TASK_ID TEXT --as NAME`;
+
+export async function unblockCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    { ...connectionOptions, as: { type: 'string' }, message: { type: 'string' }, turns: { type: 'string' }, 'tool-calls': { type: 'string' }, json: { type: 'boolean' } },
+    { min: 1, max: 1, names: 'TASK_ID' },
+  );
+  if (!values.as) throw usageError('--as NAME is required: every decision records who made it');
+  const turns = intOption(values.turns, 'turns');
+  const toolCalls = intOption(values['tool-calls'], 'tool-calls');
+  const budget = { ...(turns ? { turns } : {}), ...(toolCalls ? { toolCalls } : {}) };
+  const client = await connectClient(values);
+  const taskId = positionals[0]!;
+  try {
+    const result = await client.unblock(taskId, {
+      by: values.as,
+      ...(values.message ? { message: values.message } : {}),
+      ...(Object.keys(budget).length ? { budget } : {}),
+    });
+    console.log(values.json ? JSON.stringify(result) : `${taskId} resumed (escalation ${result.escalationId})`);
+    return EXIT.ok;
+  } catch (err) {
+    throw rejection(err, taskId);
+  }
+}
+
+export async function messageCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' } }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  if (!values.as) throw usageError('--as NAME is required: every message records who sent it');
+  if (!positionals[1]!.trim()) throw usageError('the message text is empty');
+  const client = await connectClient(values);
+  const described = await client.describe(positionals[0]!);
+  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; it takes no more messages`);
+  await client.message(positionals[0]!, { by: values.as, text: positionals[1]! });
+  console.log(`message sent to ${positionals[0]}`);
+  return EXIT.ok;
+}
+
+/** A request the task refused: its validator's reason, in one line. */
+function rejection(err: unknown, taskId: string): unknown {
+  return err instanceof TaskRejectedError ? new CliError(`${taskId} refused: ${err.message}`) : err;
+}

@@ -1,0 +1,173 @@
+/**
+ * Runs the tool calls of one model turn through every guard, in order: the per-turn and per-task
+ * budgets, the permission gate, the self-correction bound, the ledger, the activity (with fallbacks
+ * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
+ * person must step in, why.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { ToolManifest } from '../protocol/agent-manifest';
+import type { AgentActivities } from '../protocol/activity-contracts';
+import type { ToolResultBlock, ToolUseBlock } from '../protocol/messages';
+import { toolError, type ToolError } from '../protocol/tool-error';
+import { toolErrorFromFailure } from './activity-failures';
+import { toolCallOptions } from './activity-options';
+import { callKey } from './canonical-key';
+import type { TaskState } from './task-state';
+import { gateToolCall } from './tool-gate';
+import { errorBlock, summarizeOutput } from './tool-result-content';
+
+export interface TurnContext {
+  state: TaskState;
+  agent: string;
+  tools: ReadonlyMap<string, ToolManifest>;
+  nowMs: () => number;
+  /** False when replaying a history recorded before the guards existed (see patched('guarded-calls')). */
+  guarded: boolean;
+}
+
+export interface TurnOutcome {
+  results: ToolResultBlock[];
+  /** Set when the turn needs a person before the task goes on. */
+  escalation?: { code: string; reason: string };
+  /** The model asked for more tool calls than one turn allows: it answers next without tools. */
+  perTurnBudgetSpent: boolean;
+}
+
+interface Answer {
+  content: string;
+  isError: boolean;
+  error?: ToolError;
+  ran: boolean;
+}
+
+export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
+  const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
+  for (const [index, use] of uses.entries()) {
+    const answer = ctx.guarded ? await guardedAnswer(ctx, use, index, outcome) : await unguardedAnswer(ctx, use);
+    outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
+  }
+  return outcome;
+}
+
+async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
+  const { state } = ctx;
+  const refuse = (error: ToolError): Answer => {
+    state.recordToolFailed(use.name, use.id, error, false);
+    return { content: '', isError: true, error, ran: false };
+  };
+
+  if (index >= state.budgets.toolCallsPerTurn) {
+    outcome.perTurnBudgetSpent = true;
+    return refuse(
+      toolError('policy', 'turn_tool_budget', `Only ${state.budgets.toolCallsPerTurn} tool calls are allowed in one turn; this one was not run.`,
+        'Answer now with what you have; no more tools are available for this task.'),
+    );
+  }
+  if (state.toolCallsLeft <= 0) {
+    outcome.escalation ??= { code: 'tool_call_budget', reason: `The task used all ${state.budgets.toolCalls} tool calls.` };
+    return refuse(toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`,
+      'A person has been asked to raise the budget or stop the task.'));
+  }
+  const gate = gateToolCall(use.name, ctx.tools);
+  const key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema);
+  let answer: Answer;
+  if (gate.action === 'refuse') {
+    answer = refuse(gate.error);
+  } else if ((state.corrections[use.name] ?? 0) >= state.budgets.correctionsPerTool) {
+    outcome.escalation ??= {
+      code: 'correction_budget',
+      reason: `The model sent ${state.corrections[use.name]} invalid calls to ${use.name} in a row.`,
+    };
+    answer = refuse(toolError('policy', 'correction_budget', `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
+      'A person has been asked to help; explain what you are trying to do.'));
+  } else {
+    const decision = state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs());
+    if (decision.action === 'refuse') answer = refuse(decision.error);
+    else if (decision.action === 'reuse') {
+      state.recordToolReused(use.name, use.id, decision.fromTurn);
+      const note = `answered from the ledger: the same call ran in turn ${decision.fromTurn}; not run again`;
+      answer = { content: `{"ledger":${JSON.stringify(note)},"result":${decision.outcome.content}}`, isError: false, ran: false };
+    } else answer = await execute(ctx, gate.tool, use);
+    trackCorrections(state, use.name, answer);
+  }
+
+  const outcomeForLedger = { content: answer.content, isError: answer.isError, ...(answer.error ? { errorClass: answer.error.error_class, code: answer.error.code } : {}) };
+  const looping = state.ledger.record(key, use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran);
+  if (looping) {
+    const turns = state.ledger.streakTurns(key);
+    const error = toolError('policy', 'loop_detected', `This exact call got the same answer in turns ${turns.join(', ')}.`,
+      'Stop repeating it. A person has been asked to look at the task; explain what you need.');
+    outcome.escalation ??= { code: 'loop_detected', reason: `${use.name} was called with the same arguments and got the same answer in turns ${turns.join(', ')}.` };
+    state.recordToolFailed(use.name, use.id, error, false);
+    return { content: answer.content, isError: true, error, ran: answer.ran };
+  }
+  return answer;
+}
+
+function trackCorrections(state: TaskState, tool: string, answer: Answer): void {
+  if (answer.error?.error_class === 'model') state.corrections[tool] = (state.corrections[tool] ?? 0) + 1;
+  else if (!answer.isError) state.corrections[tool] = 0;
+}
+
+/** The behaviour recorded in histories from before the guards: gate, then run. */
+async function unguardedAnswer(ctx: TurnContext, use: ToolUseBlock): Promise<Answer> {
+  const gate = gateToolCall(use.name, ctx.tools);
+  if (gate.action === 'refuse') {
+    ctx.state.recordToolFailed(use.name, use.id, gate.error);
+    return { content: '', isError: true, error: gate.error, ran: false };
+  }
+  return execute(ctx, gate.tool, use, false);
+}
+
+async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true): Promise<Answer> {
+  const primary = await runOnce(ctx, tool, use.input, use.id, use.name);
+  if (!primary.error || primary.error.error_class !== 'permanent' || !withFallbacks || tool.fallbacks.length === 0) return primary;
+
+  const tried: string[] = [];
+  for (const name of tool.fallbacks) {
+    const fallback = ctx.tools.get(name);
+    if (!fallback || ctx.state.toolCallsLeft <= 0) break;
+    const attempt = await runOnce(ctx, fallback, use.input, `${use.id}-fallback-${name}`, name);
+    if (!attempt.isError || !attempt.error) {
+      return {
+        content: JSON.stringify({ used_fallback: name, primary_error: primary.error, result: JSON.parse(attempt.content) }),
+        isError: false,
+        ran: true,
+      };
+    }
+    tried.push(`${name} (${attempt.error.error_class}/${attempt.error.code})`);
+  }
+  const error: ToolError = {
+    ...primary.error,
+    detail: `${primary.error.detail} Alternatives tried: ${tried.join(', ') || 'none available'}.`,
+    hint: `${tool.name} and its fallbacks failed for good; do something else or tell the user.`,
+  };
+  return { ...primary, error };
+}
+
+async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string): Promise<Answer> {
+  const { state } = ctx;
+  state.recordToolCalled(name, toolUseId, input);
+  const { runTool } = proxyActivities<AgentActivities>(toolCallOptions(tool));
+  try {
+    const result = await runTool({ agent: ctx.agent, tool: name, input, toolUseId });
+    if (result.kind === 'flagged') {
+      state.recordToolSucceeded(name, toolUseId, `${result.error.error_class}: ${result.error.detail}`);
+      return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
+    }
+    state.recordToolSucceeded(name, toolUseId, summarizeOutput(result.output));
+    return { content: JSON.stringify(result.output), isError: false, ran: true };
+  } catch (err) {
+    const error = toolErrorFromFailure(err, tool);
+    state.recordToolFailed(name, toolUseId, error);
+    return { content: '', isError: true, error, ran: true };
+  }
+}
+
+function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {
+  // Refusals and failures carry only the error; a semantic flag keeps its data beside the note.
+  if (answer.isError && (!answer.content || answer.error?.error_class === 'policy')) {
+    return errorBlock(toolUseId, { ...answer.error!, budget_left: budgetLeft });
+  }
+  return { type: 'tool_result', tool_use_id: toolUseId, content: answer.content, ...(answer.isError ? { is_error: true } : {}) };
+}
