@@ -1,26 +1,38 @@
 /**
  * Records the histories that the replay test keeps, from representative tasks run on a real dev
- * server. Run it when a new kind of task path is worth protecting, never to "fix" a failing replay:
+ * server. Existing files are kept: each stands for the code that recorded it. Run it when a new kind of task path is worth protecting, never to "fix" a failing replay:
  * a replay failure means the workflow change would break tasks already in flight (use patched()).
  *   npx tsx scripts/record-histories.ts
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
-import { answer, callTool, startHarness, type Harness } from '../test/support/harness';
+import { answer, callTool, startHarness, statusWhen, type Harness } from '../test/support/harness';
 
 const OUT = path.join(__dirname, '../test/histories');
 
-async function record(h: Harness, name: string, input: Parameters<Harness['client']['start']>[0]): Promise<void> {
+async function record(
+  h: Harness,
+  name: string,
+  input: Parameters<Harness['client']['start']>[0],
+  drive: (taskId: string) => Promise<void> = async () => undefined,
+): Promise<void> {
+  const file = path.join(OUT, `${name}.json`);
+  // A committed history stands for tasks recorded by older code: never overwrite one.
+  if (existsSync(file)) {
+    console.log(`kept ${name} (already recorded)`);
+    return;
+  }
   const taskId = `${name}-${h.taskId('')}`;
   const worker = await h.worker();
   await worker.runUntil(async () => {
     await h.client.start(input, { taskId });
+    await drive(taskId);
     await h.client.result(taskId).catch(() => undefined);
   });
   const history = await h.client.handle(taskId).fetchHistory();
-  writeFileSync(path.join(OUT, `${name}.json`), historyToJSON(history) + '\n');
+  writeFileSync(file, historyToJSON(history) + '\n');
   console.log(`recorded ${name}: ${history.events?.length} events`);
 }
 
@@ -49,6 +61,52 @@ async function main(): Promise<void> {
       maxTurns: 2,
       model: { provider: 'scripted', script: h.script([callTool('list_files', {}), callTool('list_files', {}), answer('x')]) },
     });
+    await record(
+      h,
+      'turn-budget-blocked-then-final-answer',
+      {
+        agent: 'demo',
+        prompt: 'loop',
+        maxTurns: 2,
+        model: {
+          provider: 'scripted',
+          script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), answer('final, without tools')]),
+        },
+      },
+      async (taskId) => {
+        await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+        await h.client.unblock(taskId, { by: 'recorder' });
+      },
+    );
+    h.orders.inject({ kind: 'truncate' }, 3).inject({ kind: 'forbidden' }, 1);
+    const repeat = () => callTool('search_orders', { customer_id: 'C-9921' });
+    await record(
+      h,
+      'guarded-loop-unblock-fallback',
+      {
+        agent: 'demo',
+        prompt: 'guarded paths',
+        model: {
+          provider: 'scripted',
+          script: h.script([
+            repeat(),
+            repeat(),
+            repeat(),
+            repeat(),
+            callTool('search_orders', { customer_id: 'C-1001' }),
+            callTool('search_orders', { customer_id: 'C-1001' }),
+            callTool('write_file', { path: 'x.txt', content: 'x' }),
+            callTool('write_file', { path: 'x.txt', content: 'x' }),
+            answer('done'),
+          ]),
+        },
+      },
+      async (taskId) => {
+        await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+        await h.client.message(taskId, { by: 'recorder', text: 'carry on' });
+        await h.client.unblock(taskId, { by: 'recorder', message: 'go on' });
+      },
+    );
   } finally {
     await h.close();
   }
