@@ -78,7 +78,7 @@ async function main(): Promise<void> {
         await h.client.unblock(taskId, { by: 'recorder' });
       },
     );
-    h.orders.inject({ kind: 'truncate' }, 3).inject({ kind: 'forbidden' }, 1);
+    h.orders.inject({ kind: 'truncate' }, 1).inject({ kind: 'forbidden' }, 1);
     const repeat = () => callTool('search_orders', { customer_id: 'C-9921' });
     await record(
       h,
