@@ -1,0 +1,61 @@
+import { callKey, canonicalJson } from '../../src/workflows/canonical-key';
+import { LOOP_THRESHOLD, ToolLedger } from '../../src/workflows/ledger';
+import type { ToolManifest } from '../../src/protocol/agent-manifest';
+
+const tool = (effect: ToolManifest['effect'], cacheTtlMs = 60_000): ToolManifest => ({
+  name: 't', description: 't', inputSchema: { type: 'object', properties: { page: { type: 'integer', default: 1 } } },
+  effect, idempotent: effect === 'read', timeoutMs: 1_000, maxAttempts: 3, fallbacks: [], cacheTtlMs,
+});
+const ok = { content: '{"a":1}', isError: false };
+const broken = { content: '', isError: true, errorClass: 'schema_mismatch' as const, code: 'invalid_json' };
+
+test('argument order and schema defaults do not change the key; values do', () => {
+  const schema = tool('read').inputSchema;
+  expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 2 }] })).toBe('{"a":[2,{"c":2,"d":1}],"b":1}');
+  expect(callKey('t', { q: 'x' }, schema)).toBe(callKey('t', { page: 1, q: 'x' }, schema));
+  expect(callKey('t', { q: 'x' }, schema)).not.toBe(callKey('t', { page: 2, q: 'x' }, schema));
+});
+
+test('a read is reused within its TTL and runs again after it', () => {
+  const ledger = new ToolLedger();
+  ledger.record('k', 't', 1, 1_000, ok, true);
+  expect(ledger.decide(tool('read'), 'k', 2, 30_000)).toMatchObject({ action: 'reuse', fromTurn: 1 });
+  expect(ledger.decide(tool('read'), 'k', 2, 70_000)).toEqual({ action: 'run' });
+  expect(ledger.decide(tool('read', 0), 'k', 2, 1_001)).toEqual({ action: 'run' });
+});
+
+test('a call that failed non-transiently is refused; a transient failure may run again', () => {
+  const ledger = new ToolLedger();
+  ledger.record('bad', 't', 1, 0, broken, true);
+  expect(ledger.decide(tool('read'), 'bad', 2, 0)).toMatchObject({ action: 'refuse', error: { code: 'repeated_failed_call' } });
+  ledger.record('flaky', 't', 1, 0, { content: '', isError: true, errorClass: 'transient', code: 'http_503' }, true);
+  expect(ledger.decide(tool('read'), 'flaky', 2, 0)).toEqual({ action: 'run' });
+});
+
+test('a successful write is never repeated; executions per key per turn are capped', () => {
+  const ledger = new ToolLedger();
+  ledger.record('w', 't', 1, 0, ok, true);
+  expect(ledger.decide(tool('write'), 'w', 2, 0)).toMatchObject({ action: 'refuse', error: { code: 'duplicate_write' } });
+  const flaky = { content: '', isError: true, errorClass: 'transient' as const, code: 'timeout' };
+  for (let i = 0; i < 3; i++) ledger.record('r', 't', 5, 0, flaky, true);
+  expect(ledger.decide(tool('read'), 'r', 5, 0)).toMatchObject({ action: 'refuse', error: { code: 'retry_budget_exceeded' } });
+  expect(ledger.decide(tool('read'), 'r', 6, 0)).toEqual({ action: 'run' });
+});
+
+test(`the loop detector trips when the same answer comes back ${LOOP_THRESHOLD} turns running, and a reset clears it`, () => {
+  const ledger = new ToolLedger();
+  expect(ledger.record('k', 't', 1, 0, ok, true)).toBe(false);
+  expect(ledger.record('k', 't', 1, 0, ok, false)).toBe(false); // same turn twice counts once
+  expect(ledger.record('k', 't', 2, 0, ok, false)).toBe(false);
+  expect(ledger.record('k', 't', 3, 0, ok, false)).toBe(true);
+  ledger.resetStreaks();
+  expect(ledger.record('k', 't', 4, 0, ok, false)).toBe(false);
+  expect(ledger.record('k', 't', 5, 0, { ...ok, content: 'other' }, true)).toBe(false);
+});
+
+test('the ledger state is plain JSON (it is carried across continue-as-new)', () => {
+  const ledger = new ToolLedger();
+  ledger.record('k', 't', 1, 0, ok, true);
+  const copy = new ToolLedger(JSON.parse(JSON.stringify(ledger.toJSON())));
+  expect(copy.decide(tool('read'), 'k', 2, 10)).toMatchObject({ action: 'reuse' });
+});
