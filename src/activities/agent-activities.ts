@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { AgentDefinition } from '../agents/define-agent';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
+import type { Model } from '../models/model';
 import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
@@ -16,6 +17,8 @@ import { toApplicationFailure } from './failure';
 export interface ActivityDependencies {
   agents: AgentDefinition[];
   modelEnv?: ModelEnvironment;
+  /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
+  models?: Record<string, Model>;
 }
 
 export function createActivities(deps: ActivityDependencies): AgentActivities {
@@ -55,7 +58,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async callModel({ model, system, messages, tools }) {
       const attempt = Context.current().info.attempt;
       try {
-        return await createModel(model, modelEnv).complete({ system, messages, tools });
+        return await createModel(model, modelEnv, deps.models).complete({ system, messages, tools });
       } catch (err) {
         throw toApplicationFailure(classifyModelError(err), attempt);
       }

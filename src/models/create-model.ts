@@ -2,6 +2,7 @@ import type { ModelChoice } from '../protocol/task';
 import { AnthropicModel } from './anthropic-model';
 import type { Model } from './model';
 import { ScriptedModel } from './scripted-model';
+import { ToolFailure } from '../errors/tool-failure';
 
 export interface ModelEnvironment {
   /** Default: process.env.ANTHROPIC_API_KEY. */
@@ -10,8 +11,15 @@ export interface ModelEnvironment {
   anthropicBaseURL?: string;
 }
 
-export function createModel(choice: ModelChoice, env: ModelEnvironment = {}): Model {
+export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, custom: Record<string, Model> = {}): Model {
   switch (choice.provider) {
+    case 'custom': {
+      const model = custom[choice.name];
+      if (!model) {
+        throw new ToolFailure('permanent', 'unknown_model', `No model named "${choice.name}" is registered on this worker (known: ${Object.keys(custom).join(', ') || 'none'}).`);
+      }
+      return model;
+    }
     case 'scripted':
       return ScriptedModel.fromFile(choice.script);
     case 'anthropic':

@@ -5,7 +5,9 @@ import type { ToolError } from './tool-error';
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
   | { provider: 'scripted'; /** Absolute path to a JSON file of assistant turns. */ script: string }
-  | { provider: 'anthropic'; /** Default: DEFAULT_ANTHROPIC_MODEL. */ model?: string; maxTokens?: number };
+  | { provider: 'anthropic'; /** Default: DEFAULT_ANTHROPIC_MODEL. */ model?: string; maxTokens?: number }
+  /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
+  | { provider: 'custom'; name: string };
 
 export interface TaskInput {
   /** Name of an agent registered on the worker (see defineAgent). */
@@ -182,7 +184,7 @@ export interface TranscriptView {
 
 /** A short label for a model choice, shown before the first model call answers. */
 export function modelLabel(choice: ModelChoice): string {
-  return choice.provider === 'scripted'
-    ? `scripted:${choice.script.split(/[\\/]/).pop()}`
-    : (choice.model ?? 'claude (default)');
+  if (choice.provider === 'scripted') return `scripted:${choice.script.split(/[\\/]/).pop()}`;
+  if (choice.provider === 'custom') return `custom:${choice.name}`;
+  return choice.model ?? 'claude (default)';
 }

@@ -18,6 +18,8 @@ export interface AgentWorkerOptions {
   /** A prebuilt bundle (bundleWorkflowCode) to skip bundling, e.g. one per test file. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   modelEnv?: ActivityDependencies['modelEnv'];
+  /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
+  models?: ActivityDependencies['models'];
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -33,7 +35,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ agents: options.agents, ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}) }),
+    activities: createActivities({
+      agents: options.agents,
+      ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
+      ...(options.models ? { models: options.models } : {}),
+    }),
     shutdownGraceTime: '10s',
     ...options.workerOptions,
   });
