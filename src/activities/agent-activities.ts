@@ -12,9 +12,15 @@ import type { AgentActivities, ToolOutcome } from '../protocol/activity-contract
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { guardedCall } from '../tools/guarded-call';
+import { parseWithCoercion } from '../tools/coerce-input';
+import { describeIssues } from '../tools/validation-message';
+import { classify } from '../errors/classify';
+import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 
 export interface ActivityDependencies {
+  /** Where `inform` escalations are POSTed as JSON, besides the worker's log. Default: DURABLE_AGENT_WEBHOOK_URL. */
+  webhookUrl?: string;
   agents: AgentDefinition[];
   modelEnv?: ModelEnvironment;
   /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
@@ -39,7 +45,37 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
   }
 
+  const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
+
   return {
+    async prepareToolCall({ agent, tool: toolName, input }) {
+      const tool = agentNamed(agent).tool(toolName);
+      if (!tool) return { ok: false, error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) };
+      const parsed = parseWithCoercion(tool.input, input);
+      if (parsed.success) return { ok: true, input: parsed.data };
+      return {
+        ok: false,
+        error: toolError('model', 'invalid_arguments', describeIssues(parsed.error), `Call ${toolName} again with corrected arguments.`),
+      };
+    },
+
+    async notify(notice) {
+      const line = `[${notice.level}] task ${notice.taskId} (${notice.agent}) ${notice.code}: ${notice.message}`;
+      Context.current().log.warn(line);
+      if (!webhookUrl) return;
+      const res = await fetch(webhookUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...notice, text: line }),
+        signal: AbortSignal.timeout(10_000),
+      }).catch((err: Error) => {
+        throw toApplicationFailure(classify(err), Context.current().info.attempt);
+      });
+      if (!res.ok) {
+        throw toApplicationFailure(classify(new HttpStatusError(res.status, await res.text(), Object.fromEntries(res.headers))), Context.current().info.attempt);
+      }
+    },
+
     async describeAgent({ agent, model }) {
       const definition = agentNamed(agent);
       const chosen: ModelChoice | undefined =

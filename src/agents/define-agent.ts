@@ -3,7 +3,7 @@
  * Tasks name the agent; the worker hands the workflow its manifest.
  */
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice } from '../protocol/task';
+import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice, type PermissionPolicy } from '../protocol/task';
 import type { ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 
@@ -18,6 +18,8 @@ export interface AgentConfig {
   maxTurns?: number;
   /** Default DEFAULT_BUDGETS; a task may override them. */
   budgets?: Partial<Budgets>;
+  /** Who must approve what. Default: reads run, writes and destructive calls wait for a person. */
+  policy?: PermissionPolicy;
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -59,6 +61,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       model,
       maxTurns,
       ...(config.budgets ? { budgets: config.budgets } : {}),
+      ...(config.policy ? { policy: config.policy } : {}),
     }),
   };
 }

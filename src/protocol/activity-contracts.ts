@@ -31,7 +31,26 @@ export type ToolOutcome =
   | { kind: 'ok'; output: unknown }
   | { kind: 'flagged'; output: unknown; error: ToolError };
 
+export interface PrepareToolCallInput {
+  agent: string;
+  tool: string;
+  input: unknown;
+}
+
+/** The arguments as the tool will see them (coerced, defaults applied), or why they are invalid. */
+export type PreparedToolCall = { ok: true; input: unknown } | { ok: false; error: ToolError };
+
+export interface NotifyInput {
+  taskId: string;
+  agent: string;
+  level: 'inform' | 'confirm' | 'block';
+  code: string;
+  message: string;
+}
+
 export interface AgentActivities {
+  prepareToolCall(input: PrepareToolCallInput): Promise<PreparedToolCall>;
+  notify(input: NotifyInput): Promise<void>;
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;
   callModel(input: CallModelInput): Promise<ModelTurn>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;

@@ -3,7 +3,7 @@
  * definition and hands it over through an activity, so the workflow never imports tool code and a
  * replay sees exactly the manifest the original run saw.
  */
-import type { Budgets, ModelChoice } from './task';
+import type { Budgets, ModelChoice, PermissionPolicy } from './task';
 
 export type ToolEffect = 'read' | 'write' | 'destructive';
 
@@ -32,4 +32,5 @@ export interface AgentManifest {
   model: ModelChoice;
   maxTurns: number;
   budgets?: Partial<Budgets>;
+  policy?: PermissionPolicy;
 }

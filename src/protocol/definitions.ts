@@ -4,7 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageInput, TaskStatus, TranscriptView, UnblockInput } from './task';
+import type { ApprovalAnswer, ApproveInput, DenyInput, MessageInput, TaskStatus, TranscriptView, UnblockInput } from './task';
 
 export const WORKFLOW_TYPE = 'agentTask';
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
@@ -14,6 +14,10 @@ export const transcriptQuery = defineQuery<TranscriptView>('transcript');
 
 /** Resumes a blocked task; rejected by its validator (no history written) when the task is not blocked. */
 export const unblockUpdate = defineUpdate<{ resumed: true; escalationId: string }, [UnblockInput]>('unblock');
+/** Approves a pending approval (optionally with edited arguments). A wrong, stale or decided id is rejected without touching history. */
+export const approveUpdate = defineUpdate<ApprovalAnswer, [ApproveInput]>('approve');
+/** Denies a pending approval; the model is told why and goes on. */
+export const denyUpdate = defineUpdate<ApprovalAnswer, [DenyInput]>('deny');
 /** A person adds guidance to a running task; the model reads it before its next call. */
 export const messageSignal = defineSignal<[MessageInput]>('message');
 

@@ -1,6 +1,7 @@
 /** The data that crosses the workflow boundary: task input, live status, final result. */
 import type { Message, Usage } from './messages';
 import type { ToolError } from './tool-error';
+import type { ToolEffect } from './agent-manifest';
 
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
@@ -58,7 +59,7 @@ export interface Escalation {
 export interface Decision {
   at: string;
   by: string;
-  action: 'unblock' | 'message';
+  action: 'unblock' | 'message' | 'approve' | 'deny';
   detail: string;
 }
 
@@ -69,6 +70,72 @@ export interface UnblockInput {
   /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
   budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls'>>;
 }
+
+/** A risky tool call waiting for a person: a durable object with an id, bound to its exact arguments. */
+export interface ApprovalRequest {
+  id: string;
+  tool: string;
+  toolUseId: string;
+  /** The exact (validated) arguments that will run if approved as is. */
+  input: unknown;
+  /** Hash of tool + canonical arguments: the approval is for this call and no other. */
+  inputHash: string;
+  effect: ToolEffect;
+  reason: string;
+  turn: number;
+  requestedAt: string;
+  expiresAt: string;
+  /** What happens when nobody answers in time. */
+  onExpiry: 'deny' | 'block';
+}
+
+export interface ApprovalRecord extends ApprovalRequest {
+  decision: 'approved' | 'denied' | 'expired';
+  by: string;
+  decidedAt: string;
+  comment?: string;
+  /** Why it was denied (or expired). */
+  denyReason?: string;
+  /** Set when the person approved different arguments; these are what ran. */
+  editedInput?: unknown;
+}
+
+export interface ApproveInput {
+  approvalId: string;
+  by: string;
+  /** Run these arguments instead (validated against the tool's schema); the model is told. */
+  editedInput?: unknown;
+  comment?: string;
+}
+
+export interface DenyInput {
+  approvalId: string;
+  by: string;
+  reason: string;
+}
+
+export interface ApprovalAnswer {
+  approvalId: string;
+  decision: 'approved' | 'denied';
+}
+
+/** The agent's permission policy per effect (and per tool, which wins). */
+export type PermissionRule = 'allow' | 'confirm' | 'deny';
+
+export interface PermissionPolicy {
+  /** Default 'confirm'. */
+  write?: PermissionRule;
+  /** Default 'confirm'. */
+  destructive?: PermissionRule;
+  /** Per-tool rules, e.g. `{ delete_file: 'deny' }`. */
+  tools?: Record<string, PermissionRule>;
+  /** How long an approval waits, in ms. Default 24 h. */
+  approvalTimeoutMs?: number;
+  /** Default 'deny': an unanswered approval is a denial the model is told about. */
+  onExpiry?: 'deny' | 'block';
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 export interface MessageInput {
   by: string;
@@ -104,6 +171,9 @@ export type TaskEventKind =
   | 'tool_called'
   | 'tool_succeeded'
   | 'tool_failed'
+  | 'approval_requested'
+  | 'approval_decided'
+  | 'informed'
   | 'task_blocked'
   | 'task_unblocked'
   | 'guidance_added'
@@ -137,8 +207,10 @@ export interface TaskStatus {
   turn: number;
   budgets: { turns: BudgetReading; toolCalls: BudgetReading; toolCallsPerTurn: number; correctionsPerTool: number };
   toolCalls: { total: number; succeeded: number; failed: number };
-  /** Approvals waiting on a person (filled once approvals exist; always present so clients can rely on it). */
-  pendingApprovals: unknown[];
+  /** Approvals waiting on a person, with their exact arguments. */
+  pendingApprovals: ApprovalRequest[];
+  /** Approvals already decided (approved, denied, expired), with who and when. */
+  approvals: ApprovalRecord[];
   escalations: Escalation[];
   /** What people did, in order: unblocks and messages, with who and when. */
   decisions: Decision[];

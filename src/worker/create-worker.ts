@@ -20,6 +20,8 @@ export interface AgentWorkerOptions {
   modelEnv?: ActivityDependencies['modelEnv'];
   /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
   models?: ActivityDependencies['models'];
+  /** Where `inform` escalations are POSTed. Default: DURABLE_AGENT_WEBHOOK_URL. */
+  webhookUrl?: string;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -39,6 +41,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       agents: options.agents,
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
       ...(options.models ? { models: options.models } : {}),
+      ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
     }),
     shutdownGraceTime: '10s',
     ...options.workerOptions,

@@ -5,6 +5,7 @@
  * Decisions live in TaskState, the ledger and the gate; this file wires messages and activities.
  */
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -13,6 +14,8 @@ import {
   patched,
   proxyActivities,
   setHandler,
+  upsertMemo,
+  workflowInfo,
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
@@ -20,28 +23,34 @@ import type { AgentActivities } from '../protocol/activity-contracts';
 import {
   AgentNameKey,
   AgentStatusKey,
+  approveUpdate,
+  denyUpdate,
   messageSignal,
   statusQuery,
   transcriptQuery,
   unblockUpdate,
 } from '../protocol/definitions';
 import { toolUsesOf } from '../protocol/messages';
-import type { AgentStatus, TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
+import type { AgentStatus, ApprovalRecord, ApprovalRequest, TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
+import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions } from './activity-options';
 import { TaskState } from './task-state';
 import { runTurnTools } from './turn-tools';
 
-const { describeAgent } = proxyActivities<AgentActivities>(describeAgentOptions);
+const { describeAgent, prepareToolCall, notify } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
 /** Histories recorded before the ledger, budgets and escalations replay with the old behaviour. */
 export const GUARDED_CALLS_PATCH = 'guarded-calls';
+/** Histories recorded before approvals, inform notices and model-failure blocks replay without them. */
+export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   assertValidInput(input);
   const state = new TaskState(input, { now: () => new Date(), newId: () => uuid4() });
   const guarded = patched(GUARDED_CALLS_PATCH);
+  const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -53,11 +62,40 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     },
     {
       // Runs before anything is written to history: a wrong or stale unblock leaves no trace.
-      validator: (request) => {
-        const problem = state.unblockProblem(request);
-        if (problem) throw new Error(problem);
-      },
+      validator: (request) => rejectIf(state.unblockProblem(request)),
     },
+  );
+  setHandler(
+    approveUpdate,
+    async (request) => {
+      let editedInput: unknown;
+      if (request.editedInput !== undefined) {
+        const approval = state.pendingApprovals.find((a) => a.id === request.approvalId)!;
+        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput });
+        if (!prepared.ok) {
+          throw ApplicationFailure.create({ message: `the edited arguments are invalid: ${prepared.error.detail}`, type: 'invalid_edit', nonRetryable: true });
+        }
+        // The check above awaited an activity: someone else may have decided meanwhile.
+        if (!state.isPending(request.approvalId)) {
+          throw ApplicationFailure.create({ message: `approval ${request.approvalId} was decided while the edit was checked`, type: 'stale_approval', nonRetryable: true });
+        }
+        editedInput = prepared.input;
+      }
+      state.decide(request.approvalId, 'approved', request.by, {
+        ...(request.comment ? { comment: request.comment } : {}),
+        ...(editedInput !== undefined ? { editedInput } : {}),
+      });
+      return { approvalId: request.approvalId, decision: 'approved' as const };
+    },
+    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve')) },
+  );
+  setHandler(
+    denyUpdate,
+    (request) => {
+      state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason });
+      return { approvalId: request.approvalId, decision: 'denied' as const };
+    },
+    { validator: (request) => rejectIf(state.decisionProblem(request, 'deny')) },
   );
   setHandler(messageSignal, (message) => {
     if (typeof message?.by !== 'string' || typeof message?.text !== 'string' || !message.text.trim()) {
@@ -87,10 +125,58 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     return budgetLeft() > 0;
   };
 
-  const finish = (outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult => {
+  const finish = async (outcome: TaskOutcome, finalCallWithoutTools = false): Promise<TaskResult> => {
     const result = state.complete(outcome, finalCallWithoutTools);
     publishStatus();
+    // An update still running (an approve checking an edit) must answer before the task closes.
+    await condition(allHandlersFinished);
     return result;
+  };
+
+  const setWaitingFor = (text: string | null) => upsertMemo({ waitingFor: text });
+
+  const awaitApproval = async (approval: ApprovalRequest): Promise<ApprovalRecord> => {
+    publishStatus();
+    setWaitingFor(`approval ${approval.id}: ${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}`);
+    const answered = await condition(() => !state.isPending(approval.id), Math.max(1, Date.parse(approval.expiresAt) - Date.now()));
+    if (!answered) {
+      if (approval.onExpiry === 'block') {
+        state.block('approval_expired', `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`);
+        publishStatus();
+        // Either a late decision or an unblock ends the wait; an unblock counts as "do not run it".
+        await condition(() => !state.isPending(approval.id) || state.phase !== 'blocked');
+        if (state.phase === 'blocked') state.unblock({ by: 'system', message: `approval ${approval.id} was decided` });
+      }
+      if (state.isPending(approval.id)) state.decide(approval.id, 'expired', 'expiry', { denyReason: `no decision before ${approval.expiresAt}` });
+    }
+    setWaitingFor(null);
+    publishStatus();
+    return state.approvals.find((a) => a.id === approval.id)!;
+  };
+
+  const inform = async (code: string, message: string): Promise<void> => {
+    if (!people) return;
+    state.recordInform(code, message);
+    await notify({ taskId: workflowInfo().workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
+      // A notice that cannot be delivered must not stop the task; it stays in status.
+      log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
+    });
+  };
+
+  /** The model call; when it fails for good and a person can fix it, the task blocks and then tries again. */
+  const callModelOrBlock = async (request: Parameters<typeof callModel>[0]) => {
+    for (;;) {
+      state.flushGuidance();
+      try {
+        return await callModel({ ...request, messages: state.messages });
+      } catch (err) {
+        if (isCancellation(err) || !people) throw err;
+        const error = taskErrorFrom(err);
+        if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
+        state.lastError = error;
+        await blockFor(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
+      }
+    }
   };
 
   try {
@@ -102,14 +188,14 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 
     for (;;) {
       if (state.turnsLeft === 0 && !withoutTools) {
-        if (!guarded) return finish('max_turns');
+        if (!guarded) return await finish('max_turns');
         const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
         // Unblocked without more turns: one last call, without tools, to answer with what it has.
         if (!raised) withoutTools = true;
       }
       state.startTurn();
       publishStatus();
-      const reply = await callModel({
+      const reply = await callModelOrBlock({
         model: manifest.model,
         system: manifest.system,
         messages: state.messages,
@@ -117,16 +203,28 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       });
       state.recordModelTurn(reply);
 
-      if (reply.stopReason === 'refusal') return finish('refused');
+      if (reply.stopReason === 'refusal') return await finish('refused');
       const uses = toolUsesOf(reply.content);
       if (uses.length === 0 || withoutTools) {
         // pause_turn: the API paused a long turn; sending the conversation back resumes it.
         if (reply.stopReason === 'pause_turn' && !withoutTools) continue;
         if (!withoutTools && state.addPendingGuidanceAsMessage()) continue;
-        return finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
+        return await finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
       }
 
-      const turn = await runTurnTools({ state, agent: input.agent, tools, nowMs: () => Date.now(), guarded }, uses);
+      const turn = await runTurnTools(
+        {
+          state,
+          agent: input.agent,
+          tools,
+          nowMs: () => Date.now(),
+          guarded,
+          ...(people ? { policy: manifest.policy ?? {} } : {}),
+          awaitApproval,
+          inform,
+        },
+        uses,
+      );
       state.addToolResults(turn.results, guarded ? [state.budgetNote()] : []);
       if (turn.perTurnBudgetSpent) withoutTools = true;
       if (turn.escalation) {
@@ -147,6 +245,11 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     // Failing the workflow (not the workflow task): a retry of the task would wedge it forever.
     throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
   }
+}
+
+/** Validators reject by throwing; the reason reaches the caller and nothing reaches history. */
+function rejectIf(problem: string | undefined): void {
+  if (problem) throw new Error(problem);
 }
 
 function taskErrorFrom(err: unknown): ToolError {

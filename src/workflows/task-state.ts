@@ -11,6 +11,10 @@ import {
   modelLabel,
   STATUS_EVENT_WINDOW,
   type AgentStatus,
+  type ApprovalRecord,
+  type ApprovalRequest,
+  type ApproveInput,
+  type DenyInput,
   type Budgets,
   type Decision,
   type Escalation,
@@ -55,6 +59,8 @@ export class TaskState {
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
   readonly corrections: Record<string, number> = {};
   readonly escalations: Escalation[] = [];
+  readonly pendingApprovals: ApprovalRequest[] = [];
+  readonly approvals: ApprovalRecord[] = [];
   readonly decisions: Decision[] = [];
   budgets: Budgets;
   lastError?: ToolError;
@@ -85,7 +91,7 @@ export class TaskState {
   }
 
   get blocked(): Escalation | undefined {
-    return this.phase === 'blocked' ? this.escalations.at(-1) : undefined;
+    return this.phase === 'blocked' ? [...this.escalations].reverse().find((e) => e.level === 'block' && !e.resolved) : undefined;
   }
 
   begin(manifest: AgentManifest): void {
@@ -159,6 +165,19 @@ export class TaskState {
     return true;
   }
 
+  /** Puts a person's pending guidance into the conversation before the next model call. */
+  flushGuidance(): void {
+    const guidance = this.takeGuidance();
+    if (guidance.length === 0) return;
+    const blocks = guidance.map((text) => ({ type: 'text' as const, text }));
+    const last = this.messages.at(-1);
+    if (last?.role === 'user') {
+      last.content = [...(typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content), ...blocks];
+    } else {
+      this.messages.push({ role: 'user', content: blocks });
+    }
+  }
+
   addGuidance({ by, text }: MessageInput): void {
     this.pendingGuidance.push(`[guidance from ${by}] ${text}`);
     this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: oneLine(text) });
@@ -174,6 +193,61 @@ export class TaskState {
       parts.push('Warning: the budget is nearly spent; finish with what you have rather than starting new work.');
     }
     return parts.join(' ');
+  }
+
+  requestApproval(request: Omit<ApprovalRequest, 'requestedAt' | 'turn' | 'id'>): ApprovalRequest {
+    const approval: ApprovalRequest = { ...request, id: this.clock.newId(), turn: this.turn, requestedAt: this.nowIso() };
+    this.pendingApprovals.push(approval);
+    this.phase = 'awaiting_approval';
+    this.escalations.push({ id: approval.id, level: 'confirm', code: 'approval_requested', reason: request.reason, turn: this.turn, at: approval.requestedAt });
+    this.record('approval_requested', `${request.tool} ${oneLine(JSON.stringify(request.input) ?? '')} (approval ${approval.id})`, {
+      tool: request.tool,
+      toolUseId: request.toolUseId,
+    });
+    return approval;
+  }
+
+  /** Why an approve/deny cannot be taken, or undefined. Read by the updates' validators. */
+  decisionProblem(input: ApproveInput | DenyInput, kind: 'approve' | 'deny'): string | undefined {
+    if (!input || typeof input !== 'object') return `${kind} needs {approvalId, by${kind === 'deny' ? ', reason' : ''}}`;
+    if (typeof input.by !== 'string' || !input.by.trim()) return '`by` (who decides) is required';
+    if (typeof input.approvalId !== 'string' || !input.approvalId) return '`approvalId` is required';
+    if (kind === 'deny' && (typeof (input as DenyInput).reason !== 'string' || !(input as DenyInput).reason.trim())) {
+      return '`reason` is required: the model is told why';
+    }
+    const edited = (input as ApproveInput).editedInput;
+    if (kind === 'approve' && edited !== undefined && (edited === null || typeof edited !== 'object' || Array.isArray(edited))) {
+      return '`editedInput` must be an object of tool arguments';
+    }
+    if (this.pendingApprovals.some((a) => a.id === input.approvalId)) return undefined;
+    const decided = this.approvals.find((a) => a.id === input.approvalId);
+    if (decided) return `approval ${input.approvalId} was already ${decided.decision} by ${decided.by} at ${decided.decidedAt}`;
+    const waiting = this.pendingApprovals.map((a) => a.id).join(', ');
+    return `no pending approval ${input.approvalId} on this task${waiting ? ` (pending: ${waiting})` : ' (none pending)'}`;
+  }
+
+  isPending(approvalId: string): boolean {
+    return this.pendingApprovals.some((a) => a.id === approvalId);
+  }
+
+  /** Single use: the approval leaves the pending list as it is decided. */
+  decide(approvalId: string, decision: ApprovalRecord['decision'], by: string, extra: Partial<Pick<ApprovalRecord, 'comment' | 'denyReason' | 'editedInput'>> = {}): ApprovalRecord {
+    const index = this.pendingApprovals.findIndex((a) => a.id === approvalId);
+    const [approval] = this.pendingApprovals.splice(index, 1);
+    const record: ApprovalRecord = { ...approval!, decision, by, decidedAt: this.nowIso(), ...extra };
+    this.approvals.push(record);
+    const escalation = this.escalations.find((e) => e.id === approvalId);
+    const how = `${decision}${extra.editedInput !== undefined ? ' with edited arguments' : ''}${extra.comment ? `: ${oneLine(extra.comment)}` : ''}${extra.denyReason ? `: ${oneLine(extra.denyReason)}` : ''}`;
+    if (escalation) escalation.resolved = { by, at: record.decidedAt, how };
+    if (decision !== 'expired') this.decisions.push({ at: record.decidedAt, by, action: decision === 'approved' ? 'approve' : 'deny', detail: `${approval!.tool} (${approvalId}) ${how}` });
+    if (this.pendingApprovals.length === 0 && this.phase === 'awaiting_approval') this.phase = 'running_tools';
+    this.record('approval_decided', `${approval!.tool} ${how} by ${by}`, { tool: approval!.tool, toolUseId: approval!.toolUseId });
+    return record;
+  }
+
+  recordInform(code: string, message: string): void {
+    this.escalations.push({ id: this.clock.newId(), level: 'inform', code, reason: message, turn: this.turn, at: this.nowIso() });
+    this.record('informed', `${code}: ${message}`);
   }
 
   block(code: string, reason: string): Escalation {
@@ -201,7 +275,7 @@ export class TaskState {
   }
 
   unblock(input: UnblockInput): Escalation {
-    const escalation = this.escalations.at(-1)!;
+    const escalation = this.blocked!;
     const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as 'turns' | 'toolCalls']} -> ${v}`);
     this.budgets = { ...this.budgets, ...input.budget };
     const how = [raised.length ? `raised ${raised.join(', ')}` : 'no budget change', input.message ? `message: ${oneLine(input.message)}` : '']
@@ -262,7 +336,8 @@ export class TaskState {
         correctionsPerTool: this.budgets.correctionsPerTool,
       },
       toolCalls: { ...this.toolCalls },
-      pendingApprovals: [],
+      pendingApprovals: this.pendingApprovals.map((a) => ({ ...a })),
+      approvals: this.approvals.map((a) => ({ ...a })),
       escalations: this.escalations.map((e) => ({ ...e })),
       decisions: [...this.decisions],
       ...(blocked ? { blocked: { ...blocked } } : {}),

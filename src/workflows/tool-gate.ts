@@ -1,35 +1,54 @@
 /**
  * Decides whether a tool call may run, before any activity is scheduled. Fails closed: an unknown
- * tool is refused, and so is a destructive one until a person can approve it.
+ * tool is refused, an unknown effect counts as destructive, and tool output never approves anything
+ * (only the approve update does).
  */
-import type { ToolManifest } from '../protocol/agent-manifest';
+import type { ToolEffect, ToolManifest } from '../protocol/agent-manifest';
+import type { PermissionPolicy, PermissionRule } from '../protocol/task';
 import { toolError, type ToolError } from '../protocol/tool-error';
 
-export type GateDecision = { action: 'run'; tool: ToolManifest } | { action: 'refuse'; error: ToolError };
+export type GateDecision =
+  | { action: 'run'; tool: ToolManifest }
+  | { action: 'confirm'; tool: ToolManifest; reason: string }
+  | { action: 'refuse'; error: ToolError };
 
-export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManifest>): GateDecision {
+const KNOWN_EFFECTS: ToolEffect[] = ['read', 'write', 'destructive'];
+
+/**
+ * `policy` undefined reproduces the first release's gate (writes run, destructive refused), which
+ * histories recorded before approvals replay with.
+ */
+export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManifest>, policy?: PermissionPolicy): GateDecision {
   const tool = tools.get(name);
   if (!tool) {
     return {
       action: 'refuse',
-      error: toolError(
-        'model',
-        'unknown_tool',
-        `There is no tool named "${name}".`,
-        `Use one of: ${[...tools.keys()].join(', ') || '(no tools)'}.`,
-      ),
+      error: toolError('model', 'unknown_tool', `There is no tool named "${name}".`, `Use one of: ${[...tools.keys()].join(', ') || '(no tools)'}.`),
     };
   }
-  if (tool.effect === 'destructive') {
+  const effect: ToolEffect = KNOWN_EFFECTS.includes(tool.effect) ? tool.effect : 'destructive';
+  if (!policy) {
+    if (effect !== 'destructive') return { action: 'run', tool };
     return {
       action: 'refuse',
-      error: toolError(
-        'policy',
-        'approval_required',
-        `"${name}" is destructive and needs a person's approval, which this task cannot ask for.`,
-        'Do not retry it. Tell the user what you would delete and why, and let them do it.',
-      ),
+      error: toolError('policy', 'approval_required', `"${name}" is destructive and needs a person's approval, which this task cannot ask for.`,
+        'Do not retry it. Tell the user what you would delete and why, and let them do it.'),
     };
   }
-  return { action: 'run', tool };
+  const rule = ruleFor(name, effect, policy);
+  if (rule === 'allow') return { action: 'run', tool };
+  if (rule === 'deny') {
+    return {
+      action: 'refuse',
+      error: toolError('policy', 'not_permitted', `The agent's policy does not allow ${name} (${effect}).`, 'Do not retry it; tell the user it needs doing by someone else.'),
+    };
+  }
+  return { action: 'confirm', tool, reason: `${name} is a ${effect} action; the agent's policy asks a person first.` };
+}
+
+function ruleFor(name: string, effect: ToolEffect, policy: PermissionPolicy): PermissionRule {
+  const perTool = policy.tools?.[name];
+  if (perTool) return perTool;
+  if (effect === 'read') return 'allow';
+  return (effect === 'write' ? policy.write : policy.destructive) ?? 'confirm';
 }

@@ -5,7 +5,10 @@
  * person must step in, why.
  */
 import { proxyActivities } from '@temporalio/workflow';
+import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
+import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
+import { escalationLevel } from './escalation-policy';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import type { ToolResultBlock, ToolUseBlock } from '../protocol/messages';
 import { toolError, type ToolError } from '../protocol/tool-error';
@@ -23,7 +26,15 @@ export interface TurnContext {
   nowMs: () => number;
   /** False when replaying a history recorded before the guards existed (see patched('guarded-calls')). */
   guarded: boolean;
+  /** The permission policy; undefined when replaying a history from before approvals. */
+  policy?: PermissionPolicy;
+  /** Waits durably for a person's decision on `approval` (or its expiry). */
+  awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord>;
+  /** Notifies people (inform level): notifier activity plus an event in status. */
+  inform(code: string, message: string): Promise<void>;
 }
+
+const { prepareToolCall } = proxyActivities<AgentActivities>(describeAgentOptions);
 
 export interface TurnOutcome {
   results: ToolResultBlock[];
@@ -68,11 +79,16 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
     return refuse(toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`,
       'A person has been asked to raise the budget or stop the task.'));
   }
-  const gate = gateToolCall(use.name, ctx.tools);
-  const key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema);
+  const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
+  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema);
   let answer: Answer;
   if (gate.action === 'refuse') {
     answer = refuse(gate.error);
+  } else if (gate.action === 'confirm') {
+    const confirmed = await confirmThenRun(ctx, gate.tool, use, gate.reason, refuse);
+    key = confirmed.key;
+    answer = confirmed.answer;
+    trackCorrections(state, use.name, answer);
   } else if ((state.corrections[use.name] ?? 0) >= state.budgets.correctionsPerTool) {
     outcome.escalation ??= {
       code: 'correction_budget',
@@ -91,9 +107,15 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
     trackCorrections(state, use.name, answer);
   }
 
+  if (answer.ran && answer.error) {
+    const level = escalationLevel({ kind: 'tool_error', error: answer.error, effect: ctx.tools.get(use.name)?.effect ?? 'destructive' });
+    if (level === 'block') outcome.escalation ??= { code: `${answer.error.error_class}_error`, reason: `${use.name}: ${answer.error.detail}` };
+    if (level === 'inform') await ctx.inform(`${answer.error.error_class}_${answer.error.code}`, `${use.name} failed after ${answer.error.attempts} attempts: ${answer.error.detail}`);
+  }
+
   const outcomeForLedger = { content: answer.content, isError: answer.isError, ...(answer.error ? { errorClass: answer.error.error_class, code: answer.error.code } : {}) };
   const looping = state.ledger.record(key, use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran);
-  if (looping) {
+  if (looping && escalationLevel({ kind: 'guard', code: 'loop_detected' }) === 'block') {
     const turns = state.ledger.streakTurns(key);
     const error = toolError('policy', 'loop_detected', `This exact call got the same answer in turns ${turns.join(', ')}.`,
       'Stop repeating it. A person has been asked to look at the task; explain what you need.');
@@ -119,16 +141,77 @@ async function unguardedAnswer(ctx: TurnContext, use: ToolUseBlock): Promise<Ans
   return execute(ctx, gate.tool, use, false);
 }
 
-async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true): Promise<Answer> {
-  const primary = await runOnce(ctx, tool, use.input, use.id, use.name);
+/**
+ * The confirm path: validate the arguments first (a person should not approve a call that cannot
+ * run), ask, wait durably, then run exactly what was approved, or tell the model no.
+ */
+async function confirmThenRun(
+  ctx: TurnContext,
+  tool: ToolManifest,
+  use: ToolUseBlock,
+  reason: string,
+  refuse: (error: ToolError) => Answer,
+): Promise<{ key: string; answer: Answer }> {
+  const { state } = ctx;
+  const prepared = await prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input });
+  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema);
+  if (!prepared.ok) return { key, answer: refuse(prepared.error) };
+
+  const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
+  if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
+  const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : reason;
+  const policy = ctx.policy ?? {};
+  const approval = state.requestApproval({
+    tool: tool.name,
+    toolUseId: use.id,
+    input: prepared.input,
+    inputHash: key,
+    effect: tool.effect,
+    reason: why,
+    expiresAt: new Date(ctx.nowMs() + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
+    onExpiry: policy.onExpiry ?? 'deny',
+  });
+  const decision = await ctx.awaitApproval(approval);
+  if (decision.decision !== 'approved') {
+    const expired = decision.decision === 'expired';
+    return {
+      key,
+      answer: refuse(
+        toolError(
+          'policy',
+          expired ? 'approval_expired' : 'denied_by_person',
+          expired
+            ? `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.`
+            : `${decision.by} denied ${tool.name}: ${decision.denyReason}`,
+          'Do not retry it. Read-only tools are still allowed; otherwise tell the user what you wanted to do.',
+        ),
+      ),
+    };
+  }
+  const edited = decision.editedInput !== undefined;
+  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input);
+  if (ran.isError) return { key, answer: ran };
+  const note = {
+    approved_by: decision.by,
+    ...(decision.comment ? { comment: decision.comment } : {}),
+    ...(edited ? { edited: 'A person changed the arguments; these ran instead of yours.', input_that_ran: decision.editedInput } : {}),
+  };
+  return { key, answer: { ...ran, content: `{"approval":${JSON.stringify(note)},"result":${ran.content}}` } };
+}
+
+async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true, input: unknown = use.input): Promise<Answer> {
+  const primary = await runOnce(ctx, tool, input, use.id, use.name);
   if (!primary.error || primary.error.error_class !== 'permanent' || !withFallbacks || tool.fallbacks.length === 0) return primary;
 
   const tried: string[] = [];
   for (const name of tool.fallbacks) {
     const fallback = ctx.tools.get(name);
     if (!fallback || ctx.state.toolCallsLeft <= 0) break;
-    const attempt = await runOnce(ctx, fallback, use.input, `${use.id}-fallback-${name}`, name);
+    const attempt = await runOnce(ctx, fallback, input, `${use.id}-fallback-${name}`, name);
     if (!attempt.isError || !attempt.error) {
+      if (escalationLevel({ kind: 'fallback_used' }) === 'inform') {
+        await ctx.inform('fallback_used', `${tool.name} failed (${primary.error.error_class}/${primary.error.code}); ${name} answered instead.`);
+      }
       return {
         content: JSON.stringify({ used_fallback: name, primary_error: primary.error, result: JSON.parse(attempt.content) }),
         isError: false,

@@ -78,19 +78,6 @@ test('an unknown tool is refused with the list of tools, and no activity runs fo
   expect(error.hint).toContain('search_orders');
 });
 
-test('a destructive tool does not run without a person: the file stays and the model is told why', async () => {
-  const run = await runTask(h, {
-    agent: 'demo',
-    prompt: 'clean up',
-    script: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('left it alone')]),
-  });
-  expect(existsSync(path.join(h.workspaceDir, 'inbox/customer-note.txt'))).toBe(true);
-  expect(JSON.parse(toolResultsOf(run.transcript)[0]!.content).error).toMatchObject({
-    error_class: 'policy',
-    code: 'approval_required',
-  });
-});
-
 test('a script that runs out of turns fails the task with a clear permanent error, not a stuck workflow', async () => {
   const run = await runTask(h, { agent: 'demo', prompt: 'x', script: h.script([callTool('list_files', {})]) });
   expect(run.failure).toBeDefined();

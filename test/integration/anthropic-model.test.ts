@@ -5,7 +5,7 @@
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { createAgentWorker } from '../../src/worker/create-worker';
 import { FakeMessagesApi, fakeErrors } from '../../src/testing/fake-messages-api';
-import { startHarness, type Harness } from '../support/harness';
+import { startHarness, statusWhen, type Harness } from '../support/harness';
 
 let h: Harness;
 const api = new FakeMessagesApi();
@@ -61,17 +61,19 @@ test('a Claude task runs tool turns through the real SDK; 529 and 429 are retrie
   expect(api.requests[3]!.at - api.requests[2]!.at).toBeGreaterThanOrEqual(1_000);
 });
 
-test('a rejected API key fails the model call at once, without retries, and says what to check', async () => {
+test('a revoked API key blocks the task with a clear message (no retries); after unblock the call is made again and the task goes on', async () => {
   api.requests.length = 0;
-  api.enqueue(fakeErrors.unauthorized());
+  api.enqueue(fakeErrors.unauthorized(), { kind: 'turn', content: [{ type: 'text', text: 'back in business' }] });
   const taskId = h.taskId('claude-401');
   const worker = await claudeWorker();
-  const view = await worker.runUntil(async () => {
+  await worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'hi', model: { provider: 'anthropic' } }, { taskId });
-    await h.client.result(taskId).catch(() => undefined);
-    return h.client.view(taskId);
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(api.requests).toHaveLength(1);
+    expect(blocked.blocked).toMatchObject({ code: 'model_authentication_failed' });
+    expect(blocked.lastError).toMatchObject({ error_class: 'permanent', hint: expect.stringContaining('ANTHROPIC_API_KEY') });
+    await h.client.unblock(taskId, { by: 'ops', message: 'key rotated' });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'back in business', turns: 1 });
   });
-  expect(api.requests).toHaveLength(1);
-  expect(view.summary.executionStatus).toBe('FAILED');
-  expect(view.status?.lastError).toMatchObject({ error_class: 'permanent', code: 'authentication_failed', hint: expect.stringContaining('ANTHROPIC_API_KEY') });
+  expect(api.requests).toHaveLength(2);
 });

@@ -40,8 +40,8 @@ test("the seed's truncated-JSON trace: a model repeating the same call causes on
   ]);
   expect(status.blocked).toMatchObject({ level: 'block', code: 'loop_detected', turn: 4 });
   expect(result).toMatchObject({ outcome: 'answered', turns: 6 });
-  const guidance = JSON.stringify(transcript.messages.at(-2));
-  expect(guidance).toContain('[guidance from ops@example.com] The orders API is broken');
+  // The person's message went into the conversation right after the blocked turn's results.
+  expect(JSON.stringify(transcript.messages[8])).toContain('[guidance from ops@example.com] The orders API is broken');
 });
 
 test('503 twice then success: retried by Temporal with growing, jittered delays; the model sees only the data', async () => {

@@ -5,6 +5,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { defineAgent, type AgentDefinition } from '../define-agent';
+import type { PermissionPolicy } from '../../protocol/task';
 import { createOrdersTools } from '../../tools/builtin/orders-tools';
 import { createWorkspaceTools } from '../../tools/builtin/workspace';
 
@@ -18,6 +19,8 @@ export interface DemoAgentOptions {
   /** Per-call timeout of search_orders in ms. Default 10 000. */
   ordersTimeoutMs?: number;
   maxTurns?: number;
+  /** Overrides of the demo policy (writes allowed, deletes confirmed). */
+  policy?: PermissionPolicy;
 }
 
 export function createDemoAgent(options: DemoAgentOptions): AgentDefinition {
@@ -32,6 +35,8 @@ export function createDemoAgent(options: DemoAgentOptions): AgentDefinition {
       ...createWorkspaceTools(options.workspaceDir),
       ...createOrdersTools(options.ordersUrl, options.ordersTimeoutMs ? { timeoutMs: options.ordersTimeoutMs } : {}),
     ],
+    // Writes stay inside the sandboxed workspace, so they run freely; deleting waits for a person.
+    policy: { write: 'allow', destructive: 'confirm', ...options.policy },
     ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
   });
 }
