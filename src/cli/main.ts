@@ -5,7 +5,7 @@ import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
-import { messageCommand, peopleHelp, unblockCommand } from './commands/people';
+import { approveCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
 import { installQuietRuntime } from './runtime-logging';
 
 const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
@@ -17,6 +17,8 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   list: listCommand,
   result: resultCommand,
   demo: demoCommand,
+  approve: approveCommand,
+  deny: denyCommand,
   unblock: unblockCommand,
   message: messageCommand,
 };

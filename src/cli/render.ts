@@ -1,6 +1,6 @@
 /** Human-readable rendering for the CLI; `--json` prints the data instead. */
 import type { TaskSummary, TaskView } from '../client/task-client';
-import type { Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
+import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 
 const MARK: Record<TaskEvent['kind'], string> = {
@@ -35,6 +35,7 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
     `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out   cost $${s.costUsd.toFixed(4)}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a));
   if (s.blocked) lines.push('', renderBlocked(taskId, s.blocked));
   if (s.escalations.length || s.decisions.length) {
     lines.push('', 'audit trail:');
@@ -43,6 +44,9 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
       if (e.resolved) lines.push(`  ${e.resolved.at}  resolved by ${e.resolved.by}: ${e.resolved.how}`);
     }
     for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${d.at}  message from ${d.by}: ${d.detail}`);
+    for (const a of s.approvals) {
+      lines.push(`  ${a.decidedAt}  ${a.tool} ${a.decision} by ${a.by}${a.comment ? ` ("${a.comment}")` : ''}${a.denyReason ? `: ${a.denyReason}` : ''}${a.editedInput !== undefined ? ` with arguments ${JSON.stringify(a.editedInput)}` : ''}`);
+    }
   }
   if (s.events.length) {
     lines.push('', `recent events (${s.eventCount} in all):`);
@@ -63,6 +67,19 @@ export function renderView(view: TaskView): string {
   if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
   if (view.note) lines.push('', `note: ${view.note}`);
   return lines.join('\n');
+}
+
+/** A pending approval: the exact arguments, why, until when, and the commands that answer it. */
+export function renderApproval(taskId: string, a: ApprovalRequest): string {
+  return [
+    `APPROVAL NEEDED (${a.id}): ${a.tool} [${a.effect}]`,
+    `  arguments: ${JSON.stringify(a.input)}`,
+    `  why:       ${a.reason}`,
+    `  expires:   ${a.expiresAt} (then: ${a.onExpiry})`,
+    '  answer it:',
+    `    durable-agent approve ${taskId} ${a.id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,
+    `    durable-agent deny ${taskId} ${a.id} --as YOUR_NAME --reason "why not"`,
+  ].join('\n');
 }
 
 /** A blocked task: why, and the exact commands that answer it. */
@@ -96,7 +113,9 @@ export function renderSummaries(tasks: TaskSummary[]): string {
     t.executionStatus,
     t.startTime.toISOString().replace('T', ' ').slice(0, 19),
   ]);
-  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED'];
+  const waiting = tasks.some((t) => t.waitingFor);
+  if (waiting) rows.forEach((row, i) => row.push(tasks[i]!.waitingFor ?? ''));
+  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

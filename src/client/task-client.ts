@@ -17,7 +17,9 @@ import { randomUUID } from 'node:crypto';
 import {
   AgentNameKey,
   AgentStatusKey,
+  approveUpdate,
   DEFAULT_TASK_QUEUE,
+  denyUpdate,
   messageSignal,
   statusQuery,
   transcriptQuery,
@@ -28,6 +30,9 @@ import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import {
   AGENT_STATUSES,
   type AgentStatus,
+  type ApprovalAnswer,
+  type ApproveInput,
+  type DenyInput,
   type MessageInput,
   type TaskInput,
   type TaskResult,
@@ -46,6 +51,8 @@ export interface TaskSummary {
   executionStatus: string;
   startTime: Date;
   closeTime?: Date;
+  /** What a waiting task waits for (e.g. an approval with its tool and arguments), from its memo. */
+  waitingFor?: string;
 }
 
 export interface ListFilter {
@@ -141,6 +148,28 @@ export class TaskClient {
     );
   }
 
+  /** Approves a pending approval, optionally with edited arguments. Rejected when the id is unknown, stale or decided. */
+  async approve(taskId: string, input: ApproveInput): Promise<ApprovalAnswer> {
+    return this.withNotFound(taskId, () =>
+      this.handle(taskId)
+        .executeUpdate(approveUpdate, { args: [input] })
+        .catch((err: unknown) => {
+          throw rejectedOr(err, taskId);
+        }),
+    );
+  }
+
+  /** Denies a pending approval; the model is told the reason. */
+  async deny(taskId: string, input: DenyInput): Promise<ApprovalAnswer> {
+    return this.withNotFound(taskId, () =>
+      this.handle(taskId)
+        .executeUpdate(denyUpdate, { args: [input] })
+        .catch((err: unknown) => {
+          throw rejectedOr(err, taskId);
+        }),
+    );
+  }
+
   /** Adds a person's guidance; the model reads it before its next call. */
   async message(taskId: string, input: MessageInput): Promise<void> {
     if (!input.text?.trim()) throw new RangeError('A message needs text');
@@ -221,8 +250,14 @@ export class TaskClient {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new TaskNotFoundError(taskId);
-      throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Updates and signals to a closed task also come back as "not found": say which it is.
+      const closed = await this.client.workflow
+        .getHandle(taskId)
+        .describe()
+        .then((d) => d.status.name, () => undefined);
+      if (closed && closed !== 'RUNNING') throw new TaskRejectedError(taskId, `the task is ${closed.toLowerCase()}; it takes no more requests`);
+      throw new TaskNotFoundError(taskId);
     }
   }
 }
@@ -249,6 +284,7 @@ interface ExecutionLike {
   startTime: Date;
   closeTime?: Date;
   typedSearchAttributes: { get(key: typeof AgentStatusKey): string | undefined };
+  memo?: Record<string, unknown>;
 }
 
 function toSummary(e: ExecutionLike): TaskSummary {
@@ -261,6 +297,7 @@ function toSummary(e: ExecutionLike): TaskSummary {
     ...(agentStatus ? { agentStatus } : {}),
     executionStatus: e.status.name,
     startTime: e.startTime,
+    ...(typeof e.memo?.waitingFor === 'string' ? { waitingFor: e.memo.waitingFor } : {}),
     ...(e.closeTime ? { closeTime: e.closeTime } : {}),
   };
 }

@@ -1,10 +1,13 @@
 /** The verbs a person uses to answer a task: unblock, message. */
-import { TaskRejectedError } from '../../client/task-client';
+import { TaskRejectedError, type TaskClient } from '../../client/task-client';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
-export const peopleHelp = `durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--json]
+export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--comment TEXT] [--edit JSON] [--json]
+durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
+  (APPROVAL_ID may be left out when exactly one approval is pending)
+durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--json]
 durable-agent message TASK_ID TEXT --as NAME`;
 
 export async function unblockCommand(argv: string[]): Promise<number> {
@@ -42,6 +45,69 @@ export async function messageCommand(argv: string[]): Promise<number> {
   await client.message(positionals[0]!, { by: values.as, text: positionals[1]! });
   console.log(`message sent to ${positionals[0]}`);
   return EXIT.ok;
+}
+
+export async function approveCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    { ...connectionOptions, as: { type: 'string' }, comment: { type: 'string' }, edit: { type: 'string' }, json: { type: 'boolean' } },
+    { min: 1, max: 2, names: 'TASK_ID' },
+  );
+  if (!values.as) throw usageError('--as NAME is required: every approval records who gave it');
+  let editedInput: unknown;
+  if (values.edit !== undefined) {
+    try {
+      editedInput = JSON.parse(values.edit);
+    } catch (err) {
+      throw usageError(`--edit must be a JSON object of tool arguments: ${(err as Error).message}`);
+    }
+  }
+  const client = await connectClient(values);
+  const taskId = positionals[0]!;
+  const approvalId = positionals[1] ?? (await onlyPendingApproval(client, taskId));
+  try {
+    const answer = await client.approve(taskId, {
+      approvalId,
+      by: values.as,
+      ...(values.comment ? { comment: values.comment } : {}),
+      ...(editedInput !== undefined ? { editedInput } : {}),
+    });
+    console.log(values.json ? JSON.stringify(answer) : `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
+    return EXIT.ok;
+  } catch (err) {
+    throw rejection(err, taskId);
+  }
+}
+
+export async function denyCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    { ...connectionOptions, as: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' } },
+    { min: 1, max: 2, names: 'TASK_ID' },
+  );
+  if (!values.as) throw usageError('--as NAME is required: every denial records who gave it');
+  if (!values.reason?.trim()) throw usageError('--reason is required: the model is told why');
+  const client = await connectClient(values);
+  const taskId = positionals[0]!;
+  const approvalId = positionals[1] ?? (await onlyPendingApproval(client, taskId));
+  try {
+    const answer = await client.deny(taskId, { approvalId, by: values.as, reason: values.reason });
+    console.log(values.json ? JSON.stringify(answer) : `denied ${approvalId} on ${taskId}`);
+    return EXIT.ok;
+  } catch (err) {
+    throw rejection(err, taskId);
+  }
+}
+
+async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<string> {
+  const status = await client.status(taskId);
+  const pending = status.pendingApprovals;
+  if (pending.length === 1) return pending[0]!.id;
+  throw new CliError(
+    pending.length === 0
+      ? `${taskId} has no pending approval`
+      : `${taskId} has ${pending.length} pending approvals; name one: ${pending.map((a) => `${a.id} (${a.tool})`).join(', ')}`,
+  );
 }
 
 /** A request the task refused: its validator's reason, in one line. */

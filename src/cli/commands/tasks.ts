@@ -7,7 +7,7 @@ import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput } fr
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
-import { renderError, renderEvent, renderResult, renderSummaries, renderView } from '../render';
+import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView } from '../render';
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
                    [--max-turns N] [--id TASK_ID] [--watch] [--json]
@@ -130,12 +130,24 @@ export async function watchTask(
 ): Promise<number> {
   let lastSeq = 0;
   let lastNote = '';
+  const shownApprovals = new Set<string>();
+  let shownBlock: string | undefined;
   for (;;) {
     const view = await client.view(taskId);
     for (const event of view.status?.events ?? []) {
       if (event.seq <= lastSeq) continue;
       lastSeq = event.seq;
       out(asJson ? JSON.stringify({ event }) : renderEvent(event));
+    }
+    for (const approval of view.status?.pendingApprovals ?? []) {
+      if (shownApprovals.has(approval.id)) continue;
+      shownApprovals.add(approval.id);
+      out(asJson ? JSON.stringify({ approval }) : renderApproval(taskId, approval));
+    }
+    const blocked = view.status?.blocked;
+    if (blocked && blocked.id !== shownBlock) {
+      shownBlock = blocked.id;
+      out(asJson ? JSON.stringify({ blocked }) : renderBlocked(taskId, blocked));
     }
     if (view.note && view.note !== lastNote && view.summary.executionStatus === 'RUNNING') {
       lastNote = view.note;
