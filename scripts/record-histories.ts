@@ -107,6 +107,31 @@ async function main(): Promise<void> {
         await h.client.unblock(taskId, { by: 'recorder', message: 'go on' });
       },
     );
+    writeFileSync(path.join(h.workspaceDir, 'a.tmp'), 'a');
+    writeFileSync(path.join(h.workspaceDir, 'b.tmp'), 'b');
+    await record(
+      h,
+      'approvals-approve-edit-deny',
+      {
+        agent: 'demo',
+        prompt: 'approvals',
+        model: {
+          provider: 'scripted',
+          script: h.script([
+            callTool('delete_file', { path: 'a.tmp' }),
+            callTool('delete_file', { path: 'b.tmp' }),
+            callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+            answer('done'),
+          ]),
+        },
+      },
+      async (taskId) => {
+        const next = async () => (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+        await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', comment: 'ok' });
+        await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', editedInput: { path: 'a.tmp' } });
+        await h.client.deny(taskId, { approvalId: (await next()).id, by: 'recorder', reason: 'keep the note' });
+      },
+    );
   } finally {
     await h.close();
   }

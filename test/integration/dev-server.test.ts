@@ -1,11 +1,14 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createAgentWorker } from '../../src/worker/create-worker';
 import { TaskClient } from '../../src/client/task-client';
 import { startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { answer, runTask, startHarness } from '../support/harness';
+import { answer, callTool, runTask, startHarness, statusWhen } from '../support/harness';
 
 test('the embedded server keeps tasks in its state file across a restart, and restarts with its search attributes', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
@@ -65,4 +68,47 @@ describe('provisioning the Temporal CLI', () => {
     process.env.DURABLE_AGENT_TEMPORAL_CLI = '/nonexistent/temporal';
     await expect(provisionTemporalCli()).rejects.toThrow('DURABLE_AGENT_TEMPORAL_CLI=/nonexistent/temporal is not an executable file');
   });
+});
+
+test('a pending approval survives a restart of the embedded server on the same state file', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-restart-'));
+  const dbFile = path.join(dir, 'temporal.db');
+  const h = await startHarness({ dbFile });
+  const taskId = h.taskId('restart');
+  writeFileSync(path.join(h.workspaceDir, 'victim.txt'), 'x');
+  try {
+    const worker = await h.worker();
+    await worker.runUntil(async () => {
+      const script = h.script([callTool('delete_file', { path: 'victim.txt' }), answer('deleted after the restart')]);
+      await h.client.start({ agent: 'demo', prompt: 'x', model: { provider: 'scripted', script } }, { taskId });
+      await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+    });
+  } finally {
+    await h.close();
+  }
+
+  const server = await startDevServer({ dbFile, logFile: path.join(dir, 'after-restart.log') });
+  const clientConnection = await Connection.connect({ address: server.address });
+  const workerConnection = await NativeConnection.connect({ address: server.address });
+  try {
+    const client = new TaskClient(new Client({ connection: clientConnection }), h.taskQueue);
+    const worker = await createAgentWorker({
+      agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: 'http://127.0.0.1:9' })],
+      connection: workerConnection,
+      namespace: 'default',
+      taskQueue: h.taskQueue,
+      workflowBundle: h.bundle,
+    });
+    await worker.runUntil(async () => {
+      const [approval] = (await client.status(taskId)).pendingApprovals;
+      expect(approval).toMatchObject({ tool: 'delete_file', input: { path: 'victim.txt' } });
+      await client.approve(taskId, { approvalId: approval!.id, by: 'ana' });
+      expect(await client.result(taskId)).toMatchObject({ text: 'deleted after the restart' });
+    });
+    expect(existsSync(path.join(h.workspaceDir, 'victim.txt'))).toBe(false);
+  } finally {
+    await workerConnection.close();
+    await clientConnection.close();
+    await server.stop();
+  }
 });
