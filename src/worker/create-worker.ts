@@ -7,6 +7,9 @@ import type { AgentDefinition } from '../agents/define-agent';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { loadConnectionConfig } from './connection-config';
 
+/** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
+
 export interface AgentWorkerOptions {
   agents: AgentDefinition[];
   /** Default: Temporal's environment configuration (see loadConnectionConfig). */
@@ -44,6 +47,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
     }),
     shutdownGraceTime: '10s',
+    // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
+    // replayed from history when a decision arrives) instead of growing the worker with their number.
+    maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
     ...options.workerOptions,
   });
 }

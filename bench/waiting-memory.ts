@@ -1,0 +1,73 @@
+/**
+ * Worker memory with many tasks waiting for a person: a `durable-agent worker` child process, N
+ * tasks each parked on an approval, RSS read from /proc before and after. Waiting tasks should leave
+ * the worker's workflow cache (bounded by maxCachedWorkflows), so RSS must not grow with N.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { startHarness, type Harness } from '../test/support/harness';
+import { spawnCli } from '../test/support/processes';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
+
+export interface MemoryRow {
+  waitingTasks: number;
+  workerRssMb: number;
+  secondsToPark: number;
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function countWaiting(h: Harness): Promise<number> {
+  const res = await h.client.client.workflowService.countWorkflowExecutions({
+    namespace: 'default',
+    query: `WorkflowType = 'agentTask' AND AgentStatus = 'awaiting_approval' AND TaskQueue = '${h.taskQueue}'`,
+  });
+  return Number(res.count);
+}
+
+export async function measureWaitingMemory(levels: number[]): Promise<MemoryRow[]> {
+  const h = await startHarness();
+  const worker = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url]);
+  const rows: MemoryRow[] = [];
+  try {
+    await sleep(8_000); // bundle, connect, first polls
+    const script = h.script([
+      { content: [{ type: 'tool_use', name: 'delete_file', input: { path: 'inbox/customer-note.txt' } }] },
+      { content: [{ type: 'text', text: 'done' }] },
+    ]);
+    let started = 0;
+    for (const level of levels) {
+      const t0 = Date.now();
+      while (started < level) {
+        const batch = Math.min(50, level - started);
+        await Promise.all(
+          Array.from({ length: batch }, (_, i) =>
+            h.client.start({ agent: 'demo', prompt: 'wait for me', model: { provider: 'scripted', script } }, { taskId: `wait-${started + i}` }),
+          ),
+        );
+        started += batch;
+      }
+      while ((await countWaiting(h)) < level) await sleep(1_000);
+      const secondsToPark = (Date.now() - t0) / 1000;
+      await sleep(5_000); // let the worker settle and collect garbage
+      rows.push({ waitingTasks: level, workerRssMb: Math.round(rssMb(worker.pid!)), secondsToPark: Math.round(secondsToPark) });
+      console.log(`  ${level} waiting: worker RSS ${rows.at(-1)!.workerRssMb} MB`);
+    }
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.on('exit', r));
+    await h.close();
+  }
+  return rows;
+}
+
+export async function runWaitingMemory(outDir: string, levels = [0, 250, 1_000, 2_000]): Promise<MemoryRow[]> {
+  const rows = await measureWaitingMemory(levels);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(
+    path.join(outDir, 'waiting-memory.json'),
+    JSON.stringify({ measuredAt: new Date().toISOString(), maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS, rows }, null, 2) + '\n',
+  );
+  return rows;
+}
