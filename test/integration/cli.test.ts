@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, type Harness } from '../support/harness';
-import { runCli } from '../support/processes';
+import { runCli, spawnCli, waitFor } from '../support/processes';
 
 const exec = promisify(execFile);
 let h: Harness;
@@ -90,4 +90,44 @@ test('an unreachable server gives one line naming the address, and exit 4', asyn
   expect(run.code).toBe(4);
   expect(run.stderr.trim().split('\n')).toHaveLength(1);
   expect(run.stderr).toContain('Cannot reach Temporal at 127.0.0.1:1');
+});
+
+test('watch shows a pending approval with its arguments and the commands to answer; approve, unblock and message work from the CLI', async () => {
+  const script = h.script([
+    callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+    callTool('list_files', { dir: '.' }),
+    answer('all done'),
+  ]);
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    const started = await runCli(['start', 'tidy up', '--agent', 'demo', '--script', script, '--id', 'cli-people', '--max-turns', '2', '--json', ...at()]);
+    expect(JSON.parse(started.stdout)).toMatchObject({ taskId: 'cli-people' });
+    const watcher = spawnCli(['watch', 'cli-people', ...at()]);
+    let seen = '';
+    watcher.stdout!.on('data', (d) => (seen += d));
+    const watchExit = new Promise<number | null>((resolve) => watcher.on('exit', resolve));
+    await waitFor('the approval in watch', () => (seen.includes('APPROVAL NEEDED') ? true : undefined));
+    expect(seen).toContain('delete_file [destructive]');
+    expect(seen).toContain('arguments: {"path":"inbox/customer-note.txt"}');
+    expect(seen).toMatch(/durable-agent approve cli-people \S+ --as YOUR_NAME/);
+
+    const message = await runCli(['message', 'cli-people', 'keep a backup next time', '--as', 'lead', ...at()]);
+    expect(message.code).toBe(0);
+    const approved = await runCli(['approve', 'cli-people', '--as', 'ana', ...at()]);
+    expect(approved.stdout).toMatch(/^approved \S+ on cli-people/);
+
+    await waitFor('the turn-budget block in watch', () => (seen.includes('BLOCKED') ? true : undefined));
+    const wrong = await runCli(['unblock', 'cli-people', '--as', 'ana', '--turns', '1', ...at()]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('refused: budget.turns must be an integer above what is used (2)');
+    const unblocked = await runCli(['unblock', 'cli-people', '--as', 'ana', '--turns', '3', ...at()]);
+    expect(unblocked.code).toBe(0);
+    expect(await watchExit).toBe(0);
+    expect(seen).toContain('all done');
+
+    const status = await runCli(['status', 'cli-people', ...at()]);
+    expect(status.stdout).toContain('audit trail:');
+    expect(status.stdout).toMatch(/delete_file approved by ana/);
+    expect(status.stdout).toContain('message from lead: keep a backup next time');
+  });
 });
