@@ -5,8 +5,8 @@
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { startHarness, type Harness } from '../test/support/harness';
-import { spawnCli } from '../test/support/processes';
+import { spawnWorker, startHarness, type Harness } from '../test/support/harness';
+
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 
 export interface MemoryRow {
@@ -28,7 +28,7 @@ async function countWaiting(h: Harness): Promise<number> {
 
 export async function measureWaitingMemory(levels: number[]): Promise<MemoryRow[]> {
   const h = await startHarness();
-  const worker = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url]);
+  const worker = spawnWorker(h);
   const rows: MemoryRow[] = [];
   try {
     await sleep(8_000); // bundle, connect, first polls

@@ -12,6 +12,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { UpdateDefinition } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import {
@@ -139,35 +140,17 @@ export class TaskClient {
 
   /** Resumes a blocked task. Rejected (nothing written to history) when it is not blocked or the input is wrong. */
   async unblock(taskId: string, input: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
-    return this.withNotFound(taskId, () =>
-      this.handle(taskId)
-        .executeUpdate(unblockUpdate, { args: [input] })
-        .catch((err: unknown) => {
-          throw rejectedOr(err, taskId);
-        }),
-    );
+    return this.update(taskId, unblockUpdate, input);
   }
 
   /** Approves a pending approval, optionally with edited arguments. Rejected when the id is unknown, stale or decided. */
   async approve(taskId: string, input: ApproveInput): Promise<ApprovalAnswer> {
-    return this.withNotFound(taskId, () =>
-      this.handle(taskId)
-        .executeUpdate(approveUpdate, { args: [input] })
-        .catch((err: unknown) => {
-          throw rejectedOr(err, taskId);
-        }),
-    );
+    return this.update(taskId, approveUpdate, input);
   }
 
   /** Denies a pending approval; the model is told the reason. */
   async deny(taskId: string, input: DenyInput): Promise<ApprovalAnswer> {
-    return this.withNotFound(taskId, () =>
-      this.handle(taskId)
-        .executeUpdate(denyUpdate, { args: [input] })
-        .catch((err: unknown) => {
-          throw rejectedOr(err, taskId);
-        }),
-    );
+    return this.update(taskId, denyUpdate, input);
   }
 
   /** Adds a person's guidance; the model reads it before its next call. */
@@ -244,6 +227,17 @@ export class TaskClient {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /** Sends an update; a rejection (validator or handler) becomes a TaskRejectedError with its reason. */
+  private async update<Ret, Arg>(taskId: string, definition: UpdateDefinition<Ret, [Arg]>, input: Arg): Promise<Ret> {
+    return this.withNotFound(taskId, () =>
+      this.handle(taskId)
+        .executeUpdate<Ret, [Arg]>(definition, { args: [input] })
+        .catch((err: unknown) => {
+          throw rejectedOr(err, taskId);
+        }),
+    );
   }
 
   private async withNotFound<T>(taskId: string, fn: () => Promise<T>): Promise<T> {

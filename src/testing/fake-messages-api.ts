@@ -4,8 +4,8 @@
  * real API produces (429 with retry-after, 529, 500, 400 "prompt is too long", 401, a dropped
  * connection, a truncated body, a slow answer).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { LoopbackHttpServer } from '../net/loopback-http-server';
 import type { AssistantBlock, StopReason } from '../protocol/messages';
 
 export type FakeReply =
@@ -47,8 +47,7 @@ export interface RecordedRequest {
   at: number;
 }
 
-export class FakeMessagesApi {
-  private server?: http.Server;
+export class FakeMessagesApi extends LoopbackHttpServer {
   private readonly replies: FakeReply[] = [];
   readonly requests: RecordedRequest[] = [];
   private ids = 0;
@@ -63,25 +62,7 @@ export class FakeMessagesApi {
     return this.replies.length;
   }
 
-  async start(): Promise<string> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this.url;
-  }
-
-  get url(): string {
-    if (!this.server) throw new Error('FakeMessagesApi is not started');
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = undefined;
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
       return this.sendError(res, { kind: 'error', status: 404, errorType: 'not_found_error', message: `no route ${req.url}` });
     }

@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { createAgentWorker } from '../../src/worker/create-worker';
-import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
-import { runCli, spawnCli } from '../support/processes';
+import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { runCli } from '../support/processes';
 
 const exec = promisify(execFile);
 let h: Harness;
@@ -164,7 +164,7 @@ test('an approval survives a worker SIGKILL: a new worker picks the task up, the
   writeFileSync(fileIn('crash.txt'), 'x');
   const script = h.script([callTool('delete_file', { path: 'crash.txt' }), answer('survived the crash')]);
   const taskId = h.taskId('approval-crash');
-  const doomed = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url]);
+  const doomed = spawnWorker(h);
   const exited = new Promise((resolve) => doomed.on('exit', resolve));
   try {
     await h.client.start({ agent: 'demo', prompt: 'x', model: { provider: 'scripted', script } }, { taskId });

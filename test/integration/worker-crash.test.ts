@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, startHarness, type Harness } from '../support/harness';
-import { spawnCli, waitFor } from '../support/processes';
+import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
 
 let h: Harness;
 beforeAll(async () => {
@@ -21,13 +21,7 @@ test('a worker killed with SIGKILL in the middle of a tool call is replaced, and
     answer('survived'),
   ]);
   const taskId = h.taskId('crash');
-  const doomed = spawnCli([
-    'worker',
-    '--address', h.server.address,
-    '--task-queue', h.taskQueue,
-    '--workspace', h.workspaceDir,
-    '--orders-url', h.orders.url,
-  ]);
+  const doomed = spawnWorker(h);
   const exited = new Promise<NodeJS.Signals | null>((resolve) => doomed.on('exit', (_code, signal) => resolve(signal)));
   try {
     await h.client.start({ agent: 'demo', prompt: 'survive', model: { provider: 'scripted', script } }, { taskId });
@@ -61,13 +55,7 @@ test('SIGTERM drains the worker: the tool call in flight finishes (no retry), th
   h.orders.inject({ kind: 'slow', delayMs: 2_000 }, 1);
   const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('drained')]);
   const taskId = h.taskId('drain');
-  const worker = spawnCli([
-    'worker',
-    '--address', h.server.address,
-    '--task-queue', h.taskQueue,
-    '--workspace', h.workspaceDir,
-    '--orders-url', h.orders.url,
-  ]);
+  const worker = spawnWorker(h);
   let stderr = '';
   worker.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { installQuietRuntime } from './quiet-runtime';
+import { spawnCli } from './processes';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
 import type { AgentDefinition } from '../../src/agents/define-agent';
@@ -140,4 +142,9 @@ export async function statusWhen(h: Harness, taskId: string, accept: (s: TaskSta
 /** The parsed content of each tool_result, in order. */
 export function parsedResults(transcript: TranscriptView): { error?: ToolError; [k: string]: unknown }[] {
   return toolResultsOf(transcript).map((r) => JSON.parse(r.content));
+}
+
+/** `durable-agent worker` as a child process on this harness's server, task queue, workspace and orders service. */
+export function spawnWorker(h: Harness): ChildProcess {
+  return spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url]);
 }

@@ -3,8 +3,8 @@
  * told to misbehave the way the seeds describe (truncated JSON, 503s, 429 with Retry-After, 403,
  * an empty first page, slow answers, dropped connections), so the guard meets real failures.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { LoopbackHttpServer } from '../../net/loopback-http-server';
 
 export const ORDER_STATUSES = ['placed', 'shipped', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -46,8 +46,7 @@ export interface OrdersServiceOptions {
   orders?: Order[];
 }
 
-export class OrdersService {
-  private server?: http.Server;
+export class OrdersService extends LoopbackHttpServer {
   private readonly faults: QueuedFault[] = [];
   private readonly pageSize: number;
   private readonly orders: Order[];
@@ -55,6 +54,7 @@ export class OrdersService {
   readonly requests: { route: 'live' | 'archive'; customer_id: string | null; status: string | null; page: number; at: number }[] = [];
 
   constructor(options: OrdersServiceOptions = {}) {
+    super();
     this.pageSize = options.pageSize ?? 5;
     this.orders = options.orders ?? sampleOrders();
   }
@@ -69,28 +69,7 @@ export class OrdersService {
     this.faults.length = 0;
   }
 
-  async start(port = 0): Promise<string> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, '127.0.0.1', resolve);
-    });
-    return this.url;
-  }
-
-  get url(): string {
-    if (!this.server) throw new Error('OrdersService is not started');
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = undefined;
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = url.pathname === '/orders' ? 'live' : url.pathname === '/archive/orders' ? 'archive' : undefined;
     if (req.method !== 'GET' || !route) {
