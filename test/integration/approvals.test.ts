@@ -221,3 +221,19 @@ test('inform: exhausted transient retries notify people through the webhook, and
     hook.close();
   }
 });
+
+test('an approval whose default action is block: on expiry the task blocks; a late approval still runs it', async () => {
+  writeFileSync(fileIn('late.txt'), 'x');
+  const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { approvalTimeoutMs: 800, onExpiry: 'block' } });
+  const script = h.script([callTool('delete_file', { path: 'late.txt' }), answer('late but done')]);
+  const taskId = h.taskId('expiry-block');
+  const worker = await h.worker([agent]);
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'x', model: { provider: 'scripted', script } }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'approval_expired' });
+    await h.client.approve(taskId, { approvalId: blocked.pendingApprovals[0]!.id, by: 'ana', comment: 'sorry, was away' });
+    expect(await h.client.result(taskId)).toMatchObject({ text: 'late but done' });
+  });
+  expect(existsSync(fileIn('late.txt'))).toBe(false);
+});
