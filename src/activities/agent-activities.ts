@@ -8,6 +8,7 @@ import type { AgentDefinition } from '../agents/define-agent';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
 import type { Model } from '../models/model';
+import { costOf, loadPrices, type PriceTable } from '../models/pricing';
 import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
@@ -18,13 +19,31 @@ import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 
+/** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
+export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
+
 export interface ActivityDependencies {
+  /** USD per million tokens per model; merged over DEFAULT_PRICES and DURABLE_AGENT_PRICES. */
+  prices?: PriceTable;
+  /** Default DEFAULT_MAX_TOOL_RESULT_CHARS. */
+  maxToolResultChars?: number;
   /** Where `inform` escalations are POSTed as JSON, besides the worker's log. Default: DURABLE_AGENT_WEBHOOK_URL. */
   webhookUrl?: string;
   agents: AgentDefinition[];
   modelEnv?: ModelEnvironment;
   /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
   models?: Record<string, Model>;
+}
+
+/** Keeps a huge result out of history: the model gets the start and how to ask for the rest. */
+function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
+  const text = JSON.stringify(outcome.output) ?? '';
+  if (text.length <= maxChars) return outcome;
+  const output = {
+    cut_result: text.slice(0, maxChars),
+    note: `Result cut: the first ${maxChars} of ${text.length} characters are shown (${text.length - maxChars} cut). Ask for the rest with narrower arguments (an offset, a page, a filter).`,
+  };
+  return outcome.kind === 'flagged' ? { ...outcome, output } : { kind: 'ok', output };
 }
 
 export function createActivities(deps: ActivityDependencies): AgentActivities {
@@ -46,6 +65,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   }
 
   const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
+  const prices = loadPrices(deps.prices);
+  const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
 
   return {
     async prepareToolCall({ agent, tool: toolName, input }) {
@@ -94,7 +115,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async callModel({ model, system, messages, tools }) {
       const attempt = Context.current().info.attempt;
       try {
-        return await createModel(model, modelEnv, deps.models).complete({ system, messages, tools });
+        const turn = await createModel(model, modelEnv, deps.models).complete({ system, messages, tools });
+        const costUsd = costOf(turn.model, turn.usage, prices);
+        return costUsd === undefined ? turn : { ...turn, costUsd };
       } catch (err) {
         throw toApplicationFailure(classifyModelError(err), attempt);
       }
@@ -121,7 +144,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         heartbeat: (details) => ctx.heartbeat(details),
       });
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
-      return result;
+      return cutIfLarge(result, maxResultChars);
     },
   };
 }

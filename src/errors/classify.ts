@@ -71,12 +71,12 @@ export function classify(err: unknown): Classified {
   if (isTimeout(err)) {
     return { error: toolError('transient', 'timeout', messageOf(err), 'The call timed out.') };
   }
-  if (err instanceof SyntaxError) {
+  if (isNamed(err, 'SyntaxError')) {
     return {
       error: toolError(
         'schema_mismatch',
         'invalid_json',
-        `Tool output is not valid JSON: ${err.message}`,
+        `Tool output is not valid JSON: ${messageOf(err)}`,
         "The tool itself is broken; don't retry with the same arguments.",
       ),
     };
@@ -150,7 +150,19 @@ function isTimeout(err: unknown): boolean {
   return name === 'TimeoutError' || name === 'AbortError';
 }
 
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return typeof err === 'string' ? err : JSON.stringify(err);
+/**
+ * Errors are read by shape, not `instanceof`: an error from another realm (a vm context, a worker
+ * thread, a test runner's sandbox) is still an error.
+ */
+export function isNamed(err: unknown, name: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
+}
+
+export function messageOf(err: unknown): string {
+  if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') {
+    const { message, name } = err as { message: string; name?: unknown };
+    return message || (typeof name === 'string' ? name : 'error');
+  }
+  if (typeof err === 'string') return err;
+  return JSON.stringify(err) ?? String(err);
 }

@@ -37,12 +37,17 @@ export class AnthropicModel implements Model {
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
+    // Prompt caching: the system prompt and the tool definitions are the same on every turn of a
+    // task, so they are marked as a cache breakpoint (the last tool closes the cached prefix).
+    const tools = request.tools.map((t, i) =>
+      i === request.tools.length - 1 ? { ...t, cache_control: { type: 'ephemeral' as const } } : t,
+    ) as Anthropic.Tool[];
     const response = await this.client.messages.create({
       model: this.id,
       max_tokens: this.maxTokens,
-      system: request.system,
+      system: request.system ? [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }] : [],
       messages: request.messages as Anthropic.MessageParam[],
-      ...(request.tools.length ? { tools: request.tools as Anthropic.Tool[] } : {}),
+      ...(tools.length ? { tools } : {}),
     });
     const content: AssistantBlock[] = [];
     for (const block of response.content) {
@@ -52,7 +57,12 @@ export class AnthropicModel implements Model {
     return {
       content,
       stopReason: (response.stop_reason ?? 'end_turn') as StopReason,
-      usage: { inputTokens: response.usage.input_tokens, outputTokens: response.usage.output_tokens },
+      usage: {
+        inputTokens: response.usage.input_tokens,
+        outputTokens: response.usage.output_tokens,
+        ...(response.usage.cache_creation_input_tokens ? { cacheWriteTokens: response.usage.cache_creation_input_tokens } : {}),
+        ...(response.usage.cache_read_input_tokens ? { cacheReadTokens: response.usage.cache_read_input_tokens } : {}),
+      },
       model: response.model,
     };
   }

@@ -3,7 +3,7 @@
  * as tool errors.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { classify, type Classified } from '../errors/classify';
+import { classify, isNamed, messageOf, type Classified } from '../errors/classify';
 import { retryAfterMs } from '../errors/retry-after';
 import { toolError } from '../protocol/tool-error';
 
@@ -35,6 +35,10 @@ export function classifyModelError(err: unknown): Classified {
         ),
       };
     }
+  }
+  // A body cut off mid-JSON is a network problem here, not a broken contract: asking again helps.
+  if (isNamed(err, 'SyntaxError')) {
+    return { error: toolError('transient', 'truncated_response', `The model API's answer was cut off: ${messageOf(err)}`) };
   }
   return classify(err);
 }

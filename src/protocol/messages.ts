@@ -41,6 +41,9 @@ export type StopReason =
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Prompt-cache writes and reads, where the model reports them. */
+  cacheWriteTokens?: number;
+  cacheReadTokens?: number;
 }
 
 /** What one model call returns to the workflow. */
@@ -50,6 +53,8 @@ export interface ModelTurn {
   usage: Usage;
   /** The model that answered, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
   model: string;
+  /** USD for this call from the worker's price table; absent when the model has no price. */
+  costUsd?: number;
 }
 
 /** The model-facing description of a tool (Anthropic's `tools` entry). */

@@ -37,6 +37,10 @@ export interface Budgets {
   toolCallsPerTurn: number;
   /** Consecutive invalid calls (model errors) to one tool before a person is asked to step in. */
   correctionsPerTool: number;
+  /** Input + output tokens per task. Unlimited when absent. */
+  tokens?: number;
+  /** USD per task, from the worker's price table. Unlimited when absent. */
+  costUsd?: number;
 }
 
 export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
@@ -68,7 +72,7 @@ export interface UnblockInput {
   /** Guidance for the model, added to the conversation. */
   message?: string;
   /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
-  budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls'>>;
+  budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls' | 'tokens' | 'costUsd'>>;
 }
 
 /** A risky tool call waiting for a person: a durable object with an id, bound to its exact arguments. */
@@ -205,7 +209,16 @@ export interface TaskStatus {
   agentStatus: AgentStatus;
   model: string;
   turn: number;
-  budgets: { turns: BudgetReading; toolCalls: BudgetReading; toolCallsPerTurn: number; correctionsPerTool: number };
+  budgets: {
+    turns: BudgetReading;
+    toolCalls: BudgetReading;
+    toolCallsPerTurn: number;
+    correctionsPerTool: number;
+    tokens?: BudgetReading;
+    costUsd?: BudgetReading;
+  };
+  /** Models that answered without a price in the worker's table (their cost counts as 0). */
+  unpricedModels: string[];
   toolCalls: { total: number; succeeded: number; failed: number };
   /** Approvals waiting on a person, with their exact arguments. */
   pendingApprovals: ApprovalRequest[];
@@ -235,7 +248,9 @@ export type TaskOutcome =
   /** A budget ran out and the model gave its answer in a last call without tools. */
   | 'budget_exhausted'
   /** The model declined (stop_reason `refusal`). */
-  | 'refused';
+  | 'refused'
+  /** The answer was still cut at max_tokens after the continuations allowed. */
+  | 'max_tokens';
 
 export interface TaskResult {
   outcome: TaskOutcome;

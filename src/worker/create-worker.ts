@@ -25,6 +25,10 @@ export interface AgentWorkerOptions {
   models?: ActivityDependencies['models'];
   /** Where `inform` escalations are POSTed. Default: DURABLE_AGENT_WEBHOOK_URL. */
   webhookUrl?: string;
+  /** USD per million tokens per model, over the defaults (see models/pricing.ts). */
+  prices?: ActivityDependencies['prices'];
+  /** Tool results longer than this (JSON chars) are cut before they enter history. Default 50 000. */
+  maxToolResultChars?: number;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -45,6 +49,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
       ...(options.models ? { models: options.models } : {}),
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
+      ...(options.prices ? { prices: options.prices } : {}),
+      ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
     }),
     shutdownGraceTime: '10s',
     // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are

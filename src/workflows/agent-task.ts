@@ -41,6 +41,9 @@ import { runTurnTools } from './turn-tools';
 const { describeAgent, prepareToolCall, notify } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
+/** How many times an answer cut at max_tokens is continued before the task reports it. */
+const MAX_CONTINUATIONS = 2;
+
 /** Histories recorded before the ledger, budgets and escalations replay with the old behaviour. */
 export const GUARDED_CALLS_PATCH = 'guarded-calls';
 /** Histories recorded before approvals, inform notices and model-failure blocks replay without them. */
@@ -163,18 +166,34 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     });
   };
 
-  /** The model call; when it fails for good and a person can fix it, the task blocks and then tries again. */
+  /**
+   * The model call. A conversation too long for the model is compacted (old tool results) and tried
+   * once more; a failure a person can fix (a revoked key, a spend limit) blocks, then tries again.
+   */
   const callModelOrBlock = async (request: Parameters<typeof callModel>[0]) => {
+    let compacted = false;
     for (;;) {
       state.flushGuidance();
       try {
-        return await callModel({ ...request, messages: state.messages });
+        const reply = await callModel({ ...request, messages: state.messages });
+        if (reply.stopReason !== 'model_context_window_exceeded') return reply;
+        throw ApplicationFailure.create({
+          message: 'The conversation no longer fits the model context window.',
+          type: 'resource',
+          nonRetryable: true,
+          details: [toolError('resource', 'context_too_long', 'The conversation no longer fits the model context window.')],
+        });
       } catch (err) {
         if (isCancellation(err) || !people) throw err;
         const error = taskErrorFrom(err);
+        if (error.code === 'context_too_long' && !compacted && state.compactOldToolResults() > 0) {
+          compacted = true;
+          continue;
+        }
         if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
         state.lastError = error;
         await blockFor(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
+        compacted = false;
       }
     }
   };
@@ -185,6 +204,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
     const toolSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
     let withoutTools = false;
+    let continuations = 0;
 
     for (;;) {
       if (state.turnsLeft === 0 && !withoutTools) {
@@ -192,6 +212,11 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
         // Unblocked without more turns: one last call, without tools, to answer with what it has.
         if (!raised) withoutTools = true;
+      }
+      const spent = state.spentSpendBudget();
+      if (spent) {
+        const raised = await blockFor(spent.code, spent.reason, () => (state.spentSpendBudget() ? 0 : 1));
+        if (!raised) return await finish('budget_exhausted');
       }
       state.startTurn();
       publishStatus();
@@ -205,6 +230,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 
       if (reply.stopReason === 'refusal') return await finish('refused');
       const uses = toolUsesOf(reply.content);
+      if (reply.stopReason === 'max_tokens' && uses.length === 0) {
+        // Cut off mid-answer: the conversation ends with the partial answer, so the next call continues it.
+        continuations += 1;
+        if (continuations <= MAX_CONTINUATIONS && state.turnsLeft > 0) continue;
+        return await finish('max_tokens');
+      }
+      continuations = 0;
       if (uses.length === 0 || withoutTools) {
         // pause_turn: the API paused a long turn; sending the conversation back resumes it.
         if (reply.stopReason === 'pause_turn' && !withoutTools) continue;
@@ -270,7 +302,8 @@ function assertValidInput(input: TaskInput): void {
       problems.push('`maxTurns` must be an integer >= 1');
     }
     for (const [name, value] of Object.entries(input.budgets ?? {})) {
-      if (!Number.isInteger(value) || (value as number) < 1) problems.push(`\`budgets.${name}\` must be an integer >= 1`);
+      const ok = name === 'costUsd' ? typeof value === 'number' && value > 0 : Number.isInteger(value) && (value as number) >= 1;
+      if (!ok) problems.push(`\`budgets.${name}\` must be ${name === 'costUsd' ? 'a positive number' : 'an integer >= 1'}`);
     }
   }
   if (problems.length) {

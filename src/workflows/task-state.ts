@@ -54,7 +54,9 @@ export class TaskState {
   manifest?: AgentManifest;
   readonly messages: Message[] = [];
   readonly toolCalls = { total: 0, succeeded: 0, failed: 0 };
-  readonly usage = { inputTokens: 0, outputTokens: 0 };
+  readonly usage = { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 };
+  costUsd = 0;
+  readonly unpricedModels: string[] = [];
   readonly ledger = new ToolLedger();
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
   readonly corrections: Record<string, number> = {};
@@ -119,6 +121,10 @@ export class TaskState {
     this.model = reply.model;
     this.usage.inputTokens += reply.usage.inputTokens;
     this.usage.outputTokens += reply.usage.outputTokens;
+    this.usage.cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
+    this.usage.cacheReadTokens += reply.usage.cacheReadTokens ?? 0;
+    if (reply.costUsd !== undefined) this.costUsd += reply.costUsd;
+    else if (!reply.model.startsWith('scripted:') && !this.unpricedModels.includes(reply.model)) this.unpricedModels.push(reply.model);
     this.messages.push({ role: 'assistant', content: reply.content });
     const text = textOf(reply.content);
     const tools = reply.content.filter((b) => b.type === 'tool_use').length;
@@ -189,6 +195,8 @@ export class TaskState {
     const turnsLeft = this.turnsLeft;
     const callsLeft = this.toolCallsLeft;
     const parts = [`[budget] turn ${this.turn} of ${this.budgets.turns}; ${callsLeft} of ${this.budgets.toolCalls} tool calls left.`];
+    if (this.budgets.tokens !== undefined) parts.push(`${Math.max(0, this.budgets.tokens - this.tokensUsed)} of ${this.budgets.tokens} tokens left.`);
+    if (this.budgets.costUsd !== undefined) parts.push(`$${Math.max(0, this.budgets.costUsd - this.costUsd).toFixed(4)} of $${this.budgets.costUsd} left.`);
     if (turnsLeft <= Math.max(2, Math.floor(this.budgets.turns * 0.2)) || callsLeft <= Math.max(3, Math.floor(this.budgets.toolCalls * 0.2))) {
       parts.push('Warning: the budget is nearly spent; finish with what you have rather than starting new work.');
     }
@@ -250,6 +258,42 @@ export class TaskState {
     this.record('informed', `${code}: ${message}`);
   }
 
+  get tokensUsed(): number {
+    return this.usage.inputTokens + this.usage.outputTokens;
+  }
+
+  /** The token or cost budget that is spent, if one is. */
+  spentSpendBudget(): { code: string; reason: string } | undefined {
+    const { tokens, costUsd } = this.budgets;
+    if (tokens !== undefined && this.tokensUsed >= tokens) {
+      return { code: 'token_budget', reason: `The task used ${this.tokensUsed} of its ${tokens} tokens.` };
+    }
+    if (costUsd !== undefined && this.costUsd >= costUsd) {
+      return { code: 'cost_budget', reason: `The task spent $${this.costUsd.toFixed(4)} of its $${costUsd} budget.` };
+    }
+    return undefined;
+  }
+
+  /**
+   * Makes room in the context window: the content of tool results older than the last `keepTurns`
+   * turns is replaced by a short note. Returns how many characters were removed.
+   */
+  compactOldToolResults(keepTurns = 2): number {
+    let removed = 0;
+    const userTurns = this.messages.map((m, i) => (m.role === 'user' && Array.isArray(m.content) ? i : -1)).filter((i) => i >= 0);
+    for (const index of userTurns.slice(0, Math.max(0, userTurns.length - keepTurns))) {
+      const message = this.messages[index]!;
+      if (!Array.isArray(message.content)) continue;
+      for (const block of message.content) {
+        if (block.type !== 'tool_result' || block.content.length < 200) continue;
+        removed += block.content.length;
+        block.content = JSON.stringify({ compacted: `${block.content.length} characters removed to fit the context window; call the tool again if you need this.` });
+      }
+    }
+    if (removed) this.record('informed', `compacted old tool results: ${removed} characters removed`);
+    return removed;
+  }
+
   block(code: string, reason: string): Escalation {
     const escalation: Escalation = { id: this.clock.newId(), level: 'block', code, reason, turn: this.turn, at: this.nowIso() };
     this.escalations.push(escalation);
@@ -264,11 +308,12 @@ export class TaskState {
     if (typeof input.by !== 'string' || !input.by.trim()) return '`by` (who unblocks) is required';
     if (this.phase !== 'blocked') return `the task is not blocked (it is ${this.agentStatus})`;
     if (input.message !== undefined && typeof input.message !== 'string') return '`message` must be a string';
+    const used: Record<string, number> = { turns: this.turn, toolCalls: this.toolCalls.total, tokens: this.tokensUsed, costUsd: this.costUsd };
     for (const [name, value] of Object.entries(input.budget ?? {})) {
-      if (name !== 'turns' && name !== 'toolCalls') return `unknown budget "${name}" (turns, toolCalls)`;
-      const used = name === 'turns' ? this.turn : this.toolCalls.total;
-      if (!Number.isInteger(value) || (value as number) <= used) {
-        return `budget.${name} must be an integer above what is used (${used}), got ${JSON.stringify(value)}`;
+      if (!(name in used)) return `unknown budget "${name}" (turns, toolCalls, tokens, costUsd)`;
+      const wholeNumber = name !== 'costUsd';
+      if (typeof value !== 'number' || (wholeNumber && !Number.isInteger(value)) || value <= used[name]!) {
+        return `budget.${name} must be ${wholeNumber ? 'an integer' : 'a number'} above what is used (${used[name]}), got ${JSON.stringify(value)}`;
       }
     }
     return undefined;
@@ -276,7 +321,7 @@ export class TaskState {
 
   unblock(input: UnblockInput): Escalation {
     const escalation = this.blocked!;
-    const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as 'turns' | 'toolCalls']} -> ${v}`);
+    const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as keyof Budgets] ?? 'unlimited'} -> ${v}`);
     this.budgets = { ...this.budgets, ...input.budget };
     const how = [raised.length ? `raised ${raised.join(', ')}` : 'no budget change', input.message ? `message: ${oneLine(input.message)}` : '']
       .filter(Boolean)
@@ -293,15 +338,22 @@ export class TaskState {
   }
 
   complete(outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult {
+    // An answer continued after max_tokens spans the trailing assistant messages.
+    const trailing: string[] = [];
+    for (let i = this.messages.length - 1; i >= 0 && this.messages[i]!.role === 'assistant'; i--) {
+      const message = this.messages[i]!;
+      // Untrimmed: the parts of a continued answer meet mid-sentence.
+      if (message.role === 'assistant') trailing.unshift(message.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+    }
     const last = [...this.messages].reverse().find((m) => m.role === 'assistant');
-    const text = last && last.role === 'assistant' ? textOf(last.content) : '';
+    const text = trailing.length > 1 ? trailing.join('').trim() : last && last.role === 'assistant' ? textOf(last.content) : '';
     this.result = {
       outcome,
       text,
       turns: this.turn,
       toolCalls: this.toolCalls.total,
       usage: { ...this.usage },
-      costUsd: 0,
+      costUsd: this.costUsd,
       model: this.model,
       ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
     };
@@ -334,7 +386,14 @@ export class TaskState {
         toolCalls: { used: this.toolCalls.total, limit: this.budgets.toolCalls, left: this.toolCallsLeft },
         toolCallsPerTurn: this.budgets.toolCallsPerTurn,
         correctionsPerTool: this.budgets.correctionsPerTool,
+        ...(this.budgets.tokens !== undefined
+          ? { tokens: { used: this.tokensUsed, limit: this.budgets.tokens, left: Math.max(0, this.budgets.tokens - this.tokensUsed) } }
+          : {}),
+        ...(this.budgets.costUsd !== undefined
+          ? { costUsd: { used: this.costUsd, limit: this.budgets.costUsd, left: Math.max(0, this.budgets.costUsd - this.costUsd) } }
+          : {}),
       },
+      unpricedModels: [...this.unpricedModels],
       toolCalls: { ...this.toolCalls },
       pendingApprovals: this.pendingApprovals.map((a) => ({ ...a })),
       approvals: this.approvals.map((a) => ({ ...a })),
@@ -343,7 +402,7 @@ export class TaskState {
       ...(blocked ? { blocked: { ...blocked } } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       usage: { ...this.usage },
-      costUsd: 0,
+      costUsd: this.costUsd,
       events: this.events.slice(-STATUS_EVENT_WINDOW),
       eventCount: this.eventCount,
       ...(this.result ? { result: this.result } : {}),

@@ -1,0 +1,131 @@
+/**
+ * The model side against the real @anthropic-ai/sdk and a fake Messages API: each failure's
+ * attempts, class and what a person or the model is told; usage, cost, caching, long answers.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import type { AgentWorkerOptions } from '../../src/worker/create-worker';
+import { createAgentWorker } from '../../src/worker/create-worker';
+import { FakeMessagesApi, fakeErrors, type FakeReply } from '../../src/testing/fake-messages-api';
+import type { TaskInput } from '../../src/protocol/task';
+import { parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+
+let h: Harness;
+const api = new FakeMessagesApi();
+beforeAll(async () => {
+  [h] = await Promise.all([startHarness(), api.start()]);
+});
+afterAll(async () => {
+  await Promise.all([h?.close(), api.stop()]);
+});
+beforeEach(() => {
+  api.requests.length = 0;
+});
+
+const text = (t: string, stopReason?: 'max_tokens'): FakeReply => ({ kind: 'turn', content: [{ type: 'text', text: t }], ...(stopReason ? { stopReason } : {}) });
+const use = (id: string, name: string, input: unknown, usage?: { input: number; output: number }): FakeReply => ({
+  kind: 'turn',
+  content: [{ type: 'tool_use', id, name, input }],
+  ...(usage ? { usage } : {}),
+});
+
+async function claudeTask(input: Omit<TaskInput, 'agent' | 'model'>, drive?: (taskId: string) => Promise<void>, extra: Partial<AgentWorkerOptions> = {}) {
+  const taskId = h.taskId('model');
+  const worker = await createAgentWorker({
+    agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
+    connection: h.connection,
+    namespace: 'default',
+    taskQueue: h.taskQueue,
+    workflowBundle: h.bundle,
+    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
+    ...extra,
+  });
+  return worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', model: { provider: 'anthropic' }, ...input }, { taskId });
+    await drive?.(taskId);
+    const result = await h.client.result(taskId);
+    return { taskId, result, status: await h.client.status(taskId), transcript: await h.client.transcript(taskId) };
+  });
+}
+
+test('500, a dropped connection and a cut-off body are transient: retried by Temporal, and the task keeps its place', async () => {
+  api.enqueue(fakeErrors.internal(), { kind: 'drop_connection' }, { kind: 'truncated' }, text('survived three failures'));
+  const { result, status } = await claudeTask({ prompt: 'hello' });
+  expect(api.requests).toHaveLength(4);
+  expect(result).toMatchObject({ outcome: 'answered', text: 'survived three failures', turns: 1 });
+  expect(status.escalations).toEqual([]);
+  // Every attempt sent the same conversation: nothing was lost or duplicated between retries.
+  expect(new Set(api.requests.map((r) => JSON.stringify(r.body.messages))).size).toBe(1);
+});
+
+test('a spend-limit 429 is not retried: the task blocks for a person and goes on after unblock', async () => {
+  api.enqueue(
+    { kind: 'error', status: 429, errorType: 'rate_limit_error', message: 'Your credit balance is too low to access the API' },
+    text('paid up'),
+  );
+  const { result, status } = await claudeTask({ prompt: 'x' }, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'model_spend_limit' });
+    expect(api.requests).toHaveLength(1);
+    await h.client.unblock(taskId, { by: 'finance' });
+  });
+  expect(result.text).toBe('paid up');
+  expect(status.decisions[0]).toMatchObject({ by: 'finance', action: 'unblock' });
+});
+
+test('400 "prompt is too long": old tool results are compacted and the call is made once more', async () => {
+  for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `big-${n}.txt`), `${n}`.repeat(2_000));
+  api.enqueue(
+    use('t1', 'read_file', { path: 'big-1.txt' }),
+    use('t2', 'read_file', { path: 'big-2.txt' }),
+    use('t3', 'read_file', { path: 'big-3.txt' }),
+    fakeErrors.promptTooLong(),
+    text('fits now'),
+  );
+  const { result } = await claudeTask({ prompt: 'read them all' });
+  expect(result.text).toBe('fits now');
+  const [tooLong, retried] = api.requests.slice(-2);
+  expect(JSON.stringify(tooLong!.body.messages)).toContain('1111111111');
+  expect(JSON.stringify(retried!.body.messages)).not.toContain('1111111111');
+  expect(JSON.stringify(retried!.body.messages)).toContain('removed to fit the context window');
+});
+
+test('an answer cut at max_tokens is continued, and the parts are joined', async () => {
+  api.enqueue(text('The first half, ', 'max_tokens'), text('and the second half.'));
+  const { result } = await claudeTask({ prompt: 'write a lot' });
+  expect(result).toMatchObject({ outcome: 'answered', text: 'The first half, and the second half.' });
+  expect((api.requests[1]!.body.messages.at(-1) as { role: string }).role).toBe('assistant');
+});
+
+test('tokens and cost are counted from the price table; a spent cost budget blocks before the next call', async () => {
+  api.enqueue(use('t1', 'list_files', {}, { input: 1_000, output: 100 }), { kind: 'turn', content: [{ type: 'text', text: 'ok' }], usage: { input: 10, output: 10 } });
+  const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.004 } }, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
+    // claude-sonnet-5-5 at $3 / $15 per million: 1000 in + 100 out = $0.0045.
+    expect(blocked.costUsd).toBeCloseTo(0.0045, 6);
+    expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.004 });
+    await h.client.unblock(taskId, { by: 'ana', budget: { costUsd: 0.01 } });
+  });
+  expect(result).toMatchObject({ outcome: 'answered', usage: { inputTokens: 1_010, outputTokens: 110 } });
+  expect(status.costUsd).toBeCloseTo(0.0045 + 0.00003 + 0.00015, 6);
+});
+
+test('the system prompt and tool definitions are sent as a prompt-cache breakpoint', async () => {
+  api.enqueue(text('cached'));
+  await claudeTask({ prompt: 'x' });
+  const body = api.requests[0]!.body as unknown as { system: { cache_control?: unknown }[]; tools: { cache_control?: unknown }[] };
+  expect(body.system[0]!.cache_control).toEqual({ type: 'ephemeral' });
+  expect(body.tools.at(-1)!.cache_control).toEqual({ type: 'ephemeral' });
+  expect(body.tools.slice(0, -1).every((t) => t.cache_control === undefined)).toBe(true);
+});
+
+test('a tool result over the size limit is cut before it enters history, with a note saying how much', async () => {
+  writeFileSync(path.join(h.workspaceDir, 'huge.txt'), 'x'.repeat(5_000));
+  api.enqueue(use('t1', 'read_file', { path: 'huge.txt' }), text('read what I could'));
+  const { transcript } = await claudeTask({ prompt: 'x' }, undefined, { maxToolResultChars: 1_000 });
+  const [cut] = parsedResults(transcript);
+  expect((cut!.cut_result as string).length).toBe(1_000);
+  expect(cut!.note).toMatch(/Result cut: the first 1000 of \d+ characters are shown/);
+});
