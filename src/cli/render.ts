@@ -32,7 +32,9 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
     `status     ${s.agentStatus} (${s.phase})`,
     `turns      ${s.budgets.turns.used} of ${s.budgets.turns.limit} (${s.budgets.turns.left} left)`,
     `tool calls ${s.toolCalls.total} of ${s.budgets.toolCalls.limit} (${s.toolCalls.succeeded} ok, ${s.toolCalls.failed} failed)`,
-    `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out   cost $${s.costUsd.toFixed(4)}`,
+    `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out${s.budgets.tokens ? ` (budget ${s.budgets.tokens.limit})` : ''}` +
+      `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
+      `${s.unpricedModels.length ? `   (no price for ${s.unpricedModels.join(', ')})` : ''}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
   for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a));
@@ -88,13 +90,13 @@ export function renderBlocked(taskId: string, e: Escalation): string {
     `BLOCKED since ${e.at} (turn ${e.turn}): ${e.reason}`,
     '  resume it:',
     `    durable-agent unblock ${taskId} --as YOUR_NAME --message "what the agent should do now"`,
-    `    durable-agent unblock ${taskId} --as YOUR_NAME --turns N --tool-calls N   (raise the budgets)`,
+    `    durable-agent unblock ${taskId} --as YOUR_NAME --turns N --tool-calls N --tokens N --cost-usd X   (raise a budget)`,
   ].join('\n');
 }
 
 export function renderResult(r: TaskResult): string {
   return [
-    `${r.outcome} after ${r.turns} turns and ${r.toolCalls} tool calls (model ${r.model}, ${r.usage.inputTokens + r.usage.outputTokens} tokens)`,
+    `${r.outcome} after ${r.turns} turns and ${r.toolCalls} tool calls (model ${r.model}, ${r.usage.inputTokens + r.usage.outputTokens} tokens, $${r.costUsd.toFixed(4)})`,
     '',
     r.text || '(the model gave no final text)',
   ].join('\n');

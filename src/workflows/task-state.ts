@@ -128,9 +128,12 @@ export class TaskState {
     this.messages.push({ role: 'assistant', content: reply.content });
     const text = textOf(reply.content);
     const tools = reply.content.filter((b) => b.type === 'tool_use').length;
+    const spend = reply.usage.inputTokens + reply.usage.outputTokens
+      ? ` [${reply.usage.inputTokens + reply.usage.outputTokens} tokens${reply.costUsd !== undefined ? `, $${reply.costUsd.toFixed(4)}; task $${this.costUsd.toFixed(4)}` : ''}]`
+      : '';
     this.record(
       'model_replied',
-      `${reply.stopReason}${tools ? `, ${tools} tool call${tools > 1 ? 's' : ''}` : ''}${text ? `: ${oneLine(text)}` : ''}`,
+      `${reply.stopReason}${tools ? `, ${tools} tool call${tools > 1 ? 's' : ''}` : ''}${spend}${text ? `: ${oneLine(text)}` : ''}`,
     );
   }
 

@@ -7,19 +7,31 @@ import { connectClient } from '../connect';
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
-durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--json]
+durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X] [--json]
 durable-agent message TASK_ID TEXT --as NAME`;
 
 export async function unblockCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...connectionOptions, as: { type: 'string' }, message: { type: 'string' }, turns: { type: 'string' }, 'tool-calls': { type: 'string' }, json: { type: 'boolean' } },
+    {
+      ...connectionOptions,
+      as: { type: 'string' },
+      message: { type: 'string' },
+      turns: { type: 'string' },
+      'tool-calls': { type: 'string' },
+      tokens: { type: 'string' },
+      'cost-usd': { type: 'string' },
+      json: { type: 'boolean' },
+    },
     { min: 1, max: 1, names: 'TASK_ID' },
   );
   if (!values.as) throw usageError('--as NAME is required: every decision records who made it');
   const turns = intOption(values.turns, 'turns');
   const toolCalls = intOption(values['tool-calls'], 'tool-calls');
-  const budget = { ...(turns ? { turns } : {}), ...(toolCalls ? { toolCalls } : {}) };
+  const tokens = intOption(values.tokens, 'tokens');
+  const costUsd = values['cost-usd'] === undefined ? undefined : Number(values['cost-usd']);
+  if (costUsd !== undefined && !(costUsd > 0)) throw usageError(`--cost-usd must be a positive number, got "${values['cost-usd']}"`);
+  const budget = { ...(turns ? { turns } : {}), ...(toolCalls ? { toolCalls } : {}), ...(tokens ? { tokens } : {}), ...(costUsd ? { costUsd } : {}) };
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   try {
