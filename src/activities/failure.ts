@@ -2,16 +2,26 @@
  * Turns a classified error into the ApplicationFailure Temporal acts on: `type` is the error class
  * (what retry policies match), the ToolError rides along in `details` for the workflow to read.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import type { ErrorClass } from '../protocol/tool-error';
 import type { Classified } from '../errors/classify';
 
+const MODELS_BUSINESS = new Set<ErrorClass>(['model', 'schema_mismatch', 'partial_data', 'semantic', 'policy']);
 const BASE_DELAY_MS = 1_000;
 const MAX_DELAY_MS = 30_000;
 
 export function toApplicationFailure(classified: Classified, attempt: number, random: () => number = Math.random): ApplicationFailure {
   const error = { ...classified.error, attempts: attempt };
   if (error.error_class !== 'transient') {
-    return ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+    return ApplicationFailure.create({
+      message: error.detail,
+      type: error.error_class,
+      nonRetryable: true,
+      details: [error],
+      // The model's mistakes and a tool's broken output are handled (the model is told): they
+      // log at DEBUG, not as worker warnings with a stack trace. Outages and permanent errors still warn.
+      ...(MODELS_BUSINESS.has(error.error_class) ? { category: ApplicationFailureCategory.BENIGN } : {}),
+    });
   }
   return ApplicationFailure.create({
     message: error.detail,
