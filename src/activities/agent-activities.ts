@@ -135,6 +135,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         );
       }
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+      // Heartbeat while the tool runs: a dead worker is noticed within the heartbeat timeout, and a
+      // cancellation arrives on ctx.cancellationSignal, which tools pass on (fetch's `signal`).
+      const beat = ctx.info.heartbeatTimeoutMs ? setInterval(() => ctx.heartbeat(), Math.max(200, ctx.info.heartbeatTimeoutMs / 3)) : undefined;
       const result = await guardedCall(tool, input, {
         idempotencyKey: `${workflowId}:${toolUseId}`,
         workflowId,
@@ -142,7 +145,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         attempt: ctx.info.attempt,
         signal: ctx.cancellationSignal,
         heartbeat: (details) => ctx.heartbeat(details),
-      });
+      }).finally(() => clearInterval(beat));
+      // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
       return cutIfLarge(result, maxResultChars);
     },

@@ -5,7 +5,7 @@ import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
-import { approveCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
+import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
 import { installQuietRuntime } from './runtime-logging';
 
 const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
@@ -21,6 +21,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   deny: denyCommand,
   unblock: unblockCommand,
   message: messageCommand,
+  cancel: cancelCommand,
 };
 
 const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.

@@ -153,6 +153,11 @@ export class TaskClient {
     return this.update(taskId, denyUpdate, input);
   }
 
+  /** Asks the task to stop: a running tool call is cancelled through its heartbeat; the partial result stays in status. */
+  async cancel(taskId: string): Promise<void> {
+    await this.withNotFound(taskId, () => this.handle(taskId).cancel());
+  }
+
   /** Adds a person's guidance; the model reads it before its next call. */
   async message(taskId: string, input: MessageInput): Promise<void> {
     if (!input.text?.trim()) throw new RangeError('A message needs text');

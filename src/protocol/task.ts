@@ -250,7 +250,9 @@ export type TaskOutcome =
   /** The model declined (stop_reason `refusal`). */
   | 'refused'
   /** The answer was still cut at max_tokens after the continuations allowed. */
-  | 'max_tokens';
+  | 'max_tokens'
+  /** Cancelled on request; `text` is what the model had said so far. */
+  | 'cancelled';
 
 export interface TaskResult {
   outcome: TaskOutcome;

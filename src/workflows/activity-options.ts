@@ -22,9 +22,17 @@ export const modelCallOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 10 },
 };
 
+/**
+ * The worker heartbeats every running tool call (see runTool), so a call whose worker died is
+ * retried after this long instead of after the tool's whole timeout; cancellation reaches the tool
+ * through the same heartbeat.
+ */
+export const TOOL_HEARTBEAT_TIMEOUT_MS = 5_000;
+
 export function toolCallOptions(tool: ToolManifest): ActivityOptions {
   return {
     startToCloseTimeout: tool.timeoutMs,
+    ...(tool.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
     retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
   };
 }

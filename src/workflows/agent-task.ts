@@ -161,6 +161,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     if (!people) return;
     state.recordInform(code, message);
     await notify({ taskId: workflowInfo().workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
+      if (isCancellation(err)) throw err;
       // A notice that cannot be delivered must not stop the task; it stays in status.
       log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
     });

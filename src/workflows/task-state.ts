@@ -341,6 +341,13 @@ export class TaskState {
   }
 
   complete(outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult {
+    this.result = this.resultSoFar(outcome, finalCallWithoutTools);
+    this.phase = 'completed';
+    this.record('task_completed', `${outcome} after ${this.turn} turns and ${this.toolCalls.total} tool calls`);
+    return this.result;
+  }
+
+  private resultSoFar(outcome: TaskOutcome, finalCallWithoutTools: boolean): TaskResult {
     // An answer continued after max_tokens spans the trailing assistant messages.
     const trailing: string[] = [];
     for (let i = this.messages.length - 1; i >= 0 && this.messages[i]!.role === 'assistant'; i--) {
@@ -350,7 +357,7 @@ export class TaskState {
     }
     const last = [...this.messages].reverse().find((m) => m.role === 'assistant');
     const text = trailing.length > 1 ? trailing.join('').trim() : last && last.role === 'assistant' ? textOf(last.content) : '';
-    this.result = {
+    return {
       outcome,
       text,
       turns: this.turn,
@@ -360,9 +367,6 @@ export class TaskState {
       model: this.model,
       ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
     };
-    this.phase = 'completed';
-    this.record('task_completed', `${outcome} after ${this.turn} turns and ${this.toolCalls.total} tool calls`);
-    return this.result;
   }
 
   fail(error: ToolError): void {
@@ -371,9 +375,11 @@ export class TaskState {
     this.record('task_failed', `${error.error_class}/${error.code}: ${error.detail}`);
   }
 
+  /** Cancelled on request: the partial result (what the model said so far) stays readable in status. */
   cancel(): void {
+    this.result = this.resultSoFar('cancelled', false);
     this.phase = 'cancelled';
-    this.record('task_cancelled', 'cancelled on request');
+    this.record('task_cancelled', `cancelled on request after ${this.turn} turns and ${this.toolCalls.total} tool calls`);
   }
 
   status(): TaskStatus {

@@ -4,7 +4,7 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
@@ -241,6 +241,7 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
     state.recordToolSucceeded(name, toolUseId, summarizeOutput(result.output));
     return { content: JSON.stringify(result.output), isError: false, ran: true };
   } catch (err) {
+    if (isCancellation(err)) throw err;
     const error = toolErrorFromFailure(err, tool);
     state.recordToolFailed(name, toolUseId, error);
     return { content: '', isError: true, error, ran: true };

@@ -8,7 +8,8 @@ export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
 durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X] [--json]
-durable-agent message TASK_ID TEXT --as NAME`;
+durable-agent message TASK_ID TEXT --as NAME
+durable-agent cancel TASK_ID`;
 
 export async function unblockCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -45,6 +46,16 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   } catch (err) {
     throw rejection(err, taskId);
   }
+}
+
+export async function cancelCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions }, { min: 1, max: 1, names: 'TASK_ID' });
+  const client = await connectClient(values);
+  const described = await client.describe(positionals[0]!);
+  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; there is nothing to cancel`);
+  await client.cancel(positionals[0]!);
+  console.log(`cancellation requested for ${positionals[0]} (a running tool call is stopped through its heartbeat)`);
+  return EXIT.ok;
 }
 
 export async function messageCommand(argv: string[]): Promise<number> {
