@@ -112,3 +112,34 @@ test('a pending approval survives a restart of the embedded server on the same s
     await server.stop();
   }
 });
+
+test('the embedded server killed mid-task and started again on the same state file: the task continues and completes', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-midtask-'));
+  const dbFile = path.join(dir, 'temporal.db');
+  const h = await startHarness({ dbFile });
+  const port = Number(h.server.address.split(':')[1]);
+  let restarted: Awaited<ReturnType<typeof startDevServer>> | undefined;
+  try {
+    h.orders.inject({ kind: 'slow', delayMs: 3_000 }, 1);
+    const script = h.script([
+      callTool('write_file', { path: 'before-restart.txt', content: '1' }),
+      callTool('search_orders', { customer_id: 'C-1001' }),
+      callTool('write_file', { path: 'after-restart.txt', content: '2' }),
+      answer('made it through the restart'),
+    ]);
+    const taskId = h.taskId('midtask');
+    const worker = await h.worker();
+    const result = await worker.runUntil(async () => {
+      await h.client.start({ agent: 'demo', prompt: 'x', model: { provider: 'scripted', script } }, { taskId });
+      await statusWhen(h, taskId, (s) => s.events.some((e) => e.kind === 'tool_called' && e.tool === 'search_orders'));
+      await h.server.kill();
+      restarted = await startDevServer({ port, dbFile, logFile: path.join(dir, 'restarted.log') });
+      return h.client.result(taskId);
+    });
+    expect(result).toMatchObject({ outcome: 'answered', text: 'made it through the restart', toolCalls: 3 });
+    expect(existsSync(path.join(h.workspaceDir, 'after-restart.txt'))).toBe(true);
+  } finally {
+    await h.close();
+    await restarted?.stop();
+  }
+});
