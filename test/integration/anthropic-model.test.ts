@@ -2,8 +2,6 @@
  * The real @anthropic-ai/sdk against a fake Messages API on loopback: the model activity's wiring,
  * with Temporal (not the SDK) owning retries.
  */
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
-import { createAgentWorker } from '../../src/worker/create-worker';
 import { FakeMessagesApi, fakeErrors } from '../../src/testing/fake-messages-api';
 import { startHarness, statusWhen, type Harness } from '../support/harness';
 
@@ -16,15 +14,7 @@ afterAll(async () => {
   await Promise.all([h?.close(), api.stop()]);
 });
 
-const claudeWorker = () =>
-  createAgentWorker({
-    agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
-    connection: h.connection,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    workflowBundle: h.bundle,
-    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
-  });
+const claudeWorker = () => h.worker(undefined, { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } });
 
 test('a Claude task runs tool turns through the real SDK; 529 and 429 are retried by Temporal, one HTTP request per attempt', async () => {
   api.requests.length = 0;

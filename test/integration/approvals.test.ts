@@ -10,7 +10,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { createAgentWorker } from '../../src/worker/create-worker';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { runCli } from '../support/processes';
 
@@ -199,14 +198,7 @@ test('inform: exhausted transient retries notify people through the webhook, and
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
   try {
     h.orders.inject({ kind: 'unavailable' }, 4);
-    const worker = await createAgentWorker({
-      agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
-      connection: h.connection,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundle: h.bundle,
-      webhookUrl: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
-    });
+    const worker = await h.worker(undefined, { webhookUrl: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook` });
     const taskId = h.taskId('inform');
     const script = h.script([callTool('search_orders', { customer_id: 'C-1001', status: 'placed' }), answer('told')]);
     const status = await worker.runUntil(async () => {

@@ -4,9 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import type { AgentWorkerOptions } from '../../src/worker/create-worker';
-import { createAgentWorker } from '../../src/worker/create-worker';
 import { FakeMessagesApi, fakeErrors, type FakeReply } from '../../src/testing/fake-messages-api';
 import type { TaskInput } from '../../src/protocol/task';
 import { parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
@@ -32,15 +30,7 @@ const use = (id: string, name: string, input: unknown, usage?: { input: number; 
 
 async function claudeTask(input: Omit<TaskInput, 'agent' | 'model'>, drive?: (taskId: string) => Promise<void>, extra: Partial<AgentWorkerOptions> = {}) {
   const taskId = h.taskId('model');
-  const worker = await createAgentWorker({
-    agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
-    connection: h.connection,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    workflowBundle: h.bundle,
-    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
-    ...extra,
-  });
+  const worker = await h.worker(undefined, { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url }, ...extra });
   return worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', model: { provider: 'anthropic' }, ...input }, { taskId });
     await drive?.(taskId);

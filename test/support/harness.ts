@@ -20,7 +20,7 @@ import type { ToolError } from '../../src/protocol/tool-error';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
-import { createAgentWorker } from '../../src/worker/create-worker';
+import { createAgentWorker, type AgentWorkerOptions } from '../../src/worker/create-worker';
 import type { Worker } from '@temporalio/worker';
 
 export interface Harness {
@@ -33,7 +33,7 @@ export interface Harness {
   taskQueue: string;
   bundle: WorkflowBundleWithSourceMap;
   /** A worker for the given agents (default: the demo agent on this harness's workspace and orders). */
-  worker(agents?: AgentDefinition[]): Promise<Worker>;
+  worker(agents?: AgentDefinition[], options?: Partial<AgentWorkerOptions>): Promise<Worker>;
   /** Writes a scripted model file and returns its absolute path. */
   script(turns: ModelScript['turns']): string;
   taskId(prefix?: string): string;
@@ -64,13 +64,14 @@ export async function startHarness(options: { dbFile?: string | null } = {}): Pr
     tmpDir,
     taskQueue,
     bundle,
-    worker: (agents) =>
+    worker: (agents, options = {}) =>
       createAgentWorker({
         agents: agents ?? [createDemoAgent({ workspaceDir, ordersUrl: orders.url })],
         connection,
         namespace: 'default',
         taskQueue,
         workflowBundle: bundle,
+        ...options,
       }),
     script(turns) {
       const file = path.join(tmpDir, `script-${++scripts}.json`);
