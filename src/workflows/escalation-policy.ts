@@ -7,7 +7,7 @@ import type { EscalationLevel } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 
 export type EscalationTrigger =
-  | { kind: 'tool_error'; error: ToolError; effect: ToolEffect }
+  | { kind: 'tool_error'; error: ToolError; effect: ToolEffect; idempotent?: boolean }
   | { kind: 'fallback_used' }
   | { kind: 'model_failed'; error: ToolError }
   | { kind: 'guard'; code: 'turn_budget' | 'tool_call_budget' | 'loop_detected' | 'correction_budget' };
@@ -29,6 +29,9 @@ export function escalationLevel(trigger: EscalationTrigger): EscalationLevel {
     case 'tool_error': {
       const { error, effect } = trigger;
       if (error.error_class === 'resource') return 'block';
+      // A write that timed out (its worker may have died mid-call) may or may not have happened;
+      // retrying blindly could do it twice, so a person checks.
+      if (error.code === 'timeout' && effect !== 'read' && !trigger.idempotent) return 'block';
       if (error.error_class === 'transient' && error.attempts >= TRANSIENT_ATTEMPTS_WORTH_TELLING) return 'inform';
       if (error.error_class === 'model' && effect === 'destructive') return 'confirm';
       return 'auto';

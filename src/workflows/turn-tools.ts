@@ -108,8 +108,17 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
   }
 
   if (answer.ran && answer.error) {
-    const level = escalationLevel({ kind: 'tool_error', error: answer.error, effect: ctx.tools.get(use.name)?.effect ?? 'destructive' });
-    if (level === 'block') outcome.escalation ??= { code: `${answer.error.error_class}_error`, reason: `${use.name}: ${answer.error.detail}` };
+    const manifest = ctx.tools.get(use.name);
+    const level = escalationLevel({ kind: 'tool_error', error: answer.error, effect: manifest?.effect ?? 'destructive', idempotent: manifest?.idempotent ?? false });
+    if (level === 'block') {
+      const unknown = answer.error.code === 'timeout';
+      outcome.escalation ??= {
+        code: unknown ? 'outcome_unknown' : `${answer.error.error_class}_error`,
+        reason: unknown
+          ? `${use.name} ${JSON.stringify(use.input)} timed out; it is not idempotent, so it may or may not have taken effect. Check, then unblock with what you found.`
+          : `${use.name}: ${answer.error.detail}`,
+      };
+    }
     if (level === 'inform') await ctx.inform(`${answer.error.error_class}_${answer.error.code}`, `${use.name} failed after ${answer.error.attempts} attempts: ${answer.error.detail}`);
   }
 

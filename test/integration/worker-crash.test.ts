@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { z } from 'zod';
+import { defineAgent } from '../../src/agents/define-agent';
+import { defineTool } from '../../src/tools/define-tool';
+import { answer, callTool, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { waitFor } from '../support/processes';
 
 let h: Harness;
@@ -69,4 +72,35 @@ test('SIGTERM drains the worker: the tool call in flight finishes (no retry), th
   const result = await (await h.worker()).runUntil(h.client.result(taskId));
   expect(result).toMatchObject({ outcome: 'answered', text: 'drained' });
   expect(h.orders.requests.length - before).toBe(1);
+});
+
+test('a non-idempotent write that times out is not retried: the task blocks with "outcome unknown" for a person', async () => {
+  let calls = 0;
+  const charge = defineTool({
+    name: 'charge_card',
+    description: 'Charge a card (not idempotent).',
+    input: z.object({ cents: z.number().int() }),
+    output: z.object({ ok: z.boolean() }),
+    effect: 'write',
+    idempotent: false,
+    timeoutMs: 1_000,
+    run: async (_input, ctx) => {
+      calls += 1;
+      // The payment service never answers; the call ends only when the activity is cancelled.
+      return new Promise<never>((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    },
+  });
+  const agent = defineAgent({ name: 'payments', system: 'x', tools: [charge], policy: { write: 'allow' } });
+  const script = h.script([callTool('charge_card', { cents: 500 }), answer('checked')]);
+  const taskId = h.taskId('unknown');
+  const worker = await h.worker([agent]);
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'payments', prompt: 'charge', model: { provider: 'scripted', script } }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'outcome_unknown', reason: expect.stringContaining('may or may not have taken effect') });
+    expect(blocked.lastError).toMatchObject({ error_class: 'transient', code: 'timeout', hint: expect.stringContaining('outcome is unknown') });
+    await h.client.unblock(taskId, { by: 'ops', message: 'The charge did not go through; do not retry.' });
+    await h.client.result(taskId);
+  });
+  expect(calls).toBe(1);
 });
