@@ -51,6 +51,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   const modelEnv: ModelEnvironment = {
     anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
+    ...(deps.modelEnv?.anthropicTimeoutMs ? { anthropicTimeoutMs: deps.modelEnv.anthropicTimeoutMs } : {}),
   };
 
   function agentNamed(name: string): AgentDefinition {

@@ -9,6 +9,8 @@ export interface ModelEnvironment {
   anthropicApiKey?: string;
   /** Default: process.env.ANTHROPIC_BASE_URL (read by the SDK). */
   anthropicBaseURL?: string;
+  /** Per request, ms. Default 120 000. A slower answer is a transient timeout, retried by Temporal. */
+  anthropicTimeoutMs?: number;
 }
 
 export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, custom: Record<string, Model> = {}): Model {
@@ -28,6 +30,7 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
         ...(choice.maxTokens ? { maxTokens: choice.maxTokens } : {}),
         ...(env.anthropicApiKey ? { apiKey: env.anthropicApiKey } : {}),
         ...(env.anthropicBaseURL ? { baseURL: env.anthropicBaseURL } : {}),
+        ...(env.anthropicTimeoutMs ? { timeoutMs: env.anthropicTimeoutMs } : {}),
       });
   }
 }

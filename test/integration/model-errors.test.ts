@@ -49,6 +49,15 @@ test('500, a dropped connection and a cut-off body are transient: retried by Tem
   expect(new Set(api.requests.map((r) => JSON.stringify(r.body.messages))).size).toBe(1);
 });
 
+test('a slow answer past the request timeout is a transient timeout: the next attempt gets the answer', async () => {
+  api.enqueue({ kind: 'slow', delayMs: 2_000, then: text('too late') }, text('in time'));
+  const { result } = await claudeTask({ prompt: 'x' }, undefined, {
+    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url, anthropicTimeoutMs: 500 },
+  });
+  expect(result.text).toBe('in time');
+  expect(api.requests).toHaveLength(2);
+});
+
 test('a spend-limit 429 is not retried: the task blocks for a person and goes on after unblock', async () => {
   api.enqueue(
     { kind: 'error', status: 429, errorType: 'rate_limit_error', message: 'Your credit balance is too low to access the API' },
