@@ -1,7 +1,7 @@
 /** The data that crosses the workflow boundary: task input, live status, final result. */
 import type { Message, Usage } from './messages';
 import type { ToolError } from './tool-error';
-import type { ToolEffect } from './agent-manifest';
+import type { AgentManifest, ToolEffect } from './agent-manifest';
 
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
@@ -23,7 +23,37 @@ export interface TaskInput {
   budgets?: Partial<Budgets>;
   /** Who started the task, for the audit trail. */
   startedBy?: string;
+  /** Start a fresh run (continue-as-new) after this many turns, to keep each run's history small. Default 100. */
+  continueAsNewEveryTurns?: number;
+  /** Set by the task itself when it continues as new: everything the previous run knew. */
+  resume?: TaskSnapshot;
 }
+
+/** The serialisable state a task carries across continue-as-new. */
+export interface TaskSnapshot {
+  version: 1;
+  runs: number;
+  turn: number;
+  manifest: AgentManifest;
+  messages: Message[];
+  toolCalls: { total: number; succeeded: number; failed: number };
+  usage: Usage & { cacheWriteTokens: number; cacheReadTokens: number };
+  costUsd: number;
+  unpricedModels: string[];
+  ledger: unknown;
+  corrections: Record<string, number>;
+  escalations: Escalation[];
+  approvals: ApprovalRecord[];
+  decisions: Decision[];
+  budgets: Budgets;
+  lastError?: ToolError;
+  model: string;
+  pendingGuidance: string[];
+  events: TaskEvent[];
+  eventCount: number;
+}
+
+export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
 
 export const DEFAULT_MAX_TURNS = 20;
 

@@ -9,6 +9,8 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   isCancellation,
   log,
   patched,
@@ -31,7 +33,7 @@ import {
   unblockUpdate,
 } from '../protocol/definitions';
 import { toolUsesOf } from '../protocol/messages';
-import type { AgentStatus, ApprovalRecord, ApprovalRequest, TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
+import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
 import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions } from './activity-options';
@@ -40,6 +42,9 @@ import { runTurnTools } from './turn-tools';
 
 const { describeAgent, prepareToolCall, notify } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
+
+/** Histories recorded before continue-as-new replay without it. */
+export const CONTINUE_AS_NEW_PATCH = 'continue-as-new';
 
 /** How many times an answer cut at max_tokens is continued before the task reports it. */
 const MAX_CONTINUATIONS = 2;
@@ -51,9 +56,11 @@ export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   assertValidInput(input);
-  const state = new TaskState(input, { now: () => new Date(), newId: () => uuid4() });
+  const clock = { now: () => new Date(), newId: () => uuid4() };
+  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock);
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
+  const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -200,14 +207,24 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   };
 
   try {
-    const manifest = await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
-    state.begin(manifest);
+    const manifest = input.resume?.manifest ?? (await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) }));
+    if (!input.resume) state.begin(manifest);
+    const firstTurnOfRun = state.turn;
+    const everyTurns = input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
     const toolSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
     let withoutTools = false;
     let continuations = 0;
 
     for (;;) {
+      // Between turns, a long task starts a fresh run carrying its state, so no run's history grows
+      // without bound (old tool results are compacted on the way).
+      if (canContinueAsNew && !withoutTools && continuations === 0 && (state.turn - firstTurnOfRun >= everyTurns || workflowInfo().continueAsNewSuggested)) {
+        state.compactOldToolResults(10);
+        await condition(allHandlersFinished);
+        const { resume: _previous, ...rest } = input;
+        await continueAsNew<typeof agentTask>({ ...rest, resume: state.snapshot() });
+      }
       if (state.turnsLeft === 0 && !withoutTools) {
         if (!guarded) return await finish('max_turns');
         const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
@@ -267,6 +284,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
     }
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
     if (isCancellation(err)) {
       state.cancel();
       await CancellationScope.nonCancellable(async () => publishStatus());

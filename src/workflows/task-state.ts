@@ -25,11 +25,12 @@ import {
   type TaskOutcome,
   type TaskPhase,
   type TaskResult,
+  type TaskSnapshot,
   type TaskStatus,
   type UnblockInput,
 } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
-import { ToolLedger } from './ledger';
+import { ToolLedger, type LedgerState } from './ledger';
 
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   starting: 'running',
@@ -57,7 +58,7 @@ export class TaskState {
   readonly usage = { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 };
   costUsd = 0;
   readonly unpricedModels: string[] = [];
-  readonly ledger = new ToolLedger();
+  ledger = new ToolLedger();
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
   readonly corrections: Record<string, number> = {};
   readonly escalations: Escalation[] = [];
@@ -69,8 +70,10 @@ export class TaskState {
   result?: TaskResult;
   private model: string;
   private pendingGuidance: string[] = [];
-  private readonly events: TaskEvent[] = [];
+  private events: TaskEvent[] = [];
   private eventCount = 0;
+  /** How many runs (continue-as-new) this task has had before this one. */
+  runs = 0;
 
   constructor(
     readonly input: TaskInput,
@@ -78,6 +81,57 @@ export class TaskState {
   ) {
     this.model = input.model ? modelLabel(input.model) : 'agent default';
     this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets, turns: input.maxTurns ?? input.budgets?.turns ?? DEFAULT_MAX_TURNS };
+  }
+
+  /** Everything the next run needs; pending approvals are never carried (a run continues only between turns). */
+  snapshot(): TaskSnapshot {
+    return {
+      version: 1,
+      runs: this.runs + 1,
+      turn: this.turn,
+      manifest: this.manifest!,
+      messages: this.messages,
+      toolCalls: { ...this.toolCalls },
+      usage: { ...this.usage },
+      costUsd: this.costUsd,
+      unpricedModels: [...this.unpricedModels],
+      ledger: this.ledger.toJSON(),
+      corrections: { ...this.corrections },
+      escalations: this.escalations,
+      approvals: this.approvals,
+      decisions: this.decisions,
+      budgets: this.budgets,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      model: this.model,
+      pendingGuidance: this.pendingGuidance,
+      events: this.events.slice(-STATUS_EVENT_WINDOW),
+      eventCount: this.eventCount,
+    };
+  }
+
+  static restore(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
+    const state = new TaskState(input, clock);
+    state.phase = 'running';
+    state.runs = snapshot.runs;
+    state.turn = snapshot.turn;
+    state.manifest = snapshot.manifest;
+    state.messages.push(...snapshot.messages);
+    Object.assign(state.toolCalls, snapshot.toolCalls);
+    Object.assign(state.usage, snapshot.usage);
+    state.costUsd = snapshot.costUsd;
+    state.unpricedModels.push(...snapshot.unpricedModels);
+    state.ledger = new ToolLedger(snapshot.ledger as LedgerState);
+    Object.assign(state.corrections, snapshot.corrections);
+    state.escalations.push(...snapshot.escalations);
+    state.approvals.push(...snapshot.approvals);
+    state.decisions.push(...snapshot.decisions);
+    state.budgets = snapshot.budgets;
+    if (snapshot.lastError) state.lastError = snapshot.lastError;
+    state.model = snapshot.model;
+    state.pendingGuidance = [...snapshot.pendingGuidance];
+    state.events = [...snapshot.events];
+    state.eventCount = snapshot.eventCount;
+    return state;
   }
 
   get agentStatus(): AgentStatus {
