@@ -132,6 +132,23 @@ async function main(): Promise<void> {
         await h.client.deny(taskId, { approvalId: (await next()).id, by: 'recorder', reason: 'keep the note' });
       },
     );
+    // The latest run of a task that continued as new: its history starts from a carried snapshot.
+    await record(h, 'continued-as-new-run', {
+      agent: 'demo',
+      prompt: 'continue',
+      continueAsNewEveryTurns: 2,
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('list_files', { dir: '.' }),
+          callTool('list_files', { dir: 'inbox' }),
+          callTool('read_file', { path: 'inbox/customer-note.txt' }),
+          callTool('read_file', { path: 'inbox/customer-note.txt', offset: 5 }),
+          callTool('list_files', { dir: '.' }),
+          answer('done over three runs'),
+        ]),
+      },
+    });
   } finally {
     await h.close();
   }
