@@ -7,7 +7,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDemoAgent } from '../src/agents/demo/demo-agent';
 import type { OrdersFault } from '../src/tools/builtin/orders-service';
-import { createAgentWorker } from '../src/worker/create-worker';
 import { startHarness, statusWhen, type Harness } from '../test/support/harness';
 import { naiveLoop } from './naive-loop';
 import { ReactiveModel, type ReactiveModelOptions } from './reactive-model';
@@ -55,14 +54,7 @@ export async function measureCostOfFailure(h: Harness): Promise<CostRow[]> {
 
     before = arm(scenario.faults);
     const engineModel = new ReactiveModel(scenario.model);
-    const worker = await createAgentWorker({
-      agents: [agent],
-      connection: h.connection,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundle: h.bundle,
-      models: { bench: engineModel },
-    });
+    const worker = await h.worker([agent], { models: { bench: engineModel } });
     const taskId = h.taskId('cost');
     const status = await worker.runUntil(async () => {
       await h.client.start({ agent: 'demo', prompt: 'Summarise the orders of C-9921.', model: { provider: 'custom', name: 'bench' } }, { taskId });

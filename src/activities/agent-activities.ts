@@ -68,6 +68,16 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
   const prices = loadPrices(deps.prices);
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
+  // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
+  // are read afresh each call, so an edited script file takes effect.
+  const claudeModels = new Map<string, Model>();
+  const modelFor = (choice: ModelChoice): Model => {
+    if (choice.provider !== 'anthropic') return createModel(choice, modelEnv, deps.models);
+    const key = JSON.stringify(choice);
+    let model = claudeModels.get(key);
+    if (!model) claudeModels.set(key, (model = createModel(choice, modelEnv)));
+    return model;
+  };
 
   return {
     async prepareToolCall({ agent, tool: toolName, input }) {
@@ -116,7 +126,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async callModel({ model, system, messages, tools }) {
       const attempt = Context.current().info.attempt;
       try {
-        const turn = await createModel(model, modelEnv, deps.models).complete({ system, messages, tools });
+        const turn = await modelFor(model).complete({ system, messages, tools });
         const costUsd = costOf(turn.model, turn.usage, prices);
         return costUsd === undefined ? turn : { ...turn, costUsd };
       } catch (err) {

@@ -172,18 +172,17 @@ export class TaskClient {
     const summary = await this.describe(taskId);
     const view: TaskView = { summary };
     // A query needs a worker to answer; without one it would only wait out the deadline.
-    const hasWorker = await this.hasWorkflowPollers();
-    try {
-      if (!hasWorker) throw new Error('no worker polling');
-      view.status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-        this.handle(taskId).query(statusQuery),
-      );
-    } catch (err) {
+    if (await this.hasWorkflowPollers()) {
+      const status = await this.client.connection
+        .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery))
+        .catch(() => undefined);
+      if (status) view.status = status;
+    }
+    if (!view.status) {
       view.note =
         summary.executionStatus === 'RUNNING'
           ? `No worker answered within ${QUERY_DEADLINE_MS / 1000} s: is a worker running on task queue "${this.taskQueue}"?`
           : `Live status unavailable (no worker answered); showing the outcome from history.`;
-      if (!(err instanceof Error)) throw err;
     }
     if (summary.executionStatus !== 'RUNNING' && !view.status?.result) {
       try {

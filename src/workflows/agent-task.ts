@@ -258,7 +258,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       if (uses.length === 0 || withoutTools) {
         // pause_turn: the API paused a long turn; sending the conversation back resumes it.
         if (reply.stopReason === 'pause_turn' && !withoutTools) continue;
-        if (!withoutTools && state.addPendingGuidanceAsMessage()) continue;
+        // A person's message arrived while the model answered: it reads it before the task ends.
+        if (!withoutTools && state.hasPendingGuidance) continue;
         return await finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
       }
 

@@ -213,22 +213,21 @@ export class TaskState {
     this.record('tool_succeeded', `answered from the ledger (same call in turn ${fromTurn}); not run again`, { tool, toolUseId });
   }
 
-  /** The user message after a turn: tool results first (the API requires it), then notes and guidance. */
+  /** The user message after a turn: tool results first (the API requires it), then notes. */
   addToolResults(results: ToolResultBlock[], notes: string[] = []): void {
     const blocks: UserBlock[] = [...results];
-    for (const text of [...notes, ...this.takeGuidance()]) blocks.push({ type: 'text', text });
+    for (const text of notes) blocks.push({ type: 'text', text });
     this.messages.push({ role: 'user', content: blocks });
   }
 
-  /** When the model ended its turn while a person's message waited: the message opens a new turn. */
-  addPendingGuidanceAsMessage(): boolean {
-    const guidance = this.takeGuidance();
-    if (guidance.length === 0) return false;
-    this.messages.push({ role: 'user', content: guidance.map((text) => ({ type: 'text' as const, text })) });
-    return true;
+  get hasPendingGuidance(): boolean {
+    return this.pendingGuidance.length > 0;
   }
 
-  /** Puts a person's pending guidance into the conversation before the next model call. */
+  /**
+   * Puts a person's pending guidance into the conversation before the next model call: appended to
+   * the last user message (tool results), or as a new one after an assistant answer.
+   */
   flushGuidance(): void {
     const guidance = this.takeGuidance();
     if (guidance.length === 0) return;
