@@ -46,6 +46,20 @@ function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
   return outcome.kind === 'flagged' ? { ...outcome, output } : { kind: 'ok', output };
 }
 
+/**
+ * Heartbeats on a timer while `work` runs: a dead worker is noticed within the heartbeat timeout,
+ * and a cancellation arrives on ctx.cancellationSignal, which the work passes on (fetch's `signal`).
+ */
+async function heartbeating<T>(ctx: Context, work: Promise<T>): Promise<T> {
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  const beat = timeoutMs ? setInterval(() => ctx.heartbeat(), Math.max(200, timeoutMs / 3)) : undefined;
+  try {
+    return await work;
+  } finally {
+    clearInterval(beat);
+  }
+}
+
 export function createActivities(deps: ActivityDependencies): AgentActivities {
   const agents = new Map(deps.agents.map((a) => [a.name, a]));
   const modelEnv: ModelEnvironment = {
@@ -124,9 +138,10 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     },
 
     async callModel({ model, system, messages, tools }) {
-      const attempt = Context.current().info.attempt;
+      const ctx = Context.current();
+      const attempt = ctx.info.attempt;
       try {
-        const turn = await modelFor(model).complete({ system, messages, tools });
+        const turn = await heartbeating(ctx, modelFor(model).complete({ system, messages, tools }));
         const costUsd = costOf(turn.model, turn.usage, prices);
         return costUsd === undefined ? turn : { ...turn, costUsd };
       } catch (err) {
@@ -146,17 +161,17 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         );
       }
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
-      // Heartbeat while the tool runs: a dead worker is noticed within the heartbeat timeout, and a
-      // cancellation arrives on ctx.cancellationSignal, which tools pass on (fetch's `signal`).
-      const beat = ctx.info.heartbeatTimeoutMs ? setInterval(() => ctx.heartbeat(), Math.max(200, ctx.info.heartbeatTimeoutMs / 3)) : undefined;
-      const result = await guardedCall(tool, input, {
-        idempotencyKey: `${workflowId}:${toolUseId}`,
-        workflowId,
-        toolUseId,
-        attempt: ctx.info.attempt,
-        signal: ctx.cancellationSignal,
-        heartbeat: (details) => ctx.heartbeat(details),
-      }).finally(() => clearInterval(beat));
+      const result = await heartbeating(
+        ctx,
+        guardedCall(tool, input, {
+          idempotencyKey: `${workflowId}:${toolUseId}`,
+          workflowId,
+          toolUseId,
+          attempt: ctx.info.attempt,
+          signal: ctx.cancellationSignal,
+          heartbeat: (details) => ctx.heartbeat(details),
+        }),
+      );
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);

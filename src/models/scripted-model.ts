@@ -23,6 +23,8 @@ export const scriptFile = z.object({
       z.object({
         content: z.array(scriptedBlock).min(1),
         stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'refusal', 'pause_turn']).optional(),
+        /** How long the model "thinks" before answering, so a demo or a crash test can catch a call in flight. */
+        delay_ms: z.number().int().min(0).max(600_000).optional(),
       }),
     )
     .min(1),
@@ -68,6 +70,7 @@ export class ScriptedModel implements Model {
         ? { type: 'text', text: block.text }
         : { type: 'tool_use', id: block.id ?? `toolu_scripted_${index + 1}_${i}`, name: block.name, input: block.input ?? {} },
     );
+    if (turn.delay_ms) await new Promise((resolve) => setTimeout(resolve, turn.delay_ms));
     const hasToolUse = content.some((b) => b.type === 'tool_use');
     return {
       content,

@@ -2,6 +2,7 @@
  * Reads a failed activity back into a ToolError. The activity already classified the error and put
  * it in the failure's details; timeouts and exhausted retries are named here.
  */
+import { TimeoutType } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { isErrorClass, isToolError, toolError, type ToolError } from '../protocol/tool-error';
@@ -25,10 +26,14 @@ export function toolErrorFromFailure(err: unknown, tool: ToolManifest): ToolErro
   }
   if (cause instanceof TimeoutFailure) {
     const unknownOutcome = tool.effect !== 'read' && !tool.idempotent;
+    const detail =
+      cause.timeoutType === TimeoutType.HEARTBEAT
+        ? `${tool.name} stopped heartbeating: the worker running it died or lost its connection mid-call.`
+        : `${tool.name} did not finish within ${tool.timeoutMs} ms.`;
     return toolError(
       'transient',
       'timeout',
-      `${tool.name} did not finish within ${tool.timeoutMs} ms.`,
+      detail,
       unknownOutcome
         ? 'The outcome is unknown: it may or may not have taken effect. Check before repeating it.'
         : 'Try narrower arguments or another tool.',

@@ -17,22 +17,23 @@ export const describeAgentOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 5 },
 };
 
+/**
+ * The worker heartbeats every running model and tool call (see the activities), so a call whose
+ * worker died is retried after this long instead of after its whole timeout; cancellation reaches a
+ * tool through the same heartbeat.
+ */
+export const HEARTBEAT_TIMEOUT_MS = 5_000;
+
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   retry: { ...baseRetry, maximumAttempts: 10 },
 };
-
-/**
- * The worker heartbeats every running tool call (see runTool), so a call whose worker died is
- * retried after this long instead of after the tool's whole timeout; cancellation reaches the tool
- * through the same heartbeat.
- */
-export const TOOL_HEARTBEAT_TIMEOUT_MS = 5_000;
 
 export function toolCallOptions(tool: ToolManifest): ActivityOptions {
   return {
     startToCloseTimeout: tool.timeoutMs,
-    ...(tool.timeoutMs > TOOL_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT_MS } : {}),
+    ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
     retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
   };
 }

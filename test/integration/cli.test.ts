@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, type Harness } from '../support/harness';
@@ -83,6 +85,17 @@ test('an unknown task id exits 3', async () => {
   const run = await runCli(['status', 'no-such-task', ...at()]);
   expect(run.code).toBe(3);
   expect(run.stderr.trim()).toBe('durable-agent status: No task with id "no-such-task"');
+});
+
+test('worker --agents: a missing file or a module without agents is a usage error (exit 2), reported before connecting', async () => {
+  const missing = await runCli(['worker', '--agents', 'no/such/agents.ts', '--address', '127.0.0.1:1']);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain('--agents: no file');
+  const notAgents = path.join(h.tmpDir, 'not-agents.ts');
+  writeFileSync(notAgents, 'export default [{ name: "x" }];\n');
+  const wrong = await runCli(['worker', '--agents', notAgents, '--address', '127.0.0.1:1']);
+  expect(wrong.code).toBe(2);
+  expect(wrong.stderr).toContain('must export default a non-empty array of defineAgent(...) results');
 });
 
 test('an unreachable server gives one line naming the address, and exit 4', async () => {

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+/** Worker shutdown and timeouts outside the crash matrix: a graceful drain, a write that never answers. */
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
@@ -12,46 +11,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h?.close();
-});
-
-test('a worker killed with SIGKILL in the middle of a tool call is replaced, and the task completes', async () => {
-  // The first search is slow, so the kill lands while the activity is in flight on the old worker.
-  h.orders.inject({ kind: 'slow', delayMs: 4_000 }, 1);
-  const script = h.script([
-    callTool('write_file', { path: 'before.txt', content: 'written before the crash' }),
-    callTool('search_orders', { customer_id: 'C-1002' }),
-    callTool('write_file', { path: 'after.txt', content: 'written after the crash' }),
-    answer('survived'),
-  ]);
-  const taskId = h.taskId('crash');
-  const doomed = spawnWorker(h);
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => doomed.on('exit', (_code, signal) => resolve(signal)));
-  try {
-    await h.client.start({ agent: 'demo', prompt: 'survive', model: { provider: 'scripted', script } }, { taskId });
-    await waitFor('the slow search to reach the orders service', () =>
-      h.orders.requests.some((r) => r.customer_id === 'C-1002') ? true : undefined,
-    );
-  } finally {
-    doomed.kill('SIGKILL');
-  }
-  expect(await exited).toBe('SIGKILL');
-
-  const worker = await h.worker();
-  const result = await worker.runUntil(h.client.result(taskId));
-  expect(result).toMatchObject({ outcome: 'answered', text: 'survived', toolCalls: 3 });
-  expect(readFileSync(path.join(h.workspaceDir, 'after.txt'), 'utf8')).toBe('written after the crash');
-
-  // The in-flight read was retried once on the new worker; each write was scheduled exactly once.
-  expect(h.orders.requests.filter((r) => r.customer_id === 'C-1002')).toHaveLength(2);
-  const history = await h.client.handle(taskId).fetchHistory();
-  const toolScheduled = history.events!
-    .map((e) => e.activityTaskScheduledEventAttributes)
-    .filter((a) => a?.activityType?.name === 'runTool');
-  expect(toolScheduled).toHaveLength(3);
-  const searchStarted = history.events!.find(
-    (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt === 2,
-  );
-  expect(searchStarted).toBeDefined();
 });
 
 test('SIGTERM drains the worker: the tool call in flight finishes (no retry), the worker exits 0, the task goes on elsewhere', async () => {

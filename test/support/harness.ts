@@ -146,6 +146,13 @@ export function parsedResults(transcript: TranscriptView): { error?: ToolError; 
 }
 
 /** `durable-agent worker` as a child process on this harness's server, task queue, workspace and orders service. */
-export function spawnWorker(h: Harness): ChildProcess {
-  return spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url]);
+export function spawnWorker(h: Harness, extraArgs: string[] = []): ChildProcess {
+  return spawnCli([
+    'worker',
+    '--address', h.server.address,
+    '--task-queue', h.taskQueue,
+    '--workspace', h.workspaceDir,
+    '--orders-url', h.orders.url,
+    ...extraArgs,
+  ]);
 }

@@ -5,9 +5,12 @@ import { createAgentWorker } from '../../worker/create-worker';
 import { loadConnectionConfig } from '../../worker/connection-config';
 import { connectionOptions, parse } from '../args';
 import { startDemoEnvironment } from '../demo-environment';
+import { loadAgents } from '../load-agents';
 
-export const workerHelp = `durable-agent worker [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
-  Runs a worker for the built-in demo agent. Connects through Temporal's environment configuration
+export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
+  Runs a worker for the built-in demo agent, or for the agents FILE exports (a .ts or .js module whose
+  default export is an array of defineAgent(...) results, or a function of { workspaceDir, ordersUrl }
+  returning one). Connects through Temporal's environment configuration
   (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
   Stops gracefully on SIGINT/SIGTERM.
   --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
@@ -18,6 +21,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     argv,
     {
       ...connectionOptions,
+      agents: { type: 'string' },
       workspace: { type: 'string' },
       'orders-url': { type: 'string' },
       'orders-fault': { type: 'string', multiple: true },
@@ -29,6 +33,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values['orders-url'] ? { ordersUrl: values['orders-url'] } : {}),
     ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
   });
+  // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
+  const agents = values.agents ? await loadAgents(values.agents, env) : [env.agent];
   const config = loadConnectionConfig({
     ...(values.address ? { address: values.address } : {}),
     ...(values.namespace ? { namespace: values.namespace } : {}),
@@ -37,10 +43,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const attrs = await ensureSearchAttributes(connection, config.namespace);
   if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName: ${attrs.error}`);
   const taskQueue = values['task-queue'] ?? DEFAULT_TASK_QUEUE;
-  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: config.namespace, taskQueue });
+  const worker = await createAgentWorker({ agents, connection, namespace: config.namespace, taskQueue });
   console.error(
     `worker: ${config.connectionOptions.address} namespace ${config.namespace} task queue ${taskQueue}; ` +
-      `agent "${env.agent.name}", workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
+      `agents ${agents.map((a) => `"${a.name}"`).join(', ')}, workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
   );
   // Worker.run resolves after SIGINT/SIGTERM: the SDK's runtime drains in-flight activities first.
   await worker.run();

@@ -1,7 +1,11 @@
 /**
- * A small orders service on loopback that the `search_orders` tool calls over real HTTP. It can be
- * told to misbehave the way the seeds describe (truncated JSON, 503s, 429 with Retry-After, 403,
- * an empty first page, slow answers, dropped connections), so the guard meets real failures.
+ * A small orders service on loopback that the orders tools call over real HTTP. It can be told to
+ * misbehave the way the seeds describe (truncated JSON, 503s, 429 with Retry-After, 403, an empty
+ * first page, slow answers, dropped connections), so the guard meets real failures.
+ *
+ * Its writes (refund, cancel) honour an `Idempotency-Key` header the way payment APIs do: a repeated
+ * key gets the first answer back and changes nothing, so a write retried after a crash is safe.
+ * `effects` is the log of what really changed: what tests count as "done exactly once".
  */
 import type http from 'node:http';
 import { LoopbackHttpServer } from '../../net/loopback-http-server';
@@ -23,6 +27,8 @@ export type OrdersFault =
   | { kind: 'truncate'; keepBytes?: number }
   | { kind: 'empty_first_page' }
   | { kind: 'slow'; delayMs: number }
+  /** Writes only: the change is committed at once, the answer comes `delayMs` later. */
+  | { kind: 'slow_reply'; delayMs: number }
   | { kind: 'drop_connection' };
 
 export const FAULT_KINDS = [
@@ -32,8 +38,31 @@ export const FAULT_KINDS = [
   'truncate',
   'empty_first_page',
   'slow',
+  'slow_reply',
   'drop_connection',
 ] as const;
+
+export interface WriteRequest {
+  route: 'refund' | 'cancel';
+  order_id: string;
+  idempotency_key: string | null;
+  /** True when the key had been seen: the stored answer was sent and nothing changed. */
+  replayed: boolean;
+  at: number;
+}
+
+export interface Effect {
+  kind: 'refund' | 'cancel';
+  order_id: string;
+  amount_cents?: number;
+  idempotency_key: string | null;
+  at: number;
+}
+
+interface StoredAnswer {
+  status: number;
+  body: unknown;
+}
 
 interface QueuedFault {
   fault: OrdersFault;
@@ -52,6 +81,12 @@ export class OrdersService extends LoopbackHttpServer {
   private readonly orders: Order[];
   /** Every request to /orders, in order: what tests count as "tool executions". */
   readonly requests: { route: 'live' | 'archive'; customer_id: string | null; status: string | null; page: number; at: number }[] = [];
+  /** Every write request that arrived, replayed or not. */
+  readonly writes: WriteRequest[] = [];
+  /** Every change the service actually made. */
+  readonly effects: Effect[] = [];
+  private readonly answered = new Map<string, StoredAnswer>();
+  private refunds = 0;
 
   constructor(options: OrdersServiceOptions = {}) {
     super();
@@ -71,6 +106,8 @@ export class OrdersService extends LoopbackHttpServer {
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const write = /^\/orders\/([^/]+)\/(refund|cancel)$/.exec(url.pathname);
+    if (write && req.method === 'POST') return this.handleWrite(req, res, decodeURIComponent(write[1]!), write[2] as 'refund' | 'cancel');
     const route = url.pathname === '/orders' ? 'live' : url.pathname === '/archive/orders' ? 'archive' : undefined;
     if (req.method !== 'GET' || !route) {
       return send(res, 404, { error: 'not_found', detail: `No route ${req.method} ${url.pathname}` });
@@ -130,12 +167,92 @@ export class OrdersService extends LoopbackHttpServer {
     res.end(body);
   }
 
+  private async handleWrite(req: http.IncomingMessage, res: http.ServerResponse, orderId: string, route: 'refund' | 'cancel'): Promise<void> {
+    const key = headerValue(req.headers['idempotency-key']);
+    const body = await readJson(req);
+    const stored = key ? this.answered.get(`${route}:${key}`) : undefined;
+    this.writes.push({ route, order_id: orderId, idempotency_key: key, replayed: stored !== undefined, at: Date.now() });
+    if (stored) {
+      res.setHeader('idempotent-replayed', 'true');
+      return send(res, stored.status, stored.body);
+    }
+    const fault = this.takeFault();
+    switch (fault?.kind) {
+      case 'unavailable':
+        return send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
+      case 'rate_limited':
+        res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
+        return send(res, 429, { error: 'rate_limited', detail: 'too many requests' });
+      case 'forbidden':
+        return send(res, 403, { error: 'forbidden', detail: 'this API key may not change orders' });
+      case 'drop_connection':
+        req.socket.destroy();
+        return;
+      case 'slow':
+        await new Promise((r) => setTimeout(r, fault.delayMs));
+        // A caller that hung up before the write began gets nothing done, like a cancelled request context.
+        if (req.socket.destroyed) return;
+        break;
+    }
+
+    const answer = this.applyWrite(route, orderId, body, key);
+    if (key && answer.status < 500) this.answered.set(`${route}:${key}`, answer);
+    if (fault?.kind === 'slow_reply') await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (!req.socket.destroyed) send(res, answer.status, answer.body);
+  }
+
+  private applyWrite(route: 'refund' | 'cancel', orderId: string, body: unknown, key: string | null): StoredAnswer {
+    const order = this.orders.find((o) => o.id === orderId);
+    if (!order) return { status: 404, body: { error: 'not_found', detail: `No order ${orderId}` } };
+    if (route === 'cancel') {
+      if (order.status === 'cancelled') return { status: 409, body: { error: 'conflict', detail: `Order ${orderId} is already cancelled` } };
+      if (order.status !== 'placed') {
+        return { status: 409, body: { error: 'conflict', detail: `Order ${orderId} is ${order.status}; only placed orders can be cancelled` } };
+      }
+      order.status = 'cancelled';
+      this.effects.push({ kind: 'cancel', order_id: orderId, idempotency_key: key, at: Date.now() });
+      return { status: 200, body: { order_id: orderId, status: 'cancelled' } };
+    }
+    const amount = (body as { amount_cents?: unknown } | undefined)?.amount_cents;
+    if (!Number.isInteger(amount) || (amount as number) < 1) {
+      return { status: 422, body: { error: 'invalid', detail: 'amount_cents must be a positive integer' } };
+    }
+    const refunded = this.effects
+      .filter((e) => e.kind === 'refund' && e.order_id === orderId)
+      .reduce((sum, e) => sum + (e.amount_cents ?? 0), 0);
+    if (refunded + (amount as number) > order.total_cents) {
+      return {
+        status: 422,
+        body: { error: 'invalid', detail: `Order ${orderId} totals ${order.total_cents} cents; ${refunded} already refunded` },
+      };
+    }
+    this.effects.push({ kind: 'refund', order_id: orderId, amount_cents: amount as number, idempotency_key: key, at: Date.now() });
+    const refundId = `R-${String(++this.refunds).padStart(4, '0')}`;
+    return { status: 200, body: { refund_id: refundId, order_id: orderId, amount_cents: amount, refunded_total_cents: refunded + (amount as number) } };
+  }
+
   private takeFault(): OrdersFault | undefined {
     const next = this.faults[0];
     if (!next) return undefined;
     next.remaining -= 1;
     if (next.remaining <= 0) this.faults.shift();
     return next.fault;
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first?.trim() ? first.trim() : null;
+}
+
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) text += chunk;
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
@@ -174,6 +291,6 @@ export function parseFaultSpec(spec: string): { fault: OrdersFault; times: numbe
   }
   const times = timesText === undefined ? 1 : timesText === 'always' ? Infinity : Number(timesText);
   if (!(times >= 1)) throw new Error(`Fault count in "${spec}" must be a positive integer or "always"`);
-  const fault = (kind === 'slow' ? { kind, delayMs: 2_000 } : { kind }) as OrdersFault;
+  const fault = (kind === 'slow' || kind === 'slow_reply' ? { kind, delayMs: 2_000 } : { kind }) as OrdersFault;
   return { fault, times };
 }

@@ -1,4 +1,7 @@
-/** `search_orders`: a paginated read over the orders service, with the seed's semantic checks. */
+/**
+ * The orders tools: `search_orders` (a paginated read with the seed's semantic checks), its archive
+ * fallback, and two writes that send the task's idempotency key, so a retry after a crash is safe.
+ */
 import { z } from 'zod';
 import { HttpStatusError } from '../../errors/tool-failure';
 import { defineTool, type SemanticIssue, type ToolContext, type ToolDefinition } from '../define-tool';
@@ -25,6 +28,12 @@ const searchInput = z.object({
   page: z.number().int().min(1).default(1),
 });
 type SearchInput = z.infer<typeof searchInput>;
+
+const orderId = z.string().regex(/^O-\d+$/, 'an order id like "O-0007"');
+const refundInput = z.object({ order_id: orderId, amount_cents: z.number().int().min(1), reason: z.string().min(1) });
+const refundOutput = z.object({ refund_id: z.string(), order_id: z.string(), amount_cents: z.number().int(), refunded_total_cents: z.number().int() });
+const cancelInput = z.object({ order_id: orderId, reason: z.string().min(1) });
+const cancelOutput = z.object({ order_id: z.string(), status: z.literal('cancelled') });
 type SearchOutput = z.infer<typeof searchOrdersOutput>;
 
 export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number } = {}): ToolDefinition<any, any>[] {
@@ -40,7 +49,41 @@ export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number
     // Raw text on purpose: the guard parses and validates it, so a truncated body is caught there.
     return body;
   };
+  const write = (action: 'refund' | 'cancel') => async (input: { order_id: string }, ctx: ToolContext) => {
+    const url = new URL(`/orders/${encodeURIComponent(input.order_id)}/${action}`, baseUrl);
+    const res = await fetch(url, {
+      method: 'POST',
+      // The same key on every attempt of this call, across workers: the service answers a repeat
+      // with its first answer instead of refunding twice.
+      headers: { 'content-type': 'application/json', 'idempotency-key': ctx.idempotencyKey },
+      body: JSON.stringify(input),
+      signal: ctx.signal,
+    });
+    const body = await res.text();
+    if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
+    return body;
+  };
   return [
+    defineTool({
+      name: 'refund_order',
+      description: 'Refund part or all of an order to the customer. Amount in cents; the reason is shown to the customer.',
+      input: refundInput,
+      output: refundOutput,
+      effect: 'write',
+      idempotent: true,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      run: write('refund'),
+    }),
+    defineTool({
+      name: 'cancel_order',
+      description: 'Cancel an order that has not shipped yet (status "placed"). This cannot be undone.',
+      input: cancelInput,
+      output: cancelOutput,
+      effect: 'destructive',
+      idempotent: true,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      run: write('cancel'),
+    }),
     defineTool({
       name: 'search_orders',
       description: "Search a customer's orders, one page at a time. When has_more is true, call again with the next page.",

@@ -1,0 +1,216 @@
+/**
+ * The crash matrix: a `durable-agent worker` process is killed with SIGKILL at each point where a
+ * real worker can die, a new worker takes over, and the task completes. The orders service's
+ * effect log is the witness: every write happened exactly once, and no approval was asked twice.
+ */
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { temporal } from '@temporalio/proto';
+import { answer, callTool, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
+import crashAgents from '../support/crash-agents';
+import type { Effect } from '../../src/tools/builtin/orders-service';
+
+const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** A worker process running the crash agents, to be killed; `kill()` resolves once it is dead. */
+function doomedWorker(): { process: ChildProcess; kill(): Promise<NodeJS.Signals | null> } {
+  const child = spawnWorker(h, ['--agents', path.join(__dirname, '../support/crash-agents.ts')]);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      if (code) process.stderr.write(`the worker to be killed exited by itself (${code}):\n${stderr}`);
+      resolve(signal);
+    }),
+  );
+  return {
+    process: child,
+    kill: () => {
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
+}
+
+const replacementWorker = () => h.worker(crashAgents({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }));
+
+/** Resolves with the run id once an activity of `type` is running (started on a worker) in the task's latest run. */
+function inFlight(taskId: string, type: 'callModel' | 'runTool', options: { notInRun?: string } = {}): Promise<string> {
+  return waitFor(`${type} to be running in ${taskId}`, async () => {
+    const d = await h.client.handle(taskId).describe();
+    if (options.notInRun && d.runId === options.notInRun) return undefined;
+    const running = (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === type && a.state === STARTED);
+    return running ? d.runId : undefined;
+  });
+}
+
+const effectsOn = (orderId: string): Effect[] => h.orders.effects.filter((e) => e.order_id === orderId);
+const writesTo = (orderId: string) => h.orders.writes.filter((w) => w.order_id === orderId);
+const approvalsAsked = async (taskId: string) => (await h.client.status(taskId)).events.filter((e) => e.kind === 'approval_requested').length;
+
+async function attemptsOf(taskId: string, type: string): Promise<number[]> {
+  const events = (await h.client.handle(taskId).fetchHistory()).events!;
+  const scheduled = new Map<string, string>();
+  for (const e of events) {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a) scheduled.set(String(e.eventId), a.activityType?.name ?? '');
+  }
+  return events
+    .filter((e) => e.activityTaskStartedEventAttributes && scheduled.get(String(e.activityTaskStartedEventAttributes.scheduledEventId)) === type)
+    .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+}
+
+const refund = (orderId: string) => callTool('refund_order', { order_id: orderId, amount_cents: 100, reason: 'late delivery' });
+
+test('SIGKILL during a model call: the call is retried on the new worker after the heartbeat timeout; earlier writes are not redone', async () => {
+  const script = h.script([refund('O-0001'), { ...answer('refunded once'), delay_ms: 3_000 }]);
+  const taskId = h.taskId('crash-model');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'demo', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the refund', () => effectsOn('O-0001').length > 0);
+  await inFlight(taskId, 'callModel');
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'refunded once' });
+  expect(effectsOn('O-0001')).toHaveLength(1);
+  expect(writesTo('O-0001')).toHaveLength(1);
+  // History keeps the last attempt of each call: the first model call, then the killed one's retry.
+  expect(await attemptsOf(taskId, 'callModel')).toEqual([1, 2]);
+});
+
+test('SIGKILL during a read tool: the read is retried on the new worker, the writes around it happen once', async () => {
+  h.orders.inject({ kind: 'slow', delayMs: 4_000 }, 1);
+  const script = h.script([
+    callTool('search_orders', { customer_id: 'C-1002' }),
+    refund('O-0002'),
+    callTool('write_file', { path: 'after.txt', content: 'written after the crash' }),
+    answer('survived'),
+  ]);
+  const taskId = h.taskId('crash-read');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'demo', prompt: 'survive', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the slow search to reach the orders service', () => h.orders.requests.some((r) => r.customer_id === 'C-1002'));
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'survived', toolCalls: 3 });
+  expect(h.orders.requests.filter((r) => r.customer_id === 'C-1002')).toHaveLength(2);
+  expect(effectsOn('O-0002')).toHaveLength(1);
+  expect(await attemptsOf(taskId, 'runTool')).toEqual([2, 1, 1]);
+});
+
+test('SIGKILL during an idempotent write: the retry carries the same idempotency key and the service answers it without refunding again', async () => {
+  // The refund commits at once; its answer is slow, so the worker dies after the effect, before the reply.
+  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  const script = h.script([refund('O-0003'), answer('refunded')]);
+  const taskId = h.taskId('crash-idem');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'demo', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the refund to commit', () => effectsOn('O-0003').length > 0);
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', toolCalls: 1 });
+  expect(effectsOn('O-0003')).toHaveLength(1);
+  const [first, retry] = writesTo('O-0003');
+  expect(writesTo('O-0003')).toHaveLength(2);
+  expect(first!.idempotency_key).toMatch(new RegExp(`^${taskId}:toolu_`));
+  expect(retry).toMatchObject({ idempotency_key: first!.idempotency_key, replayed: true });
+});
+
+test('SIGKILL during a non-idempotent write: not retried; the task blocks with "outcome unknown" until a person says what happened', async () => {
+  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  const script = h.script([callTool('legacy_refund', { order_id: 'O-0005', amount_cents: 100 }), answer('the refund went through once')]);
+  const taskId = h.taskId('crash-unknown');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the refund to commit', () => effectsOn('O-0005').length > 0);
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const worker = await replacementWorker();
+  const result = await worker.runUntil(async () => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'outcome_unknown', reason: expect.stringContaining('may or may not have taken effect') });
+    expect(blocked.lastError).toMatchObject({ code: 'timeout', detail: expect.stringContaining('stopped heartbeating') });
+    await h.client.unblock(taskId, { by: 'ops', message: 'The refund went through (R-0003 in the ledger). Do not repeat it.' });
+    return h.client.result(taskId);
+  });
+  expect(result).toMatchObject({ outcome: 'answered' });
+  expect(writesTo('O-0005')).toHaveLength(1);
+  expect(effectsOn('O-0005')).toHaveLength(1);
+});
+
+test('SIGKILL while waiting for an approval: the new worker holds the same approval; approving it runs the call once', async () => {
+  const script = h.script([callTool('cancel_order', { order_id: 'O-0004', reason: 'customer asked' }), answer('cancelled')]);
+  const taskId = h.taskId('crash-waiting');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'demo', prompt: 'cancel', model: { provider: 'scripted', script } }, { taskId });
+  const [asked] = (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals;
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  await (await replacementWorker()).runUntil(async () => {
+    const [pending] = (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals;
+    expect(pending).toEqual(asked);
+    await h.client.approve(taskId, { approvalId: pending!.id, by: 'ana' });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'cancelled' });
+    expect(await approvalsAsked(taskId)).toBe(1);
+  });
+  expect(effectsOn('O-0004')).toMatchObject([{ kind: 'cancel' }]);
+});
+
+test('SIGKILL right after an approval, before the approved call took effect: it runs once on the new worker, without asking again', async () => {
+  // The cancel request is held before it takes effect; the worker dies while it is held.
+  h.orders.inject({ kind: 'slow', delayMs: 3_000 }, 1);
+  const script = h.script([callTool('cancel_order', { order_id: 'O-0008', reason: 'customer asked' }), answer('cancelled')]);
+  const taskId = h.taskId('crash-approved');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'demo', prompt: 'cancel', model: { provider: 'scripted', script } }, { taskId });
+  const [pending] = (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals;
+  await h.client.approve(taskId, { approvalId: pending!.id, by: 'ana' });
+  await waitFor('the approved cancel to reach the service', () => writesTo('O-0008').length > 0);
+  expect(await doomed.kill()).toBe('SIGKILL');
+  expect(effectsOn('O-0008')).toHaveLength(0);
+
+  await (await replacementWorker()).runUntil(async () => {
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'cancelled' });
+    const status = await h.client.status(taskId);
+    expect(status.approvals.map((a) => [a.decision, a.by])).toEqual([['approved', 'ana']]);
+    expect(await approvalsAsked(taskId)).toBe(1);
+  });
+  expect(effectsOn('O-0008')).toMatchObject([{ kind: 'cancel' }]);
+  expect(writesTo('O-0008').map((w) => w.idempotency_key)).toEqual([writesTo('O-0008')[0]!.idempotency_key, writesTo('O-0008')[0]!.idempotency_key]);
+});
+
+test('SIGKILL during continue-as-new (the new run started, its first step in flight): the new run finishes with the carried state', async () => {
+  const script = h.script([
+    refund('O-0006'),
+    refund('O-0007'),
+    { ...refund('O-0009'), delay_ms: 3_000 },
+    answer('three refunds'),
+  ]);
+  const taskId = h.taskId('crash-can');
+  const doomed = doomedWorker();
+  const started = await h.client.start(
+    { agent: 'demo', prompt: 'refund three', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 },
+    { taskId },
+  );
+  const secondRun = await inFlight(taskId, 'callModel', { notInRun: started.firstExecutionRunId });
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'three refunds', toolCalls: 3 });
+  for (const order of ['O-0006', 'O-0007', 'O-0009']) expect(effectsOn(order)).toHaveLength(1);
+  expect((await h.client.handle(taskId).describe()).runId).toBe(secondRun);
+  // The latest run's history: its first model call (killed, then retried), then the answer.
+  expect(await attemptsOf(taskId, 'callModel')).toEqual([2, 1]);
+});

@@ -1,0 +1,35 @@
+/**
+ * The agents of the crash matrix, loaded by `durable-agent worker --agents` in the worker that gets
+ * killed and by the in-process worker that replaces it. Besides the demo agent there is one whose
+ * refund client predates idempotency keys: a write the engine must not retry blindly.
+ */
+import { z } from 'zod';
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
+import type { AgentsModuleEnvironment } from '../../src/cli/load-agents';
+import { HttpStatusError } from '../../src/errors/tool-failure';
+import { defineTool } from '../../src/tools/define-tool';
+
+export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnvironment): AgentDefinition[] {
+  const demo = createDemoAgent({ workspaceDir, ordersUrl });
+  const legacyRefund = defineTool({
+    name: 'legacy_refund',
+    description: 'Refund an order through the old client, which sends no idempotency key.',
+    input: z.object({ order_id: z.string(), amount_cents: z.number().int().min(1) }),
+    output: z.object({ refund_id: z.string() }).loose(),
+    effect: 'write',
+    idempotent: false,
+    timeoutMs: 30_000,
+    run: async (input, ctx) => {
+      const url = new URL(`/orders/${input.order_id}/refund`, ordersUrl);
+      const res = await fetch(url, { method: 'POST', body: JSON.stringify(input), headers: { 'content-type': 'application/json' }, signal: ctx.signal });
+      const body = await res.text();
+      if (!res.ok) throw new HttpStatusError(res.status, body, {}, url.pathname);
+      return body;
+    },
+  });
+  return [
+    demo,
+    defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
+  ];
+}

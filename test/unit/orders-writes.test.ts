@@ -1,0 +1,81 @@
+/** The orders service's writes honour Idempotency-Key the way payment APIs do, so a retried write changes nothing twice. */
+import { OrdersService } from '../../src/tools/builtin/orders-service';
+import { createOrdersTools } from '../../src/tools/builtin/orders-tools';
+import { guardedCall } from '../../src/tools/guarded-call';
+import type { ToolContext } from '../../src/tools/define-tool';
+
+let orders: OrdersService;
+beforeEach(async () => {
+  orders = new OrdersService();
+  await orders.start();
+});
+afterEach(() => orders.stop());
+
+const post = (path: string, body: unknown, key?: string) =>
+  fetch(new URL(path, orders.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+    body: JSON.stringify(body),
+  });
+
+const ctx = (idempotencyKey: string): ToolContext => ({
+  idempotencyKey,
+  workflowId: 'wf',
+  toolUseId: 'toolu_1',
+  attempt: 1,
+  signal: new AbortController().signal,
+  heartbeat: () => undefined,
+});
+
+test('a refund repeated with the same key gets the first answer back and refunds once', async () => {
+  const first = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-1');
+  const again = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-1');
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(await again.json()).toEqual(await first.json());
+  expect(orders.effects).toHaveLength(1);
+  expect(orders.writes.map((w) => w.replayed)).toEqual([false, true]);
+});
+
+test('without a key, each refund is a new refund (what a non-idempotent client gets)', async () => {
+  await post('/orders/O-0001/refund', { amount_cents: 100 });
+  await post('/orders/O-0001/refund', { amount_cents: 100 });
+  expect(orders.effects).toHaveLength(2);
+});
+
+test('a refund beyond the order total is refused with 422 and changes nothing', async () => {
+  const res = await post('/orders/O-0001/refund', { amount_cents: 10_000_000 }, 'k-2');
+  expect(res.status).toBe(422);
+  expect(await res.json()).toMatchObject({ detail: expect.stringContaining('totals') });
+  expect(orders.effects).toHaveLength(0);
+});
+
+test('cancelling twice with different keys conflicts (409); with the same key it is answered as before', async () => {
+  expect((await post('/orders/O-0004/cancel', {}, 'a')).status).toBe(200);
+  expect((await post('/orders/O-0004/cancel', {}, 'a')).status).toBe(200);
+  const other = await post('/orders/O-0004/cancel', {}, 'b');
+  expect(other.status).toBe(409);
+  expect(orders.effects).toEqual([expect.objectContaining({ kind: 'cancel', order_id: 'O-0004', idempotency_key: 'a' })]);
+});
+
+test('a shipped order cannot be cancelled', async () => {
+  const res = await post('/orders/O-0003/cancel', {}, 'c');
+  expect(res.status).toBe(409);
+  expect(await res.json()).toMatchObject({ detail: 'Order O-0003 is shipped; only placed orders can be cancelled' });
+});
+
+test('the refund_order tool sends the call idempotency key, so the same call twice refunds once', async () => {
+  const refund = createOrdersTools(orders.url).find((t) => t.name === 'refund_order')!;
+  const input = { order_id: 'O-0002', amount_cents: 250, reason: 'damaged' };
+  const first = await guardedCall(refund, input, ctx('wf:toolu_1'));
+  const retried = await guardedCall(refund, input, ctx('wf:toolu_1'));
+  expect(first).toMatchObject({ kind: 'ok', output: { order_id: 'O-0002', amount_cents: 250 } });
+  expect(retried).toEqual(first);
+  expect(orders.effects).toHaveLength(1);
+  expect(orders.writes.map((w) => w.idempotency_key)).toEqual(['wf:toolu_1', 'wf:toolu_1']);
+});
+
+test('cancel_order on an order that is not placed fails as a model error the model can read', async () => {
+  const cancel = createOrdersTools(orders.url).find((t) => t.name === 'cancel_order')!;
+  const result = await guardedCall(cancel, { order_id: 'O-0003', reason: 'x' }, ctx('wf:toolu_2'));
+  expect(result).toMatchObject({ kind: 'failed', error: { detail: expect.stringContaining('only placed orders') } });
+});
