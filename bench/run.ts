@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- NAME...]`: runs the benchmarks (all, or the named ones: cost, memory) and
+ * `npm run bench [-- NAME...]`: runs the benchmarks (all, or the named ones: cost, recovery, memory) and
  * writes bench/results/ (JSON, plus a Markdown table where there is one).
  */
 import path from 'node:path';
 import { costTable, runCostOfFailure } from './cost-of-failure';
 import { runWaitingMemory } from './waiting-memory';
+import { runRecovery } from './recovery';
 
 const out = path.join(__dirname, 'results');
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -12,6 +13,13 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     const rows = await runCostOfFailure(out);
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
+  },
+  recovery: async () => {
+    console.log('\nRecovery: SIGKILL of the worker running a tool call -> the task\'s next completed step:');
+    const r = await runRecovery(out);
+    console.log(`  heartbeat timeout ${r.heartbeatTimeoutMs} ms`);
+    console.log(`  standby worker:   median ${r.standbyWorker.stepCompletedMs.median} ms, max ${r.standbyWorker.stepCompletedMs.max} ms (n=${r.standbyWorker.stepCompletedMs.n})`);
+    console.log(`  restarted worker: median ${r.restartedWorker.stepCompletedMs.median} ms, max ${r.restartedWorker.stepCompletedMs.max} ms (n=${r.restartedWorker.stepCompletedMs.n})`);
   },
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');
