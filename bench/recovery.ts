@@ -5,8 +5,6 @@
  * deployment), and a worker process started only after the kill (the only worker restarts).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/activity-options';
 import { answer, callTool, spawnWorker, startHarness, type Harness } from '../test/support/harness';
 import { waitFor } from '../test/support/processes';
@@ -45,7 +43,8 @@ async function killDuringTool(h: Harness, replace: () => Promise<() => Promise<v
   const events = (await h.client.handle(taskId).fetchHistory()).events!;
   const timeOf = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
   const started = events.find((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
-  const completed = events.find((e) => e.activityTaskCompletedEventAttributes);
+  const scheduledId = String(started?.activityTaskStartedEventAttributes?.scheduledEventId);
+  const completed = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === scheduledId);
   if (!started || !completed) throw new Error(`task ${taskId}: no retried tool call in its history`);
   return { retryStartedMs: timeOf(started) - killedAt, stepCompletedMs: timeOf(completed) - killedAt };
 }
@@ -87,11 +86,4 @@ export async function measureRecovery(options: { standby?: number; restarted?: n
   } finally {
     await h.close();
   }
-}
-
-export async function runRecovery(outDir: string): Promise<RecoveryResult> {
-  const result = await measureRecovery();
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(path.join(outDir, 'recovery.json'), JSON.stringify({ measuredAt: new Date().toISOString(), ...result }, null, 2) + '\n');
-  return result;
 }

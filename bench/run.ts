@@ -1,30 +1,87 @@
 /**
- * `npm run bench [-- NAME...]`: runs the benchmarks (all, or the named ones: cost, recovery, memory) and
- * writes bench/results/ (JSON, plus a Markdown table where there is one).
+ * `npm run bench [-- NAME...]`: runs the benchmarks (all, or the named ones) and writes
+ * bench/results/ (JSON per benchmark, Markdown tables, and the per-turn plot).
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, runCostOfFailure } from './cost-of-failure';
-import { runWaitingMemory } from './waiting-memory';
-import { runRecovery } from './recovery';
+import { measureFlatness, measureOverhead, peerVersions } from './overhead';
+import { lineChartSvg } from './plot';
+import { measureRecovery } from './recovery';
+import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
+import { measureWaitingMemory } from './waiting-memory';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 
 const out = path.join(__dirname, 'results');
+// The dev server's SQLite in WAL mode with normal syncs: what a single-machine deployment would set.
+const SQLITE_PRAGMAS = { journal_mode: 'wal', synchronous: 'normal' };
+
+function save(name: string, data: unknown): void {
+  mkdirSync(out, { recursive: true });
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+  writeFileSync(path.join(out, name), JSON.stringify({ measuredAt: new Date().toISOString(), machine, ...(data as object) }, null, 2) + '\n');
+}
+
+/** A dev server with its state in a SQLite file (WAL), as the embedded default keeps it. */
+async function withServer<T>(run: (h: Harness) => Promise<T>): Promise<T> {
+  const dbDir = path.join(os.tmpdir(), `durable-agent-bench-${process.pid}`);
+  mkdirSync(dbDir, { recursive: true });
+  const h = await startHarness({ dbFile: path.join(dbDir, `temporal-${Date.now()}.db`), sqlitePragmas: SQLITE_PRAGMAS });
+  try {
+    return await run(h);
+  } finally {
+    await h.close();
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+}
+
 const BENCHMARKS: Record<string, () => Promise<void>> = {
-  cost: async () => {
-    const rows = await runCostOfFailure(out);
-    console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
-    console.log(costTable(rows));
-  },
+  overhead: () =>
+    withServer(async (h) => {
+      console.log('\nOverhead per turn (one zero-latency model call + one zero-latency tool call):');
+      const inMemory = await startHarness();
+      const overhead = await measureOverhead(h, inMemory).finally(() => inMemory.close());
+      for (const [who, s] of Object.entries(overhead.perTurnMs)) console.log(`  ${who}: median ${s.median} ms, p95 ${s.p95} ms (n=${s.n})`);
+      if (overhead.peerUnavailable) console.log(`  langgraph-sqlite: not measured (${overhead.peerUnavailable})`);
+      console.log('\nFlatness (one 500-turn task):');
+      const flatness = await measureFlatness(h);
+      for (const r of flatness.rows) console.log(`  ${r.contestant}: turn 10 ${r.early} ms, turn 500 ${r.late} ms (x${r.ratio})`);
+      save('overhead.json', { sqlitePragmas: SQLITE_PRAGMAS, peer: peerVersions(), overhead, flatness: { turns: flatness.turns, rows: flatness.rows } });
+      save('flatness-series.json', { series: flatness.series });
+      const colors: Record<string, string> = { 'durable-agent': '#1f6feb', 'langgraph-sqlite': '#d4622a', floor: '#2da44e' };
+      writeFileSync(
+        path.join(out, 'per-turn.svg'),
+        lineChartSvg(
+          `Per-turn time over one ${flatness.turns}-turn task (rolling median of 10 turns)`,
+          flatness.series.map((s) => ({ label: s.contestant, color: colors[s.contestant] ?? '#555', values: s.turnMs })),
+        ),
+      );
+    }),
+  throughput: () =>
+    withServer(async (h) => {
+      console.log(`\nThroughput on one worker (${TOOL_CALLS_PER_TASK} tool calls per task):`);
+      const rows = await measureThroughput(h);
+      save('throughput.json', { sqlitePragmas: SQLITE_PRAGMAS, worker: WORKER_SETTINGS, toolCallsPerTask: TOOL_CALLS_PER_TASK, rows });
+    }),
   recovery: async () => {
-    console.log('\nRecovery: SIGKILL of the worker running a tool call -> the task\'s next completed step:');
-    const r = await runRecovery(out);
+    console.log("\nRecovery: SIGKILL of the worker running a tool call -> the task's next completed step:");
+    const r = await measureRecovery();
+    save('recovery.json', r);
     console.log(`  heartbeat timeout ${r.heartbeatTimeoutMs} ms`);
     console.log(`  standby worker:   median ${r.standbyWorker.stepCompletedMs.median} ms, max ${r.standbyWorker.stepCompletedMs.max} ms (n=${r.standbyWorker.stepCompletedMs.n})`);
     console.log(`  restarted worker: median ${r.restartedWorker.stepCompletedMs.median} ms, max ${r.restartedWorker.stepCompletedMs.max} ms (n=${r.restartedWorker.stepCompletedMs.n})`);
   },
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');
-    const rows = await runWaitingMemory(out);
-    console.log(rows.map((r) => `| ${r.waitingTasks} | ${r.workerRssMb} MB | ${r.secondsToPark} s |`).join('\n'));
+    const rows = await measureWaitingMemory([0, 1_000, 10_000]);
+    save('waiting-memory.json', { maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS, rows });
+  },
+  cost: async () => {
+    const rows = await runCostOfFailure(out);
+    console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
+    console.log(costTable(rows));
   },
 };
 
@@ -39,7 +96,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err) => {
-    console.error(err instanceof Error ? err.message : err);
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },
 );

@@ -3,15 +3,14 @@
  * tasks each parked on an approval, RSS read from /proc before and after. Waiting tasks should leave
  * the worker's workflow cache (bounded by maxCachedWorkflows), so RSS must not grow with N.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { spawnWorker, startHarness, type Harness } from '../test/support/harness';
-
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 
 export interface MemoryRow {
   waitingTasks: number;
   workerRssMb: number;
+  /** RSS minus the idle worker's: what the waiting tasks cost. */
+  aboveIdleMb: number;
   secondsToPark: number;
 }
 
@@ -51,23 +50,14 @@ export async function measureWaitingMemory(levels: number[]): Promise<MemoryRow[
       while ((await countWaiting(h)) < level) await sleep(1_000);
       const secondsToPark = (Date.now() - t0) / 1000;
       await sleep(5_000); // let the worker settle and collect garbage
-      rows.push({ waitingTasks: level, workerRssMb: Math.round(rssMb(worker.pid!)), secondsToPark: Math.round(secondsToPark) });
-      console.log(`  ${level} waiting: worker RSS ${rows.at(-1)!.workerRssMb} MB`);
+      const rss = Math.round(rssMb(worker.pid!));
+      rows.push({ waitingTasks: level, workerRssMb: rss, aboveIdleMb: rss - (rows[0]?.workerRssMb ?? rss), secondsToPark: Math.round(secondsToPark) });
+      console.log(`  ${level} waiting: worker RSS ${rss} MB (${rows.at(-1)!.aboveIdleMb} MB above idle), parked in ${rows.at(-1)!.secondsToPark} s`);
     }
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.on('exit', r));
     await h.close();
   }
-  return rows;
-}
-
-export async function runWaitingMemory(outDir: string, levels = [0, 250, 1_000, 2_000]): Promise<MemoryRow[]> {
-  const rows = await measureWaitingMemory(levels);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    path.join(outDir, 'waiting-memory.json'),
-    JSON.stringify({ measuredAt: new Date().toISOString(), maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS, rows }, null, 2) + '\n',
-  );
   return rows;
 }

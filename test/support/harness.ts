@@ -40,10 +40,17 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { dbFile?: string | null } = {}): Promise<Harness> {
+export async function startHarness(
+  options: { dbFile?: string | null; sqlitePragmas?: Record<string, string>; dynamicConfig?: Record<string, unknown> } = {},
+): Promise<Harness> {
   installQuietRuntime();
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-'));
-  const server = await startDevServer({ dbFile: options.dbFile ?? null, logFile: path.join(tmpDir, 'server.log') });
+  const server = await startDevServer({
+    dbFile: options.dbFile ?? null,
+    logFile: path.join(tmpDir, 'server.log'),
+    ...(options.sqlitePragmas ? { sqlitePragmas: options.sqlitePragmas } : {}),
+    ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
+  });
   const [bundle, connection, clientConnection] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('WARN') }),
     NativeConnection.connect({ address: server.address }),

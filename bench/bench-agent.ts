@@ -1,0 +1,52 @@
+/**
+ * The agent every overhead contestant runs: a zero-latency model that calls one zero-latency tool
+ * per turn for N turns, then answers. With nothing to wait for, a turn's time is the engine's own.
+ */
+import { z } from 'zod';
+import { defineAgent, type AgentDefinition } from '../src/agents/define-agent';
+import type { Model, ModelRequest } from '../src/models/model';
+import type { ModelTurn } from '../src/protocol/messages';
+import { defineTool } from '../src/tools/define-tool';
+
+export const BENCH_AGENT = 'bench';
+
+export function createBenchAgent(): AgentDefinition {
+  const echo = defineTool({
+    name: 'echo',
+    description: 'Returns its argument.',
+    input: z.object({ n: z.number().int() }),
+    output: z.object({ echoed: z.number().int() }),
+    effect: 'read',
+    idempotent: true,
+    // Every call is new: no ledger answers, so each turn really runs its tool.
+    cacheTtlMs: 0,
+    run: async ({ n }) => ({ echoed: n }),
+  });
+  return defineAgent({ name: BENCH_AGENT, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });
+}
+
+/**
+ * Answers turn i with a call of echo({n: i}) while i < turns, then with text. `callTimes` records
+ * performance.now() at each call: a turn is the span between two model calls (model, tool, and
+ * whatever the engine does between them), measured the same way for every contestant.
+ */
+export class EchoModel implements Model {
+  readonly id = 'bench:echo';
+  readonly callTimes: number[] = [];
+  constructor(private readonly turns: number) {}
+
+  async complete(request: ModelRequest): Promise<ModelTurn> {
+    this.callTimes.push(performance.now());
+    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    const content: ModelTurn['content'] =
+      turn < this.turns
+        ? [{ type: 'tool_use', id: `toolu_echo_${turn}`, name: 'echo', input: { n: turn } }]
+        : [{ type: 'text', text: `done after ${this.turns} calls` }];
+    return { content, stopReason: turn < this.turns ? 'tool_use' : 'end_turn', usage: { inputTokens: 0, outputTokens: 0 }, model: this.id };
+  }
+
+  /** Turn durations in ms: model call i to model call i+1. */
+  turnDurations(): number[] {
+    return this.callTimes.slice(1).map((t, i) => t - this.callTimes[i]!);
+  }
+}

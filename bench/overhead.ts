@@ -1,0 +1,126 @@
+/**
+ * Engine overhead and flatness: the bench agent (zero-latency model and tool) run by durable-agent
+ * on the embedded dev server, by the floor (the same guard code in-process, no durability) and by
+ * the LangGraph.js + SQLite peer, in one process, one after the other, so the ratios hold on a noisy
+ * machine. A turn is the span between two model calls (see EchoModel).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Harness } from '../test/support/harness';
+import { BENCH_AGENT, createBenchAgent, EchoModel } from './bench-agent';
+import { floorLoop } from './floor-loop';
+import { ensurePeerInstalled } from './peer/ensure-peer';
+import { summarize, type Summary } from './stats';
+
+/** bench/peer/langgraph-loop.ts, loaded by path: its packages exist only once the bench installed them, so `npm test` type-checks without them. */
+interface PeerModule {
+  runLangGraphLoop(options: { turns: number; dbDir: string }): Promise<{ turnsMs: number[] }>;
+  describeLangGraphPeer(): { packages: Record<string, string> };
+}
+const PEER_MODULE = './peer/langgraph-loop';
+const loadPeer = () => require(PEER_MODULE) as PeerModule;
+
+export type Contestant = 'durable-agent' | 'durable-agent, in-memory server' | 'floor' | 'langgraph-sqlite';
+
+export interface TurnSeries {
+  contestant: Contestant;
+  turns: number;
+  turnMs: number[];
+}
+
+/** Runs one task of `turns` turns on the engine and returns its turn durations. */
+export async function engineTurns(h: Harness, turns: number): Promise<number[]> {
+  const model = new EchoModel(turns);
+  const worker = await h.worker([createBenchAgent()], { models: { echo: model } });
+  await worker.runUntil(async () => {
+    const taskId = h.taskId('overhead');
+    await h.client.start(
+      { agent: BENCH_AGENT, prompt: 'go', model: { provider: 'custom', name: 'echo' }, budgets: { turns: turns + 5, toolCalls: turns + 5 } },
+      { taskId },
+    );
+    const result = await h.client.result(taskId);
+    if (result.toolCalls !== turns) throw new Error(`engine ran ${result.toolCalls} tool calls, expected ${turns}`);
+  });
+  return model.turnDurations();
+}
+
+export async function floorTurns(turns: number): Promise<number[]> {
+  const model = new EchoModel(turns);
+  await floorLoop(createBenchAgent(), model, turns + 5);
+  return model.turnDurations();
+}
+
+/** The peer's turn durations, or why it could not run. */
+export async function peerTurns(turns: number): Promise<number[] | { unavailable: string }> {
+  const installed = ensurePeerInstalled();
+  if (!installed.ok) return { unavailable: installed.reason };
+  const { runLangGraphLoop } = loadPeer();
+  const dbDir = mkdtempSync(path.join(os.tmpdir(), 'langgraph-peer-'));
+  try {
+    return (await runLangGraphLoop({ turns, dbDir })).turnsMs;
+  } finally {
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+}
+
+export function peerVersions(): Record<string, string> | undefined {
+  return ensurePeerInstalled().ok ? loadPeer().describeLangGraphPeer().packages : undefined;
+}
+
+export interface OverheadResult {
+  turns: number;
+  perTurnMs: Partial<Record<Contestant, Summary>>;
+  /** durable-agent's median minus the floor's: what durability costs per turn (one model call + one tool call). */
+  engineOverheadMedianMs: number;
+  engineVsPeerMedian?: number;
+  peerUnavailable?: string;
+}
+
+/** `inMemory`: a second server without a database file, to show what persistence costs. */
+export async function measureOverhead(h: Harness, inMemory: Harness, turns = 100): Promise<OverheadResult> {
+  // Warm-up: JIT, the worker's first connections, SQLite's first pages.
+  await engineTurns(h, 10);
+  await engineTurns(inMemory, 10);
+  await floorTurns(10);
+  const engine = await engineTurns(h, turns);
+  const engineInMemory = await engineTurns(inMemory, turns);
+  const floor = await floorTurns(turns);
+  const peer = await peerTurns(turns);
+  const perTurnMs: OverheadResult['perTurnMs'] = {
+    'durable-agent': summarize(engine, 2),
+    'durable-agent, in-memory server': summarize(engineInMemory, 2),
+    floor: summarize(floor, 3),
+  };
+  const result: OverheadResult = {
+    turns,
+    perTurnMs,
+    engineOverheadMedianMs: Number((perTurnMs['durable-agent']!.median - perTurnMs.floor!.median).toFixed(2)),
+  };
+  if (Array.isArray(peer)) {
+    perTurnMs['langgraph-sqlite'] = summarize(peer, 2);
+    result.engineVsPeerMedian = Number((perTurnMs['durable-agent']!.median / perTurnMs['langgraph-sqlite']!.median).toFixed(2));
+  } else {
+    result.peerUnavailable = peer.unavailable;
+  }
+  return result;
+}
+
+export interface FlatnessResult {
+  turns: number;
+  /** Median of turns 6-15 ("turn 10") and of the last ten turns ("turn N"), and their ratio. */
+  rows: { contestant: Contestant; early: number; late: number; ratio: number }[];
+  series: TurnSeries[];
+}
+
+export async function measureFlatness(h: Harness, turns = 500): Promise<FlatnessResult> {
+  const series: TurnSeries[] = [{ contestant: 'durable-agent', turns, turnMs: await engineTurns(h, turns) }];
+  const peer = await peerTurns(turns);
+  if (Array.isArray(peer)) series.push({ contestant: 'langgraph-sqlite', turns, turnMs: peer });
+  const rows = series.map(({ contestant, turnMs }) => {
+    const early = summarize(turnMs.slice(5, 15), 2).median;
+    const late = summarize(turnMs.slice(-10), 2).median;
+    return { contestant, early, late, ratio: Number((late / early).toFixed(2)) };
+  });
+  return { turns, rows, series };
+}
