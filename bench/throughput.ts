@@ -10,13 +10,13 @@ export const TOOL_CALLS_PER_TASK = 5;
 
 export interface ThroughputRow {
   concurrentTasks: number;
+  maxCachedWorkflows: number;
   seconds: number;
   tasksPerSecond: number;
   toolCallsPerSecond: number;
 }
 
 export const WORKER_SETTINGS = {
-  maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
   maxConcurrentWorkflowTaskExecutions: 'SDK default (40)',
   maxConcurrentActivityTaskExecutions: 'SDK default (100)',
 };
@@ -25,8 +25,15 @@ async function inChunks<T>(items: T[], size: number, each: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(each));
 }
 
-export async function measureThroughput(h: Harness, levels = [1, 10, 100, 1_000]): Promise<ThroughputRow[]> {
-  const worker = await h.worker([createBenchAgent()], { models: { echo: new EchoModel(TOOL_CALLS_PER_TASK) } });
+export async function measureThroughput(
+  h: Harness,
+  levels = [1, 10, 100, 1_000],
+  maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
+): Promise<ThroughputRow[]> {
+  const worker = await h.worker([createBenchAgent()], {
+    models: { echo: new EchoModel(TOOL_CALLS_PER_TASK) },
+    workerOptions: { maxCachedWorkflows },
+  });
   return worker.runUntil(async () => {
     const rows: ThroughputRow[] = [];
     for (const n of levels) {
@@ -42,11 +49,12 @@ export async function measureThroughput(h: Harness, levels = [1, 10, 100, 1_000]
       const seconds = (performance.now() - t0) / 1000;
       rows.push({
         concurrentTasks: n,
+        maxCachedWorkflows,
         seconds: Number(seconds.toFixed(2)),
         tasksPerSecond: Number((n / seconds).toFixed(1)),
         toolCallsPerSecond: Number(((n * TOOL_CALLS_PER_TASK) / seconds).toFixed(1)),
       });
-      console.log(`  ${n} concurrent tasks: ${rows.at(-1)!.tasksPerSecond} tasks/s, ${rows.at(-1)!.toolCallsPerSecond} tool calls/s`);
+      console.log(`  ${n} concurrent tasks, cache ${maxCachedWorkflows}: ${rows.at(-1)!.tasksPerSecond} tasks/s, ${rows.at(-1)!.toolCallsPerSecond} tool calls/s`);
     }
     return rows;
   });
