@@ -9,8 +9,10 @@ import type { ModelTurn } from '../src/protocol/messages';
 import { defineTool } from '../src/tools/define-tool';
 
 export const BENCH_AGENT = 'bench';
+/** The same agent with its tool run as a local activity. */
+export const BENCH_AGENT_LOCAL_TOOL = 'bench-local-tool';
 
-export function createBenchAgent(): AgentDefinition {
+export function createBenchAgent(options: { localTool?: boolean } = {}): AgentDefinition {
   const echo = defineTool({
     name: 'echo',
     description: 'Returns its argument.',
@@ -20,27 +22,37 @@ export function createBenchAgent(): AgentDefinition {
     idempotent: true,
     // Every call is new: no ledger answers, so each turn really runs its tool.
     cacheTtlMs: 0,
+    local: options.localTool ?? false,
     run: async ({ n }) => ({ echoed: n }),
   });
-  return defineAgent({ name: BENCH_AGENT, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });
+  return defineAgent({ name: options.localTool ? BENCH_AGENT_LOCAL_TOOL : BENCH_AGENT, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });
 }
 
 /**
- * Answers turn i with a call of echo({n: i}) while i < turns, then with text. `callTimes` records
+ * Answers turn i with `callsPerTurn` calls of echo while i < turns, then with text. `callTimes` records
  * performance.now() at each call: a turn is the span between two model calls (model, tool, and
  * whatever the engine does between them), measured the same way for every contestant.
  */
 export class EchoModel implements Model {
   readonly id = 'bench:echo';
   readonly callTimes: number[] = [];
-  constructor(private readonly turns: number) {}
+  constructor(
+    private readonly turns: number,
+    /** Tool calls per turn: the difference between 1 and 3 gives the cost of one more tool call. */
+    private readonly callsPerTurn = 1,
+  ) {}
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
     this.callTimes.push(performance.now());
     const turn = request.messages.filter((m) => m.role === 'assistant').length;
     const content: ModelTurn['content'] =
       turn < this.turns
-        ? [{ type: 'tool_use', id: `toolu_echo_${turn}`, name: 'echo', input: { n: turn } }]
+        ? Array.from({ length: this.callsPerTurn }, (_, k) => ({
+            type: 'tool_use' as const,
+            id: `toolu_echo_${turn}_${k}`,
+            name: 'echo',
+            input: { n: turn * this.callsPerTurn + k },
+          }))
         : [{ type: 'text', text: `done after ${this.turns} calls` }];
     return { content, stopReason: turn < this.turns ? 'tool_use' : 'end_turn', usage: { inputTokens: 0, outputTokens: 0 }, model: this.id };
   }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Harness } from '../test/support/harness';
-import { BENCH_AGENT, createBenchAgent, EchoModel } from './bench-agent';
+import { createBenchAgent, EchoModel } from './bench-agent';
 import { floorLoop } from './floor-loop';
 import { ensurePeerInstalled } from './peer/ensure-peer';
 import { summarize, type Summary } from './stats';
@@ -21,7 +21,12 @@ interface PeerModule {
 const PEER_MODULE = './peer/langgraph-loop';
 const loadPeer = () => require(PEER_MODULE) as PeerModule;
 
-export type Contestant = 'durable-agent' | 'durable-agent, in-memory server' | 'floor' | 'langgraph-sqlite';
+export type Contestant =
+  | 'durable-agent'
+  | 'durable-agent, in-memory server'
+  | 'durable-agent, local tool'
+  | 'floor'
+  | 'langgraph-sqlite';
 
 export interface TurnSeries {
   contestant: Contestant;
@@ -30,17 +35,24 @@ export interface TurnSeries {
 }
 
 /** Runs one task of `turns` turns on the engine and returns its turn durations. */
-export async function engineTurns(h: Harness, turns: number): Promise<number[]> {
-  const model = new EchoModel(turns);
-  const worker = await h.worker([createBenchAgent()], { models: { echo: model } });
+export async function engineTurns(h: Harness, turns: number, options: { callsPerTurn?: number; localTool?: boolean } = {}): Promise<number[]> {
+  const callsPerTurn = options.callsPerTurn ?? 1;
+  const model = new EchoModel(turns, callsPerTurn);
+  const agent = createBenchAgent({ localTool: options.localTool ?? false });
+  const worker = await h.worker([agent], { models: { echo: model } });
   await worker.runUntil(async () => {
     const taskId = h.taskId('overhead');
     await h.client.start(
-      { agent: BENCH_AGENT, prompt: 'go', model: { provider: 'custom', name: 'echo' }, budgets: { turns: turns + 5, toolCalls: turns + 5 } },
+      {
+        agent: agent.name,
+        prompt: 'go',
+        model: { provider: 'custom', name: 'echo' },
+        budgets: { turns: turns + 5, toolCalls: (turns + 5) * callsPerTurn, toolCallsPerTurn: callsPerTurn },
+      },
       { taskId },
     );
     const result = await h.client.result(taskId);
-    if (result.toolCalls !== turns) throw new Error(`engine ran ${result.toolCalls} tool calls, expected ${turns}`);
+    if (result.toolCalls !== turns * callsPerTurn) throw new Error(`engine ran ${result.toolCalls} tool calls, expected ${turns * callsPerTurn}`);
   });
   return model.turnDurations();
 }
@@ -73,6 +85,8 @@ export interface OverheadResult {
   perTurnMs: Partial<Record<Contestant, Summary>>;
   /** durable-agent's median minus the floor's: what durability costs per turn (one model call + one tool call). */
   engineOverheadMedianMs: number;
+  /** One more tool call in a turn: (median turn with 3 calls - median turn with 1) / 2. */
+  perToolCallMs: number;
   engineVsPeerMedian?: number;
   peerUnavailable?: string;
 }
@@ -85,17 +99,21 @@ export async function measureOverhead(h: Harness, inMemory: Harness, turns = 100
   await floorTurns(10);
   const engine = await engineTurns(h, turns);
   const engineInMemory = await engineTurns(inMemory, turns);
+  const threeCalls = await engineTurns(h, turns, { callsPerTurn: 3 });
+  const localTool = await engineTurns(h, turns, { localTool: true });
   const floor = await floorTurns(turns);
   const peer = await peerTurns(turns);
   const perTurnMs: OverheadResult['perTurnMs'] = {
     'durable-agent': summarize(engine, 2),
     'durable-agent, in-memory server': summarize(engineInMemory, 2),
+    'durable-agent, local tool': summarize(localTool, 2),
     floor: summarize(floor, 3),
   };
   const result: OverheadResult = {
     turns,
     perTurnMs,
     engineOverheadMedianMs: Number((perTurnMs['durable-agent']!.median - perTurnMs.floor!.median).toFixed(2)),
+    perToolCallMs: Number(((summarize(threeCalls, 2).median - perTurnMs['durable-agent']!.median) / 2).toFixed(2)),
   };
   if (Array.isArray(peer)) {
     perTurnMs['langgraph-sqlite'] = summarize(peer, 2);

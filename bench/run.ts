@@ -44,6 +44,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       const inMemory = await startHarness();
       const overhead = await measureOverhead(h, inMemory).finally(() => inMemory.close());
       for (const [who, s] of Object.entries(overhead.perTurnMs)) console.log(`  ${who}: median ${s.median} ms, p95 ${s.p95} ms (n=${s.n})`);
+      console.log(`  one more tool call in a turn: ${overhead.perToolCallMs} ms`);
       if (overhead.peerUnavailable) console.log(`  langgraph-sqlite: not measured (${overhead.peerUnavailable})`);
       console.log('\nFlatness (one 500-turn task):');
       const flatness = await measureFlatness(h);

@@ -22,6 +22,8 @@ export interface ToolManifest {
   fallbacks: string[];
   /** How long an identical read is answered from the ledger instead of running again, in ms (0 = never). */
   cacheTtlMs: number;
+  /** Runs as a local activity (see ToolConfig.local). */
+  local?: boolean;
 }
 
 export interface AgentManifest {

@@ -37,6 +37,13 @@ export interface ToolConfig<I, O> {
   idempotent: boolean;
   /** Per attempt. Default 30 000 ms. */
   timeoutMs?: number;
+  /**
+   * Run as a Temporal local activity: on the worker that runs the task, without a round trip through
+   * the server's task queue, for tools that answer in milliseconds. There is no heartbeat, so a call
+   * whose worker died runs again once the workflow task times out (10 s). Reads and idempotent
+   * writes only. Default false.
+   */
+  local?: boolean;
   /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */
   maxAttempts?: number;
   /** Tools of the same agent to try, in order and with the same input, when this one fails permanently. */
@@ -74,6 +81,10 @@ export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O>
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     throw new TypeError(`Tool "${config.name}": maxAttempts must be an integer >= 1`);
   }
+  if (config.local && config.effect !== 'read' && !config.idempotent) {
+    // A local activity is re-run whole when its workflow task is retried: no place for a write that must not repeat.
+    throw new TypeError(`Tool "${config.name}": a non-idempotent write cannot be local`);
+  }
   const manifest: ToolManifest = {
     name: config.name,
     description: config.description,
@@ -84,6 +95,8 @@ export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O>
     maxAttempts,
     fallbacks: config.fallbacks ?? [],
     cacheTtlMs: config.effect === 'read' ? (config.cacheTtlMs ?? DEFAULT_READ_CACHE_TTL_MS) : 0,
+    // Absent unless set, so manifests recorded before local tools existed read the same.
+    ...(config.local ? { local: true } : {}),
   };
   return { ...config, manifest };
 }

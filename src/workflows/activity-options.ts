@@ -1,5 +1,5 @@
 /** Timeouts and retry policies, chosen per activity and per tool from the tool's contract. */
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { NON_RETRYABLE_ERROR_CLASSES } from '../protocol/tool-error';
 
@@ -34,6 +34,14 @@ export function toolCallOptions(tool: ToolManifest): ActivityOptions {
   return {
     startToCloseTimeout: tool.timeoutMs,
     ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
+    retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
+  };
+}
+
+/** A local tool: the same timeout and retries, no heartbeat (local activities have none). */
+export function localToolCallOptions(tool: ToolManifest): LocalActivityOptions {
+  return {
+    startToCloseTimeout: tool.timeoutMs,
     retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
   };
 }

@@ -4,7 +4,7 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
@@ -13,7 +13,7 @@ import type { AgentActivities } from '../protocol/activity-contracts';
 import type { ToolResultBlock, ToolUseBlock } from '../protocol/messages';
 import { toolError, type ToolError } from '../protocol/tool-error';
 import { toolErrorFromFailure } from './activity-failures';
-import { toolCallOptions } from './activity-options';
+import { localToolCallOptions, toolCallOptions } from './activity-options';
 import { callKey } from './canonical-key';
 import type { TaskState } from './task-state';
 import { gateToolCall } from './tool-gate';
@@ -240,7 +240,9 @@ async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, 
 async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
-  const { runTool } = proxyActivities<AgentActivities>(toolCallOptions(tool));
+  const { runTool } = tool.local
+    ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
+    : proxyActivities<AgentActivities>(toolCallOptions(tool));
   try {
     const result = await runTool({ agent: ctx.agent, tool: name, input, toolUseId });
     if (result.kind === 'flagged') {

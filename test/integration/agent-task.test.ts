@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+import { z } from 'zod';
+import { defineAgent } from '../../src/agents/define-agent';
+import { HttpStatusError } from '../../src/errors/tool-failure';
+import { defineTool } from '../../src/tools/define-tool';
+import { answer, callTool, parsedResults, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -90,4 +94,52 @@ test('a task for an agent the worker does not have fails at once, naming the age
   const run = await runTask(h, { agent: 'nobody', prompt: 'x', script: h.script([answer('x')]) });
   expect(run.view.summary.executionStatus).toBe('FAILED');
   expect(run.view.status?.lastError?.detail).toContain('Registered: demo');
+});
+
+test('a tool declared local runs as a local activity (a marker in history, no task-queue round trip); its failures are classified like any other', async () => {
+  let calls = 0;
+  const lookup = defineTool({
+    name: 'lookup',
+    description: 'Looks a word up in memory.',
+    input: z.object({ word: z.string() }),
+    output: z.object({ word: z.string(), length: z.number() }),
+    effect: 'read',
+    idempotent: true,
+    local: true,
+    run: async ({ word }) => {
+      calls += 1;
+      if (word === 'missing') throw new HttpStatusError(404, '{"error":"not_found"}', {}, '/words/missing');
+      // The first call fails as a 503: the local activity's retry policy runs it again.
+      if (calls === 1) throw new HttpStatusError(503, '{"error":"unavailable"}', {}, '/words');
+      return { word, length: word.length };
+    },
+  });
+  const agent = defineAgent({ name: 'local-tools', system: 'x', tools: [lookup] });
+  const script = h.script([callTool('lookup', { word: 'durable' }), callTool('lookup', { word: 'missing' }), answer('looked up')]);
+  const run = await runTask(h, { agent: 'local-tools', prompt: 'look up', script }, [agent]);
+
+  expect(run.result).toMatchObject({ outcome: 'answered', toolCalls: 2 });
+  expect(calls).toBe(3);
+  const [found, missing] = parsedResults(run.transcript);
+  expect(found).toEqual({ word: 'durable', length: 7 });
+  expect(missing!.error).toMatchObject({ error_class: 'permanent', code: 'not_found' });
+  const events = (await h.client.handle(run.taskId).fetchHistory()).events!;
+  const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+  expect(scheduled).not.toContain('runTool');
+  expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(2);
+});
+
+test('a non-idempotent write cannot be declared local', () => {
+  expect(() =>
+    defineTool({
+      name: 'pay',
+      description: 'Pays.',
+      input: z.object({}),
+      output: z.object({}),
+      effect: 'write',
+      idempotent: false,
+      local: true,
+      run: async () => ({}),
+    }),
+  ).toThrow('a non-idempotent write cannot be local');
 });
