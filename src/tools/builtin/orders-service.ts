@@ -120,17 +120,8 @@ export class OrdersService extends LoopbackHttpServer {
 
     // The archive is a read replica: slower to update, but it does not share the live API's faults.
     const fault = route === 'live' ? this.takeFault() : undefined;
+    if (fault && answeredByFault(fault, req, res, 'read')) return;
     switch (fault?.kind) {
-      case 'unavailable':
-        return send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
-      case 'rate_limited':
-        res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
-        return send(res, 429, { error: 'rate_limited', detail: 'too many requests' });
-      case 'forbidden':
-        return send(res, 403, { error: 'forbidden', detail: 'this API key may not read orders' });
-      case 'drop_connection':
-        req.socket.destroy();
-        return;
       case 'slow':
         await new Promise((r) => setTimeout(r, fault.delayMs));
         break;
@@ -177,22 +168,11 @@ export class OrdersService extends LoopbackHttpServer {
       return send(res, stored.status, stored.body);
     }
     const fault = this.takeFault();
-    switch (fault?.kind) {
-      case 'unavailable':
-        return send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
-      case 'rate_limited':
-        res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
-        return send(res, 429, { error: 'rate_limited', detail: 'too many requests' });
-      case 'forbidden':
-        return send(res, 403, { error: 'forbidden', detail: 'this API key may not change orders' });
-      case 'drop_connection':
-        req.socket.destroy();
-        return;
-      case 'slow':
-        await new Promise((r) => setTimeout(r, fault.delayMs));
-        // A caller that hung up before the write began gets nothing done, like a cancelled request context.
-        if (req.socket.destroyed) return;
-        break;
+    if (fault && answeredByFault(fault, req, res, 'change')) return;
+    if (fault?.kind === 'slow') {
+      await new Promise((r) => setTimeout(r, fault.delayMs));
+      // A caller that hung up before the write began gets nothing done, like a cancelled request context.
+      if (req.socket.destroyed) return;
     }
 
     const answer = this.applyWrite(route, orderId, body, key);
@@ -237,6 +217,27 @@ export class OrdersService extends LoopbackHttpServer {
     next.remaining -= 1;
     if (next.remaining <= 0) this.faults.shift();
     return next.fault;
+  }
+}
+
+/** The faults that replace the answer, alike for reads and writes; true when one did. */
+function answeredByFault(fault: OrdersFault, req: http.IncomingMessage, res: http.ServerResponse, verb: 'read' | 'change'): boolean {
+  switch (fault.kind) {
+    case 'unavailable':
+      send(res, 503, { error: 'unavailable', detail: 'orders backend is restarting' });
+      return true;
+    case 'rate_limited':
+      res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
+      send(res, 429, { error: 'rate_limited', detail: 'too many requests' });
+      return true;
+    case 'forbidden':
+      send(res, 403, { error: 'forbidden', detail: `this API key may not ${verb} orders` });
+      return true;
+    case 'drop_connection':
+      req.socket.destroy();
+      return true;
+    default:
+      return false;
   }
 }
 
