@@ -9,6 +9,8 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../test/support/harness';
+import type { AgentDefinition } from '../src/agents/define-agent';
+import { createBenchAgent } from '../bench/bench-agent';
 
 const OUT = path.join(__dirname, '../test/histories');
 
@@ -17,6 +19,7 @@ async function record(
   name: string,
   input: Parameters<Harness['client']['start']>[0],
   drive: (taskId: string) => Promise<void> = async () => undefined,
+  agents?: AgentDefinition[],
 ): Promise<void> {
   const file = path.join(OUT, `${name}.json`);
   // A committed history stands for tasks recorded by older code: never overwrite one.
@@ -25,7 +28,7 @@ async function record(
     return;
   }
   const taskId = `${name}-${h.taskId('')}`;
-  const worker = await h.worker();
+  const worker = await h.worker(agents);
   await worker.runUntil(async () => {
     await h.client.start(input, { taskId });
     await drive(taskId);
@@ -149,6 +152,40 @@ async function main(): Promise<void> {
         ]),
       },
     });
+    await record(
+      h,
+      'refund-and-approved-cancel',
+      {
+        agent: 'demo',
+        prompt: 'refund and cancel',
+        model: {
+          provider: 'scripted',
+          script: h.script([
+            callTool('refund_order', { order_id: 'O-0001', amount_cents: 100, reason: 'late' }),
+            callTool('cancel_order', { order_id: 'O-0004', reason: 'customer asked' }),
+            answer('refunded and cancelled'),
+          ]),
+        },
+      },
+      async (taskId) => {
+        const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+        await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+      },
+    );
+    await record(
+      h,
+      'local-tool',
+      {
+        agent: 'bench-local-tool',
+        prompt: 'echo',
+        model: {
+          provider: 'scripted',
+          script: h.script([callTool('echo', { n: 1 }), callTool('echo', { n: 'two' }), answer('echoed')]),
+        },
+      },
+      undefined,
+      [createBenchAgent({ localTool: true })],
+    );
   } finally {
     await h.close();
   }
