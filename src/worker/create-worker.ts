@@ -5,6 +5,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { AgentDefinition } from '../agents/define-agent';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import { cachedWorkflowBundle } from './workflow-bundle';
 import { loadConnectionConfig } from './connection-config';
 
 /** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
@@ -18,7 +19,7 @@ export interface AgentWorkerOptions {
   namespace?: string;
   /** Default `durable-agent`. */
   taskQueue?: string;
-  /** A prebuilt bundle (bundleWorkflowCode) to skip bundling, e.g. one per test file. */
+  /** A prebuilt bundle (bundleWorkflowCode), e.g. one per test file. Default: cachedWorkflowBundle(), built once per version of the workflow code under `<stateDir>/bundles`. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   modelEnv?: ActivityDependencies['modelEnv'];
   /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
@@ -41,9 +42,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     connection,
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('../workflows') }),
+    workflowBundle: options.workflowBundle ?? (await cachedWorkflowBundle()),
     activities: createActivities({
       agents: options.agents,
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),

@@ -4,9 +4,10 @@ import type { ToolManifest } from '../protocol/agent-manifest';
 import { NON_RETRYABLE_ERROR_CLASSES } from '../protocol/tool-error';
 
 // The activities set nextRetryDelay (with jitter) on transient failures; these intervals apply
-// only to failures that carry none, such as a worker that died mid-call.
+// only to failures that carry none, such as a worker that died mid-call, whose retry should start
+// as soon as the heartbeat timeout has noticed it.
 const baseRetry = {
-  initialInterval: '1s',
+  initialInterval: '200ms',
   backoffCoefficient: 2,
   maximumInterval: '60s',
   nonRetryableErrorTypes: NON_RETRYABLE_ERROR_CLASSES,
