@@ -92,7 +92,7 @@ export interface OverheadResult {
 }
 
 /** `inMemory`: a second server without a database file, to show what persistence costs. */
-export async function measureOverhead(h: Harness, inMemory: Harness, turns = 100): Promise<OverheadResult> {
+export async function measureOverhead(h: Harness, inMemory: Harness, turns = 200): Promise<OverheadResult> {
   // Warm-up: JIT, the worker's first connections, SQLite's first pages.
   await engineTurns(h, 10);
   await engineTurns(inMemory, 10);
@@ -126,19 +126,38 @@ export async function measureOverhead(h: Harness, inMemory: Harness, turns = 100
 
 export interface FlatnessResult {
   turns: number;
-  /** Median of turns 6-15 ("turn 10") and of the last ten turns ("turn N"), and their ratio. */
-  rows: { contestant: Contestant; early: number; late: number; ratio: number }[];
+  runs: number;
+  /**
+   * Per contestant: the median of turns 1-20 ("turn 10") and of the last 20 ("turn N") in each run,
+   * and the median over runs of their ratio. Windows of 20 and several runs, because one slow turn
+   * on a shared 2-core machine moves a 10-turn median.
+   */
+  rows: { contestant: Contestant; early: number; late: number; ratio: number; ratios: number[] }[];
+  /** The first run of each contestant, for the plot. */
   series: TurnSeries[];
 }
 
-export async function measureFlatness(h: Harness, turns = 500): Promise<FlatnessResult> {
-  const series: TurnSeries[] = [{ contestant: 'durable-agent', turns, turnMs: await engineTurns(h, turns) }];
-  const peer = await peerTurns(turns);
-  if (Array.isArray(peer)) series.push({ contestant: 'langgraph-sqlite', turns, turnMs: peer });
-  const rows = series.map(({ contestant, turnMs }) => {
-    const early = summarize(turnMs.slice(5, 15), 2).median;
-    const late = summarize(turnMs.slice(-10), 2).median;
-    return { contestant, early, late, ratio: Number((late / early).toFixed(2)) };
+export async function measureFlatness(h: Harness, turns = 500, runs = 3): Promise<FlatnessResult> {
+  const byContestant = new Map<Contestant, number[][]>([['durable-agent', []]]);
+  for (let i = 0; i < runs; i++) {
+    byContestant.get('durable-agent')!.push(await engineTurns(h, turns));
+    const peer = await peerTurns(turns);
+    if (Array.isArray(peer)) {
+      if (!byContestant.has('langgraph-sqlite')) byContestant.set('langgraph-sqlite', []);
+      byContestant.get('langgraph-sqlite')!.push(peer);
+    }
+  }
+  const rows = [...byContestant].map(([contestant, all]) => {
+    const windows = all.map((turnMs) => ({ early: summarize(turnMs.slice(0, 20), 2).median, late: summarize(turnMs.slice(-20), 2).median }));
+    const ratios = windows.map((w) => Number((w.late / w.early).toFixed(2)));
+    return {
+      contestant,
+      early: summarize(windows.map((w) => w.early), 2).median,
+      late: summarize(windows.map((w) => w.late), 2).median,
+      ratio: summarize(ratios, 2).median,
+      ratios,
+    };
   });
-  return { turns, rows, series };
+  const series = [...byContestant].map(([contestant, all]) => ({ contestant, turns, turnMs: all[0]! }));
+  return { turns, runs, rows, series };
 }

@@ -46,10 +46,15 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       for (const [who, s] of Object.entries(overhead.perTurnMs)) console.log(`  ${who}: median ${s.median} ms, p95 ${s.p95} ms (n=${s.n})`);
       console.log(`  one more tool call in a turn: ${overhead.perToolCallMs} ms`);
       if (overhead.peerUnavailable) console.log(`  langgraph-sqlite: not measured (${overhead.peerUnavailable})`);
-      console.log('\nFlatness (one 500-turn task):');
+      console.log('\nFlatness (500-turn tasks, 3 runs each):');
       const flatness = await measureFlatness(h);
-      for (const r of flatness.rows) console.log(`  ${r.contestant}: turn 10 ${r.early} ms, turn 500 ${r.late} ms (x${r.ratio})`);
-      save('overhead.json', { sqlitePragmas: SQLITE_PRAGMAS, peer: peerVersions(), overhead, flatness: { turns: flatness.turns, rows: flatness.rows } });
+      for (const r of flatness.rows) console.log(`  ${r.contestant}: turns 1-20 ${r.early} ms, last 20 ${r.late} ms (x${r.ratio}; runs ${r.ratios.join(', ')})`);
+      save('overhead.json', {
+        sqlitePragmas: SQLITE_PRAGMAS,
+        peer: peerVersions(),
+        overhead,
+        flatness: { turns: flatness.turns, runs: flatness.runs, rows: flatness.rows },
+      });
       save('flatness-series.json', { series: flatness.series });
       const colors: Record<string, string> = { 'durable-agent': '#1f6feb', 'langgraph-sqlite': '#d4622a', floor: '#2da44e' };
       writeFileSync(
