@@ -44,7 +44,7 @@ test('a Claude task runs tool turns through the real SDK; 529 and 429 are retrie
   const first = api.requests[0]!;
   expect(first.headers['x-api-key'] ?? first.headers.authorization).toContain('sk-ant-test');
   expect(first.body.model).toBe('claude-sonnet-5-5');
-  expect(first.body.tools!.map((t) => t.name)).toEqual(['list_files', 'read_file', 'write_file', 'delete_file', 'search_orders', 'search_orders_archive']);
+  expect(first.body.tools!.map((t) => t.name)).toEqual(['list_files', 'read_file', 'write_file', 'delete_file', 'refund_order', 'cancel_order', 'search_orders', 'search_orders_archive']);
   // The tool_result went back with the tool_use id the API chose.
   expect(JSON.stringify(api.requests[2]!.body.messages)).toContain('"tool_use_id":"toolu_01"');
   // retry-after: 1 was honoured (a floor, with jitter on top).
