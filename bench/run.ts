@@ -96,7 +96,10 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !BENCHMARKS[name]);
-  if (unknown.length) throw new Error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  if (unknown.length) {
+    console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+    process.exit(2);
+  }
   for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS)) await BENCHMARKS[name]!();
   console.log(`\nResults in ${path.relative(process.cwd(), out)}/`);
 }
