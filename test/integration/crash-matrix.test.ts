@@ -214,3 +214,20 @@ test('SIGKILL during continue-as-new (the new run started, its first step in fli
   // The latest run's history: its first model call (killed, then retried), then the answer.
   expect(await attemptsOf(taskId, 'callModel')).toEqual([2, 1]);
 });
+
+test('SIGKILL during a local tool: the workflow task times out, the new worker replays it and runs the call again', async () => {
+  h.orders.inject({ kind: 'slow', delayMs: 4_000 }, 1);
+  const script = h.script([callTool('search_orders_local', { customer_id: 'C-1001', status: 'placed' }), answer('found')]);
+  const taskId = h.taskId('crash-local');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'local', prompt: 'search', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the local search to reach the orders service', () => h.orders.requests.some((r) => r.customer_id === 'C-1001' && r.status === 'placed'));
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'found', toolCalls: 1 });
+  expect(h.orders.requests.filter((r) => r.customer_id === 'C-1001' && r.status === 'placed')).toHaveLength(2);
+  const events = (await h.client.handle(taskId).fetchHistory()).events!;
+  expect(events.some((e) => e.workflowTaskTimedOutEventAttributes)).toBe(true);
+  expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(1);
+});

@@ -1,7 +1,8 @@
 /**
  * The agents of the crash matrix, loaded by `durable-agent worker --agents` in the worker that gets
  * killed and by the in-process worker that replaces it. Besides the demo agent there is one whose
- * refund client predates idempotency keys: a write the engine must not retry blindly.
+ * refund client predates idempotency keys (a write the engine must not retry blindly), and one whose
+ * search runs as a local activity.
  */
 import { z } from 'zod';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
@@ -28,8 +29,12 @@ export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnv
       return body;
     },
   });
+  const [searchOrders] = demo.tools.filter((t) => t.name === 'search_orders');
+  // The same search, run as a local activity: nothing on the task queue to time out, only the workflow task.
+  const localSearch = defineTool({ ...searchOrders!, name: 'search_orders_local', local: true, fallbacks: [] });
   return [
     demo,
     defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
+    defineAgent({ name: 'local', system: 'Searches orders locally.', tools: [localSearch] }),
   ];
 }
