@@ -18,6 +18,7 @@ export interface RecoveryResult {
 
 const killed = (child: ChildProcess) =>
   new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.on('exit', () => resolve());
     child.kill('SIGKILL');
   });
@@ -30,10 +31,14 @@ async function killDuringTool(h: Harness, replace: () => Promise<() => Promise<v
   const script = h.script([callTool('search_orders', { customer_id: 'C-1001', status: 'shipped' }), answer('done')]);
   const taskId = h.taskId('recovery');
   const before = h.orders.requests.length;
-  await h.client.start({ agent: 'demo', prompt: 'recover', model: { provider: 'scripted', script } }, { taskId });
-  await waitFor('the search to be in flight', () => h.orders.requests.length > before, 60_000);
-  const killedAt = Date.now();
-  await killed(doomed);
+  let killedAt: number;
+  try {
+    await h.client.start({ agent: 'demo', prompt: 'recover', model: { provider: 'scripted', script } }, { taskId });
+    await waitFor('the search to be in flight', () => h.orders.requests.length > before, 60_000);
+    killedAt = Date.now();
+  } finally {
+    await killed(doomed);
+  }
   const stop = await replace();
   try {
     await h.client.result(taskId);

@@ -48,7 +48,8 @@ function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
 
 /**
  * Heartbeats on a timer while `work` runs: a dead worker is noticed within the heartbeat timeout,
- * and a cancellation arrives on ctx.cancellationSignal, which the work passes on (fetch's `signal`).
+ * and a cancellation arrives on ctx.cancellationSignal, which tools pass on (fetch's `signal`).
+ * A model call is not given the signal: a task cancelled mid-call waits for its answer.
  */
 async function heartbeating<T>(ctx: Context, work: Promise<T>): Promise<T> {
   const timeoutMs = ctx.info.heartbeatTimeoutMs;

@@ -15,15 +15,22 @@ export type AgentsModule = AgentDefinition[] | ((env: AgentsModuleEnvironment) =
 export async function loadAgents(file: string, env: AgentsModuleEnvironment): Promise<AgentDefinition[]> {
   const absolute = path.resolve(file);
   if (!existsSync(absolute)) throw usageError(`--agents: no file ${absolute}`);
-  const loaded = (await loadModule(absolute)) as { default?: unknown };
-  // A CommonJS module compiled from `export default` arrives wrapped once more.
-  let exported = loaded.default;
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await loadModule(absolute)) as { default?: unknown };
+  } catch (err) {
+    throw usageError(`--agents: could not load ${absolute}: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 500)}`);
+  }
+  // `module.exports = [...]` has no default; a CommonJS module compiled from `export default` arrives wrapped once more.
+  let exported: unknown = loaded.default ?? loaded;
   if (exported && typeof exported === 'object' && !Array.isArray(exported) && 'default' in exported) {
     exported = (exported as { default: unknown }).default;
   }
   const agents = typeof exported === 'function' ? await (exported as (e: AgentsModuleEnvironment) => unknown)(env) : exported;
   if (!Array.isArray(agents) || agents.length === 0 || !agents.every(isAgent)) {
-    throw usageError(`--agents: ${absolute} must export default a non-empty array of defineAgent(...) results, or a function returning one`);
+    throw usageError(
+      `--agents: ${absolute} must export (default) a non-empty array of defineAgent(...) results, or a function returning one`,
+    );
   }
   const names = agents.map((a) => a.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);

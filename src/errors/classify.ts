@@ -92,6 +92,11 @@ function classifyHttp(err: unknown, status: number): Classified {
     const error = toolError('transient', `http_${status}`, detail, 'The service is temporarily unavailable.');
     return wait === undefined ? { error } : { error, retryAfterMs: wait };
   }
+  if (status === 409 && readRetryAfter(headers) !== undefined) {
+    // A conflict the service says will clear (e.g. a request with the same idempotency key still running).
+    const error = toolError('transient', 'conflict_retry_later', detail, 'The same request is still being handled; it will be retried.');
+    return { error, retryAfterMs: readRetryAfter(headers)! };
+  }
   if (status === 401 || status === 403) {
     return {
       error: toolError(

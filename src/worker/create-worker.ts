@@ -34,6 +34,18 @@ export interface AgentWorkerOptions {
   workerOptions?: Partial<WorkerOptions>;
 }
 
+/** The cached bundle; where it cannot be written (a read-only folder), bundling in this process as before. */
+async function defaultWorkflowCode(): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
+  try {
+    return { workflowBundle: await cachedWorkflowBundle() };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw err;
+    console.error(`warning: cannot cache the workflow bundle (${(err as Error).message}); bundling in this process`);
+    return { workflowsPath: require.resolve('../workflows') };
+  }
+}
+
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
   const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
@@ -42,7 +54,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     connection,
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowBundle: options.workflowBundle ?? (await cachedWorkflowBundle()),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : await defaultWorkflowCode()),
     activities: createActivities({
       agents: options.agents,
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),

@@ -1,12 +1,12 @@
 /**
  * The workflow bundle, built once per version of the workflow code and kept on disk. Bundling runs
- * webpack, which leaves ~70 MB in the heap of the process that ran it and takes seconds; a worker
- * that loads a prebuilt bundle starts faster (what a restarted worker needs) and stays smaller.
- * The bundle is built in a child process so the worker never holds webpack's memory.
+ * webpack, which leaves its memory in the heap of the process that ran it and takes seconds; a
+ * worker that loads a prebuilt bundle starts faster (what a restarted worker needs) and stays
+ * smaller. The bundle is built in a child process so the worker never holds webpack's memory.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stateDir } from '../server/state-dir';
@@ -14,15 +14,17 @@ import { stateDir } from '../server/state-dir';
 const run = promisify(execFile);
 const WORKFLOWS_DIR = path.resolve(__dirname, '../workflows');
 // Workflow code may import only these folders and the Temporal packages (test/unit/sandbox-boundary.test.ts).
-const SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../protocol')];
-const TEMPORAL_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/worker'];
+export const WORKFLOW_SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../protocol')];
+const TEMPORAL_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/proto', '@temporalio/worker'];
 
-/** A hash of everything that goes into the bundle: the sources and the Temporal packages' versions. */
-export function workflowCodeHash(): string {
+/** A hash of everything that goes into the bundle: the sources (all files, recursively) and the Temporal packages' versions. */
+export function workflowCodeHash(dirs = WORKFLOW_SOURCE_DIRS): string {
   const hash = createHash('sha256');
-  for (const dir of SOURCE_DIRS) {
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) {
-      hash.update(file).update(readFileSync(path.join(dir, file)));
+  for (const dir of dirs) {
+    for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
+      const full = path.join(dir, file);
+      if (!file.endsWith('.ts') && !file.endsWith('.js') && !file.endsWith('.json')) continue;
+      hash.update(path.relative(dir, full)).update(readFileSync(full));
     }
   }
   for (const name of TEMPORAL_PACKAGES) {
@@ -31,19 +33,38 @@ export function workflowCodeHash(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
+const building = new Map<string, Promise<{ codePath: string }>>();
+
 /** The path of a bundle of this version of the workflow code, built first if there is none. */
-export async function cachedWorkflowBundle(cacheDir = path.join(stateDir(), 'bundles')): Promise<{ codePath: string }> {
+export function cachedWorkflowBundle(cacheDir = path.join(stateDir(), 'bundles')): Promise<{ codePath: string }> {
   const codePath = path.join(cacheDir, `workflows-${workflowCodeHash()}.js`);
-  if (existsSync(codePath)) return { codePath };
-  mkdirSync(cacheDir, { recursive: true });
+  if (existsSync(codePath)) return Promise.resolve({ codePath });
+  // One build per process; other processes may build the same file at the same time, which is harmless.
+  let pending = building.get(codePath);
+  if (!pending) {
+    pending = build(codePath).finally(() => building.delete(codePath));
+    building.set(codePath, pending);
+  }
+  return pending;
+}
+
+async function build(codePath: string): Promise<{ codePath: string }> {
+  mkdirSync(path.dirname(codePath), { recursive: true });
   // Written beside and renamed into place, so a worker starting at the same time never reads half a file.
-  const partial = `${codePath}.${process.pid}.tmp`;
-  const script = `
-    const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});
-    bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, logger: new DefaultLogger('WARN') })
-      .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))
-      .catch((err) => { console.error(err); process.exit(1); });`;
-  await run(process.execPath, ['-e', script], { maxBuffer: 16 * 1024 * 1024 });
-  renameSync(partial, codePath);
+  const partial = `${codePath}.${randomUUID()}.tmp`;
+  const script = [
+    `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, logger: new DefaultLogger('WARN') })`,
+    `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
+    `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
+  ].join('\n');
+  try {
+    await run(process.execPath, ['-e', script], { maxBuffer: 16 * 1024 * 1024 });
+    renameSync(partial, codePath);
+  } catch (err) {
+    rmSync(partial, { force: true });
+    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+    throw new Error(`Bundling the workflow code failed: ${stderr.split('\n').slice(-3).join(' ') || (err as Error).message}`);
+  }
   return { codePath };
 }

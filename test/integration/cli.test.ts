@@ -95,7 +95,12 @@ test('worker --agents: a missing file or a module without agents is a usage erro
   writeFileSync(notAgents, 'export default [{ name: "x" }];\n');
   const wrong = await runCli(['worker', '--agents', notAgents, '--address', '127.0.0.1:1']);
   expect(wrong.code).toBe(2);
-  expect(wrong.stderr).toContain('must export default a non-empty array of defineAgent(...) results');
+  expect(wrong.stderr).toContain('must export (default) a non-empty array of defineAgent(...) results');
+  const broken = path.join(h.tmpDir, 'broken-agents.ts');
+  writeFileSync(broken, 'export default [;\n');
+  const unloadable = await runCli(['worker', '--agents', broken, '--address', '127.0.0.1:1']);
+  expect(unloadable.code).toBe(2);
+  expect(unloadable.stderr).toContain(`--agents: could not load ${broken}`);
 });
 
 test('an unreachable server gives one line naming the address, and exit 4', async () => {

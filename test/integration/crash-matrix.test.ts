@@ -21,9 +21,17 @@ afterAll(async () => {
   await h?.close();
 });
 
+// A test that fails before its kill must not leave a worker polling the queue the next tests use.
+const spawnedWorkers = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of spawnedWorkers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  spawnedWorkers.clear();
+});
+
 /** A worker process running the crash agents, to be killed; `kill()` resolves once it is dead. */
 function doomedWorker(): { process: ChildProcess; kill(): Promise<NodeJS.Signals | null> } {
   const child = spawnWorker(h, ['--agents', path.join(__dirname, '../support/crash-agents.ts')]);
+  spawnedWorkers.add(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
@@ -191,7 +199,7 @@ test('SIGKILL right after an approval, before the approved call took effect: it 
   expect(writesTo('O-0008').map((w) => w.idempotency_key)).toEqual([writesTo('O-0008')[0]!.idempotency_key, writesTo('O-0008')[0]!.idempotency_key]);
 });
 
-test('SIGKILL during continue-as-new (the new run started, its first step in flight): the new run finishes with the carried state', async () => {
+test('SIGKILL right after continue-as-new (the new run started, its first step in flight): the new run finishes with the carried state', async () => {
   const script = h.script([
     refund('O-0006'),
     refund('O-0007'),

@@ -36,6 +36,29 @@ test('a refund repeated with the same key gets the first answer back and refunds
   expect(orders.writes.map((w) => w.replayed)).toEqual([false, true]);
 });
 
+test('a repeat that arrives while the first request is still being handled gets 409 with Retry-After, and the refund happens once', async () => {
+  orders.inject({ kind: 'slow', delayMs: 300 });
+  const first = post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
+  await new Promise((r) => setTimeout(r, 50));
+  const repeat = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
+  expect(repeat.status).toBe(409);
+  expect(repeat.headers.get('retry-after')).toBe('1');
+  expect((await first).status).toBe(200);
+  const later = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
+  expect(later.headers.get('idempotent-replayed')).toBe('true');
+  expect(orders.effects).toHaveLength(1);
+});
+
+test('the refund tool reads that 409 as transient (to be retried), not as a failure for the model', async () => {
+  const refund = createOrdersTools(orders.url).find((t) => t.name === 'refund_order')!;
+  orders.inject({ kind: 'slow', delayMs: 300 });
+  const first = post('/orders/O-0002/refund', { amount_cents: 100 }, 'wf:toolu_9');
+  await new Promise((r) => setTimeout(r, 50));
+  const repeat = await guardedCall(refund, { order_id: 'O-0002', amount_cents: 100, reason: 'x' }, ctx('wf:toolu_9'));
+  expect(repeat).toMatchObject({ kind: 'failed', error: { error_class: 'transient', code: 'conflict_retry_later' } });
+  await first;
+});
+
 test('without a key, each refund is a new refund (what a non-idempotent client gets)', async () => {
   await post('/orders/O-0001/refund', { amount_cents: 100 });
   await post('/orders/O-0001/refund', { amount_cents: 100 });

@@ -1,5 +1,5 @@
 /** The workflow bundle is built once per version of the workflow code, outside the worker's process, and reused. */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cachedWorkflowBundle, workflowCodeHash } from '../../src/worker/workflow-bundle';
@@ -15,7 +15,16 @@ test('the first call builds the bundle under a name that carries the code hash; 
   expect(statSync(again.codePath).mtimeMs).toBe(builtAt);
 }, 60_000);
 
-test('the code hash is stable while the sources are', () => {
-  expect(workflowCodeHash()).toMatch(/^[0-9a-f]{16}$/);
-  expect(workflowCodeHash()).toBe(workflowCodeHash());
+test('the code hash changes when any source file changes, also in a subfolder', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bundle-src-'));
+  mkdirSync(path.join(dir, 'nested'));
+  writeFileSync(path.join(dir, 'a.ts'), 'export const a = 1;');
+  writeFileSync(path.join(dir, 'nested', 'b.ts'), 'export const b = 1;');
+  const before = workflowCodeHash([dir]);
+  expect(workflowCodeHash([dir])).toBe(before);
+  writeFileSync(path.join(dir, 'nested', 'b.ts'), 'export const b = 2;');
+  const afterNested = workflowCodeHash([dir]);
+  expect(afterNested).not.toBe(before);
+  writeFileSync(path.join(dir, 'a.ts'), 'export const a = 2;');
+  expect(workflowCodeHash([dir])).not.toBe(afterNested);
 });

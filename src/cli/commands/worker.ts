@@ -14,7 +14,8 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
   Stops gracefully on SIGINT/SIGTERM.
   --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
-  unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, drop_connection.`;
+  unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, slow_reply (a write commits,
+  its answer comes late), drop_connection.`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parse(

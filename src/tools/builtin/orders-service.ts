@@ -86,6 +86,8 @@ export class OrdersService extends LoopbackHttpServer {
   /** Every change the service actually made. */
   readonly effects: Effect[] = [];
   private readonly answered = new Map<string, StoredAnswer>();
+  /** Keys whose first request is still being handled: a repeat must not run the write a second time. */
+  private readonly inFlight = new Set<string>();
   private refunds = 0;
 
   constructor(options: OrdersServiceOptions = {}) {
@@ -167,6 +169,20 @@ export class OrdersService extends LoopbackHttpServer {
       res.setHeader('idempotent-replayed', 'true');
       return send(res, stored.status, stored.body);
     }
+    const slot = key ? `${route}:${key}` : undefined;
+    if (slot && this.inFlight.has(slot)) {
+      res.setHeader('retry-after', '1');
+      return send(res, 409, { error: 'idempotency_key_in_use', detail: 'A request with this Idempotency-Key is still being handled; retry later.' });
+    }
+    if (slot) this.inFlight.add(slot);
+    try {
+      await this.runWrite(req, res, orderId, route, body, key);
+    } finally {
+      if (slot) this.inFlight.delete(slot);
+    }
+  }
+
+  private async runWrite(req: http.IncomingMessage, res: http.ServerResponse, orderId: string, route: 'refund' | 'cancel', body: unknown, key: string | null): Promise<void> {
     const fault = this.takeFault();
     if (fault && answeredByFault(fault, req, res, 'change')) return;
     if (fault?.kind === 'slow') {
