@@ -3,11 +3,9 @@
  * through the engine (a real dev server and worker), counting real tool executions (requests that
  * reached the orders service) and model calls.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { createDemoAgent } from '../src/agents/demo/demo-agent';
 import type { OrdersFault } from '../src/tools/builtin/orders-service';
-import { startHarness, statusWhen, type Harness } from '../test/support/harness';
+import { statusWhen, type Harness } from '../test/support/harness';
 import { naiveLoop } from './naive-loop';
 import { ReactiveModel, type ReactiveModelOptions } from './reactive-model';
 
@@ -85,17 +83,4 @@ export function costTable(rows: CostRow[]): string {
     lines.push(`| ${r.scenario} | ${r.naive.toolExecutions} | ${r.naive.modelCalls} | ${r.engine.toolExecutions} | ${r.engine.modelCalls} | ${r.engine.outcome} |`);
   }
   return lines.join('\n');
-}
-
-export async function runCostOfFailure(outDir: string): Promise<CostRow[]> {
-  const h = await startHarness();
-  try {
-    const rows = await measureCostOfFailure(h);
-    mkdirSync(outDir, { recursive: true });
-    writeFileSync(path.join(outDir, 'cost-of-failure.json'), JSON.stringify({ measuredAt: new Date().toISOString(), rows }, null, 2) + '\n');
-    writeFileSync(path.join(outDir, 'cost-of-failure.md'), costTable(rows) + '\n');
-    return rows;
-  } finally {
-    await h.close();
-  }
 }

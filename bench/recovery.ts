@@ -4,10 +4,9 @@
  * bench's own polling does not count. Two cases: a second worker already running (the usual
  * deployment), and a worker process started only after the kill (the only worker restarts).
  */
-import type { ChildProcess } from 'node:child_process';
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/activity-options';
 import { answer, callTool, spawnWorker, startHarness, type Harness } from '../test/support/harness';
-import { waitFor } from '../test/support/processes';
+import { sigkill, waitFor } from '../test/support/processes';
 import { summarize, type Summary } from './stats';
 
 export interface RecoveryResult {
@@ -15,13 +14,6 @@ export interface RecoveryResult {
   standbyWorker: { retryStartedMs: Summary; stepCompletedMs: Summary; samples: number[] };
   restartedWorker: { stepCompletedMs: Summary; samples: number[] };
 }
-
-const killed = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.on('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 
 /** Starts a task whose search is slow, kills the worker running it, and returns the kill time and the retried step's times. */
 async function killDuringTool(h: Harness, replace: () => Promise<() => Promise<void>>): Promise<{ retryStartedMs: number; stepCompletedMs: number }> {
@@ -37,7 +29,7 @@ async function killDuringTool(h: Harness, replace: () => Promise<() => Promise<v
     await waitFor('the search to be in flight', () => h.orders.requests.length > before, 60_000);
     killedAt = Date.now();
   } finally {
-    await killed(doomed);
+    await sigkill(doomed);
   }
   const stop = await replace();
   try {
@@ -77,7 +69,7 @@ export async function measureRecovery(options: { standby?: number; restarted?: n
     for (let i = 0; i < (options.restarted ?? 5); i++) {
       const sample = await killDuringTool(h, async () => {
         const child = spawnWorker(h);
-        return () => killed(child);
+        return async () => void (await sigkill(child));
       });
       restarted.push(sample.stepCompletedMs);
       console.log(`  restarted worker process, run ${i + 1}: next step completed ${sample.stepCompletedMs} ms after SIGKILL`);

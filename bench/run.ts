@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
-import { costTable, runCostOfFailure } from './cost-of-failure';
+import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
 import { measureRecovery } from './recovery';
@@ -87,7 +87,10 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     save('waiting-memory.json', { maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS, rows });
   },
   cost: async () => {
-    const rows = await runCostOfFailure(out);
+    const h = await startHarness();
+    const rows = await measureCostOfFailure(h).finally(() => h.close());
+    save('cost-of-failure.json', { rows });
+    writeFileSync(path.join(out, 'cost-of-failure.md'), costTable(rows) + '\n');
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
   },

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { spawnWorker, startHarness, type Harness } from '../test/support/harness';
+import { waitFor } from '../test/support/processes';
 
 export interface MemoryRow {
   waitingTasks: number;
@@ -30,7 +31,9 @@ export async function measureWaitingMemory(levels: number[]): Promise<MemoryRow[
   const worker = spawnWorker(h);
   const rows: MemoryRow[] = [];
   try {
-    await sleep(8_000); // bundle, connect, first polls
+    let stderr = '';
+    worker.stderr!.on('data', (d) => (stderr += d));
+    await waitFor('the worker to start', () => stderr.includes('worker: '), 60_000);
     const script = h.script([
       { content: [{ type: 'tool_use', name: 'delete_file', input: { path: 'inbox/customer-note.txt' } }] },
       { content: [{ type: 'text', text: 'done' }] },

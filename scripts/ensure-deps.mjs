@@ -1,13 +1,18 @@
 // Installs the npm packages on a fresh clone so the README's commands work as the first thing run.
+// `node scripts/ensure-deps.mjs [DIR]`: the packages of DIR (default: the current folder), when its
+// node_modules is missing or older than its package-lock.json.
 import { execSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 
-const marker = 'node_modules/.package-lock.json';
-const stale = !existsSync(marker) || statSync('package-lock.json').mtimeMs > statSync(marker).mtimeMs;
+const dir = process.argv[2] ?? '.';
+const lock = path.join(dir, 'package-lock.json');
+const marker = path.join(dir, 'node_modules/.package-lock.json');
+const stale = !existsSync(marker) || statSync(lock).mtimeMs > statSync(marker).mtimeMs;
 if (stale) {
-  console.error('Installing npm packages from package-lock.json...');
+  console.error(`Installing npm packages from ${lock}...`);
   // Not `npm ci`: the lock cannot list every platform's optional binaries (@swc/core, unrs-resolver)
   // when the registry lacks some of them, and `npm ci` refuses such a lock. `--no-save` keeps the
   // lock as committed.
-  execSync('npm install --no-save --no-audit --no-fund', { stdio: ['ignore', 'inherit', 'inherit'] });
+  execSync('npm install --no-save --no-audit --no-fund', { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
 }

@@ -1,30 +1,31 @@
 /**
  * Installs the LangGraph peer's packages into bench/peer/node_modules when they are missing or
- * older than its lock. Apart from the project's packages because better-sqlite3 has no prebuilt
- * binary offline and is compiled from source (about a minute), which `npm test` should not pay for.
+ * older than its lock, the way the project installs its own (scripts/ensure-deps.mjs). Apart from
+ * the project's packages because better-sqlite3 has no prebuilt binary offline and is compiled from
+ * source (about a minute), which `npm test` should not pay for.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 const PEER_DIR = __dirname;
+const ENSURE_DEPS = path.resolve(__dirname, '../../scripts/ensure-deps.mjs');
 
 export type PeerInstall = { ok: true } | { ok: false; reason: string };
 
+let installed: PeerInstall | undefined;
+
+/** Checked (and installed) once per process; the benchmarks ask before every peer run. */
 export function ensurePeerInstalled(): PeerInstall {
-  const marker = path.join(PEER_DIR, 'node_modules/.package-lock.json');
-  const lock = path.join(PEER_DIR, 'package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return { ok: true };
-  console.error('Installing the LangGraph peer (bench/peer; better-sqlite3 compiles from source, about a minute)...');
+  return (installed ??= install());
+}
+
+function install(): PeerInstall {
   try {
-    execSync('npm install --no-save --no-audit --no-fund', {
-      cwd: PEER_DIR,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, ...nodeHeadersEnv() },
-    });
+    execFileSync(process.execPath, [ENSURE_DEPS, PEER_DIR], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...nodeHeadersEnv() } });
     return { ok: true };
   } catch (err) {
-    return { ok: false, reason: `npm install in ${PEER_DIR} failed: ${(err as Error).message.split('\n')[0]}` };
+    return { ok: false, reason: `installing the packages of ${PEER_DIR} failed: ${(err as Error).message.split('\n')[0]}` };
   }
 }
 

@@ -33,13 +33,12 @@ export const modelCallOptions: ActivityOptions = {
 
 export function toolCallOptions(tool: ToolManifest): ActivityOptions {
   return {
-    startToCloseTimeout: tool.timeoutMs,
+    ...localToolCallOptions(tool),
     ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
-    retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
   };
 }
 
-/** A local tool: the same timeout and retries, no heartbeat (local activities have none). */
+/** A local tool: the tool's timeout and retries, and no heartbeat (local activities have none). */
 export function localToolCallOptions(tool: ToolManifest): LocalActivityOptions {
   return {
     startToCloseTimeout: tool.timeoutMs,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { answer, callTool, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
-import { waitFor } from '../support/processes';
+import { sigkill, waitFor } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/tools/builtin/orders-service';
 
@@ -23,8 +23,8 @@ afterAll(async () => {
 
 // A test that fails before its kill must not leave a worker polling the queue the next tests use.
 const spawnedWorkers = new Set<ChildProcess>();
-afterEach(() => {
-  for (const child of spawnedWorkers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+afterEach(async () => {
+  await Promise.all([...spawnedWorkers].map(sigkill));
   spawnedWorkers.clear();
 });
 
@@ -34,19 +34,10 @@ function doomedWorker(): { process: ChildProcess; kill(): Promise<NodeJS.Signals
   spawnedWorkers.add(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    child.on('exit', (code, signal) => {
-      if (code) process.stderr.write(`the worker to be killed exited by itself (${code}):\n${stderr}`);
-      resolve(signal);
-    }),
-  );
-  return {
-    process: child,
-    kill: () => {
-      child.kill('SIGKILL');
-      return exited;
-    },
-  };
+  child.on('exit', (code) => {
+    if (code) process.stderr.write(`the worker to be killed exited by itself (${code}):\n${stderr}`);
+  });
+  return { process: child, kill: () => sigkill(child) };
 }
 
 const replacementWorker = () => h.worker(crashAgents({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }));

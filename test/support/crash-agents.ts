@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import type { AgentsModuleEnvironment } from '../../src/cli/load-agents';
-import { HttpStatusError } from '../../src/errors/tool-failure';
+import { requestText } from '../../src/tools/builtin/orders-tools';
 import { defineTool } from '../../src/tools/define-tool';
 
 export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnvironment): AgentDefinition[] {
@@ -21,13 +21,14 @@ export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnv
     effect: 'write',
     idempotent: false,
     timeoutMs: 30_000,
-    run: async (input, ctx) => {
-      const url = new URL(`/orders/${input.order_id}/refund`, ordersUrl);
-      const res = await fetch(url, { method: 'POST', body: JSON.stringify(input), headers: { 'content-type': 'application/json' }, signal: ctx.signal });
-      const body = await res.text();
-      if (!res.ok) throw new HttpStatusError(res.status, body, {}, url.pathname);
-      return body;
-    },
+    // The same request as refund_order, without the Idempotency-Key header.
+    run: (input, ctx) =>
+      requestText(new URL(`/orders/${input.order_id}/refund`, ordersUrl), {
+        method: 'POST',
+        body: JSON.stringify(input),
+        headers: { 'content-type': 'application/json' },
+        signal: ctx.signal,
+      }),
   });
   const [searchOrders] = demo.tools.filter((t) => t.name === 'search_orders');
   // The same search, run as a local activity: nothing on the task queue to time out, only the workflow task.

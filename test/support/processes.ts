@@ -46,3 +46,12 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** SIGKILL, resolving with the signal the process died of once it is dead (at once if it already is). */
+export function sigkill(child: ChildProcess): Promise<NodeJS.Signals | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.signalCode);
+  return new Promise((resolve) => {
+    child.once('exit', (_code, signal) => resolve(signal));
+    child.kill('SIGKILL');
+  });
+}

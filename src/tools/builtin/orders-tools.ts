@@ -36,6 +36,17 @@ const cancelInput = z.object({ order_id: orderId, reason: z.string().min(1) });
 const cancelOutput = z.object({ order_id: z.string(), status: z.literal('cancelled') });
 type SearchOutput = z.infer<typeof searchOrdersOutput>;
 
+/**
+ * One HTTP call to the orders service: the body as raw text, on purpose (the guard parses and
+ * validates it, so a truncated body is caught there), or an HttpStatusError the classifier reads.
+ */
+export async function requestText(url: URL, init: RequestInit): Promise<string> {
+  const res = await fetch(url, init);
+  const body = await res.text();
+  if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
+  return body;
+}
+
 export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number } = {}): ToolDefinition<any, any>[] {
   const search = (path: string) => async (input: SearchInput, ctx: ToolContext) => {
     const url = new URL(path, baseUrl);
@@ -43,15 +54,11 @@ export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number
     if (input.status) url.searchParams.set('status', input.status);
     url.searchParams.set('include_cancelled', String(input.include_cancelled));
     url.searchParams.set('page', String(input.page));
-    const res = await fetch(url, { signal: ctx.signal });
-    const body = await res.text();
-    if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
-    // Raw text on purpose: the guard parses and validates it, so a truncated body is caught there.
-    return body;
+    return requestText(url, { signal: ctx.signal });
   };
   const write = (action: 'refund' | 'cancel') => async (input: { order_id: string }, ctx: ToolContext) => {
     const url = new URL(`/orders/${encodeURIComponent(input.order_id)}/${action}`, baseUrl);
-    const res = await fetch(url, {
+    return requestText(url, {
       method: 'POST',
       // The same key on every attempt of this call, across workers: the service answers a repeat
       // with its first answer instead of refunding twice.
@@ -59,9 +66,6 @@ export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number
       body: JSON.stringify(input),
       signal: ctx.signal,
     });
-    const body = await res.text();
-    if (!res.ok) throw new HttpStatusError(res.status, body, Object.fromEntries(res.headers), url.pathname);
-    return body;
   };
   return [
     defineTool({
