@@ -1,11 +1,23 @@
 /** A model answers one turn of a conversation in Anthropic's Messages format. */
-import type { Message, ModelTurn, ToolSpec } from '../protocol/messages';
+import type { Message, ModelProgress, ModelTurn, ToolSpec } from '../protocol/messages';
+import type { ThinkingSetting } from '../protocol/task';
 
 export interface ModelRequest {
   system: string;
+  /** Fully resolved content: no blob-store references. */
   messages: Message[];
-  /** Empty when the model must answer without tools. */
+  /** The tool definitions. Kept even when the model must not call tools (see toolChoice): the API requires them whenever the conversation holds tool blocks. */
   tools: ToolSpec[];
+  /** 'none': answer without calling tools (the last call after a budget is spent). Default 'auto'. */
+  toolChoice?: 'auto' | 'none';
+  /** Overrides the model choice's max_tokens for this call (set by a person through unblock). */
+  maxTokens?: number;
+  /** Overrides the model choice's model id for this call (set by a person through unblock). */
+  model?: string;
+  /** Extended thinking for this call. Default: the model choice's setting, else off. */
+  thinking?: ThinkingSetting;
+  /** Called as the answer streams in; the activity heartbeats with it. */
+  onProgress?(progress: ModelProgress): void;
 }
 
 export interface Model {

@@ -22,7 +22,20 @@ export interface ToolResultBlock {
   is_error?: boolean;
 }
 
-export type AssistantBlock = TextBlock | ToolUseBlock;
+/** Extended thinking: passed back to the API unchanged (signature included) within a tool loop. */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+/** Thinking the API encrypted; passed back unchanged like ThinkingBlock. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+export type AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock;
 export type UserBlock = TextBlock | ToolResultBlock;
 
 export type Message =
@@ -40,6 +53,7 @@ export type StopReason =
 
 export interface Usage {
   inputTokens: number;
+  /** Includes thinking tokens (the API bills them as output). */
   outputTokens: number;
   /** Prompt-cache writes and reads, where the model reports them. */
   cacheWriteTokens?: number;
@@ -55,6 +69,16 @@ export interface ModelTurn {
   model: string;
   /** USD for this call from the worker's price table; absent when the model has no price. */
   costUsd?: number;
+}
+
+/** Progress of a model call while its answer streams in: heartbeat details, shown by `watch`. */
+export interface ModelProgress {
+  /** Characters of text (and tool input JSON) received so far. */
+  outputChars: number;
+  /** Characters of thinking received so far. */
+  thinkingChars: number;
+  /** The last few hundred characters of answer text, for a live view. */
+  tail: string;
 }
 
 /** The model-facing description of a tool (Anthropic's `tools` entry). */

@@ -6,9 +6,22 @@ import type { AgentManifest, ToolEffect } from './agent-manifest';
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
   | { provider: 'scripted'; /** Absolute path to a JSON file of assistant turns. */ script: string }
-  | { provider: 'anthropic'; /** Default: DEFAULT_ANTHROPIC_MODEL. */ model?: string; maxTokens?: number }
+  | {
+      provider: 'anthropic';
+      /** Default: DEFAULT_ANTHROPIC_MODEL. */
+      model?: string;
+      /** Default: DEFAULT_MAX_TOKENS. */
+      maxTokens?: number;
+      /** Extended thinking. Default: off. */
+      thinking?: ThinkingSetting;
+      /** The model's context window in tokens, for compaction before it is exceeded. Default 200 000. */
+      contextWindowTokens?: number;
+    }
   /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
   | { provider: 'custom'; name: string };
+
+/** Extended thinking: a fixed token budget (at least 1024, below max_tokens), or adaptive where the model supports it. */
+export type ThinkingSetting = { type: 'enabled'; budgetTokens: number } | { type: 'adaptive' };
 
 export interface TaskInput {
   /** Name of an agent registered on the worker (see defineAgent). */
@@ -103,6 +116,10 @@ export interface UnblockInput {
   message?: string;
   /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
   budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls' | 'tokens' | 'costUsd'>>;
+  /** Use this model id for the task's later calls (e.g. when a request was refused for the model). */
+  model?: string;
+  /** Use this max_tokens for the task's later calls. */
+  maxTokens?: number;
 }
 
 /** A risky tool call waiting for a person: a durable object with an id, bound to its exact arguments. */

@@ -1,0 +1,37 @@
+/**
+ * The claim-check store: large content (tool results, long model output, archived audit entries)
+ * is stored once, content-addressed, and workflow state and activity payloads carry references.
+ * Blobs live in a scope per task chain (`<workflowId>/<firstExecutionRunId>`), so a task id reused
+ * later never shares, or purges, another task's content.
+ */
+
+/** A reference inside a payload: `{"$blob":"sha256:<64 hex>","bytes":N}`, exactly this JSON. */
+export interface BlobMarker {
+  $blob: string;
+  bytes: number;
+}
+
+export interface BlobStore {
+  /** Where it keeps blobs, for messages: a folder, or a database without its password. */
+  readonly description: string;
+  /** Stores UTF-8 text in the scope; returns `sha256:<hex>` of the text. Idempotent: the same text gives the same id. */
+  put(scope: string, text: string): Promise<string>;
+  /** The text stored under `id` in the scope. Throws BlobMissingError when it is not there. */
+  get(scope: string, id: string): Promise<string>;
+  /** Deletes every blob of the scopes whose name starts with `scopePrefix` (e.g. `<workflowId>/`). Returns how many blobs went. */
+  purge(scopePrefix: string): Promise<number>;
+  /** Scopes with blobs, for retention and `purge`. */
+  scopes(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export class BlobMissingError extends Error {
+  override readonly name = 'BlobMissingError';
+  constructor(
+    readonly scope: string,
+    readonly id: string,
+    where: string,
+  ) {
+    super(`blob ${id} of ${scope} is missing from ${where} (purged, or the workers do not share one store)`);
+  }
+}
