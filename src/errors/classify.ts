@@ -14,24 +14,38 @@ export interface Classified {
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 529]);
 
-const TRANSIENT_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EBUSY',
-  'EMFILE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
+/**
+ * Transport failures, split by whether the request could already have left: a write that failed
+ * after sending may have taken effect, one that failed before cannot have. Both stay transient
+ * (Temporal retries them); `outcomeUnknown` (protocol/outcome-unknown.ts) reads the code.
+ */
+const SENT_MAYBE = 'The request may have reached the service and taken effect before the connection failed.';
+const NOT_SENT = 'The request never reached the service, so nothing was done.';
+
+const TRANSPORT_CODES: Record<string, [code: string, note: string]> = {
+  // The connection died while the request or its answer was on the wire.
+  ECONNRESET: ['connection_reset', SENT_MAYBE],
+  EPIPE: ['connection_reset', SENT_MAYBE],
+  ECONNABORTED: ['connection_reset', SENT_MAYBE],
+  UND_ERR_SOCKET: ['connection_reset', SENT_MAYBE],
+  UND_ERR_CLOSED: ['connection_reset', SENT_MAYBE],
+  // Sent, then no (complete) answer in time.
+  UND_ERR_HEADERS_TIMEOUT: ['response_timeout', SENT_MAYBE],
+  UND_ERR_BODY_TIMEOUT: ['response_timeout', SENT_MAYBE],
+  // A socket-level timeout can hit a connection that already carried the request: assume it did.
+  ETIMEDOUT: ['connection_timeout', SENT_MAYBE],
+  // No connection was ever made.
+  ECONNREFUSED: ['connection_refused', NOT_SENT],
+  UND_ERR_CONNECT_TIMEOUT: ['connect_timeout', NOT_SENT],
+  ENOTFOUND: ['dns_failure', NOT_SENT],
+  EAI_AGAIN: ['dns_failure', NOT_SENT],
+  EHOSTUNREACH: ['network_unreachable', NOT_SENT],
+  ENETUNREACH: ['network_unreachable', NOT_SENT],
+  ENETDOWN: ['network_unreachable', NOT_SENT],
+  // Local exhaustion, before any socket was written.
+  EBUSY: ['local_busy', NOT_SENT],
+  EMFILE: ['too_many_open_files', NOT_SENT],
+};
 
 const RESOURCE_CODES: Record<string, string> = {
   ENOSPC: 'disk_full',
@@ -58,8 +72,9 @@ export function classify(err: unknown): Classified {
 
   const code = nodeCodeOf(err);
   if (code) {
-    if (TRANSIENT_CODES.has(code)) {
-      return { error: toolError('transient', code.toLowerCase(), messageOf(err), 'A temporary network failure.') };
+    const transport = TRANSPORT_CODES[code];
+    if (transport) {
+      return { error: toolError('transient', transport[0], `${messageOf(err)} (${code}). ${transport[1]}`, 'A temporary network failure.') };
     }
     const resource = RESOURCE_CODES[code];
     if (resource) {
@@ -89,8 +104,20 @@ function classifyHttp(err: unknown, status: number): Classified {
   const headers = (err as { headers?: unknown }).headers;
   if (TRANSIENT_STATUS.has(status)) {
     const wait = readRetryAfter(headers);
-    const error = toolError('transient', `http_${status}`, detail, 'The service is temporarily unavailable.');
+    // A 5xx came from a server that had the request: it (or the one behind a gateway) may have acted on it.
+    const note = status >= 500 ? ` The request reached the service; it may have taken effect.` : '';
+    const error = toolError('transient', `http_${status}`, detail + note, 'The service is temporarily unavailable.');
     return wait === undefined ? { error } : { error, retryAfterMs: wait };
+  }
+  if ((status === 400 || status === 409 || status === 422) && isIdempotencyKeyReuse(err)) {
+    return {
+      error: toolError(
+        'permanent',
+        'idempotency_key_reused',
+        `The service refused the call: its idempotency key was already used for a request with other arguments, so this call was not run. ${detail}`,
+        'This is a bug in how the call was keyed, not in the arguments; do not repeat it. Tell the user or a person.',
+      ),
+    };
   }
   if (status === 409 && readRetryAfter(headers) !== undefined) {
     // A conflict the service says will clear (e.g. a request with the same idempotency key still running).
@@ -121,7 +148,16 @@ function classifyHttp(err: unknown, status: number): Classified {
 
 function classifyByMessage(message: string): Classified {
   const m = message.toLowerCase();
-  if (/(timed? ?out|rate limit|temporar|unavailable|overloaded|connection reset|socket hang up)/.test(m)) {
+  if (/(socket hang up|connection reset|other side closed|broken pipe)/.test(m)) {
+    return { error: toolError('transient', 'connection_reset', `${message}. ${SENT_MAYBE}`, 'A temporary network failure.') };
+  }
+  if (/(connection refused)/.test(m)) {
+    return { error: toolError('transient', 'connection_refused', `${message}. ${NOT_SENT}`, 'A temporary network failure.') };
+  }
+  if (/timed? ?out/.test(m)) {
+    return { error: toolError('transient', 'timeout', message, 'The call timed out; it may or may not have taken effect.') };
+  }
+  if (/(rate limit|temporar|unavailable|overloaded)/.test(m)) {
     return { error: toolError('transient', 'transient_text', message, 'A temporary failure.') };
   }
   if (/(out of memory|no space left|disk full|token limit|context length|prompt is too long)/.test(m)) {
@@ -134,6 +170,16 @@ function classifyByMessage(message: string): Classified {
     return { error: toolError('permanent', 'not_found', message, 'It does not exist; check the identifier.') };
   }
   return { error: toolError('permanent', 'tool_failed', message, 'The tool failed; try another approach.') };
+}
+
+/**
+ * Stripe's shape (an `idempotency_error` / `idempotency_key_reused` code, or its message) in the
+ * answer's body: the key was first used with other parameters.
+ */
+function isIdempotencyKeyReuse(err: unknown): boolean {
+  const body = (err as { body?: unknown }).body;
+  const text = typeof body === 'string' ? body : messageOf(err);
+  return /idempotency_key_reused|idempotency_error|can only be used with the same parameters/i.test(text);
 }
 
 function httpStatusOf(err: unknown): number | undefined {
