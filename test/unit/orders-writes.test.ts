@@ -52,7 +52,8 @@ test('a repeat that arrives while the first request is still being handled gets 
 test('the refund tool reads that 409 as transient (to be retried), not as a failure for the model', async () => {
   const refund = createOrdersTools(orders.url).find((t) => t.name === 'refund_order')!;
   orders.inject({ kind: 'slow', delayMs: 300 });
-  const first = post('/orders/O-0002/refund', { amount_cents: 100 }, 'wf:toolu_9');
+  // The same body the tool sends: with another body the key would be refused as reused.
+  const first = post('/orders/O-0002/refund', { order_id: 'O-0002', amount_cents: 100, reason: 'x' }, 'wf:toolu_9');
   await new Promise((r) => setTimeout(r, 50));
   const repeat = await guardedCall(refund, { order_id: 'O-0002', amount_cents: 100, reason: 'x' }, ctx('wf:toolu_9'));
   expect(repeat).toMatchObject({ kind: 'failed', error: { error_class: 'transient', code: 'conflict_retry_later' } });
@@ -101,4 +102,63 @@ test('cancel_order on an order that is not placed fails as a model error the mod
   const cancel = createOrdersTools(orders.url).find((t) => t.name === 'cancel_order')!;
   const result = await guardedCall(cancel, { order_id: 'O-0003', reason: 'x' }, ctx('wf:toolu_2'));
   expect(result).toMatchObject({ kind: 'failed', error: { detail: expect.stringContaining('only placed orders') } });
+});
+
+test('the same key with a different body is refused with 422 idempotency_key_reused and changes nothing', async () => {
+  const first = await post('/orders/O-0001/refund', { amount_cents: 100, reason: 'late' }, 'k-reuse');
+  expect(first.status).toBe(200);
+  const other = await post('/orders/O-0001/refund', { amount_cents: 900, reason: 'late' }, 'k-reuse');
+  expect(other.status).toBe(422);
+  expect(other.headers.get('idempotent-replayed')).toBeNull();
+  expect(await other.json()).toMatchObject({
+    error: 'idempotency_key_reused',
+    detail: expect.stringContaining('Keys for idempotent requests can only be used with the same parameters they were first used with'),
+  });
+  const otherOrder = await post('/orders/O-0002/refund', { amount_cents: 100, reason: 'late' }, 'k-reuse');
+  expect(otherOrder.status).toBe(422);
+  expect(orders.effects).toHaveLength(1);
+  expect(orders.writes.map((w) => w.key_reused ?? false)).toEqual([false, true, true]);
+});
+
+test('the same key with the same parameters in another key order is the same request: the first answer is replayed', async () => {
+  const first = await post('/orders/O-0001/refund', { amount_cents: 100, reason: 'late' }, 'k-order');
+  const again = await post('/orders/O-0001/refund', { reason: 'late', amount_cents: 100 }, 'k-order');
+  expect(again.status).toBe(200);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(await again.json()).toEqual(await first.json());
+  expect(orders.effects).toHaveLength(1);
+});
+
+test('a key binds its parameters even when its first request failed: a retry with other arguments is refused', async () => {
+  orders.inject({ kind: 'unavailable' });
+  expect((await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-failed')).status).toBe(503);
+  expect((await post('/orders/O-0001/refund', { amount_cents: 200 }, 'k-failed')).status).toBe(422);
+  expect((await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-failed')).status).toBe(200);
+  expect(orders.effects).toEqual([expect.objectContaining({ amount_cents: 100 })]);
+});
+
+test('a repeat with another body while the first is in flight is refused as reused (422), not told to retry (409)', async () => {
+  orders.inject({ kind: 'slow', delayMs: 300 });
+  const first = post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy-other');
+  await new Promise((r) => setTimeout(r, 50));
+  expect((await post('/orders/O-0001/refund', { amount_cents: 300 }, 'k-busy-other')).status).toBe(422);
+  expect((await first).status).toBe(200);
+  expect(orders.effects).toHaveLength(1);
+});
+
+test('the refund tool reports a key reused with other arguments as a permanent idempotency_key_reused error, never as the first answer', async () => {
+  const refund = createOrdersTools(orders.url).find((t) => t.name === 'refund_order')!;
+  const first = await guardedCall(refund, { order_id: 'O-0002', amount_cents: 250, reason: 'damaged' }, ctx('wf:toolu_1'));
+  expect(first).toMatchObject({ kind: 'ok' });
+  const second = await guardedCall(refund, { order_id: 'O-0002', amount_cents: 400, reason: 'damaged' }, ctx('wf:toolu_1'));
+  expect(second).toMatchObject({
+    kind: 'failed',
+    error: {
+      error_class: 'permanent',
+      code: 'idempotency_key_reused',
+      retryable: false,
+      detail: expect.stringContaining('already used for a request with other arguments'),
+    },
+  });
+  expect(orders.effects).toHaveLength(1);
 });

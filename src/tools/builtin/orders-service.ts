@@ -4,7 +4,9 @@
  * first page, slow answers, dropped connections), so the guard meets real failures.
  *
  * Its writes (refund, cancel) honour an `Idempotency-Key` header the way payment APIs do: a repeated
- * key gets the first answer back and changes nothing, so a write retried after a crash is safe.
+ * key with the same request gets the first answer back and changes nothing, so a write retried after
+ * a crash is safe; the same key with another request is refused with 422 (Stripe's rule), so a key
+ * that repeats by mistake can never answer a different refund with the first one's result.
  * `effects` is the log of what really changed: what tests count as "done exactly once".
  */
 import type http from 'node:http';
@@ -48,6 +50,8 @@ export interface WriteRequest {
   idempotency_key: string | null;
   /** True when the key had been seen: the stored answer was sent and nothing changed. */
   replayed: boolean;
+  /** True when the key had been used for another request: refused with 422, nothing changed. */
+  key_reused?: boolean;
   at: number;
 }
 
@@ -86,6 +90,8 @@ export class OrdersService extends LoopbackHttpServer {
   /** Every change the service actually made. */
   readonly effects: Effect[] = [];
   private readonly answered = new Map<string, StoredAnswer>();
+  /** The request each key was first used with, kept even when that request failed: a key binds its parameters. */
+  private readonly firstRequest = new Map<string, string>();
   /** Keys whose first request is still being handled: a repeat must not run the write a second time. */
   private readonly inFlight = new Set<string>();
   private refunds = 0;
@@ -163,13 +169,25 @@ export class OrdersService extends LoopbackHttpServer {
   private async handleWrite(req: http.IncomingMessage, res: http.ServerResponse, orderId: string, route: 'refund' | 'cancel'): Promise<void> {
     const key = headerValue(req.headers['idempotency-key']);
     const body = await readJson(req);
-    const stored = key ? this.answered.get(`${route}:${key}`) : undefined;
+    const slot = key ? `${route}:${key}` : undefined;
+    if (slot) {
+      const request = fingerprint(orderId, body);
+      const first = this.firstRequest.get(slot);
+      if (first === undefined) this.firstRequest.set(slot, request);
+      else if (first !== request) {
+        this.writes.push({ route, order_id: orderId, idempotency_key: key, replayed: false, key_reused: true, at: Date.now() });
+        return send(res, 422, {
+          error: 'idempotency_key_reused',
+          detail: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+        });
+      }
+    }
+    const stored = slot ? this.answered.get(slot) : undefined;
     this.writes.push({ route, order_id: orderId, idempotency_key: key, replayed: stored !== undefined, at: Date.now() });
     if (stored) {
       res.setHeader('idempotent-replayed', 'true');
       return send(res, stored.status, stored.body);
     }
-    const slot = key ? `${route}:${key}` : undefined;
     if (slot && this.inFlight.has(slot)) {
       res.setHeader('retry-after', '1');
       return send(res, 409, { error: 'idempotency_key_in_use', detail: 'A request with this Idempotency-Key is still being handled; retry later.' });
@@ -255,6 +273,23 @@ function answeredByFault(fault: OrdersFault, req: http.IncomingMessage, res: htt
     default:
       return false;
   }
+}
+
+/** The order and the body with its keys sorted: the same parameters in another order are the same request. */
+function fingerprint(orderId: string, body: unknown): string {
+  return JSON.stringify([orderId, canonical(body)]);
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
+  }
+  return value;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

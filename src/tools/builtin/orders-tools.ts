@@ -61,7 +61,10 @@ export function createOrdersTools(baseUrl: string, options: { timeoutMs?: number
     return requestText(url, {
       method: 'POST',
       // The same key on every attempt of this call, across workers: the service answers a repeat
-      // with its first answer instead of refunding twice.
+      // with its first answer instead of refunding twice. A key it first saw with other arguments
+      // is refused with 422 idempotency_key_reused, which classify() makes a permanent error, so a
+      // repeated key can never pass off the first refund's answer as this one's.
+      // The body is the whole validated input, so the service compares every parameter.
       headers: { 'content-type': 'application/json', 'idempotency-key': ctx.idempotencyKey },
       body: JSON.stringify(input),
       signal: ctx.signal,
