@@ -1,0 +1,36 @@
+/**
+ * Ids and scopes shared by every store. Scopes and ids arrive from workflow state and from the
+ * command line, so each store checks them here before they reach a path or a query.
+ */
+import { createHash } from 'node:crypto';
+
+const BLOB_ID = /^sha256:[0-9a-f]{64}$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Temporal allows workflow ids up to 1,000 characters; a scope adds a run id to that. */
+export const MAX_SCOPE_LENGTH = 2_048;
+
+/** `sha256:<hex>` of the text's UTF-8 bytes: the id `put` returns for it. */
+export function blobIdOf(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+export function isBlobId(id: unknown): id is string {
+  return typeof id === 'string' && BLOB_ID.test(id);
+}
+
+/**
+ * Rejects scopes that could not round-trip through every store: a lone surrogate would be
+ * replaced by U+FFFD in UTF-8 (two scopes colliding), and PostgreSQL text cannot hold NUL.
+ */
+export function checkScope(scope: unknown, what = 'scope'): asserts scope is string {
+  if (typeof scope !== 'string' || scope.length === 0) throw new TypeError(`a blob ${what} must be a non-empty string`);
+  if (scope.length > MAX_SCOPE_LENGTH) throw new TypeError(`a blob ${what} is at most ${MAX_SCOPE_LENGTH} characters, got ${scope.length}`);
+  if (scope.includes('\0')) throw new TypeError(`a blob ${what} cannot contain NUL`);
+  if (LONE_SURROGATE.test(scope)) throw new TypeError(`a blob ${what} must be well-formed Unicode (it has a lone surrogate)`);
+}
+
+/** The prefix `purge` takes may be empty only by mistake: refuse it rather than delete every task's blobs. */
+export function checkScopePrefix(prefix: unknown): asserts prefix is string {
+  checkScope(prefix, 'scope prefix');
+}

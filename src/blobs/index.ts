@@ -1,0 +1,6 @@
+export { BlobMissingError, type BlobMarker, type BlobStore } from './blob-store';
+export { blobIdOf, isBlobId } from './blob-id';
+export { LocalBlobStore, defaultBlobDir } from './local-blob-store';
+export { PostgresBlobStore, type PostgresBlobStoreOptions } from './postgres-blob-store';
+export { CachedBlobStore, DEFAULT_BLOB_CACHE_BYTES } from './cached-blob-store';
+export { openBlobStore, BLOB_STORE_ENV, type OpenBlobStoreOptions } from './open-blob-store';

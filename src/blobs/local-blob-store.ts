@@ -1,0 +1,141 @@
+/**
+ * The embedded default: one folder (`<state dir>/blobs`), a subfolder per scope, a file per blob
+ * named by its sha256. Good for one machine; workers on several machines need a shared store.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stateDir } from '../server/state-dir';
+import { BlobMissingError, type BlobStore } from './blob-store';
+import { blobIdOf, checkScope, checkScopePrefix, isBlobId } from './blob-id';
+
+/** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
+const MAX_DIRECT_NAME = 200;
+const HASHED = '~h-';
+/** Inside a hashed folder, the scope it holds (folder names cannot be read back from a hash). */
+const SCOPE_FILE = '~scope';
+const TEMP_PREFIX = '~tmp-';
+
+export function defaultBlobDir(): string {
+  return path.join(stateDir(), 'blobs');
+}
+
+/**
+ * Scopes are attacker input (a workflow id is whatever a caller chose): every byte outside
+ * [A-Za-z0-9_-] becomes %XX, so no scope can spell `..`, `/`, a drive or a device name.
+ */
+function encodeScope(scope: string): string {
+  let out = '';
+  for (const byte of Buffer.from(scope, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function decodeScope(name: string): string | undefined {
+  if (!/^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})+$/.test(name)) return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < name.length; i++) {
+    if (name[i] === '%') {
+      bytes.push(parseInt(name.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(name.charCodeAt(i));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+export class LocalBlobStore implements BlobStore {
+  readonly description: string;
+
+  constructor(readonly root: string = defaultBlobDir()) {
+    this.root = path.resolve(root);
+    this.description = `folder ${this.root}`;
+  }
+
+  private folderOf(scope: string): string {
+    const encoded = encodeScope(scope);
+    const name = encoded.length <= MAX_DIRECT_NAME ? encoded : HASHED + createHash('sha256').update(scope, 'utf8').digest('hex');
+    return path.join(this.root, name);
+  }
+
+  async put(scope: string, text: string): Promise<string> {
+    checkScope(scope);
+    if (typeof text !== 'string') throw new TypeError('a blob is a string');
+    const id = blobIdOf(text);
+    const folder = this.folderOf(scope);
+    const file = path.join(folder, id.slice('sha256:'.length));
+    if (await exists(file)) return id;
+    await mkdir(folder, { recursive: true });
+    if (path.basename(folder).startsWith(HASHED)) await writeAtomically(path.join(folder, SCOPE_FILE), scope);
+    // Readers never see a half-written blob: the name appears only once its bytes are all there.
+    // Two writers of the same blob both rename identical bytes onto it, which is harmless.
+    await writeAtomically(file, text);
+    return id;
+  }
+
+  async get(scope: string, id: string): Promise<string> {
+    checkScope(scope);
+    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    try {
+      return await readFile(path.join(this.folderOf(scope), id.slice('sha256:'.length)), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobMissingError(scope, id, this.description);
+      throw err;
+    }
+  }
+
+  async purge(scopePrefix: string): Promise<number> {
+    checkScopePrefix(scopePrefix);
+    let removed = 0;
+    for (const { scope, folder } of await this.folders()) {
+      if (!scope.startsWith(scopePrefix)) continue;
+      removed += (await readdir(folder)).filter((name) => /^[0-9a-f]{64}$/.test(name)).length;
+      await rm(folder, { recursive: true, force: true });
+    }
+    return removed;
+  }
+
+  async scopes(): Promise<string[]> {
+    return (await this.folders()).map((f) => f.scope);
+  }
+
+  async close(): Promise<void> {}
+
+  private async folders(): Promise<{ scope: string; folder: string }[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.root);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: { scope: string; folder: string }[] = [];
+    for (const name of names) {
+      const folder = path.join(this.root, name);
+      const scope = name.startsWith(HASHED)
+        ? await readFile(path.join(folder, SCOPE_FILE), 'utf8').catch(() => undefined)
+        : decodeScope(name);
+      if (scope !== undefined) out.push({ scope, folder });
+    }
+    return out;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`);
+  try {
+    await writeFile(temp, text, 'utf8');
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+}
