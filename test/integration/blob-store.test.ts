@@ -1,0 +1,265 @@
+/**
+ * One contract for every blob store, run against the local folder and a real PostgreSQL server
+ * provisioned for this file (test/support/postgres.ts), plus what only one store or the cache does.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { BlobMissingError, type BlobStore } from '../../src/blobs/blob-store';
+import { blobIdOf } from '../../src/blobs/blob-id';
+import { CachedBlobStore } from '../../src/blobs/cached-blob-store';
+import { LocalBlobStore } from '../../src/blobs/local-blob-store';
+import { openBlobStore } from '../../src/blobs/open-blob-store';
+import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
+import { startPostgres, type PostgresServer } from '../support/postgres';
+
+let pg: PostgresServer;
+const tmpDirs: string[] = [];
+const tmp = () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-blobs-'));
+  tmpDirs.push(dir);
+  return dir;
+};
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+
+afterAll(async () => {
+  await pg?.stop();
+  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+let tables = 0;
+const stores: [string, () => BlobStore][] = [
+  ['local folder', () => new LocalBlobStore(tmp())],
+  // A table per test: each starts from an empty store on the one server.
+  ['PostgreSQL', () => new PostgresBlobStore({ url: pg.url, table: `blobs_${++tables}` })],
+  ['PostgreSQL behind the LRU cache', () => new CachedBlobStore(new PostgresBlobStore({ url: pg.url, table: `blobs_${++tables}` }), 1024 * 1024)],
+];
+
+const HOSTILE_SCOPES = [
+  '../../etc/passwd',
+  '..',
+  '.',
+  '/absolute/path',
+  'a/../../b',
+  'C:\\Windows\\system32',
+  "x'; DROP TABLE blobs; --",
+  '100%_done\\',
+  'spaces and\ttabs\nnewlines',
+  'émoji 🧪 ünïcode',
+  'CON',
+  'x'.repeat(1_500),
+];
+
+describe.each(stores)('blob store contract: %s', (_name, open) => {
+  let store: BlobStore;
+  beforeEach(() => {
+    store = open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  test('put returns the sha256 of the text, and get returns the same text', async () => {
+    const text = 'hello, blob ✓';
+    const id = await store.put('task-1/run-1', text);
+    expect(id).toBe(blobIdOf(text));
+    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await store.get('task-1/run-1', id)).toBe(text);
+  });
+
+  test('put is idempotent: the same text twice is one blob with one id', async () => {
+    const a = await store.put('t/r', 'same');
+    const b = await store.put('t/r', 'same');
+    expect(a).toBe(b);
+    expect(await store.purge('t/')).toBe(1);
+  });
+
+  test('a blob is visible only in its own scope', async () => {
+    const id = await store.put('task-a/run', 'only in a');
+    await expect(store.get('task-b/run', id)).rejects.toBeInstanceOf(BlobMissingError);
+  });
+
+  test('a missing blob is a BlobMissingError naming the scope, the id and the store', async () => {
+    const id = blobIdOf('never stored');
+    const err = await store.get('task-x/run', id).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BlobMissingError);
+    expect(err).toMatchObject({ name: 'BlobMissingError', scope: 'task-x/run', id });
+    expect((err as Error).message).toContain(id);
+    expect((err as Error).message).toContain(store.description);
+  });
+
+  test('a malformed id is refused, not looked up', async () => {
+    await expect(store.get('t/r', '../../secret')).rejects.toThrow(/not a blob id/);
+  });
+
+  test('purge deletes exactly the scopes under the prefix and reports how many blobs went', async () => {
+    await store.put('task-1/run-a', 'one');
+    await store.put('task-1/run-a', 'two');
+    await store.put('task-1/run-b', 'three');
+    await store.put('task-10/run-a', 'not task-1: a longer id sharing the characters');
+    await store.put('task-2/run-a', 'other task');
+    expect(await store.purge('task-1/')).toBe(3);
+    expect((await store.scopes()).sort()).toEqual(['task-10/run-a', 'task-2/run-a']);
+    await expect(store.get('task-1/run-a', blobIdOf('one'))).rejects.toBeInstanceOf(BlobMissingError);
+    expect(await store.get('task-10/run-a', blobIdOf('not task-1: a longer id sharing the characters'))).toBeDefined();
+    expect(await store.purge('task-1/')).toBe(0);
+  });
+
+  test('an empty purge prefix is refused instead of deleting every task', async () => {
+    await store.put('t/r', 'kept');
+    await expect(store.purge('')).rejects.toThrow(TypeError);
+    expect(await store.scopes()).toEqual(['t/r']);
+  });
+
+  test('hostile scope strings round-trip, stay apart, and purge by their own prefix only', async () => {
+    for (const scope of HOSTILE_SCOPES) {
+      const id = await store.put(scope, `content of ${scope}`);
+      expect(await store.get(scope, id)).toBe(`content of ${scope}`);
+    }
+    expect((await store.scopes()).sort()).toEqual([...HOSTILE_SCOPES].sort());
+    // LIKE wildcards in a prefix are literal: "100%" matches only scopes starting with "100%".
+    expect(await store.purge('100%')).toBe(1);
+    expect(await store.purge('_')).toBe(0);
+    expect(await store.purge('..')).toBe(2);
+    expect((await store.scopes()).length).toBe(HOSTILE_SCOPES.length - 3);
+  });
+
+  test('scopes that no store could keep apart are refused with a TypeError', async () => {
+    await expect(store.put('nul\0byte', 'x')).rejects.toThrow(TypeError);
+    await expect(store.put('lone \uD800 surrogate', 'x')).rejects.toThrow(TypeError);
+    await expect(store.put('', 'x')).rejects.toThrow(TypeError);
+  });
+
+  test('text with NUL, every plane and invalid-looking JSON round-trips exactly', async () => {
+    const text = 'a\0b \u{1F600} \uFFFD {"unterminated": ' + '\u00e9'.repeat(10);
+    const id = await store.put('t/r', text);
+    expect(await store.get('t/r', id)).toBe(text);
+  });
+
+  test('concurrent puts of the same blob all succeed with one stored copy', async () => {
+    const text = 'raced '.repeat(20_000);
+    const ids = await Promise.all(Array.from({ length: 16 }, () => store.put('race/run', text)));
+    expect(new Set(ids).size).toBe(1);
+    expect(await store.get('race/run', ids[0]!)).toBe(text);
+    expect(await store.purge('race/')).toBe(1);
+  });
+
+  test('a 1 MB blob round-trips', async () => {
+    const text = Array.from({ length: 1024 * 1024 / 16 }, (_, i) => `line ${String(i).padStart(10, "0")}\n`).join('');
+    expect(text.length).toBe(1024 * 1024);
+    const id = await store.put('big/run', text);
+    expect(await store.get('big/run', id)).toBe(text);
+  });
+});
+
+describe('local folder', () => {
+  test('no scope, however hostile, writes outside the folder, and no temp file is left behind', async () => {
+    const parent = tmp();
+    const root = path.join(parent, 'blobs');
+    const store = new LocalBlobStore(root);
+    for (const scope of HOSTILE_SCOPES) await store.put(scope, 'x');
+    expect(readdirSync(parent)).toEqual(['blobs']);
+    const files = readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    expect(files.filter((f) => f.name.startsWith('~tmp-'))).toEqual([]);
+    for (const f of files) expect(path.resolve(f.parentPath).startsWith(root + path.sep)).toBe(true);
+  });
+});
+
+describe('PostgreSQL', () => {
+  test('creates its table with the documented columns on first use', async () => {
+    const store = new PostgresBlobStore({ url: pg.url, table: 'blobs_schema' });
+    await store.put('t/r', 'x');
+    await store.close();
+    const client = new Client({ connectionString: pg.url });
+    await client.connect();
+    const { rows } = await client.query<{ column_name: string }>(
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'blobs_schema' ORDER BY ordinal_position",
+    );
+    const stored = await client.query<{ bytes: number }>('SELECT bytes FROM blobs_schema');
+    await client.end();
+    expect(rows.map((r) => r.column_name)).toEqual(['scope', 'id', 'body', 'bytes', 'created_at']);
+    expect(stored.rows).toEqual([{ bytes: 1 }]);
+  });
+
+  test('workers starting together on a fresh database do not race on CREATE TABLE', async () => {
+    const url = await pg.createDatabase('fresh_start');
+    const workers = Array.from({ length: 6 }, () => new PostgresBlobStore({ url }));
+    const ids = await Promise.all(workers.map((s, i) => s.put(`t/${i}`, 'first')));
+    expect(new Set(ids).size).toBe(1);
+    await Promise.all(workers.map((s) => s.close()));
+  });
+
+  test('an unreachable server is an error naming the store without its password, not a crash', async () => {
+    const store = new PostgresBlobStore({ url: 'postgres://agent:s3cret@127.0.0.1:1/nowhere' });
+    expect(store.description).not.toContain('s3cret');
+    await expect(store.get('t/r', blobIdOf('x'))).rejects.toThrow(/ECONNREFUSED|connect/);
+    await store.close();
+  });
+
+  test('workers on two stores (two processes in production) share blobs through the server', async () => {
+    const writer = new PostgresBlobStore({ url: pg.url, table: 'blobs_shared' });
+    const reader = new PostgresBlobStore({ url: pg.url, table: 'blobs_shared' });
+    const id = await writer.put('task/run', 'written by one worker');
+    expect(await reader.get('task/run', id)).toBe('written by one worker');
+    await Promise.all([writer.close(), reader.close()]);
+  });
+});
+
+describe('LRU cache', () => {
+  test('a cached blob is served without the store; the cache stays within its byte bound', async () => {
+    const inner = new LocalBlobStore(tmp());
+    const cache = new CachedBlobStore(inner, 1_000); // 500 characters
+    const a = await cache.put('t/r', 'a'.repeat(200));
+    const b = await cache.put('t/r', 'b'.repeat(200));
+    await cache.get('t/r', a); // a is now the most recently used
+    await cache.put('t/r', 'c'.repeat(200)); // evicts b
+    expect(cache.cachedBytes).toBeLessThanOrEqual(1_000);
+    await inner.purge('t/'); // behind the cache's back
+    expect(await cache.get('t/r', a)).toBe('a'.repeat(200));
+    await expect(cache.get('t/r', b)).rejects.toBeInstanceOf(BlobMissingError);
+  });
+
+  test('purge through the cache also forgets the cached copies', async () => {
+    const cache = new CachedBlobStore(new LocalBlobStore(tmp()));
+    const id = await cache.put('t/r', 'cached');
+    expect(await cache.purge('t/')).toBe(1);
+    await expect(cache.get('t/r', id)).rejects.toBeInstanceOf(BlobMissingError);
+  });
+});
+
+describe('openBlobStore', () => {
+  test('chooses the store from the spec, with a read cache unless told not to', async () => {
+    const dir = tmp();
+    const local = openBlobStore(`file:${dir}`, { cacheBytes: 0 });
+    expect(local).toBeInstanceOf(LocalBlobStore);
+    expect(local.description).toBe(`folder ${dir}`);
+    const shared = openBlobStore(pg.url);
+    expect(shared).toBeInstanceOf(CachedBlobStore);
+    expect((shared as CachedBlobStore).inner).toBeInstanceOf(PostgresBlobStore);
+    const id = await shared.put('t/r', 'via spec');
+    expect(await shared.get('t/r', id)).toBe('via spec');
+    await shared.close();
+  });
+
+  test('a relative folder or an unknown scheme is refused with the variable named, without a password', () => {
+    expect(() => openBlobStore('file:relative/dir')).toThrow(/DURABLE_AGENT_BLOB_STORE.*absolute/);
+    expect(() => openBlobStore('s3://user:pw@bucket')).toThrow(/expected file:\/abs\/dir or postgres:/);
+    expect(() => openBlobStore('s3://user:pw@bucket')).not.toThrow(/pw/);
+  });
+
+  test('defaults to <state dir>/blobs', () => {
+    const home = tmp();
+    const saved = process.env.DURABLE_AGENT_HOME;
+    process.env.DURABLE_AGENT_HOME = home;
+    try {
+      expect(openBlobStore(undefined, { cacheBytes: 0 }).description).toBe(`folder ${path.join(home, 'blobs')}`);
+    } finally {
+      if (saved === undefined) delete process.env.DURABLE_AGENT_HOME;
+      else process.env.DURABLE_AGENT_HOME = saved;
+    }
+  });
+});
