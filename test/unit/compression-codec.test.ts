@@ -1,0 +1,115 @@
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { gzipSync } from 'node:zlib';
+import {
+  CompressionCodec,
+  createDataConverter,
+  createPayloadCodecs,
+  GZIP_ENCODING,
+  ORIGINAL_ENCODING_KEY,
+  PayloadDecompressionError,
+} from '../../src/codec';
+
+const text = (bytes?: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array());
+const payloadOf = (value: unknown) => defaultPayloadConverter.toPayload(value) as Payload;
+const large = { conversation: Array.from({ length: 400 }, (_, i) => ({ role: 'user', text: `tool result ${i}: ${'x'.repeat(40)}` })) };
+
+describe('compression codec', () => {
+  const codec = new CompressionCodec();
+
+  test('a payload under the threshold passes through untouched (same object)', async () => {
+    const small = payloadOf({ ok: true });
+    const [encoded] = await codec.encode([small]);
+    expect(encoded).toBe(small);
+  });
+
+  test('a large payload is gzipped, marked binary/gzip with its original encoding, and decodes to the same value', async () => {
+    const original = payloadOf(large);
+    const [encoded] = await codec.encode([original]);
+    expect(text(encoded!.metadata!.encoding)).toBe(GZIP_ENCODING);
+    expect(text(encoded!.metadata![ORIGINAL_ENCODING_KEY])).toBe('json/plain');
+    expect(encoded!.data!.length).toBeLessThan(original.data!.length / 4);
+    const [decoded] = await codec.decode([encoded!]);
+    expect(decoded!.metadata).toEqual(original.metadata);
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual(large);
+  });
+
+  test('metadata other than the encoding survives the round trip', async () => {
+    const original: Payload = { ...payloadOf(large), metadata: { ...payloadOf(large).metadata, messageType: new TextEncoder().encode('my.Type') } };
+    const [decoded] = await codec.decode(await codec.encode([original]));
+    expect(text(decoded!.metadata!.messageType)).toBe('my.Type');
+    expect(text(decoded!.metadata!.encoding)).toBe('json/plain');
+    expect(Object.keys(decoded!.metadata!)).not.toContain(ORIGINAL_ENCODING_KEY);
+  });
+
+  test('incompressible data is left as it is', async () => {
+    const random = new Uint8Array(16_384).map(() => Math.floor(Math.random() * 256));
+    const payload: Payload = { metadata: { encoding: new TextEncoder().encode('binary/plain') }, data: random };
+    const [encoded] = await codec.encode([payload]);
+    expect(encoded).toBe(payload);
+  });
+
+  test('payloads it did not mark pass through decode, including a foreign binary/gzip', async () => {
+    const plain = payloadOf(large);
+    const foreign: Payload = { metadata: { encoding: new TextEncoder().encode(GZIP_ENCODING) }, data: gzipSync(Buffer.from('theirs')) };
+    const encrypted: Payload = { metadata: { encoding: new TextEncoder().encode('binary/encrypted') }, data: new Uint8Array([1, 2, 3]) };
+    const decoded = await codec.decode([plain, foreign, encrypted]);
+    expect(decoded[0]).toBe(plain);
+    expect(decoded[1]).toBe(foreign);
+    expect(decoded[2]).toBe(encrypted);
+  });
+
+  test('a payload already marked binary/gzip is not compressed twice', async () => {
+    const [once] = await codec.encode([payloadOf(large)]);
+    const [twice] = await codec.encode([once!]);
+    expect(twice).toBe(once);
+  });
+
+  test('corrupted compressed data is a PayloadDecompressionError that says what happened', async () => {
+    const [encoded] = await codec.encode([payloadOf(large)]);
+    const data = Uint8Array.from(encoded!.data!);
+    data[Math.floor(data.length / 2)] ^= 0xff;
+    const err = await codec.decode([{ ...encoded!, data }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PayloadDecompressionError);
+    expect((err as Error).message).toMatch(/cannot decompress a payload marked binary\/gzip \(original encoding json\/plain\).*corrupted/);
+  });
+
+  test('truncated compressed data is refused too, not returned as a shorter payload', async () => {
+    const [encoded] = await codec.encode([payloadOf(large)]);
+    await expect(codec.decode([{ ...encoded!, data: encoded!.data!.slice(0, 40) }])).rejects.toBeInstanceOf(PayloadDecompressionError);
+  });
+
+  test('the threshold is configurable', async () => {
+    const eager = new CompressionCodec({ thresholdBytes: 10 });
+    const [encoded] = await eager.encode([payloadOf('a'.repeat(200))]);
+    expect(text(encoded!.metadata!.encoding)).toBe(GZIP_ENCODING);
+  });
+});
+
+describe('createPayloadCodecs / createDataConverter', () => {
+  test('compression is on by default and first in the list (encryption will follow it)', () => {
+    const codecs = createPayloadCodecs({ env: {} });
+    expect(codecs[0]).toBeInstanceOf(CompressionCodec);
+    expect(createDataConverter({ env: {} }).payloadCodecs?.[0]).toBeInstanceOf(CompressionCodec);
+  });
+
+  test('DURABLE_AGENT_COMPRESSION=off compresses nothing new but still decodes what history holds', async () => {
+    const [on] = createPayloadCodecs({ env: {} });
+    const [off] = createPayloadCodecs({ env: { DURABLE_AGENT_COMPRESSION: 'off' } });
+    const original = payloadOf(large);
+    const [notCompressed] = await off!.encode([original]);
+    expect(notCompressed).toBe(original);
+    const [decoded] = await off!.decode(await on!.encode([original]));
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual(large);
+  });
+
+  test('DURABLE_AGENT_COMPRESSION_THRESHOLD sets the threshold; a bad value is a clear error', () => {
+    const [codec] = createPayloadCodecs({ env: { DURABLE_AGENT_COMPRESSION_THRESHOLD: '100' } });
+    expect((codec as CompressionCodec).thresholdBytes).toBe(100);
+    expect(() => createPayloadCodecs({ env: { DURABLE_AGENT_COMPRESSION_THRESHOLD: 'lots' } })).toThrow(/DURABLE_AGENT_COMPRESSION_THRESHOLD/);
+  });
+
+  test('explicit options win over the environment', () => {
+    const [codec] = createPayloadCodecs({ compression: { thresholdBytes: 1 }, env: { DURABLE_AGENT_COMPRESSION: 'off' } });
+    expect((codec as CompressionCodec).thresholdBytes).toBe(1);
+  });
+});
