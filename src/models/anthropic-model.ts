@@ -1,14 +1,22 @@
 /**
- * Claude through @anthropic-ai/sdk. `maxRetries: 0`: Temporal owns retries, so a retry is visible
- * in history and follows the error's class instead of the SDK's own loop.
+ * Claude through @anthropic-ai/sdk, streamed. `maxRetries: 0`: Temporal owns retries, so a retry is
+ * visible in history and follows the error's class instead of the SDK's own loop. Streaming keeps a
+ * long answer clear of the SDK's non-streaming limits and lets the activity heartbeat as tokens
+ * arrive.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { AssistantBlock, ModelTurn, StopReason } from '../protocol/messages';
+import { ToolFailure } from '../errors/tool-failure';
+import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason } from '../protocol/messages';
+import type { ThinkingSetting } from '../protocol/task';
 import type { Model, ModelRequest } from './model';
 
 /** A current model from the SDK's list (claude-sonnet-4-5 reaches end of life on 2026-11-30). */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
 export const DEFAULT_MAX_TOKENS = 4_096;
+/** How often the answer's progress is reported at most, and after how many new characters at least. */
+export const PROGRESS_INTERVAL_MS = 250;
+export const PROGRESS_CHARS = 2_048;
+const TAIL_CHARS = 300;
 
 export interface AnthropicModelOptions {
   model?: string;
@@ -16,54 +24,192 @@ export interface AnthropicModelOptions {
   apiKey?: string;
   /** For a proxy or a local fake Messages API server. Default: the SDK's own (ANTHROPIC_BASE_URL or the public API). */
   baseURL?: string;
-  /** Per request, ms. Default 120 000. */
+  /** Until the response starts, and then the longest silence allowed mid-stream, ms. Default 120 000. */
   timeoutMs?: number;
+  /** Extended thinking for every call unless the request says otherwise. Default off. */
+  thinking?: ThinkingSetting;
 }
+
+type Params = Anthropic.MessageStreamParams;
 
 export class AnthropicModel implements Model {
   readonly id: string;
   private readonly client: Anthropic;
   private readonly maxTokens: number;
+  private readonly thinking: ThinkingSetting | undefined;
+  private readonly timeoutMs: number;
 
   constructor(options: AnthropicModelOptions = {}) {
     this.id = options.model ?? DEFAULT_ANTHROPIC_MODEL;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.thinking = options.thinking;
+    this.timeoutMs = options.timeoutMs ?? 120_000;
     this.client = new Anthropic({
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.baseURL ? { baseURL: options.baseURL } : {}),
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 120_000,
+      timeout: this.timeoutMs,
     });
   }
 
+  /** The exact request body sent for `request` (without `stream`). */
+  paramsFor(request: ModelRequest): Params {
+    return buildParams(request, { model: this.id, maxTokens: this.maxTokens, thinking: this.thinking });
+  }
+
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    // Prompt caching: the system prompt and the tool definitions are the same on every turn of a
-    // task, so they are marked as a cache breakpoint (the last tool closes the cached prefix).
-    const tools = request.tools.map((t, i) =>
-      i === request.tools.length - 1 ? { ...t, cache_control: { type: 'ephemeral' as const } } : t,
-    ) as Anthropic.Tool[];
-    const response = await this.client.messages.create({
-      model: this.id,
-      max_tokens: this.maxTokens,
-      system: request.system ? [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }] : [],
-      messages: request.messages as Anthropic.MessageParam[],
-      ...(tools.length ? { tools } : {}),
-    });
-    const content: AssistantBlock[] = [];
-    for (const block of response.content) {
-      if (block.type === 'text') content.push({ type: 'text', text: block.text });
-      else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
-    }
-    return {
-      content,
-      stopReason: (response.stop_reason ?? 'end_turn') as StopReason,
-      usage: {
-        inputTokens: response.usage.input_tokens,
-        outputTokens: response.usage.output_tokens,
-        ...(response.usage.cache_creation_input_tokens ? { cacheWriteTokens: response.usage.cache_creation_input_tokens } : {}),
-        ...(response.usage.cache_read_input_tokens ? { cacheReadTokens: response.usage.cache_read_input_tokens } : {}),
-      },
-      model: response.model,
+    const stream = this.client.messages.stream(this.paramsFor(request));
+    const progress = new ProgressMeter(request.onProgress);
+    // The SDK's timeout covers only the wait for response headers: a stream that goes silent
+    // mid-answer would hang, and the activity's own heartbeats would keep it looking alive.
+    let stalled = false;
+    let idle: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        stalled = true;
+        stream.abort();
+      }, this.timeoutMs);
     };
+    arm();
+    stream.on('streamEvent', (event) => {
+      arm();
+      if (event.type !== 'content_block_delta') return;
+      const delta = event.delta;
+      if (delta.type === 'text_delta') progress.text(delta.text);
+      else if (delta.type === 'input_json_delta') progress.output(delta.partial_json.length);
+      else if (delta.type === 'thinking_delta') progress.thought(delta.thinking.length);
+    });
+    try {
+      const message = await stream.finalMessage();
+      progress.flush();
+      return toTurn(message);
+    } catch (err) {
+      if (stalled) {
+        throw new ToolFailure('transient', 'stream_stalled', `The model's answer stopped arriving for ${this.timeoutMs} ms.`, 'The call is retried.');
+      }
+      throw err;
+    } finally {
+      clearTimeout(idle);
+    }
+  }
+}
+
+interface Defaults {
+  model: string;
+  maxTokens: number;
+  thinking: ThinkingSetting | undefined;
+}
+
+export function buildParams(request: ModelRequest, defaults: Defaults): Params {
+  const thinking = request.thinking ?? defaults.thinking;
+  const tools = request.tools.map((t, i) =>
+    // The tool definitions are the same on every turn of a task: the last one closes a cached prefix.
+    i === request.tools.length - 1 ? { ...t, cache_control: { type: 'ephemeral' as const } } : { ...t },
+  ) as Anthropic.Tool[];
+  return {
+    model: request.model ?? defaults.model,
+    max_tokens: request.maxTokens ?? defaults.maxTokens,
+    ...(request.system ? { system: [{ type: 'text' as const, text: request.system, cache_control: { type: 'ephemeral' as const } }] } : {}),
+    messages: withConversationBreakpoint(request.messages),
+    // 'none' keeps the definitions: the API requires them whenever the history holds tool blocks.
+    ...(tools.length ? { tools } : {}),
+    ...(tools.length && request.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
+    ...(thinking ? { thinking: thinkingParam(thinking) } : {}),
+  };
+}
+
+function thinkingParam(setting: ThinkingSetting): Anthropic.ThinkingConfigParam {
+  return setting.type === 'adaptive' ? { type: 'adaptive' } : { type: 'enabled', budget_tokens: setting.budgetTokens };
+}
+
+/**
+ * A third cache breakpoint that follows the conversation: the last block of the last user message,
+ * so each turn reads the previous turn's prefix from the cache. With the system prompt and the last
+ * tool that makes three, under the API's limit of four.
+ */
+function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
+  const out = messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : [...m.content] })) as Anthropic.MessageParam[];
+  for (let i = out.length - 1; i >= 0; i--) {
+    const message = out[i]!;
+    if (message.role !== 'user') continue;
+    const content: Anthropic.ContentBlockParam[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Anthropic.ContentBlockParam[]);
+    const last = content.at(-1);
+    // The API refuses cache_control on an empty text block.
+    if (!last || (last.type === 'text' && last.text === '')) break;
+    out[i] = { role: 'user', content: [...content.slice(0, -1), { ...last, cache_control: { type: 'ephemeral' } } as Anthropic.ContentBlockParam] };
+    break;
+  }
+  return out;
+}
+
+function toTurn(message: Anthropic.Message): ModelTurn {
+  const content: AssistantBlock[] = [];
+  for (const block of message.content) {
+    // Thinking goes back to the API unchanged within a tool loop: keep every field as received.
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+    else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
+  }
+  const usage = message.usage;
+  return {
+    content,
+    stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
+    usage: {
+      inputTokens: usage.input_tokens,
+      // The API's output_tokens already includes thinking, billed as output.
+      outputTokens: usage.output_tokens,
+      ...(usage.cache_creation_input_tokens ? { cacheWriteTokens: usage.cache_creation_input_tokens } : {}),
+      ...(usage.cache_read_input_tokens ? { cacheReadTokens: usage.cache_read_input_tokens } : {}),
+    },
+    model: message.model,
+  };
+}
+
+/** Reports progress at most every PROGRESS_INTERVAL_MS, or sooner after PROGRESS_CHARS new characters. */
+class ProgressMeter {
+  private outputChars = 0;
+  private thinkingChars = 0;
+  private tail = '';
+  private lastAt = Date.now();
+  private lastChars = 0;
+
+  constructor(private readonly report?: (progress: ModelProgress) => void) {}
+
+  text(delta: string): void {
+    this.tail = (this.tail + delta).slice(-TAIL_CHARS);
+    this.output(delta.length);
+  }
+
+  output(chars: number): void {
+    this.outputChars += chars;
+    this.maybeReport();
+  }
+
+  thought(chars: number): void {
+    this.thinkingChars += chars;
+    this.maybeReport();
+  }
+
+  flush(): void {
+    if (this.outputChars + this.thinkingChars !== this.lastChars) this.send();
+  }
+
+  private maybeReport(): void {
+    const chars = this.outputChars + this.thinkingChars;
+    if (Date.now() - this.lastAt >= PROGRESS_INTERVAL_MS || chars - this.lastChars >= PROGRESS_CHARS) this.send();
+  }
+
+  private send(): void {
+    this.lastAt = Date.now();
+    this.lastChars = this.outputChars + this.thinkingChars;
+    if (!this.report) return;
+    try {
+      this.report({ outputChars: this.outputChars, thinkingChars: this.thinkingChars, tail: this.tail });
+    } catch {
+      // Progress is advisory; a failing reporter must not fail the call.
+    }
   }
 }

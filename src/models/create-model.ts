@@ -1,4 +1,6 @@
+import path from 'node:path';
 import type { ModelChoice } from '../protocol/task';
+import { stateDir } from '../server/state-dir';
 import { AnthropicModel } from './anthropic-model';
 import type { Model } from './model';
 import { ScriptedModel } from './scripted-model';
@@ -11,6 +13,25 @@ export interface ModelEnvironment {
   anthropicBaseURL?: string;
   /** Per request, ms. Default 120 000. A slower answer is a transient timeout, retried by Temporal. */
   anthropicTimeoutMs?: number;
+  /**
+   * The only folders a scripted model's file is read from (symlinks resolved). A task's input names
+   * the file, and anyone who can start a task controls it. Default: defaultScriptRoots().
+   */
+  scriptRoots?: string[];
+}
+
+/**
+ * The built-in demo scripts, every folder in DURABLE_AGENT_SCRIPT_DIRS (path-delimited), and
+ * `<state dir>/scripts`, where the CLI's `start --script` copies a user's script.
+ */
+export function defaultScriptRoots(env: NodeJS.ProcessEnv = process.env): string[] {
+  const extra = (env.DURABLE_AGENT_SCRIPT_DIRS ?? '').split(path.delimiter).filter((dir) => dir.trim() !== '');
+  return [path.resolve(__dirname, '../agents/demo'), ...extra.map((dir) => path.resolve(dir)), scriptsDir()];
+}
+
+/** `<state dir>/scripts`. */
+export function scriptsDir(): string {
+  return path.join(stateDir(), 'scripts');
 }
 
 export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, custom: Record<string, Model> = {}): Model {
@@ -23,7 +44,7 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
       return model;
     }
     case 'scripted':
-      return ScriptedModel.fromFile(choice.script);
+      return ScriptedModel.fromFile(choice.script, env.scriptRoots ?? defaultScriptRoots());
     case 'anthropic':
       return new AnthropicModel({
         ...(choice.model ? { model: choice.model } : {}),
@@ -31,6 +52,7 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
         ...(env.anthropicApiKey ? { apiKey: env.anthropicApiKey } : {}),
         ...(env.anthropicBaseURL ? { baseURL: env.anthropicBaseURL } : {}),
         ...(env.anthropicTimeoutMs ? { timeoutMs: env.anthropicTimeoutMs } : {}),
+        ...(choice.thinking ? { thinking: choice.thinking } : {}),
       });
   }
 }

@@ -4,7 +4,7 @@
  * The turn to play is the number of assistant messages already in the conversation, so a retried
  * or replayed call plays the same turn.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolFailure } from '../errors/tool-failure';
@@ -40,18 +40,35 @@ export class ScriptedModel implements Model {
     this.id = `scripted:${label}`;
   }
 
-  static fromFile(file: string): ScriptedModel {
+  /**
+   * Reads a script only from under `roots` (after resolving symlinks), only a `.json` regular file:
+   * the path comes from a task's input, which anyone who can start a task controls. A refusal names
+   * the path and never any of the file's content.
+   */
+  static fromFile(file: string, roots: readonly string[]): ScriptedModel {
+    const real = resolveScript(file, roots);
+    let text: string;
+    try {
+      text = readFileSync(real, 'utf8');
+    } catch (err) {
+      throw refused('script_unreadable', `Cannot read model script ${file} (${codeOf(err)}).`);
+    }
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new ToolFailure('permanent', 'script_unreadable', `Cannot read model script ${file}: ${(err as Error).message}`);
+      json = JSON.parse(text);
+    } catch {
+      // V8's parse errors quote the input: say only that it is not JSON.
+      throw refused('script_invalid', `Model script ${file} is not valid JSON.`);
     }
     const parsed = scriptFile.safeParse(json);
     if (!parsed.success) {
-      throw new ToolFailure('permanent', 'script_invalid', `Model script ${file} is invalid: ${parsed.error.message}`);
+      const where = parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.code}${'expected' in i && typeof i.expected === 'string' ? ` (expected ${i.expected})` : ''}`)
+        .join('; ');
+      throw refused('script_invalid', `Model script ${file} does not match the script format: ${where}.`);
     }
-    return new ScriptedModel(parsed.data, path.basename(file));
+    return new ScriptedModel(parsed.data, path.basename(real));
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
@@ -79,4 +96,59 @@ export class ScriptedModel implements Model {
       model: this.id,
     };
   }
+}
+
+/** Scripts larger than this are refused before reading (a demo script is a few KB). */
+export const MAX_SCRIPT_BYTES = 5 * 1024 * 1024;
+
+const SCRIPT_HINT = 'Put the script under one of the worker\'s script folders (the CLI copies it there), as a .json file.';
+
+function refused(code: string, detail: string): ToolFailure {
+  return new ToolFailure('permanent', code, detail, SCRIPT_HINT);
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? code : 'unreadable';
+}
+
+function within(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel === '' ? false : !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** The real path of an allowed script; a relative name is looked up in each root in turn. */
+export function resolveScript(file: string, roots: readonly string[]): string {
+  if (path.extname(file).toLowerCase() !== '.json') throw refused('script_refused', `Model script ${file} refused: only .json files are read.`);
+  const realRoots = roots.flatMap((root) => {
+    try {
+      return [realpathSync(path.resolve(root))];
+    } catch {
+      return [];
+    }
+  });
+  const candidates = path.isAbsolute(file) ? [path.resolve(file)] : realRoots.map((root) => path.join(root, file));
+  const lexicalRoots = [...roots.map((root) => path.resolve(root)), ...realRoots];
+  let lastError = 'ENOENT';
+  for (const candidate of candidates) {
+    // Outside every root, the file system is not even asked, so a refusal says nothing about what exists there.
+    if (!lexicalRoots.some((root) => within(root, candidate))) {
+      throw refused('script_refused', `Model script ${file} refused: it is not a .json file under the worker's script folders.`);
+    }
+    let real: string;
+    try {
+      real = realpathSync(candidate);
+    } catch (err) {
+      lastError = codeOf(err);
+      continue;
+    }
+    if (path.extname(real).toLowerCase() !== '.json' || !realRoots.some((root) => within(root, real))) {
+      throw refused('script_refused', `Model script ${file} refused: it is not a .json file under the worker's script folders.`);
+    }
+    const stat = statSync(real);
+    if (!stat.isFile()) throw refused('script_refused', `Model script ${file} refused: not a regular file.`);
+    if (stat.size > MAX_SCRIPT_BYTES) throw refused('script_refused', `Model script ${file} refused: larger than ${MAX_SCRIPT_BYTES} bytes.`);
+    return real;
+  }
+  throw refused('script_unreadable', `Cannot read model script ${file} (${lastError}).`);
 }

@@ -1,37 +1,91 @@
 /**
- * A fake Anthropic Messages API on loopback. It speaks the real HTTP protocol, so the real
- * @anthropic-ai/sdk is exercised end to end: scripted assistant turns, and on demand the failures the
- * real API produces (429 with retry-after, 529, 500, 400 "prompt is too long", 401, a dropped
- * connection, a truncated body, a slow answer).
+ * A fake Anthropic Messages API on loopback. It speaks the real HTTP protocol (JSON and server-sent
+ * events), so the real @anthropic-ai/sdk is exercised end to end: scripted or computed assistant
+ * turns, thinking blocks with signatures it can verify, slow or cut streams, and on demand the
+ * failures the real API produces (429 with retry-after, 529, 500, 400 "prompt is too long", 401, a
+ * dropped connection, a truncated body).
+ *
+ * Strict by default: a request the real API would refuse (see messages-api-rules.ts) is answered
+ * with the API's 400 invalid_request_error and does not consume a queued reply.
+ * `new FakeMessagesApi({ strict: false })` accepts anything, for a test that needs it and says why.
  */
 import type http from 'node:http';
 import { LoopbackHttpServer } from '../net/loopback-http-server';
-import type { AssistantBlock, StopReason } from '../protocol/messages';
+import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
+import { checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
+import { writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
+import { ThinkingSigner } from './thinking-signature';
+
+export type { StreamPacing } from './sse-writer';
+
+/** A block the fake answers with. Thinking is signed by the fake; redacted data is made up by it. */
+export type FakeBlock = TextBlock | ToolUseBlock | { type: 'thinking'; thinking: string } | { type: 'redacted_thinking' };
+
+export interface FakeUsage {
+  input: number;
+  /** Thinking included, as the API bills it. */
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
 
 export type FakeReply =
-  | { kind: 'turn'; content: AssistantBlock[]; stopReason?: StopReason; usage?: { input: number; output: number } }
+  | {
+      kind: 'turn';
+      content: FakeBlock[];
+      /** Default: tool_use when the content has one, else end_turn. `max_tokens` for an answer cut short. */
+      stopReason?: StopReason;
+      usage?: FakeUsage;
+      /** How to stream it when the request asked for a stream (ignored otherwise). */
+      stream?: StreamPacing;
+    }
   | { kind: 'error'; status: number; errorType: string; message: string; headers?: Record<string, string> }
   | { kind: 'drop_connection' }
   | { kind: 'truncated' }
-  | { kind: 'slow'; delayMs: number; then: FakeReply };
+  | { kind: 'slow'; delayMs: number; then: FakeReply }
+  /** Computed from the request when it arrives. */
+  | { kind: 'respond'; respond: Responder };
+
+export type ErrorReply = Extract<FakeReply, { kind: 'error' }>;
+
+export type Responder = (request: RecordedRequest) => FakeReply | Promise<FakeReply>;
 
 export const fakeErrors = {
-  rateLimited: (retryAfterSeconds = 1): FakeReply => ({
+  rateLimited: (retryAfterSeconds = 1): ErrorReply => ({
     kind: 'error',
     status: 429,
     errorType: 'rate_limit_error',
     message: 'Number of request tokens has exceeded your per-minute rate limit',
     headers: { 'retry-after': String(retryAfterSeconds) },
   }),
-  overloaded: (): FakeReply => ({ kind: 'error', status: 529, errorType: 'overloaded_error', message: 'Overloaded' }),
-  internal: (): FakeReply => ({ kind: 'error', status: 500, errorType: 'api_error', message: 'Internal server error' }),
-  promptTooLong: (): FakeReply => ({
+  overloaded: (): ErrorReply => ({ kind: 'error', status: 529, errorType: 'overloaded_error', message: 'Overloaded' }),
+  internal: (): ErrorReply => ({ kind: 'error', status: 500, errorType: 'api_error', message: 'Internal server error' }),
+  promptTooLong: (): ErrorReply => ({
     kind: 'error',
     status: 400,
     errorType: 'invalid_request_error',
     message: 'prompt is too long: 210000 tokens > 200000 maximum',
   }),
-  unauthorized: (): FakeReply => ({ kind: 'error', status: 401, errorType: 'authentication_error', message: 'invalid x-api-key' }),
+  unauthorized: (): ErrorReply => ({ kind: 'error', status: 401, errorType: 'authentication_error', message: 'invalid x-api-key' }),
+  invalidRequest: (message: string): ErrorReply => ({ kind: 'error', status: 400, errorType: 'invalid_request_error', message }),
+  modelNotFound: (model: string): ErrorReply => ({ kind: 'error', status: 404, errorType: 'not_found_error', message: `model: ${model}` }),
+};
+
+/** Shorthands for replies. */
+export const fakeTurns = {
+  text: (text: string, extra: Partial<Extract<FakeReply, { kind: 'turn' }>> = {}): FakeReply => ({ kind: 'turn', content: [{ type: 'text', text }], ...extra }),
+  toolUse: (id: string, name: string, input: Record<string, unknown>, text?: string): FakeReply => ({
+    kind: 'turn',
+    content: [...(text ? [{ type: 'text' as const, text }] : []), { type: 'tool_use', id, name, input }],
+  }),
+  /** An answer cut at max_tokens (the caller must continue it). */
+  cutAtMaxTokens: (text: string): FakeReply => ({ kind: 'turn', content: [{ type: 'text', text }], stopReason: 'max_tokens' }),
+  /** The same reply with a thinking block first (signed by the fake), as a model with thinking on answers. */
+  thinking: (thinking: string, reply: FakeReply, redacted = false): FakeReply => {
+    if (reply.kind !== 'turn') throw new TypeError('fakeTurns.thinking wraps a turn');
+    const block: FakeBlock = redacted ? { type: 'redacted_thinking' } : { type: 'thinking', thinking };
+    return { ...reply, content: [block, ...reply.content] };
+  },
 };
 
 export interface RecordedRequest {
@@ -39,20 +93,53 @@ export interface RecordedRequest {
     model: string;
     system?: unknown;
     messages: unknown[];
-    tools?: { name: string }[];
+    tools?: { name: string; cache_control?: unknown }[];
+    tool_choice?: { type: string; name?: string };
     max_tokens: number;
+    thinking?: { type: string; budget_tokens?: number };
+    stream?: boolean;
+    [key: string]: unknown;
   };
   headers: http.IncomingHttpHeaders;
   /** Date.now() when the request arrived. */
   at: number;
+  /** Set when the strict rules refused the request: the API's message. */
+  rejected?: string;
+}
+
+export interface FakeMessagesApiOptions {
+  /** Enforce the real API's request rules. Default true. */
+  strict?: boolean;
+  /** Prefill support, output limits, context window (see MessagesApiRuleOptions). */
+  rules?: MessagesApiRuleOptions;
+  /** When set, any other model id is answered 404 not_found_error, as the API does for an unknown model. */
+  models?: string[];
+  /** Answers a request when no queued reply is left. */
+  responder?: Responder;
+  /** Secret for thinking signatures (default random), so two fakes can share signatures. */
+  thinkingSecret?: string;
 }
 
 export class FakeMessagesApi extends LoopbackHttpServer {
   private readonly replies: FakeReply[] = [];
   readonly requests: RecordedRequest[] = [];
+  readonly signer: ThinkingSigner;
+  strict: boolean;
+  rules: MessagesApiRuleOptions;
+  models?: string[];
+  responder?: Responder;
   private ids = 0;
 
-  /** Queue replies; each request takes the next one. With none left the server answers 500 and says why. */
+  constructor(options: FakeMessagesApiOptions = {}) {
+    super();
+    this.strict = options.strict ?? true;
+    this.rules = options.rules ?? {};
+    if (options.models) this.models = options.models;
+    if (options.responder) this.responder = options.responder;
+    this.signer = new ThinkingSigner(options.thinkingSecret);
+  }
+
+  /** Queue replies; each accepted request takes the next one. With none left (and no responder) the server answers 500 and says why. */
   enqueue(...replies: FakeReply[]): this {
     this.replies.push(...replies);
     return this;
@@ -62,56 +149,93 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     return this.replies.length;
   }
 
+  /** The requests the strict rules refused. */
+  get rejected(): RecordedRequest[] {
+    return this.requests.filter((r) => r.rejected !== undefined);
+  }
+
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      return this.sendError(res, { kind: 'error', status: 404, errorType: 'not_found_error', message: `no route ${req.url}` });
+      return sendError(res, { kind: 'error', status: 404, errorType: 'not_found_error', message: `no route ${req.url}` });
     }
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    this.requests.push({ body: JSON.parse(raw), headers: req.headers, at: Date.now() });
-    const reply = this.replies.shift();
-    if (!reply) {
-      return this.sendError(res, { kind: 'error', status: 500, errorType: 'api_error', message: 'FakeMessagesApi: no scripted reply left' });
+    let body: RecordedRequest['body'];
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return sendError(res, fakeErrors.invalidRequest('Request body is not valid JSON.'));
     }
-    await this.answer(req, res, reply);
+    const record: RecordedRequest = { body, headers: req.headers, at: Date.now() };
+    this.requests.push(record);
+    if (this.strict) {
+      const problem = checkMessagesRequest(body, this.signer, this.rules);
+      if (problem !== undefined) {
+        record.rejected = problem;
+        return sendError(res, fakeErrors.invalidRequest(problem));
+      }
+    }
+    if (this.models && !this.models.includes(body.model)) {
+      record.rejected = `model: ${body.model}`;
+      return sendError(res, fakeErrors.modelNotFound(body.model));
+    }
+    const reply = this.replies.shift() ?? (this.responder ? { kind: 'respond' as const, respond: this.responder } : undefined);
+    if (!reply) {
+      return sendError(res, { kind: 'error', status: 500, errorType: 'api_error', message: 'FakeMessagesApi: no scripted reply left' });
+    }
+    await this.answer(req, res, record, reply);
   }
 
-  private async answer(req: http.IncomingMessage, res: http.ServerResponse, reply: FakeReply): Promise<void> {
+  private async answer(req: http.IncomingMessage, res: http.ServerResponse, record: RecordedRequest, reply: FakeReply): Promise<void> {
     switch (reply.kind) {
+      case 'respond':
+        return this.answer(req, res, record, await reply.respond(record));
       case 'slow':
         await new Promise((r) => setTimeout(r, reply.delayMs));
-        return this.answer(req, res, reply.then);
+        return this.answer(req, res, record, reply.then);
       case 'drop_connection':
         req.socket.destroy();
         return;
       case 'error':
-        return this.sendError(res, reply);
+        return sendError(res, reply);
       case 'truncated': {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"id":"msg_x","type":"message","content":[{"type":"te');
         return;
       }
       case 'turn': {
-        const hasTools = reply.content.some((b) => b.type === 'tool_use');
-        const body = {
-          id: `msg_fake_${++this.ids}`,
-          type: 'message',
-          role: 'assistant',
-          model: this.requests.at(-1)?.body.model ?? 'fake',
-          content: reply.content,
-          stop_reason: reply.stopReason ?? (hasTools ? 'tool_use' : 'end_turn'),
-          stop_sequence: null,
-          usage: { input_tokens: reply.usage?.input ?? 100, output_tokens: reply.usage?.output ?? 20 },
-        };
-        res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_fake_${this.ids}` });
-        res.end(JSON.stringify(body));
+        const message = this.messageFor(record, reply);
+        if (record.body.stream) return writeMessageStream(res, message, reply.stream);
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${message.id}` });
+        res.end(JSON.stringify({ ...message, type: 'message', role: 'assistant', stop_sequence: null }));
         return;
       }
     }
   }
 
-  private sendError(res: http.ServerResponse, reply: Extract<FakeReply, { kind: 'error' }>): void {
-    res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-    res.end(JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message } }));
+  private messageFor(record: RecordedRequest, reply: Extract<FakeReply, { kind: 'turn' }>): WireMessage {
+    const content: WireBlock[] = reply.content.map((block) => {
+      if (block.type === 'thinking') return { type: 'thinking', thinking: block.thinking, signature: this.signer.sign(block.thinking) };
+      if (block.type === 'redacted_thinking') return { type: 'redacted_thinking', data: this.signer.redactedData() };
+      return block;
+    });
+    const hasTools = content.some((b) => b.type === 'tool_use');
+    return {
+      id: `msg_fake_${++this.ids}`,
+      model: record.body.model ?? 'fake',
+      content,
+      stop_reason: reply.stopReason ?? (hasTools ? 'tool_use' : 'end_turn'),
+      usage: {
+        input_tokens: reply.usage?.input ?? 100,
+        output_tokens: reply.usage?.output ?? 20,
+        cache_creation_input_tokens: reply.usage?.cacheWrite ?? 0,
+        cache_read_input_tokens: reply.usage?.cacheRead ?? 0,
+      },
+    };
   }
+}
+
+function sendError(res: http.ServerResponse, reply: ErrorReply): void {
+  res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+  res.end(JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message } }));
 }

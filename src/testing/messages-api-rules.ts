@@ -1,0 +1,305 @@
+/**
+ * The Messages API's documented request rules, checked the way the real API checks them, so a
+ * request the fake accepts is one Claude accepts. Each rule answers with wording close to the real
+ * API's 400 invalid_request_error. Where the real API is lenient (it merges consecutive turns of the
+ * same role), so is this.
+ */
+import type { ThinkingSigner } from './thinking-signature';
+
+export interface MessagesApiRuleOptions {
+  /** Whether a model accepts a final assistant message (prefill). Default: not the 4.6+ / 5.x models. */
+  prefill?: boolean | ((model: string) => boolean);
+  /** Output-token limit per model id (prefix match, longest wins), and `default`. Default 64 000. */
+  maxOutputTokens?: Record<string, number>;
+  /** Context window in tokens (estimated as characters / 4). Default 200 000. */
+  contextWindowTokens?: number;
+}
+
+export const DEFAULT_MAX_OUTPUT_TOKENS: Record<string, number> = {
+  default: 64_000,
+  'claude-opus-4-6': 128_000,
+  'claude-opus-5': 128_000,
+};
+export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000;
+export const MAX_CACHE_BREAKPOINTS = 4;
+
+const NO_PREFILL = /^claude-(?:[a-z]+-4-(?:[6-9]|\d{2})|[a-z]+-(?:[5-9]|\d{2})(?:-|$)|mythos)/;
+
+export function supportsPrefill(model: string, option: MessagesApiRuleOptions['prefill']): boolean {
+  if (typeof option === 'boolean') return option;
+  if (typeof option === 'function') return option(model);
+  return !NO_PREFILL.test(model);
+}
+
+export function maxOutputTokensFor(model: string, table: Record<string, number> = DEFAULT_MAX_OUTPUT_TOKENS): number {
+  let best: [string, number] | undefined;
+  for (const [prefix, limit] of Object.entries(table)) {
+    if (prefix !== 'default' && model.startsWith(prefix) && (!best || prefix.length > best[0].length)) best = [prefix, limit];
+  }
+  return best?.[1] ?? table.default ?? DEFAULT_MAX_OUTPUT_TOKENS.default!;
+}
+
+/** The rough token count the fake uses for its context limit: characters / 4. */
+export function estimateTokens(body: Record<string, unknown>): number {
+  const chars = JSON.stringify([body.system ?? '', body.tools ?? [], body.messages ?? []]).length;
+  return Math.ceil(chars / 4);
+}
+
+type Block = Record<string, unknown> & { type?: unknown };
+interface Turn {
+  role: 'user' | 'assistant';
+  /** Index of the first request message in this turn (consecutive same-role messages are merged). */
+  index: number;
+  blocks: Block[];
+}
+
+class RuleError extends Error {}
+const fail = (message: string): never => {
+  throw new RuleError(message);
+};
+
+/** Returns the API's complaint about this request body, or undefined when the real API would accept it. */
+export function checkMessagesRequest(body: unknown, signer: ThinkingSigner, options: MessagesApiRuleOptions = {}): string | undefined {
+  try {
+    check(body, signer, options);
+    return undefined;
+  } catch (err) {
+    if (err instanceof RuleError) return err.message;
+    throw err;
+  }
+}
+
+function check(raw: unknown, signer: ThinkingSigner, options: MessagesApiRuleOptions): void {
+  if (!isObject(raw)) return fail('Request body must be a JSON object.');
+  const body = raw;
+  if (typeof body.model !== 'string' || !body.model) fail('model: Field required');
+  const model = body.model as string;
+  checkMaxTokens(body, model, options);
+  const turns = checkMessages(body);
+  const hasToolBlocks = turns.some((t) => t.blocks.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
+  const tools = body.tools;
+  if (tools !== undefined && !Array.isArray(tools)) fail('tools: Input should be a valid list');
+  if (hasToolBlocks && (!Array.isArray(tools) || tools.length === 0)) {
+    fail('Requests which include `tool_use` or `tool_result` blocks must define tools.');
+  }
+  checkToolChoice(body);
+  checkToolPairing(turns);
+  checkThinking(body, turns, signer);
+  checkFinalAssistant(turns, model, body, options);
+  checkCacheControl(body);
+  const limit = options.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS;
+  const tokens = estimateTokens(body);
+  if (tokens > limit) fail(`prompt is too long: ${tokens} tokens > ${limit} maximum`);
+}
+
+function checkMaxTokens(body: Record<string, unknown>, model: string, options: MessagesApiRuleOptions): void {
+  const maxTokens = body.max_tokens;
+  if (maxTokens === undefined) fail('max_tokens: Field required');
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens)) fail('max_tokens: Input should be a valid integer');
+  if ((maxTokens as number) < 1) fail('max_tokens: Input should be greater than or equal to 1');
+  const limit = maxOutputTokensFor(model, options.maxOutputTokens);
+  if ((maxTokens as number) > limit) {
+    fail(`max_tokens: ${maxTokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`);
+  }
+}
+
+function checkMessages(body: Record<string, unknown>): Turn[] {
+  if (!Array.isArray(body.messages)) fail('messages: Field required');
+  const messages = body.messages as unknown[];
+  if (messages.length === 0) fail('messages: at least one message is required');
+  const turns: Turn[] = [];
+  messages.forEach((m, i) => {
+    if (!isObject(m)) fail(`messages.${i}: Input should be a valid dictionary`);
+    const { role, content } = m as Record<string, unknown>;
+    if (role !== 'user' && role !== 'assistant') fail(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    const blocks = blocksOf(content, i);
+    const isLast = i === messages.length - 1;
+    if (blocks.length === 0 && !(isLast && role === 'assistant')) {
+      fail(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    }
+    blocks.forEach((b, j) => checkBlock(b, role as Turn['role'], `messages.${i}.content.${j}`));
+    const previous = turns.at(-1);
+    // The API combines consecutive turns of one role into a single turn.
+    if (previous && previous.role === role) previous.blocks.push(...blocks);
+    else turns.push({ role: role as Turn['role'], index: i, blocks: [...blocks] });
+  });
+  if (turns[0]!.role !== 'user') fail('messages: first message must use the "user" role');
+  return turns;
+}
+
+function blocksOf(content: unknown, i: number): Block[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return fail(`messages.${i}.content: Input should be a valid string or list`);
+  return content.map((b, j) => (isObject(b) ? (b as Block) : fail(`messages.${i}.content.${j}: Input should be a valid dictionary`)));
+}
+
+const USER_BLOCKS = new Set(['text', 'tool_result', 'image', 'document', 'search_result']);
+const ASSISTANT_BLOCKS = new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']);
+
+function checkBlock(block: Block, role: Turn['role'], where: string): void {
+  const allowed = role === 'user' ? USER_BLOCKS : ASSISTANT_BLOCKS;
+  if (typeof block.type !== 'string' || !allowed.has(block.type)) {
+    fail(`${where}.type: block type ${JSON.stringify(block.type)} is not allowed in a ${role} message`);
+  }
+  if (block.type === 'text') {
+    if (typeof block.text !== 'string') fail(`${where}.text: Field required`);
+    if (block.text === '') fail('messages: text content blocks must be non-empty');
+  }
+  if (block.type === 'tool_use') {
+    if (typeof block.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(block.id)) fail(`${where}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+    if (typeof block.name !== 'string') fail(`${where}.name: Field required`);
+    if (!isObject(block.input)) fail(`${where}.input: Input should be a valid dictionary`);
+  }
+  if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') fail(`${where}.tool_use_id: Field required`);
+}
+
+function checkToolChoice(body: Record<string, unknown>): void {
+  const choice = body.tool_choice;
+  if (choice === undefined) return;
+  if (!isObject(choice)) return fail('tool_choice: Input should be a valid dictionary');
+  const type = choice.type;
+  if (type !== 'auto' && type !== 'any' && type !== 'tool' && type !== 'none') {
+    fail("tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'");
+  }
+  if (type === 'tool') {
+    if (typeof choice.name !== 'string') fail('tool_choice.tool.name: Field required');
+    const names = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]).map((t) => t?.name) : [];
+    if (!names.includes(choice.name)) fail(`tool_choice.name: tool "${String(choice.name)}" is not among the defined tools`);
+  }
+  if ((type === 'any' || type === 'tool') && !Array.isArray(body.tools)) fail(`tool_choice.type ${type} requires tools`);
+}
+
+function checkToolPairing(turns: Turn[]): void {
+  const seen = new Set<string>();
+  turns.forEach((turn, t) => {
+    if (turn.role === 'assistant') {
+      turn.blocks.forEach((b, j) => {
+        if (b.type !== 'tool_use') return;
+        if (seen.has(b.id as string)) fail(`messages.${turn.index}.content.${j}: \`tool_use\` ids must be unique`);
+        seen.add(b.id as string);
+      });
+      return;
+    }
+    const previous = turns[t - 1];
+    const expected = new Set(previous ? previous.blocks.filter((b) => b.type === 'tool_use').map((b) => b.id as string) : []);
+    const answered = new Set<string>();
+    let leading = true;
+    turn.blocks.forEach((b, j) => {
+      if (b.type !== 'tool_result') {
+        leading = false;
+        return;
+      }
+      const id = b.tool_use_id as string;
+      if (!expected.has(id)) {
+        fail(
+          `messages.${turn.index}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. ` +
+            'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+        );
+      }
+      if (answered.has(id)) {
+        fail(`messages.${turn.index}.content.${j}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`);
+      }
+      if (!leading) {
+        fail(`messages.${turn.index}.content.${j}: \`tool_result\` blocks must come first in the user message, before any other content.`);
+      }
+      answered.add(id);
+    });
+  });
+  // Every tool_use is answered in the very next turn (the final assistant turn has no next turn yet).
+  turns.forEach((turn, t) => {
+    if (turn.role !== 'assistant') return;
+    const next = turns[t + 1];
+    const answered = new Set(next ? next.blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id as string) : []);
+    const missing = turn.blocks.filter((b) => b.type === 'tool_use' && !answered.has(b.id as string)).map((b) => b.id as string);
+    if (missing.length) {
+      fail(
+        `messages.${next?.index ?? turn.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. ` +
+          'Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+      );
+    }
+  });
+}
+
+function checkThinking(body: Record<string, unknown>, turns: Turn[], signer: ThinkingSigner): void {
+  const thinking = body.thinking;
+  let enabled = false;
+  if (thinking !== undefined) {
+    if (!isObject(thinking)) fail('thinking: Input should be a valid dictionary');
+    const t = thinking as Record<string, unknown>;
+    if (t.type === 'enabled') {
+      const budget = t.budget_tokens;
+      if (typeof budget !== 'number' || !Number.isInteger(budget)) fail('thinking.enabled.budget_tokens: Field required');
+      if ((budget as number) < 1024) fail('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+      if ((budget as number) >= (body.max_tokens as number)) {
+        fail('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
+      }
+      enabled = true;
+    } else if (t.type === 'adaptive') {
+      enabled = true;
+    } else if (t.type !== 'disabled') {
+      fail("thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'");
+    }
+  }
+  const choice = body.tool_choice as Record<string, unknown> | undefined;
+  if (enabled && (choice?.type === 'any' || choice?.type === 'tool')) {
+    fail('Thinking may not be enabled when tool_choice forces tool use.');
+  }
+  // A block that is passed back must be the one the API issued.
+  for (const turn of turns) {
+    turn.blocks.forEach((b, j) => {
+      if (b.type === 'thinking' && !signer.verify(b.thinking, b.signature)) {
+        fail(`messages.${turn.index}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+      if (b.type === 'redacted_thinking' && !signer.verifyRedacted(b.data)) {
+        fail(`messages.${turn.index}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`);
+      }
+    });
+  }
+  if (!enabled) return;
+  // Mid tool loop (the conversation ends with tool results), the assistant turn that asked for the
+  // tools must start with its thinking.
+  const last = turns.at(-1)!;
+  const assistant = turns.at(-2);
+  const inToolLoop = last.role === 'user' && last.blocks[0]?.type === 'tool_result' && assistant?.role === 'assistant';
+  if (!inToolLoop) return;
+  const first = assistant!.blocks[0];
+  if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
+    fail(
+      `messages.${assistant!.index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. ` +
+        'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). ' +
+        'We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.',
+    );
+  }
+}
+
+function checkFinalAssistant(turns: Turn[], model: string, body: Record<string, unknown>, options: MessagesApiRuleOptions): void {
+  const last = turns.at(-1)!;
+  if (last.role !== 'assistant') return;
+  if (!supportsPrefill(model, options.prefill)) {
+    fail('This model does not support assistant message prefill. The conversation must end with a user message.');
+  }
+  const thinking = body.thinking as Record<string, unknown> | undefined;
+  if (thinking && thinking.type !== 'disabled' && last.blocks.some((b) => b.type === 'text')) {
+    fail('Assistant message prefill is not supported when thinking is enabled.');
+  }
+  const tail = last.blocks.at(-1);
+  if (tail?.type === 'text' && /\s$/.test(tail.text as string)) fail('final assistant content cannot end with trailing whitespace');
+}
+
+function checkCacheControl(body: Record<string, unknown>): void {
+  let count = 0;
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!isObject(value)) return;
+    if (value.cache_control != null) count++;
+    if (Array.isArray(value.content)) visit(value.content);
+  };
+  if (Array.isArray(body.system)) visit(body.system);
+  visit(body.tools);
+  visit(body.messages);
+  if (count > MAX_CACHE_BREAKPOINTS) fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

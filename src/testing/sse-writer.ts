@@ -1,0 +1,121 @@
+/**
+ * Writes an assistant message as the Messages API's server-sent events (message_start,
+ * content_block_start/delta/stop, message_delta, message_stop), the way `messages.stream()` reads
+ * them. It can pace the deltas (a slow answer), cut the connection, or send an `error` event mid-way.
+ */
+import type http from 'node:http';
+
+export interface StreamPacing {
+  /** Characters per delta. Default 16. */
+  chunkChars?: number;
+  /** Pause before each delta, ms: a slow answer, so a worker can be killed mid-stream. */
+  delayMs?: number;
+  /** Destroy the connection after this many deltas: a stream cut mid-way. */
+  cutAfterDeltas?: number;
+  /** Send an `error` event after this many deltas instead of finishing (e.g. overloaded_error). */
+  errorAfterDeltas?: { after: number; errorType?: string; message?: string };
+}
+
+export type WireBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+export interface WireMessage {
+  id: string;
+  model: string;
+  content: WireBlock[];
+  stop_reason: string;
+  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+}
+
+type Delta = Record<string, unknown>;
+
+function chunks(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function startOf(block: WireBlock): WireBlock {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: '' };
+    case 'thinking':
+      return { type: 'thinking', thinking: '', signature: '' };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: {} };
+    case 'redacted_thinking':
+      return block;
+  }
+}
+
+function deltasOf(block: WireBlock, size: number): Delta[] {
+  switch (block.type) {
+    case 'text':
+      return chunks(block.text, size).map((text) => ({ type: 'text_delta', text }));
+    case 'thinking':
+      return [...chunks(block.thinking, size).map((thinking) => ({ type: 'thinking_delta', thinking })), { type: 'signature_delta', signature: block.signature }];
+    case 'tool_use':
+      return chunks(JSON.stringify(block.input ?? {}), size).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
+    case 'redacted_thinking':
+      return [];
+  }
+}
+
+/** Streams `message` on `res`; resolves when done, cut, or the client went away. */
+export async function writeMessageStream(res: http.ServerResponse, message: WireMessage, pacing: StreamPacing = {}): Promise<void> {
+  const size = Math.max(1, pacing.chunkChars ?? 16);
+  const send = (event: string, data: unknown) => {
+    if (!res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${message.id}` });
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id: message.id,
+      type: 'message',
+      role: 'assistant',
+      model: message.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...message.usage, output_tokens: 1 },
+    },
+  });
+  send('ping', { type: 'ping' });
+  let deltas = 0;
+  for (const [index, block] of message.content.entries()) {
+    send('content_block_start', { type: 'content_block_start', index, content_block: startOf(block) });
+    for (const delta of deltasOf(block, size)) {
+      if (pacing.delayMs) await new Promise((r) => setTimeout(r, pacing.delayMs));
+      if (res.destroyed) return;
+      send('content_block_delta', { type: 'content_block_delta', index, delta });
+      deltas++;
+      if (pacing.cutAfterDeltas !== undefined && deltas >= pacing.cutAfterDeltas) {
+        res.socket?.destroy();
+        return;
+      }
+      const failAt = pacing.errorAfterDeltas;
+      if (failAt && deltas >= failAt.after) {
+        send('error', { type: 'error', error: { type: failAt.errorType ?? 'overloaded_error', message: failAt.message ?? 'Overloaded' } });
+        res.end();
+        return;
+      }
+    }
+    send('content_block_stop', { type: 'content_block_stop', index });
+  }
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: {
+      output_tokens: message.usage.output_tokens,
+      input_tokens: message.usage.input_tokens,
+      cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
+      cache_read_input_tokens: message.usage.cache_read_input_tokens,
+    },
+  });
+  send('message_stop', { type: 'message_stop' });
+  res.end();
+}
