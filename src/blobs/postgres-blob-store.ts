@@ -44,7 +44,8 @@ export class PostgresBlobStore implements BlobStore {
     this.table = options.table ?? 'durable_agent_blobs';
     if (!TABLE_NAME.test(this.table)) throw new TypeError(`table name "${this.table}": lower-case letters, digits and _ only`);
     this.description = `PostgreSQL ${redactedUrl(options.url)} (table ${this.table})`;
-    const config: PoolConfig = { connectionString: options.url, max: options.maxConnections ?? 4, connectionTimeoutMillis: 10_000 };
+    // allowExitOnIdle: a CLI command or a stopped worker exits without waiting out idle connections.
+    const config: PoolConfig = { connectionString: options.url, max: options.maxConnections ?? 4, connectionTimeoutMillis: 10_000, allowExitOnIdle: true };
     this.pool = new Pool(config);
     // An idle connection dropped by a server restart is reported here; without a listener Node
     // would crash the worker. The next query opens a new connection.

@@ -42,6 +42,7 @@ import {
   type UnblockInput,
 } from '../protocol/task';
 import { loadConnectionConfig } from '../worker/connection-config';
+import { createDataConverter, type CodecOptions } from '../codec';
 
 export interface TaskSummary {
   taskId: string;
@@ -105,11 +106,15 @@ export class TaskClient {
     readonly taskQueue: string = DEFAULT_TASK_QUEUE,
   ) {}
 
-  /** Connects through Temporal's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...). */
-  static async connect(options: { address?: string; namespace?: string; taskQueue?: string } = {}): Promise<TaskClient> {
-    const config = loadConnectionConfig(options);
+  /**
+   * Connects through Temporal's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...),
+   * with the project's payload codecs (createDataConverter) so it reads what workers compressed.
+   */
+  static async connect(options: { address?: string; namespace?: string; taskQueue?: string; codec?: CodecOptions } = {}): Promise<TaskClient> {
+    const { codec, taskQueue, ...connectionOverrides } = options;
+    const config = loadConnectionConfig(connectionOverrides);
     const connection = await Connection.connect({ ...config.connectionOptions, connectTimeout: 5_000 });
-    return new TaskClient(new Client({ connection, namespace: config.namespace }), options.taskQueue);
+    return new TaskClient(new Client({ connection, namespace: config.namespace, dataConverter: createDataConverter(codec) }), taskQueue);
   }
 
   async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {

@@ -4,6 +4,9 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { AgentDefinition } from '../agents/define-agent';
+import type { BlobStore } from '../blobs/blob-store';
+import { openBlobStore } from '../blobs/open-blob-store';
+import { createDataConverter, type CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { loadConnectionConfig } from './connection-config';
@@ -30,6 +33,14 @@ export interface AgentWorkerOptions {
   prices?: ActivityDependencies['prices'];
   /** Tool results longer than this (JSON chars) are cut before they enter history. Default 50 000. */
   maxToolResultChars?: number;
+  /**
+   * Where large content goes (the claim check). Default: openBlobStore(): DURABLE_AGENT_BLOB_STORE
+   * (`file:/abs/dir` or `postgres://...`), else `<state dir>/blobs`, behind a per-worker LRU cache.
+   * Workers on several machines must share one store.
+   */
+  blobStore?: BlobStore;
+  /** Payload codecs (compression). Must match the clients' (TaskClient.connect and the CLI use the same defaults). */
+  codec?: CodecOptions;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -55,8 +66,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : await defaultWorkflowCode()),
+    dataConverter: createDataConverter(options.codec),
     activities: createActivities({
       agents: options.agents,
+      blobStore: options.blobStore ?? openBlobStore(),
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
       ...(options.models ? { models: options.models } : {}),
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
