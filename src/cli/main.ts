@@ -3,6 +3,7 @@ import { TaskNotFoundError } from '../client/task-client';
 import { CliError, EXIT } from './cli-error';
 import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
+import { purgeCommand, purgeHelp } from './commands/purge';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
@@ -22,6 +23,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   unblock: unblockCommand,
   message: messageCommand,
   cancel: cancelCommand,
+  purge: purgeCommand,
 };
 
 const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
@@ -35,6 +37,8 @@ ${workerHelp}
 ${tasksHelp}
 
 ${peopleHelp}
+
+${purgeHelp}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

@@ -1,0 +1,115 @@
+/**
+ * `purge`: retention for the blob store. Temporal deletes a closed task's history after the
+ * namespace's retention period; the blobs its history pointed to are deleted here, by task id or
+ * for every task closed before a date. A running task's blobs are never touched: its next model
+ * call would find its conversation gone.
+ */
+import type { BlobStore } from '../../blobs/blob-store';
+import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
+import { TaskNotFoundError, type TaskClient } from '../../client/task-client';
+import { WORKFLOW_TYPE } from '../../protocol/definitions';
+import { connectionOptions, parse } from '../args';
+import { CliError, EXIT, usageError } from '../cli-error';
+import { connectClient } from '../connect';
+
+export const purgeHelp = `durable-agent purge TASK_ID [--force] [--blob-store SPEC] [--json]
+durable-agent purge --closed-before AGE|DATE [--blob-store SPEC] [--json]
+  Deletes the stored blobs (large tool results, conversation content) of closed tasks: one task,
+  or every task closed before AGE ago (30d, 12h, 2w) or DATE (2026-01-31). A running task is refused.
+  --force purges a task Temporal no longer knows (its history already past retention).
+  Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.`;
+
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `30d` means 30 days before `now`; anything else must be a date. */
+export function parseClosedBefore(value: string, now = new Date()): Date {
+  const age = /^(\d+)([smhdw])$/.exec(value.trim());
+  if (age) return new Date(now.getTime() - Number(age[1]) * UNITS[age[2]!]!);
+  const date = new Date(value);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim()) && !Number.isNaN(date.getTime())) return date;
+  throw usageError(`--closed-before takes an age (30d, 12h, 90m, 2w) or a date (2026-01-31), got "${value}"`);
+}
+
+export async function purgeCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    {
+      ...connectionOptions,
+      'closed-before': { type: 'string' },
+      'blob-store': { type: 'string' },
+      force: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    { min: 0, max: 1, names: 'TASK_ID' },
+  );
+  const taskId = positionals[0];
+  if (taskId && values['closed-before']) throw usageError('give a TASK_ID or --closed-before, not both');
+  if (!taskId && !values['closed-before']) throw usageError('purge needs a TASK_ID or --closed-before AGE (e.g. 30d)');
+  if (taskId !== undefined && !taskId.trim()) throw usageError('TASK_ID is empty');
+  const closedBefore = values['closed-before'] ? parseClosedBefore(values['closed-before']) : undefined;
+
+  let store: BlobStore;
+  try {
+    store = openBlobStore(values['blob-store'], { cacheBytes: 0 });
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  const client = await connectClient(values);
+  try {
+    if (taskId) return await purgeOne(client, store, taskId, { force: !!values.force, json: !!values.json });
+    return await purgeClosed(client, store, closedBefore!, !!values.json);
+  } finally {
+    await store.close();
+  }
+}
+
+async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, options: { force: boolean; json: boolean }): Promise<number> {
+  let known = true;
+  try {
+    const summary = await client.describe(taskId);
+    if (summary.executionStatus === 'RUNNING') {
+      throw new CliError(`task ${taskId} is running: its blobs are its conversation. Purge it after it closes (or cancel it first).`);
+    }
+  } catch (err) {
+    if (!(err instanceof TaskNotFoundError)) throw err;
+    if (!options.force) {
+      throw new CliError(
+        `Temporal has no task "${taskId}" in namespace ${client.client.options.namespace}. If its history is past retention, its blobs are orphans: purge them with --force.`,
+        EXIT.notFound,
+      );
+    }
+    known = false;
+  }
+  const blobs = await store.purge(`${taskId}/`);
+  if (options.json) console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(known ? {} : { note: 'unknown to Temporal' }) }));
+  else console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
+  return EXIT.ok;
+}
+
+async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, json: boolean): Promise<number> {
+  // ContinuedAsNew runs close too, while their task goes on in the next run: only final closes count.
+  const query = `WorkflowType = '${WORKFLOW_TYPE}' AND CloseTime < '${before.toISOString()}' AND ExecutionStatus != 'ContinuedAsNew'`;
+  const taskIds = new Set<string>();
+  for await (const execution of client.client.workflow.list({ query })) taskIds.add(execution.workflowId);
+
+  const purged: { taskId: string; blobs: number }[] = [];
+  const skipped: { taskId: string; reason: string }[] = [];
+  for (const taskId of taskIds) {
+    // The id may since have been reused by a task that is running now; its blobs share the prefix.
+    const current = await client.describe(taskId).catch(() => undefined);
+    if (current?.executionStatus === 'RUNNING') {
+      skipped.push({ taskId, reason: 'a task with this id is running' });
+      continue;
+    }
+    purged.push({ taskId, blobs: await store.purge(`${taskId}/`) });
+  }
+  const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
+  if (json) {
+    console.log(JSON.stringify({ closedBefore: before.toISOString(), store: store.description, blobs, purged, skipped }));
+  } else {
+    console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${purged.length} task${purged.length === 1 ? '' : 's'} closed before ${before.toISOString()} from ${store.description}`);
+    for (const p of purged) console.log(`  ${p.taskId}: ${p.blobs}`);
+    for (const s of skipped) console.log(`  skipped ${s.taskId}: ${s.reason}`);
+  }
+  return EXIT.ok;
+}
