@@ -18,6 +18,13 @@ import { describeIssues } from '../tools/validation-message';
 import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
+import type { BlobStore } from '../blobs/blob-store';
+import { BlobMissingError, missingBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
+import { openBlobStore } from '../blobs/open-blob-store';
+import { CachedBlobStore } from '../blobs/cached-blob-store';
+import { RECALL_TOOL } from '../protocol/recall-tool';
+import { gateToolCall } from '../workflows/tool-gate';
+import type { ModelProgress } from '../protocol/messages';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -33,6 +40,10 @@ export interface ActivityDependencies {
   modelEnv?: ModelEnvironment;
   /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
   models?: Record<string, Model>;
+  /** Where large content goes (the claim check). Default: openBlobStore() (DURABLE_AGENT_BLOB_STORE, else a folder in the state dir) behind a per-worker LRU cache. */
+  blobStore?: BlobStore;
+  /** Tool results and model output longer than this many characters travel as blob references. Default DEFAULT_INLINE_CHARS (tool results) and 4x that (model output). */
+  inlineChars?: number;
 }
 
 /** Keeps a huge result out of history: the model gets the start and how to ask for the rest. */
@@ -51,9 +62,9 @@ function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
  * and a cancellation arrives on ctx.cancellationSignal, which tools pass on (fetch's `signal`).
  * A model call is not given the signal: a task cancelled mid-call waits for its answer.
  */
-async function heartbeating<T>(ctx: Context, work: Promise<T>): Promise<T> {
+async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => unknown = () => undefined): Promise<T> {
   const timeoutMs = ctx.info.heartbeatTimeoutMs;
-  const beat = timeoutMs ? setInterval(() => ctx.heartbeat(), Math.max(200, timeoutMs / 3)) : undefined;
+  const beat = timeoutMs ? setInterval(() => ctx.heartbeat(details()), Math.max(200, timeoutMs / 3)) : undefined;
   try {
     return await work;
   } finally {
@@ -81,6 +92,18 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   }
 
   const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
+  const inlineChars = deps.inlineChars ?? DEFAULT_INLINE_CHARS;
+  let blobs: BlobStore | undefined = deps.blobStore;
+  // Opened on first use: a worker whose tasks never store anything never touches the store.
+  const store = (): BlobStore => (blobs ??= new CachedBlobStore(openBlobStore()));
+  const withBlobs = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof BlobMissingError) throw missingBlobFailure(err);
+      throw err;
+    }
+  };
   const prices = loadPrices(deps.prices);
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
@@ -94,12 +117,22 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     return model;
   };
 
+  async function recall(input: unknown, scope: string): Promise<ToolOutcome> {
+    const ref = (input as { ref?: unknown } | null)?.ref;
+    if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) {
+      throw toApplicationFailure({ error: toolError('model', 'invalid_arguments', '`ref` must be the sha256:... ref shown in a compacted result', 'Copy the ref exactly.') }, 1);
+    }
+    const text = await withBlobs(() => store().get(scope, ref));
+    return cutIfLarge({ kind: 'ok', output: { ref, content: text } }, maxResultChars);
+  }
+
   return {
-    async prepareToolCall({ agent, tool: toolName, input }) {
+    async prepareToolCall({ agent, tool: toolName, input: rawInput, scope }) {
       const tool = agentNamed(agent).tool(toolName);
       if (!tool) return { ok: false, error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) };
+      const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const parsed = parseWithCoercion(tool.input, input);
-      if (parsed.success) return { ok: true, input: parsed.data };
+      if (parsed.success) return { ok: true, input: scope ? await storeValueIfLarge(store(), scope, parsed.data, inlineChars * 4) : parsed.data };
       return {
         ok: false,
         error: toolError('model', 'invalid_arguments', describeIssues(parsed.error), `Call ${toolName} again with corrected arguments.`),
@@ -138,34 +171,71 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return definition.manifest(chosen);
     },
 
-    async callModel({ model, system, messages, tools }) {
+    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
+      const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
+      let progress: ModelProgress | undefined;
       try {
-        const turn = await heartbeating(ctx, modelFor(model).complete({ system, messages, tools }));
+        const turn = await heartbeating(
+          ctx,
+          modelFor(model).complete({
+            system,
+            messages: resolved,
+            tools,
+            ...(toolChoice ? { toolChoice } : {}),
+            ...(maxTokens ? { maxTokens } : {}),
+            ...(modelId ? { model: modelId } : {}),
+            ...(thinking ? { thinking } : {}),
+            onProgress: (p) => {
+              progress = p;
+            },
+          }),
+          () => progress,
+        );
         const costUsd = costOf(turn.model, turn.usage, prices);
-        return costUsd === undefined ? turn : { ...turn, costUsd };
+        // Long output is stored now, so later requests carry a reference instead of the text.
+        const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
+        return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
       } catch (err) {
         throw toApplicationFailure(classifyModelError(err), attempt);
       }
     },
 
-    async runTool({ agent, tool: toolName, input, toolUseId }): Promise<ToolOutcome> {
+    async storeAudit({ scope, entries }) {
+      const id = await store().put(scope, JSON.stringify(entries));
+      return JSON.stringify({ $blob: id, bytes: JSON.stringify(entries).length });
+    },
+
+    async loadText({ scope, text }) {
+      return withBlobs(() => resolveText(store(), scope, text));
+    },
+
+    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval }): Promise<ToolOutcome> {
       const ctx = Context.current();
-      const tool = agentNamed(agent).tool(toolName);
+      const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
+      if (toolName === RECALL_TOOL && scope) return recall(rawInput, scope);
+      const definition = agentNamed(agent);
+      const tool = definition.tool(toolName);
       if (!tool) {
         // The workflow refuses unknown tools before scheduling; reaching here means the worker's
         // agent changed under a running task.
-        throw toApplicationFailure(
-          { error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) },
-          ctx.info.attempt,
-        );
+        throw fail(toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`));
       }
+      // The workflow's gate decided from the manifest in its state; the worker checks again from its
+      // own definition, so no workflow input (a forged snapshot, a changed manifest) can skip a person.
+      const gate = gateToolCall(toolName, new Map([[toolName, tool.manifest]]), definition.policy ?? {});
+      if (gate.action === 'refuse') throw fail(gate.error);
+      // Calls from tasks started before this check (no scope) carry no approval record: left as they ran.
+      if (gate.action === 'confirm' && !approval && scope) {
+        throw fail(toolError('policy', 'approval_required', `${toolName} is a ${tool.effect} action and needs a person's approval; none came with this call, so it did not run.`, 'Do not retry it; ask the user.'));
+      }
+      const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
       const result = await heartbeating(
         ctx,
         guardedCall(tool, input, {
-          idempotencyKey: `${workflowId}:${toolUseId}`,
+          idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`,
           workflowId,
           toolUseId,
           attempt: ctx.info.attempt,
@@ -176,7 +246,15 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
-      return cutIfLarge(result, maxResultChars);
+      const cut = cutIfLarge(result, maxResultChars);
+      if (!scope) return cut;
+      const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
+      return output === cut.output ? cut : { ...cut, output, summary: summaryOf(cut.output) };
     },
   };
+}
+
+function summaryOf(output: unknown): string {
+  const text = JSON.stringify(output) ?? '';
+  return text.length > 120 ? `${text.slice(0, 119)}… (${text.length} chars)` : text;
 }

@@ -4,7 +4,7 @@
  */
 import type { AgentManifest } from './agent-manifest';
 import type { Message, ModelTurn, ToolSpec } from './messages';
-import type { ModelChoice } from './task';
+import type { ModelChoice, ThinkingSetting } from './task';
 import type { ToolError } from './tool-error';
 
 export interface DescribeAgentInput {
@@ -15,26 +15,59 @@ export interface DescribeAgentInput {
 export interface CallModelInput {
   model: ModelChoice;
   system: string;
+  /** May hold blob markers (see blob-marker.ts): the activity resolves them from the store of `scope`. */
   messages: Message[];
   tools: ToolSpec[];
+  /** The task's blob scope, `<workflowId>/<firstExecutionRunId>`; absent in histories from before the claim check. */
+  scope?: string;
+  /** 'none': answer without calling tools; the definitions stay (the API needs them when tool blocks are present). */
+  toolChoice?: 'auto' | 'none';
+  /** A person's override (unblock --max-tokens). */
+  maxTokens?: number;
+  /** A person's override (unblock --model). */
+  modelId?: string;
+  thinking?: ThinkingSetting;
 }
 
 export interface RunToolInput {
   agent: string;
   tool: string;
+  /** The arguments, or a blob marker standing for them. */
   input: unknown;
   toolUseId: string;
+  /** See CallModelInput.scope. */
+  scope?: string;
+  /** Chosen by the workflow, unique per logical call and the same on every retry; absent in old histories. */
+  idempotencyKey?: string;
+  /** The approval this call runs under, when the policy asked a person; the activity re-checks the policy against it. */
+  approval?: { id: string; by: string };
 }
 
-/** A tool call that ran: a validated payload, or a valid payload flagged by a semantic check. */
+/**
+ * A tool call that ran: a validated payload, or a valid payload flagged by a semantic check. A large
+ * `output` is a blob marker; `summary` is then a short preview for status.
+ */
 export type ToolOutcome =
-  | { kind: 'ok'; output: unknown }
-  | { kind: 'flagged'; output: unknown; error: ToolError };
+  | { kind: 'ok'; output: unknown; summary?: string }
+  | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string };
+
+export interface StoreAuditInput {
+  scope: string;
+  /** Audit entries that left the task's state (oldest first). */
+  entries: unknown;
+}
+
+export interface LoadTextInput {
+  scope: string;
+  text: string;
+}
 
 export interface PrepareToolCallInput {
   agent: string;
   tool: string;
   input: unknown;
+  /** See CallModelInput.scope: a marker input is resolved from it, and large validated input stored back. */
+  scope?: string;
 }
 
 /** The arguments as the tool will see them (coerced, defaults applied), or why they are invalid. */
@@ -54,4 +87,8 @@ export interface AgentActivities {
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;
   callModel(input: CallModelInput): Promise<ModelTurn>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
+  /** Stores audit entries that left the task's state; returns the marker text that refers to them. */
+  storeAudit(input: StoreAuditInput): Promise<string>;
+  /** Resolves the markers in a text (a long final answer). */
+  loadText(input: LoadTextInput): Promise<string>;
 }

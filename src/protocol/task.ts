@@ -45,6 +45,13 @@ export interface TaskInput {
 /** The serialisable state a task carries across continue-as-new. */
 export interface TaskSnapshot {
   version: 1;
+  /** Pinned decision numbers (absent in snapshots from before they were pinned: legacy values apply). */
+  limits?: Partial<import('../workflows/task-limits').TaskLimits>;
+  modelOverride?: { model?: string; maxTokens?: number };
+  /** Markers of archived audit entries. */
+  archive?: string[];
+  compactions?: number;
+  droppedTurns?: number;
   runs: number;
   turn: number;
   manifest: AgentManifest;

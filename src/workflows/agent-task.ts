@@ -39,8 +39,13 @@ import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions } from './activity-options';
 import { TaskState } from './task-state';
 import { runTurnTools } from './turn-tools';
+import { approveProblem, messageProblem, taskInputProblem } from './input-checks';
+import { DEFAULT_LIMITS, LEGACY_LIMITS } from './task-limits';
+import { MARKER_PATTERN } from '../protocol/blob-marker';
+import { RECALL_TOOL_MANIFEST } from '../protocol/recall-tool';
+import type { ToolSpec } from '../protocol/messages';
 
-const { describeAgent, prepareToolCall, notify } = proxyActivities<AgentActivities>(describeAgentOptions);
+const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
 /** Histories recorded before continue-as-new replay without it. */
@@ -53,23 +58,40 @@ const MAX_CONTINUATIONS = 2;
 export const GUARDED_CALLS_PATCH = 'guarded-calls';
 /** Histories recorded before approvals, inform notices and model-failure blocks replay without them. */
 export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
+/**
+ * Tasks started with this marker pin DEFAULT_LIMITS (rules v2: the claim check, bounded state,
+ * context compaction, the ledger that knows state changes, inform without waiting); histories
+ * without it replay with LEGACY_LIMITS and the behaviour they were recorded with.
+ */
+export const PINNED_LIMITS_PATCH = 'pinned-limits-v2';
+/** Audit entries waiting for the store before they are archived between turns. */
+const OVERFLOW_FLUSH_AT = 500;
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
-  assertValidInput(input);
+  const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
+  const newRules = resumed ? undefined : patched(PINNED_LIMITS_PATCH);
+  // Histories from before the full input checks fail (or not) exactly as they were recorded.
+  if (newRules === false) legacyInputChecks(input);
+  else assertValidInput(input);
   const clock = { now: () => new Date(), newId: () => uuid4() };
-  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock);
+  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? DEFAULT_LIMITS : LEGACY_LIMITS);
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
+  const v2 = state.limits.rulesVersion >= 2;
+  const info = workflowInfo();
+  // Content of this task chain in the blob store: the same for every run, never another task's.
+  const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
   setHandler(
     unblockUpdate,
-    (request) => {
-      const escalation = state.unblock(request);
-      return { resumed: true as const, escalationId: escalation.id };
-    },
+    (request) =>
+      failAsUpdate(() => {
+        const escalation = state.unblock(request);
+        return { resumed: true as const, escalationId: escalation.id };
+      }),
     {
       // Runs before anything is written to history: a wrong or stale unblock leaves no trace.
       validator: (request) => rejectIf(state.unblockProblem(request)),
@@ -77,11 +99,11 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   );
   setHandler(
     approveUpdate,
-    async (request) => {
+    async (request) => failAsUpdateAsync(async () => {
       let editedInput: unknown;
       if (request.editedInput !== undefined) {
         const approval = state.pendingApprovals.find((a) => a.id === request.approvalId)!;
-        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput });
+        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput, ...(scope ? { scope } : {}) });
         if (!prepared.ok) {
           throw ApplicationFailure.create({ message: `the edited arguments are invalid: ${prepared.error.detail}`, type: 'invalid_edit', nonRetryable: true });
         }
@@ -96,23 +118,30 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         ...(editedInput !== undefined ? { editedInput } : {}),
       });
       return { approvalId: request.approvalId, decision: 'approved' as const };
-    },
+    }),
     { validator: (request) => rejectIf(state.decisionProblem(request, 'approve')) },
   );
   setHandler(
     denyUpdate,
-    (request) => {
-      state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason });
-      return { approvalId: request.approvalId, decision: 'denied' as const };
-    },
+    (request) =>
+      failAsUpdate(() => {
+        state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason });
+        return { approvalId: request.approvalId, decision: 'denied' as const };
+      }),
     { validator: (request) => rejectIf(state.decisionProblem(request, 'deny')) },
   );
   setHandler(messageSignal, (message) => {
-    if (typeof message?.by !== 'string' || typeof message?.text !== 'string' || !message.text.trim()) {
-      log.warn('Ignored a malformed message signal', { message });
+    // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
+    const problem = v2 ? messageProblem(message) : typeof message?.by !== 'string' || typeof message?.text !== 'string' || !message.text.trim() ? 'malformed' : undefined;
+    if (problem) {
+      log.warn('Ignored a malformed message signal', { problem });
       return;
     }
-    state.addGuidance(message);
+    try {
+      state.addGuidance(message);
+    } catch (err) {
+      log.warn('Ignored a message signal that could not be added', { error: String(err) });
+    }
   });
 
   let publishedStatus: AgentStatus | undefined;
@@ -137,7 +166,10 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 
   const finish = async (outcome: TaskOutcome, finalCallWithoutTools = false): Promise<TaskResult> => {
     const result = state.complete(outcome, finalCallWithoutTools);
+    // A long final answer was stored by reference: the result holds the text itself.
+    if (scope && result.text.search(MARKER_PATTERN) >= 0) result.text = await loadText({ scope, text: result.text });
     publishStatus();
+    await noticesDelivered();
     // An update still running (an approve checking an edit) must answer before the task closes.
     await condition(allHandlersFinished);
     return result;
@@ -164,14 +196,21 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     return state.approvals.find((a) => a.id === approval.id)!;
   };
 
+  const notices: Promise<void>[] = [];
   const inform = async (code: string, message: string): Promise<void> => {
     if (!people) return;
     state.recordInform(code, message);
-    await notify({ taskId: workflowInfo().workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
+    const delivery = notify({ taskId: workflowInfo().workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
       if (isCancellation(err)) throw err;
       // A notice that cannot be delivered must not stop the task; it stays in status.
       log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
     });
+    // Rules v2: a slow or failing webhook never delays the task's next step.
+    if (v2) notices.push(delivery.catch(() => undefined));
+    else await delivery;
+  };
+  const noticesDelivered = async () => {
+    await Promise.all(notices.splice(0));
   };
 
   /**
@@ -183,7 +222,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     for (;;) {
       state.flushGuidance();
       try {
-        const reply = await callModel({ ...request, messages: state.messages });
+        const reply = await callModel({ ...request, messages: state.messages, ...modelSettings() });
         if (reply.stopReason !== 'model_context_window_exceeded') return reply;
         throw ApplicationFailure.create({
           message: 'The conversation no longer fits the model context window.',
@@ -201,30 +240,81 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
         state.lastError = error;
         await blockFor(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
+        // A person chose to go on without content the store lost: the model is told it is gone.
+        if (error.code === 'blob_missing') state.forgetMissingBlob(error.detail);
         compacted = false;
       }
     }
   };
 
+  /** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */
+  const modelSettings = () => ({
+    ...(scope ? { scope } : {}),
+    ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
+    ...(state.modelOverride.maxTokens ? { maxTokens: state.modelOverride.maxTokens } : {}),
+  });
+
+  /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
+  const archiveOverflow = async (force: boolean) => {
+    if (!scope || state.overflow.length === 0 || (!force && state.overflow.length < OVERFLOW_FLUSH_AT)) return;
+    const entries = state.takeOverflow();
+    state.archive.push(await storeAudit({ scope, entries }));
+  };
+
   try {
+    if (input.resume && !info.continuedFromExecutionRunId) {
+      // Only this workflow's own continue-as-new may hand a run its state: a client that starts a
+      // task with a made-up snapshot (say, a policy that allows everything) is refused.
+      throw ApplicationFailure.create({ message: 'Invalid task input: `resume` is set by the task itself when it continues as new; a new task cannot start with one.', type: 'invalid_input', nonRetryable: true });
+    }
     const manifest = input.resume?.manifest ?? (await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) }));
     if (!input.resume) state.begin(manifest);
     const firstTurnOfRun = state.turn;
     const everyTurns = input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
-    const toolSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    const baseSpecs: ToolSpec[] = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    const toolSpecs = (): ToolSpec[] => {
+      if (!state.offersRecall || tools.has(RECALL_TOOL_MANIFEST.name) && !baseSpecs.some((t) => t.name === RECALL_TOOL_MANIFEST.name)) {
+        return state.offersRecall ? [...baseSpecs, recallSpec] : baseSpecs;
+      }
+      tools.set(RECALL_TOOL_MANIFEST.name, RECALL_TOOL_MANIFEST);
+      return [...baseSpecs, recallSpec];
+    };
+    const recallSpec: ToolSpec = { name: RECALL_TOOL_MANIFEST.name, description: RECALL_TOOL_MANIFEST.description, input_schema: RECALL_TOOL_MANIFEST.inputSchema };
+    const contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || state.limits.contextWindowTokens;
+    const fixedPromptChars = manifest.system.length + JSON.stringify(baseSpecs).length;
     let withoutTools = false;
     let continuations = 0;
+    let continueAsNewAfterTurn = firstTurnOfRun + everyTurns;
 
     for (;;) {
       // Between turns, a long task starts a fresh run carrying its state, so no run's history grows
       // without bound (old tool results are compacted on the way).
-      if (canContinueAsNew && !withoutTools && continuations === 0 && (state.turn - firstTurnOfRun >= everyTurns || workflowInfo().continueAsNewSuggested)) {
+      if (canContinueAsNew && !withoutTools && continuations === 0 && !v2 && (state.turn - firstTurnOfRun >= everyTurns || workflowInfo().continueAsNewSuggested)) {
         state.compactOldToolResults(10);
         await condition(allHandlersFinished);
         const { resume: _previous, ...rest } = input;
         await continueAsNew<typeof agentTask>({ ...rest, resume: state.snapshot() });
       }
+      if (v2 && !withoutTools && continuations === 0 && (state.turn >= continueAsNewAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > firstTurnOfRun) {
+        await noticesDelivered();
+        await archiveOverflow(true);
+        await condition(allHandlersFinished);
+        const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
+        if ('snapshot' in fitted) {
+          const { resume: _previous, ...rest } = input;
+          await continueAsNew<typeof agentTask>({ ...rest, resume: fitted.snapshot });
+        }
+        // Temporal would terminate a run whose continue-as-new input is too large, losing the task:
+        // a person decides instead, and the task goes on in this run meanwhile.
+        await blockFor(
+          'state_too_large',
+          `The task's state is ${fitted.bytes} bytes after shrinking (${fitted.shrunk.join(', ') || 'nothing to shrink'}), above the ${state.limits.snapshotCeilingBytes}-byte ceiling for a new run. Unblock to go on in this run; it tries again after ${everyTurns} more turns.`,
+          () => 1,
+        );
+        continueAsNewAfterTurn = state.turn + everyTurns;
+      }
+      if (v2) await archiveOverflow(false);
       if (state.turnsLeft === 0 && !withoutTools) {
         if (!guarded) return await finish('max_turns');
         const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
@@ -238,23 +328,31 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       publishStatus();
+      if (v2) state.compactForContext(contextWindow, fixedPromptChars);
       const reply = await callModelOrBlock({
         model: manifest.model,
         system: manifest.system,
         messages: state.messages,
-        tools: withoutTools ? [] : toolSpecs,
+        // The last call without tools keeps their definitions (the API requires them while the
+        // conversation holds tool blocks) and forbids calling them.
+        ...(v2 ? { tools: toolSpecs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolSpecs() }),
       });
       state.recordModelTurn(reply);
 
       if (reply.stopReason === 'refusal') return await finish('refused');
       const uses = toolUsesOf(reply.content);
       if (reply.stopReason === 'max_tokens' && uses.length === 0) {
-        // Cut off mid-answer: the conversation ends with the partial answer, so the next call continues it.
+        // Cut off mid-answer. v2: a user turn asks the model to go on (no prefill); v1 (old
+        // histories): the conversation ended with the partial answer.
         continuations += 1;
-        if (continuations <= MAX_CONTINUATIONS && state.turnsLeft > 0) continue;
+        if (continuations <= (v2 ? state.limits.maxContinuations : MAX_CONTINUATIONS) && state.turnsLeft > 0) {
+          if (v2) state.continueCutAnswer();
+          continue;
+        }
         return await finish('max_tokens');
       }
       continuations = 0;
+      if (uses.length > 0) state.clearAnswerParts();
       if (uses.length === 0 || withoutTools) {
         // pause_turn: the API paused a long turn; sending the conversation back resumes it.
         if (reply.stopReason === 'pause_turn' && !withoutTools) continue;
@@ -271,6 +369,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           nowMs: () => Date.now(),
           guarded,
           ...(people ? { policy: manifest.policy ?? {} } : {}),
+          ...(scope ? { scope, chain: `${info.workflowId}:${info.firstExecutionRunId}` } : {}),
           awaitApproval,
           inform,
         },
@@ -304,6 +403,31 @@ function rejectIf(problem: string | undefined): void {
   if (problem) throw new Error(problem);
 }
 
+/**
+ * An accepted update whose handler hits something unexpected fails that update (the caller sees
+ * why), never the workflow task: a plain exception there would retry the task forever and wedge it.
+ */
+function failAsUpdate<T>(handler: () => T): T {
+  try {
+    return handler();
+  } catch (err) {
+    throw asUpdateFailure(err);
+  }
+}
+
+async function failAsUpdateAsync<T>(handler: () => Promise<T>): Promise<T> {
+  try {
+    return await handler();
+  } catch (err) {
+    throw asUpdateFailure(err);
+  }
+}
+
+function asUpdateFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure || isCancellation(err)) return err;
+  return ApplicationFailure.create({ message: `the update could not be applied: ${err instanceof Error ? err.message : String(err)}`, type: 'update_failed', nonRetryable: true });
+}
+
 function taskErrorFrom(err: unknown): ToolError {
   if (err instanceof ApplicationFailure && isToolError(err.details?.[0])) return err.details[0];
   const cause = (err as { cause?: unknown })?.cause;
@@ -313,6 +437,12 @@ function taskErrorFrom(err: unknown): ToolError {
 }
 
 function assertValidInput(input: TaskInput): void {
+  const problem = taskInputProblem(input);
+  if (problem) throw ApplicationFailure.create({ message: `Invalid task input: ${problem}`, type: 'invalid_input', nonRetryable: true });
+}
+
+/** The checks of the first release, kept so its histories fail (or not) exactly as recorded. */
+function legacyInputChecks(input: TaskInput): void {
   const problems: string[] = [];
   if (!input || typeof input !== 'object') problems.push('input must be an object');
   else {

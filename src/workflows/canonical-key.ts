@@ -29,8 +29,36 @@ export function hash53(text: string): string {
  * The ledger key: omitted arguments take their schema defaults first, so `{id: 1}` and
  * `{id: 1, page: 1}` (page defaulting to 1) are the same call.
  */
-export function callKey(tool: string, input: unknown, inputSchema?: Record<string, unknown>): string {
-  return `${tool}#${hash53(canonicalJson(withDefaults(input, inputSchema)))}`;
+export function callKey(tool: string, input: unknown, inputSchema?: Record<string, unknown>, coerce = false): string {
+  const value = coerce ? coerceLikeValidation(input, inputSchema) : input;
+  return `${tool}#${hash53(canonicalJson(withDefaults(value, inputSchema)))}`;
+}
+
+type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema };
+
+/**
+ * The forgiving coercions the tool activity applies before validation (tools/coerce-input.ts),
+ * read from the JSON Schema: "500" for a number, "true" for a boolean, a lone value for an array.
+ * The key of a call is then the key of what would actually run, so `500` and `"500"` are one call.
+ */
+export function coerceLikeValidation(value: unknown, schema?: JsonSchema): unknown {
+  if (!schema) return value;
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  if (typeof value === 'string' && !types.includes('string')) {
+    const text = value.trim();
+    if ((types.includes('number') || types.includes('integer')) && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+    if (types.includes('boolean') && /^(true|false)$/i.test(text)) return text.toLowerCase() === 'true';
+  }
+  if (types.includes('array') && !types.includes('object') && value !== undefined && value !== null && !Array.isArray(value)) {
+    return [coerceLikeValidation(value, schema.items)];
+  }
+  if (Array.isArray(value)) return value.map((v) => coerceLikeValidation(v, schema.items));
+  if (value && typeof value === 'object' && schema.properties) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = coerceLikeValidation(v, schema.properties[k]);
+    return out;
+  }
+  return value;
 }
 
 function withDefaults(input: unknown, schema?: Record<string, unknown>): unknown {

@@ -7,7 +7,7 @@ import type { EscalationLevel } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 
 export type EscalationTrigger =
-  | { kind: 'tool_error'; error: ToolError; effect: ToolEffect; idempotent?: boolean }
+  | { kind: 'tool_error'; error: ToolError; effect: ToolEffect; idempotent?: boolean; /** Rules v2: the write may have taken effect (see outcome-unknown.ts); v1 only knew timeouts. */ outcomeUnknown?: boolean }
   | { kind: 'fallback_used' }
   | { kind: 'model_failed'; error: ToolError }
   | { kind: 'guard'; code: 'turn_budget' | 'tool_call_budget' | 'loop_detected' | 'correction_budget' };
@@ -31,7 +31,7 @@ export function escalationLevel(trigger: EscalationTrigger): EscalationLevel {
       if (error.error_class === 'resource') return 'block';
       // A write that timed out (its worker may have died mid-call) may or may not have happened;
       // retrying blindly could do it twice, so a person checks.
-      if (error.code === 'timeout' && effect !== 'read' && !trigger.idempotent) return 'block';
+      if ((trigger.outcomeUnknown ?? error.code === 'timeout') && effect !== 'read' && !trigger.idempotent) return 'block';
       if (error.error_class === 'transient' && error.attempts >= TRANSIENT_ATTEMPTS_WORTH_TELLING) return 'inform';
       if (error.error_class === 'model' && effect === 'destructive') return 'confirm';
       return 'auto';

@@ -31,6 +31,10 @@ import {
 } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 import { ToolLedger, type LedgerState } from './ledger';
+import { DEFAULT_LIMITS, limitsFrom, type TaskLimits } from './task-limits';
+import { approveProblem, denyProblem, unblockShapeProblem } from './input-checks';
+import { MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
+import { RECALL_TOOL } from '../protocol/recall-tool';
 
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   starting: 'running',
@@ -58,7 +62,20 @@ export class TaskState {
   readonly usage = { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 };
   costUsd = 0;
   readonly unpricedModels: string[] = [];
-  ledger = new ToolLedger();
+  ledger: ToolLedger;
+  /** The numbers this task decides by, pinned when it started (see task-limits.ts). */
+  limits: TaskLimits;
+  /** A person's overrides for later model calls (unblock --model / --max-tokens). */
+  modelOverride: { model?: string; maxTokens?: number } = {};
+  /** Markers of audit entries archived to the blob store, oldest first (`status --all` reads them). */
+  readonly archive: string[] = [];
+  /** Audit entries that left state and wait to be archived. */
+  overflow: { kind: string; entry: unknown }[] = [];
+  /** Text of an answer cut at max_tokens, part by part, until it is complete. */
+  answerParts: string[] = [];
+  /** Times the conversation was compacted to fit the context window, and turns taken out of it. */
+  compactions = 0;
+  droppedTurns = 0;
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
   readonly corrections: Record<string, number> = {};
   readonly escalations: Escalation[] = [];
@@ -78,7 +95,10 @@ export class TaskState {
   constructor(
     readonly input: TaskInput,
     private readonly clock: Clock,
+    limits: TaskLimits = DEFAULT_LIMITS,
   ) {
+    this.limits = limits;
+    this.ledger = new ToolLedger(undefined, limits);
     this.model = input.model ? modelLabel(input.model) : 'agent default';
     this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets, turns: input.maxTurns ?? input.budgets?.turns ?? DEFAULT_MAX_TURNS };
   }
@@ -87,6 +107,10 @@ export class TaskState {
   snapshot(): TaskSnapshot {
     return {
       version: 1,
+      limits: this.limits,
+      ...(this.modelOverride.model || this.modelOverride.maxTokens ? { modelOverride: { ...this.modelOverride } } : {}),
+      ...(this.archive.length ? { archive: [...this.archive] } : {}),
+      ...(this.compactions ? { compactions: this.compactions, droppedTurns: this.droppedTurns } : {}),
       runs: this.runs + 1,
       turn: this.turn,
       manifest: this.manifest!,
@@ -104,13 +128,17 @@ export class TaskState {
       ...(this.lastError ? { lastError: this.lastError } : {}),
       model: this.model,
       pendingGuidance: this.pendingGuidance,
-      events: this.events.slice(-STATUS_EVENT_WINDOW),
+      events: this.events.slice(-Math.min(STATUS_EVENT_WINDOW, this.limits.auditWindow)),
       eventCount: this.eventCount,
     };
   }
 
   static restore(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
-    const state = new TaskState(input, clock);
+    const state = new TaskState(input, clock, limitsFrom(snapshot.limits));
+    if (snapshot.modelOverride) state.modelOverride = { ...snapshot.modelOverride };
+    state.archive.push(...(snapshot.archive ?? []));
+    state.compactions = snapshot.compactions ?? 0;
+    state.droppedTurns = snapshot.droppedTurns ?? 0;
     state.phase = 'running';
     state.runs = snapshot.runs;
     state.turn = snapshot.turn;
@@ -120,7 +148,7 @@ export class TaskState {
     Object.assign(state.usage, snapshot.usage);
     state.costUsd = snapshot.costUsd;
     state.unpricedModels.push(...snapshot.unpricedModels);
-    state.ledger = new ToolLedger(snapshot.ledger as LedgerState);
+    state.ledger = new ToolLedger(snapshot.ledger as LedgerState, state.limits);
     Object.assign(state.corrections, snapshot.corrections);
     state.escalations.push(...snapshot.escalations);
     state.approvals.push(...snapshot.approvals);
@@ -171,6 +199,24 @@ export class TaskState {
     this.phase = 'calling_model';
   }
 
+  /**
+   * An answer cut at max_tokens goes on in a new user turn (current models refuse an assistant
+   * prefill); its text so far is kept so the final answer holds every part.
+   */
+  continueCutAnswer(): void {
+    const last = this.messages.at(-1);
+    if (last?.role === 'assistant') this.answerParts.push(last.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+    this.messages.push({
+      role: 'user',
+      content: [{ type: 'text', text: 'Your answer was cut off at the output limit. Continue exactly where it stopped, without repeating what you already wrote.' }],
+    });
+  }
+
+  /** A turn with tool calls starts a new answer. */
+  clearAnswerParts(): void {
+    this.answerParts = [];
+  }
+
   recordModelTurn(reply: ModelTurn): void {
     this.model = reply.model;
     this.usage.inputTokens += reply.usage.inputTokens;
@@ -213,6 +259,26 @@ export class TaskState {
     this.record('tool_succeeded', `answered from the ledger (same call in turn ${fromTurn}); not run again`, { tool, toolUseId });
   }
 
+  /** Keeps the newest `auditWindow` entries of an audit list in state; older ones wait in `overflow` for the store. */
+  private bound<T>(kind: string, list: T[], keep: (entry: T) => boolean = () => false): void {
+    let excess = list.length - this.limits.auditWindow;
+    for (let i = 0; excess > 0 && i < list.length; ) {
+      if (keep(list[i]!)) {
+        i++;
+        continue;
+      }
+      this.overflow.push({ kind, entry: list.splice(i, 1)[0] });
+      excess--;
+    }
+  }
+
+  /** Audit entries waiting to be archived, taken out of state. */
+  takeOverflow(): { kind: string; entry: unknown }[] {
+    const taken = this.overflow;
+    this.overflow = [];
+    return taken;
+  }
+
   /** The user message after a turn: tool results first (the API requires it), then notes. */
   addToolResults(results: ToolResultBlock[], notes: string[] = []): void {
     const blocks: UserBlock[] = [...results];
@@ -243,6 +309,7 @@ export class TaskState {
   addGuidance({ by, text }: MessageInput): void {
     this.pendingGuidance.push(`[guidance from ${by}] ${text}`);
     this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: oneLine(text) });
+    this.bound('decision', this.decisions);
     this.record('guidance_added', `${by}: ${oneLine(text)}`);
   }
 
@@ -264,6 +331,7 @@ export class TaskState {
     this.pendingApprovals.push(approval);
     this.phase = 'awaiting_approval';
     this.escalations.push({ id: approval.id, level: 'confirm', code: 'approval_requested', reason: request.reason, turn: this.turn, at: approval.requestedAt });
+    this.bound('escalation', this.escalations, (e) => !e.resolved);
     this.record('approval_requested', `${request.tool} ${oneLine(JSON.stringify(request.input) ?? '')} (approval ${approval.id})`, {
       tool: request.tool,
       toolUseId: request.toolUseId,
@@ -273,16 +341,8 @@ export class TaskState {
 
   /** Why an approve/deny cannot be taken, or undefined. Read by the updates' validators. */
   decisionProblem(input: ApproveInput | DenyInput, kind: 'approve' | 'deny'): string | undefined {
-    if (!input || typeof input !== 'object') return `${kind} needs {approvalId, by${kind === 'deny' ? ', reason' : ''}}`;
-    if (typeof input.by !== 'string' || !input.by.trim()) return '`by` (who decides) is required';
-    if (typeof input.approvalId !== 'string' || !input.approvalId) return '`approvalId` is required';
-    if (kind === 'deny' && (typeof (input as DenyInput).reason !== 'string' || !(input as DenyInput).reason.trim())) {
-      return '`reason` is required: the model is told why';
-    }
-    const edited = (input as ApproveInput).editedInput;
-    if (kind === 'approve' && edited !== undefined && (edited === null || typeof edited !== 'object' || Array.isArray(edited))) {
-      return '`editedInput` must be an object of tool arguments';
-    }
+    const shape = kind === 'approve' ? approveProblem(input) : denyProblem(input);
+    if (shape) return shape;
     if (this.pendingApprovals.some((a) => a.id === input.approvalId)) return undefined;
     const decided = this.approvals.find((a) => a.id === input.approvalId);
     if (decided) return `approval ${input.approvalId} was already ${decided.decision} by ${decided.by} at ${decided.decidedAt}`;
@@ -304,6 +364,8 @@ export class TaskState {
     const how = `${decision}${extra.editedInput !== undefined ? ' with edited arguments' : ''}${extra.comment ? `: ${oneLine(extra.comment)}` : ''}${extra.denyReason ? `: ${oneLine(extra.denyReason)}` : ''}`;
     if (escalation) escalation.resolved = { by, at: record.decidedAt, how };
     if (decision !== 'expired') this.decisions.push({ at: record.decidedAt, by, action: decision === 'approved' ? 'approve' : 'deny', detail: `${approval!.tool} (${approvalId}) ${how}` });
+    this.bound('approval', this.approvals);
+    this.bound('decision', this.decisions);
     if (this.pendingApprovals.length === 0 && this.phase === 'awaiting_approval') this.phase = 'running_tools';
     this.record('approval_decided', `${approval!.tool} ${how} by ${by}`, { tool: approval!.tool, toolUseId: approval!.toolUseId });
     return record;
@@ -311,6 +373,7 @@ export class TaskState {
 
   recordInform(code: string, message: string): void {
     this.escalations.push({ id: this.clock.newId(), level: 'inform', code, reason: message, turn: this.turn, at: this.nowIso() });
+    this.bound('escalation', this.escalations, (e) => e.level === 'block' && !e.resolved);
     this.record('informed', `${code}: ${message}`);
   }
 
@@ -350,9 +413,143 @@ export class TaskState {
     return removed;
   }
 
+  /**
+   * What the next model call will read, estimated without resolving anything: characters of text,
+   * tool inputs and results (a marker counts as the content it stands for), about 3 per token.
+   */
+  estimatedPromptTokens(extraChars = 0): number {
+    let chars = extraChars;
+    for (const message of this.messages) {
+      if (typeof message.content === 'string') chars += resolvedLength(message.content);
+      else for (const block of message.content as { type: string; text?: string; content?: string; input?: unknown; thinking?: string }[]) {
+        if (block.type === 'text') chars += resolvedLength(block.text ?? '');
+        else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
+        else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
+        else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
+      }
+    }
+    return Math.ceil(chars / 3);
+  }
+
+  /**
+   * Rules v2: keeps the conversation inside the model's context window and the state bounded,
+   * before the API has to refuse it. Older tool results give way first (their content stays in the
+   * store; the model can recall it by ref), then the oldest turns leave the conversation.
+   * Returns a line for the audit trail, or undefined when nothing changed.
+   */
+  compactForContext(contextWindowTokens: number, extraChars: number): string | undefined {
+    if (this.limits.rulesVersion < 2) return undefined;
+    const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
+    const over = () => this.estimatedPromptTokens(extraChars) > budget;
+    const tooMany = () => this.messages.length > this.limits.maxConversationMessages;
+    if (!over() && !tooMany()) return undefined;
+    let stubbed = 0;
+    if (over()) stubbed = this.stubOldToolResults(this.limits.keepRecentTurns);
+    let dropped = 0;
+    // Pairs (assistant, user) after the first prompt, so roles keep alternating and every tool_use keeps its results.
+    while ((tooMany() || over()) && this.messages.length > 3 + 2 * this.limits.keepRecentTurns) {
+      this.messages.splice(1, 2);
+      dropped += 1;
+    }
+    if (!stubbed && !dropped) return undefined;
+    this.compactions += 1;
+    this.droppedTurns += dropped;
+    if (dropped) this.noteDroppedTurns();
+    const line = `compacted the conversation for the context window: ${stubbed} older tool results stubbed (recallable with ${RECALL_TOOL}), ${dropped} oldest turns removed (${this.droppedTurns} in all)`;
+    this.record('informed', line);
+    return line;
+  }
+
+  /** Replaces older tool results by a stub that says how to get them back. */
+  private stubOldToolResults(keepTurns: number): number {
+    let stubbed = 0;
+    const userTurns = this.messages.map((m, i) => (m.role === 'user' && Array.isArray(m.content) ? i : -1)).filter((i) => i >= 0);
+    for (const index of userTurns.slice(0, Math.max(0, userTurns.length - keepTurns))) {
+      const message = this.messages[index]!;
+      if (!Array.isArray(message.content)) continue;
+      for (const block of message.content) {
+        if (block.type !== 'tool_result' || block.content.startsWith('{"compacted"')) continue;
+        const refs = markerIds(block.content);
+        const chars = resolvedLength(block.content);
+        if (chars < 300) continue;
+        block.content = JSON.stringify(
+          refs.length
+            ? { compacted: `${chars} characters removed to fit the context window`, recall: refs.map((ref) => ({ tool: RECALL_TOOL, ref })) }
+            : { compacted: `${chars} characters removed to fit the context window; call the tool again if you need this.` },
+        );
+        stubbed += 1;
+      }
+    }
+    return stubbed;
+  }
+
+  private noteDroppedTurns(): void {
+    const first = this.messages[0];
+    if (!first || first.role !== 'user') return;
+    const note = `[context] ${this.droppedTurns} earlier turns of this task were removed from the conversation to fit the context window; their tool results stay stored and can be recalled by ref where a stub shows one.`;
+    const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
+    const kept = blocks.filter((b) => !(b.type === 'text' && b.text.startsWith('[context] ')));
+    first.content = [...kept, { type: 'text', text: note }];
+  }
+
+  /** After a person unblocked a task whose stored content is gone: every reference to it becomes a note. */
+  forgetMissingBlob(detail: string): void {
+    const id = /sha256:[0-9a-f]{64}/.exec(detail)?.[0];
+    if (!id) return;
+    const gone = JSON.stringify({ missing: `stored content ${id} is no longer available` });
+    const replace = (text: string) => text.replace(MARKER_PATTERN, (match, found: string) => (found === id ? gone : match));
+    for (const message of this.messages) {
+      if (typeof message.content === 'string') {
+        message.content = replace(message.content);
+        continue;
+      }
+      for (const block of message.content as { type: string; text?: string; content?: string; input?: unknown }[]) {
+        if (block.type === 'text' && block.text) block.text = replace(block.text);
+        if (block.type === 'tool_result' && block.content) block.content = replace(block.content);
+        if (block.type === 'tool_use' && (block.input as { $blob?: string } | null)?.$blob === id) block.input = {};
+      }
+    }
+    this.record('informed', `stored content ${id} is missing; the conversation goes on without it`);
+  }
+
+  /** Whether the built-in recall tool must be offered (something was compacted). */
+  get offersRecall(): boolean {
+    return this.compactions > 0;
+  }
+
+  /**
+   * The snapshot for the next run, made to fit `ceiling` bytes of JSON: cached read content, then
+   * the oldest turns, then the audit window give way. Undefined when it still cannot fit.
+   */
+  fittedSnapshot(ceiling: number): { snapshot: TaskSnapshot; bytes: number; shrunk: string[] } | { bytes: number; shrunk: string[] } {
+    const shrunk: string[] = [];
+    const measure = () => {
+      const snapshot = this.snapshot();
+      return { snapshot, bytes: JSON.stringify(snapshot).length };
+    };
+    let current = measure();
+    if (current.bytes <= ceiling) return { ...current, shrunk };
+    this.ledger.dropCachedContent();
+    shrunk.push('cached read results');
+    current = measure();
+    while (current.bytes > ceiling && this.messages.length > 3) {
+      this.messages.splice(1, 2);
+      this.droppedTurns += 1;
+      current = measure();
+    }
+    if (this.droppedTurns) {
+      this.noteDroppedTurns();
+      shrunk.push(`oldest turns (${this.droppedTurns} removed in all)`);
+      current = measure();
+    }
+    if (current.bytes <= ceiling) return { ...current, shrunk };
+    return { bytes: current.bytes, shrunk };
+  }
+
   block(code: string, reason: string): Escalation {
     const escalation: Escalation = { id: this.clock.newId(), level: 'block', code, reason, turn: this.turn, at: this.nowIso() };
     this.escalations.push(escalation);
+    this.bound('escalation', this.escalations, (e) => e.level !== 'inform' && !e.resolved);
     this.phase = 'blocked';
     this.record('task_blocked', `${code}: ${reason}`);
     return escalation;
@@ -360,10 +557,9 @@ export class TaskState {
 
   /** Why an unblock cannot be taken now, or undefined when it can. Read by the update's validator. */
   unblockProblem(input: UnblockInput): string | undefined {
-    if (!input || typeof input !== 'object') return 'unblock needs {by, message?, budget?}';
-    if (typeof input.by !== 'string' || !input.by.trim()) return '`by` (who unblocks) is required';
+    const shape = unblockShapeProblem(input);
+    if (shape) return shape;
     if (this.phase !== 'blocked') return `the task is not blocked (it is ${this.agentStatus})`;
-    if (input.message !== undefined && typeof input.message !== 'string') return '`message` must be a string';
     const used: Record<string, number> = { turns: this.turn, toolCalls: this.toolCalls.total, tokens: this.tokensUsed, costUsd: this.costUsd };
     for (const [name, value] of Object.entries(input.budget ?? {})) {
       if (!(name in used)) return `unknown budget "${name}" (turns, toolCalls, tokens, costUsd)`;
@@ -379,11 +575,19 @@ export class TaskState {
     const escalation = this.blocked!;
     const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as keyof Budgets] ?? 'unlimited'} -> ${v}`);
     this.budgets = { ...this.budgets, ...input.budget };
-    const how = [raised.length ? `raised ${raised.join(', ')}` : 'no budget change', input.message ? `message: ${oneLine(input.message)}` : '']
+    const how = [
+      raised.length ? `raised ${raised.join(', ')}` : 'no budget change',
+      input.model ? `model -> ${input.model}` : '',
+      input.maxTokens ? `max_tokens -> ${input.maxTokens}` : '',
+      input.message ? `message: ${oneLine(input.message)}` : '',
+    ]
       .filter(Boolean)
       .join('; ');
     escalation.resolved = { by: input.by, at: this.nowIso(), how };
     this.decisions.push({ at: this.nowIso(), by: input.by, action: 'unblock', detail: `${escalation.code}: ${how}` });
+    this.bound('decision', this.decisions);
+    if (input.model) this.modelOverride.model = input.model;
+    if (input.maxTokens) this.modelOverride.maxTokens = input.maxTokens;
     if (input.message) this.pendingGuidance.push(`[guidance from ${input.by}] ${input.message}`);
     // A person looked at it: repeated calls and corrections start counting again.
     this.ledger.resetStreaks();
@@ -409,7 +613,11 @@ export class TaskState {
       if (message.role === 'assistant') trailing.unshift(message.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
     }
     const last = [...this.messages].reverse().find((m) => m.role === 'assistant');
-    const text = trailing.length > 1 ? trailing.join('').trim() : last && last.role === 'assistant' ? textOf(last.content) : '';
+    let text = trailing.length > 1 ? trailing.join('').trim() : last && last.role === 'assistant' ? textOf(last.content) : '';
+    // An answer continued after max_tokens (rules v2): its parts, in order, then the last one.
+    if (this.answerParts.length && last?.role === 'assistant') {
+      text = [...this.answerParts, last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')].join('').trim();
+    }
     return {
       outcome,
       text,
@@ -485,7 +693,10 @@ export class TaskState {
     this.eventCount += 1;
     this.events.push({ seq: this.eventCount, at: this.nowIso(), kind, turn: this.turn, ...extra, detail });
     // Keep memory bounded on long tasks; the full story is in Temporal's history.
-    if (this.events.length > STATUS_EVENT_WINDOW * 2) this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
+    if (this.events.length > STATUS_EVENT_WINDOW * 2) {
+      const dropped = this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
+      if (this.limits.rulesVersion >= 2) for (const entry of dropped) this.overflow.push({ kind: 'event', entry });
+    }
   }
 }
 

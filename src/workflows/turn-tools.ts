@@ -17,6 +17,7 @@ import { localToolCallOptions, toolCallOptions } from './activity-options';
 import { callKey } from './canonical-key';
 import type { TaskState } from './task-state';
 import { gateToolCall } from './tool-gate';
+import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { errorBlock, summarizeOutput } from './tool-result-content';
 
 export interface TurnContext {
@@ -32,6 +33,10 @@ export interface TurnContext {
   awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord>;
   /** Notifies people (inform level): notifier activity plus an event in status. */
   inform(code: string, message: string): Promise<void>;
+  /** The task's blob scope (rules v2); absent when replaying older histories. */
+  scope?: string;
+  /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues (rules v2). */
+  chain?: string;
 }
 
 const { prepareToolCall } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -49,7 +54,13 @@ interface Answer {
   isError: boolean;
   error?: ToolError;
   ran: boolean;
+  /** The key the call ran under, when the workflow issued one. */
+  idempotencyKey?: string;
+  /** A write that may or may not have taken effect. */
+  outcomeUnknown?: boolean;
 }
+
+const isV2 = (ctx: TurnContext) => ctx.state.limits.rulesVersion >= 2;
 
 export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
@@ -80,12 +91,15 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
       'A person has been asked to raise the budget or stop the task.'));
   }
   const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
-  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema);
+  // v2: the key of what would run (coerced like validation does), so `500` and `"500"` are one call.
+  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, isV2(ctx));
   let answer: Answer;
+  const ledgerSays = gate.action === 'run' ? state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs()) : undefined;
   if (gate.action === 'refuse') {
     answer = refuse(gate.error);
-  } else if (gate.action === 'confirm') {
-    const confirmed = await confirmThenRun(ctx, gate.tool, use, gate.reason, refuse);
+  } else if (gate.action === 'confirm' || ledgerSays?.action === 'confirm') {
+    const reason = gate.action === 'confirm' ? gate.reason : (ledgerSays as { reason: string }).reason;
+    const confirmed = await confirmThenRun(ctx, gate.tool, use, reason, refuse);
     key = confirmed.key;
     answer = confirmed.answer;
     trackCorrections(state, use.name, answer);
@@ -97,33 +111,45 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
     answer = refuse(toolError('policy', 'correction_budget', `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
       'A person has been asked to help; explain what you are trying to do.'));
   } else {
-    const decision = state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs());
+    const decision = ledgerSays!;
     if (decision.action === 'refuse') answer = refuse(decision.error);
     else if (decision.action === 'reuse') {
       state.recordToolReused(use.name, use.id, decision.fromTurn);
       const note = `answered from the ledger: the same call ran in turn ${decision.fromTurn}; not run again`;
       answer = { content: `{"ledger":${JSON.stringify(note)},"result":${decision.outcome.content}}`, isError: false, ran: false };
-    } else answer = await execute(ctx, gate.tool, use);
+    } else answer = await execute(ctx, gate.tool, use, true, use.input, decision.action === 'run' ? decision.idempotencyKey : undefined);
     trackCorrections(state, use.name, answer);
   }
 
   if (answer.ran && answer.error) {
     const manifest = ctx.tools.get(use.name);
-    const level = escalationLevel({ kind: 'tool_error', error: answer.error, effect: manifest?.effect ?? 'destructive', idempotent: manifest?.idempotent ?? false });
+    const level = escalationLevel({
+      kind: 'tool_error',
+      error: answer.error,
+      effect: manifest?.effect ?? 'destructive',
+      idempotent: manifest?.idempotent ?? false,
+      ...(isV2(ctx) ? { outcomeUnknown: answer.outcomeUnknown ?? false } : {}),
+    });
     if (level === 'block') {
-      const unknown = answer.error.code === 'timeout';
+      const unknown = isV2(ctx) ? answer.outcomeUnknown === true : answer.error.code === 'timeout';
       outcome.escalation ??= {
         code: unknown ? 'outcome_unknown' : `${answer.error.error_class}_error`,
         reason: unknown
-          ? `${use.name} ${JSON.stringify(use.input)} timed out; it is not idempotent, so it may or may not have taken effect. Check, then unblock with what you found.`
+          ? `${use.name} ${JSON.stringify(use.input).slice(0, 500)} ${answer.error.code === 'timeout' ? 'timed out' : `failed after the request may have been sent (${answer.error.code})`}; it is not idempotent, so it may or may not have taken effect. Check, then unblock with what you found.`
           : `${use.name}: ${answer.error.detail}`,
       };
     }
     if (level === 'inform') await ctx.inform(`${answer.error.error_class}_${answer.error.code}`, `${use.name} failed after ${answer.error.attempts} attempts: ${answer.error.detail}`);
   }
 
-  const outcomeForLedger = { content: answer.content, isError: answer.isError, ...(answer.error ? { errorClass: answer.error.error_class, code: answer.error.code } : {}) };
-  const looping = state.ledger.record(key, use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran);
+  const outcomeForLedger = {
+    content: answer.content,
+    isError: answer.isError,
+    ...(answer.error ? { errorClass: answer.error.error_class, code: answer.error.code } : {}),
+    ...(answer.outcomeUnknown ? { outcomeUnknown: true } : {}),
+  };
+  const manifest = ctx.tools.get(use.name);
+  const looping = state.ledger.record(key, isV2(ctx) && manifest ? manifest : use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
   if (looping && escalationLevel({ kind: 'guard', code: 'loop_detected' }) === 'block') {
     const turns = state.ledger.streakTurns(key);
     const error = toolError('policy', 'loop_detected', `This exact call got the same answer in turns ${turns.join(', ')}.`,
@@ -162,13 +188,13 @@ async function confirmThenRun(
   refuse: (error: ToolError) => Answer,
 ): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
-  const prepared = await prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input });
-  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema);
+  const prepared = await prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
+  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, isV2(ctx));
   if (!prepared.ok) return { key, answer: refuse(prepared.error) };
 
   const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
   if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
-  const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : reason;
+  const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : ledger.action === 'confirm' ? ledger.reason : reason;
   const policy = ctx.policy ?? {};
   const approval = state.requestApproval({
     tool: tool.name,
@@ -198,7 +224,8 @@ async function confirmThenRun(
     };
   }
   const edited = decision.editedInput !== undefined;
-  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input);
+  const reuseKey = ledger.action === 'run' ? ledger.idempotencyKey : undefined;
+  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input, reuseKey, { id: decision.id, by: decision.by });
   if (ran.isError) return { key, answer: ran };
   const note = {
     approved_by: decision.by,
@@ -208,15 +235,23 @@ async function confirmThenRun(
   return { key, answer: { ...ran, content: `{"approval":${JSON.stringify(note)},"result":${ran.content}}` } };
 }
 
-async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true, input: unknown = use.input): Promise<Answer> {
-  const primary = await runOnce(ctx, tool, input, use.id, use.name);
+async function execute(
+  ctx: TurnContext,
+  tool: ToolManifest,
+  use: ToolUseBlock,
+  withFallbacks = true,
+  input: unknown = use.input,
+  reuseKey?: string,
+  approval?: { id: string; by: string },
+): Promise<Answer> {
+  const primary = await runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
   if (!primary.error || primary.error.error_class !== 'permanent' || !withFallbacks || tool.fallbacks.length === 0) return primary;
 
   const tried: string[] = [];
   for (const name of tool.fallbacks) {
     const fallback = ctx.tools.get(name);
     if (!fallback || ctx.state.toolCallsLeft <= 0) break;
-    const attempt = await runOnce(ctx, fallback, input, `${use.id}-fallback-${name}`, name);
+    const attempt = await runOnce(ctx, fallback, input, `${use.id}-fallback-${name}`, name, undefined, approval);
     if (!attempt.isError || !attempt.error) {
       if (escalationLevel({ kind: 'fallback_used' }) === 'inform') {
         await ctx.inform('fallback_used', `${tool.name} failed (${primary.error.error_class}/${primary.error.code}); ${name} answered instead.`);
@@ -237,25 +272,56 @@ async function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, 
   return { ...primary, error };
 }
 
-async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string): Promise<Answer> {
+async function runOnce(
+  ctx: TurnContext,
+  tool: ToolManifest,
+  input: unknown,
+  toolUseId: string,
+  name: string,
+  reuseKey?: string,
+  approval?: { id: string; by: string },
+): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
+  const v2 = isV2(ctx);
+  // Issued by the workflow: unique per logical call in this task chain (the call counter never
+  // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
+  // outcome is unknown reuses its key so the service can only do it once.
+  const idempotencyKey = v2 && ctx.chain ? reuseKey ?? `${ctx.chain}:${state.toolCalls.total}` : undefined;
   const { runTool } = tool.local
     ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
     : proxyActivities<AgentActivities>(toolCallOptions(tool));
   try {
-    const result = await runTool({ agent: ctx.agent, tool: name, input, toolUseId });
+    const result = await runTool({
+      agent: ctx.agent,
+      tool: name,
+      input,
+      toolUseId,
+      ...(ctx.scope ? { scope: ctx.scope } : {}),
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(v2 && approval ? { approval } : {}),
+    });
     if (result.kind === 'flagged') {
       state.recordToolSucceeded(name, toolUseId, `${result.error.error_class}: ${result.error.detail}`);
       return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
     }
-    state.recordToolSucceeded(name, toolUseId, summarizeOutput(result.output));
+    state.recordToolSucceeded(name, toolUseId, result.summary ?? summarizeOutput(result.output));
     return { content: JSON.stringify(result.output), isError: false, ran: true };
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const error = toolErrorFromFailure(err, tool);
+    let error = toolErrorFromFailure(err, tool);
+    const unknown = v2 && tool.effect !== 'read' && outcomeUnknown(error);
+    if (unknown) {
+      error = {
+        ...error,
+        retryable: false,
+        hint: tool.idempotent
+          ? 'The outcome is unknown: it may or may not have taken effect. Check with a read first; calling it again with exactly the same arguments reuses the same idempotency key, so it cannot happen twice.'
+          : 'The outcome is unknown: it may or may not have taken effect, and it is not safe to repeat. A person has been asked to check.',
+      };
+    }
     state.recordToolFailed(name, toolUseId, error);
-    return { content: '', isError: true, error, ran: true };
+    return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
   }
 }
 

@@ -1,0 +1,33 @@
+/**
+ * The claim-check reference that stands for stored content inside payloads and workflow state:
+ * exactly `{"$blob":"sha256:<64 hex>","bytes":N}`. As a JSON value it stands for a stored JSON
+ * value (a tool result, a long tool input); inside a string it stands for stored text. Sandbox-safe.
+ */
+export const MARKER_PATTERN = /\{"\$blob":"(sha256:[0-9a-f]{64})","bytes":(\d+)\}/g;
+
+export interface Marker {
+  $blob: string;
+  bytes: number;
+}
+
+export function markerText(id: string, bytes: number): string {
+  return `{"$blob":"${id}","bytes":${bytes}}`;
+}
+
+export function isMarker(value: unknown): value is Marker {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  return Object.keys(v).length === 2 && typeof v.$blob === 'string' && /^sha256:[0-9a-f]{64}$/.test(v.$blob) && Number.isInteger(v.bytes);
+}
+
+/** Characters a string stands for once its markers are resolved: what the model will read. */
+export function resolvedLength(text: string): number {
+  let length = text.length;
+  for (const match of text.matchAll(MARKER_PATTERN)) length += Number(match[2]) - match[0].length;
+  return length;
+}
+
+/** The stored ids a string refers to. */
+export function markerIds(text: string): string[] {
+  return [...text.matchAll(MARKER_PATTERN)].map((m) => m[1]!);
+}
