@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { LoopbackHttpServer } from '../net/loopback-http-server';
 import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
 import { checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
-import { writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
+import { pause, writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
 
 export type { StreamPacing } from './sse-writer';
@@ -145,6 +145,12 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     return this;
   }
 
+  /** Drops every queued reply. */
+  clearQueue(): this {
+    this.replies.length = 0;
+    return this;
+  }
+
   get pending(): number {
     return this.replies.length;
   }
@@ -191,7 +197,8 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       case 'respond':
         return this.answer(req, res, record, await reply.respond(record));
       case 'slow':
-        await new Promise((r) => setTimeout(r, reply.delayMs));
+        await pause(res, reply.delayMs);
+        if (res.destroyed) return;
         return this.answer(req, res, record, reply.then);
       case 'drop_connection':
         req.socket.destroy();

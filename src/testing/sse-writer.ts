@@ -64,6 +64,19 @@ function deltasOf(block: WireBlock, size: number): Delta[] {
   }
 }
 
+/** Waits `ms`, or less when the connection closes first (a killed client, a stopped server). */
+export function pause(res: http.ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
+}
+
 /** Streams `message` on `res`; resolves when done, cut, or the client went away. */
 export async function writeMessageStream(res: http.ServerResponse, message: WireMessage, pacing: StreamPacing = {}): Promise<void> {
   const size = Math.max(1, pacing.chunkChars ?? 16);
@@ -89,7 +102,7 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
   for (const [index, block] of message.content.entries()) {
     send('content_block_start', { type: 'content_block_start', index, content_block: startOf(block) });
     for (const delta of deltasOf(block, size)) {
-      if (pacing.delayMs) await new Promise((r) => setTimeout(r, pacing.delayMs));
+      if (pacing.delayMs) await pause(res, pacing.delayMs);
       if (res.destroyed) return;
       send('content_block_delta', { type: 'content_block_delta', index, delta });
       deltas++;
