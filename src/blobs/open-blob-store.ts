@@ -28,8 +28,10 @@ function storeOf(spec: string | undefined): BlobStore {
   if (/^postgres(ql)?:\/\//i.test(spec)) return new PostgresBlobStore({ url: spec });
   if (/^file:/i.test(spec)) {
     const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
-    if (!path.isAbsolute(dir)) throw new RangeError(`${BLOB_STORE_ENV}=${spec}: the folder must be an absolute path (file:/abs/dir)`);
+    if (!path.isAbsolute(dir)) throw new RangeError(`blob store "${spec}": the folder must be an absolute path (${BLOB_STORE_ENV}=file:/abs/dir)`);
     return new LocalBlobStore(dir);
   }
-  throw new RangeError(`${BLOB_STORE_ENV}=${spec.replace(/\/\/[^@/]*@/, '//***@')}: expected file:/abs/dir or postgres://user:password@host:port/database`);
+  throw new RangeError(
+    `blob store "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${BLOB_STORE_ENV}=file:/abs/dir or postgres://user:password@host:port/database`,
+  );
 }

@@ -246,8 +246,8 @@ describe('openBlobStore', () => {
   });
 
   test('a relative folder or an unknown scheme is refused with the variable named, without a password', () => {
-    expect(() => openBlobStore('file:relative/dir')).toThrow(/DURABLE_AGENT_BLOB_STORE.*absolute/);
-    expect(() => openBlobStore('s3://user:pw@bucket')).toThrow(/expected file:\/abs\/dir or postgres:/);
+    expect(() => openBlobStore('file:relative/dir')).toThrow(/absolute path \(DURABLE_AGENT_BLOB_STORE=file:/);
+    expect(() => openBlobStore('s3://user:pw@bucket')).toThrow(/expected DURABLE_AGENT_BLOB_STORE=file:\/abs\/dir or postgres:/);
     expect(() => openBlobStore('s3://user:pw@bucket')).not.toThrow(/pw/);
   });
 
