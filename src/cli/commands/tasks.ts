@@ -1,7 +1,11 @@
 /** The verbs that start and read tasks: start, status, watch, list, result. */
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { failureOf, type TaskClient } from '../../client/task-client';
+import type { ModelProgress } from '../../protocol/messages';
+import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput } from '../../protocol/task';
 import { connectionOptions, intOption, parse } from '../args';
@@ -58,17 +62,34 @@ export async function startCommand(argv: string[]): Promise<number> {
   return values.watch ? watchTask(client, handle.workflowId, !!values.json) : EXIT.ok;
 }
 
+/**
+ * Workers read model scripts only under their script folders (a task input must not name any file
+ * on a worker), so a script from elsewhere is copied into `<state dir>/scripts`, named by its
+ * content, where a worker sharing this state folder (dev, demo) reads it.
+ */
 function scriptedChoice(file: string): ModelChoice {
   const script = path.resolve(file);
   if (!existsSync(script)) throw usageError(`--script ${file}: no such file`);
+  if (path.extname(script).toLowerCase() !== '.json') throw usageError(`--script ${file}: a model script is a .json file`);
+  const text = readFileSync(script, 'utf8');
   let parsed;
   try {
-    parsed = scriptFile.safeParse(JSON.parse(readFileSync(script, 'utf8')));
+    parsed = scriptFile.safeParse(JSON.parse(text));
   } catch (err) {
     throw usageError(`--script ${file}: not JSON (${(err as Error).message})`);
   }
   if (!parsed.success) throw usageError(`--script ${file}: ${parsed.error.issues[0]?.message} at ${parsed.error.issues[0]?.path.join('.')}`);
-  return { provider: 'scripted', script };
+  const real = realpathSync(script);
+  const underRoot = defaultScriptRoots().some((root) => {
+    const rel = path.relative(existsSync(root) ? realpathSync(root) : root, real);
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  });
+  if (underRoot) return { provider: 'scripted', script: real };
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 12);
+  const copy = path.join(scriptsDir(), `${path.basename(script, path.extname(script))}-${digest}.json`);
+  mkdirSync(scriptsDir(), { recursive: true });
+  if (!existsSync(copy)) writeFileSync(copy, text);
+  return { provider: 'scripted', script: copy };
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
@@ -132,6 +153,8 @@ export async function watchTask(
   let lastNote = '';
   const shownApprovals = new Set<string>();
   let shownBlock: string | undefined;
+  let lastProgress: string | undefined;
+  let lastProgressAt = 0;
   for (;;) {
     const view = await client.view(taskId);
     for (const event of view.status?.events ?? []) {
@@ -149,6 +172,15 @@ export async function watchTask(
       shownBlock = blocked.id;
       out(asJson ? JSON.stringify({ blocked }) : renderBlocked(taskId, blocked));
     }
+    if (view.summary.executionStatus === 'RUNNING') {
+      const progress = await modelProgressOf(client, taskId);
+      const key = progress && `${progress.outputChars}/${progress.thinkingChars}`;
+      if (progress && key !== lastProgress && Date.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
+        lastProgress = key;
+        lastProgressAt = Date.now();
+        out(asJson ? JSON.stringify({ progress }) : renderProgress(progress));
+      }
+    }
     if (view.note && view.note !== lastNote && view.summary.executionStatus === 'RUNNING') {
       lastNote = view.note;
       if (!asJson) out(`(${view.note})`);
@@ -165,4 +197,47 @@ export async function watchTask(
     }
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+const PROGRESS_EVERY_MS = 2_000;
+
+/**
+ * The model answer streaming in right now, from the pending callModel activity's last heartbeat
+ * (its details are the ModelProgress the model reports). Undefined when no answer is streaming.
+ */
+async function modelProgressOf(client: TaskClient, taskId: string): Promise<ModelProgress | undefined> {
+  try {
+    const { raw } = await client.handle(taskId).describe();
+    const pending = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel' && a.heartbeatDetails?.payloads?.length);
+    if (!pending) return undefined;
+    const details = await decodeFromPayloadsAtIndex<unknown>(client.client.options.loadedDataConverter, 0, pending.heartbeatDetails!.payloads);
+    return isModelProgress(details) ? details : undefined;
+  } catch {
+    // Progress is a nicety: a describe that fails (permissions, an old server) must not end watch.
+    return undefined;
+  }
+}
+
+function isModelProgress(value: unknown): value is ModelProgress {
+  const v = value as Partial<ModelProgress> | null;
+  return typeof v === 'object' && v !== null && typeof v.outputChars === 'number' && typeof v.thinkingChars === 'number' && typeof v.tail === 'string';
+}
+
+function renderProgress(p: ModelProgress): string {
+  const thinking = p.thinkingChars ? `, thinking ${p.thinkingChars.toLocaleString('en-US')}` : '';
+  const tail = printable(p.tail).slice(-80);
+  return `  ... model answering: ${p.outputChars.toLocaleString('en-US')} chars${thinking}${tail ? ` | ${tail}` : ''}`;
+}
+
+/**
+ * Model-controlled text without terminal escape sequences or control characters, on one line: a
+ * model (or text it read) must not be able to move the cursor, retitle the terminal or hide output.
+ */
+export function printable(text: string): string {
+  return text
+    .replace(/\u001b\[[0-?]*[ -\/]*[@-~]/g, '')
+    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
+    .replace(/\u001b[@-_]?/g, '')
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
 }
