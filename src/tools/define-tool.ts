@@ -15,7 +15,18 @@ export interface ToolContext {
   attempt: number;
   /** Aborted when the activity is cancelled or times out. */
   signal: AbortSignal;
+  /**
+   * Reports progress that must survive a crash (e.g. `{ page: 7 }`). The worker re-sends the last
+   * details on its own timer, so a long tool only calls this when its progress changes; a call
+   * without details just says "alive" and keeps the last ones. Local tools have no heartbeat.
+   */
   heartbeat(details?: unknown): void;
+  /**
+   * The details the last attempt of this same call reported through `heartbeat` before it died or
+   * failed; undefined on a first attempt or when it reported none. A long tool resumes from here
+   * instead of starting over (as Temporal's `heartbeatDetails`, not validated: check its shape).
+   */
+  previousHeartbeat?: unknown;
 }
 
 /** What a semantic check returns when a valid output is still not a good answer. */
