@@ -78,6 +78,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
     ...(deps.modelEnv?.anthropicTimeoutMs ? { anthropicTimeoutMs: deps.modelEnv.anthropicTimeoutMs } : {}),
+    ...(deps.modelEnv?.scriptRoots ? { scriptRoots: deps.modelEnv.scriptRoots } : {}),
   };
 
   function agentNamed(name: string): AgentDefinition {
@@ -93,9 +94,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
 
   const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
   const inlineChars = deps.inlineChars ?? DEFAULT_INLINE_CHARS;
-  let blobs: BlobStore | undefined = deps.blobStore;
+  let blobs: BlobStore | undefined = deps.blobStore && !(deps.blobStore instanceof CachedBlobStore) ? new CachedBlobStore(deps.blobStore) : deps.blobStore;
   // Opened on first use: a worker whose tasks never store anything never touches the store.
-  const store = (): BlobStore => (blobs ??= new CachedBlobStore(openBlobStore()));
+  const store = (): BlobStore => (blobs ??= openBlobStore());
   const withBlobs = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();

@@ -8,6 +8,7 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowIdReusePolicy,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
@@ -123,6 +124,8 @@ export class TaskClient {
       taskQueue: this.taskQueue,
       workflowId: taskId,
       args: [input],
+      // A task id names one task for good: reusing it would confuse its audit trail and its people.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       // Visible to `list` from the first moment, before the workflow's first task runs.
       typedSearchAttributes: [
         { key: AgentStatusKey, value: 'running' },

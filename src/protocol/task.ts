@@ -38,6 +38,8 @@ export interface TaskInput {
   startedBy?: string;
   /** Start a fresh run (continue-as-new) after this many turns, to keep each run's history small. Default 100. */
   continueAsNewEveryTurns?: number;
+  /** The largest state carried into a new run, in bytes of JSON (16 384 to 1 572 864). Default 262 144. */
+  stateCeilingBytes?: number;
   /** Set by the task itself when it continues as new: everything the previous run knew. */
   resume?: TaskSnapshot;
 }

@@ -74,7 +74,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   if (newRules === false) legacyInputChecks(input);
   else assertValidInput(input);
   const clock = { now: () => new Date(), newId: () => uuid4() };
-  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? DEFAULT_LIMITS : LEGACY_LIMITS);
+  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? { ...DEFAULT_LIMITS, ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) } : LEGACY_LIMITS);
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);

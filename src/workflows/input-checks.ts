@@ -170,6 +170,8 @@ export function taskInputProblem(input: unknown): string | undefined {
   text(problems, obj, 'startedBy', { required: false, max: MAX_ID_CHARS });
   integerIn(problems, obj, 'maxTurns', 1, 100_000);
   integerIn(problems, obj, 'continueAsNewEveryTurns', 1, 10_000);
+  // Below Temporal's 2 MB payload limit with room for the rest of the input.
+  integerIn(problems, obj, 'stateCeilingBytes', 16_384, 1_572_864);
   if (obj.model !== undefined) modelChoiceProblems(problems, obj.model);
   if (obj.budgets !== undefined) {
     const budgets = asObject(obj.budgets, '`budgets`', '{turns?, toolCalls?, toolCallsPerTurn?, correctionsPerTool?, tokens?, costUsd?}');
@@ -187,6 +189,6 @@ export function taskInputProblem(input: unknown): string | undefined {
     }
   }
   if (obj.resume !== undefined && (obj.resume === null || typeof obj.resume !== 'object')) problems.push('`resume` must be an object');
-  unknownFields(problems, obj, ['agent', 'prompt', 'model', 'maxTurns', 'budgets', 'startedBy', 'continueAsNewEveryTurns', 'resume']);
+  unknownFields(problems, obj, ['agent', 'prompt', 'model', 'maxTurns', 'budgets', 'startedBy', 'continueAsNewEveryTurns', 'stateCeilingBytes', 'resume']);
   return done(problems);
 }

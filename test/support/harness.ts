@@ -22,6 +22,9 @@ import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
 import { createAgentWorker, type AgentWorkerOptions } from '../../src/worker/create-worker';
 import type { Worker } from '@temporalio/worker';
+import { createDataConverter } from '../../src/codec';
+import { LocalBlobStore } from '../../src/blobs/local-blob-store';
+import type { BlobStore } from '../../src/blobs/blob-store';
 
 export interface Harness {
   server: DevServer;
@@ -32,6 +35,8 @@ export interface Harness {
   tmpDir: string;
   taskQueue: string;
   bundle: WorkflowBundleWithSourceMap;
+  /** The blob store this harness's workers share (a folder in tmpDir unless a test passes its own). */
+  blobStore: BlobStore;
   /** A worker for the given agents (default: the demo agent on this harness's workspace and orders). */
   worker(agents?: AgentDefinition[], options?: Partial<AgentWorkerOptions>): Promise<Worker>;
   /** Writes a scripted model file and returns its absolute path. */
@@ -62,9 +67,11 @@ export async function startHarness(
   const workspaceDir = path.join(tmpDir, 'workspace');
   await seedDemoWorkspace(workspaceDir);
   let scripts = 0;
+  const blobStore = new LocalBlobStore(path.join(tmpDir, 'blobs'));
   return {
     server,
-    client: new TaskClient(new Client({ connection: clientConnection }), taskQueue),
+    blobStore,
+    client: new TaskClient(new Client({ connection: clientConnection, dataConverter: createDataConverter() }), taskQueue),
     connection,
     orders,
     workspaceDir,
@@ -78,7 +85,10 @@ export async function startHarness(
         namespace: 'default',
         taskQueue,
         workflowBundle: bundle,
+        blobStore,
+        modelEnv: { scriptRoots: [tmpDir], ...options.modelEnv },
         ...options,
+        ...(options.modelEnv ? { modelEnv: { scriptRoots: [tmpDir], ...options.modelEnv } } : {}),
       }),
     script(turns) {
       const file = path.join(tmpDir, `script-${++scripts}.json`);
@@ -161,5 +171,9 @@ export function spawnWorker(h: Harness, extraArgs: string[] = []): ChildProcess 
     '--workspace', h.workspaceDir,
     '--orders-url', h.orders.url,
     ...extraArgs,
-  ]);
+  ], {
+    // The same scripts and the same blob store as the harness's own workers: a task moves between them.
+    DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
+    DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
+  });
 }

@@ -59,3 +59,21 @@ test('the ledger state is plain JSON (it is carried across continue-as-new)', ()
   const copy = new ToolLedger(JSON.parse(JSON.stringify(ledger.toJSON())));
   expect(copy.decide(tool('read'), 'k', 2, 10)).toMatchObject({ action: 'reuse' });
 });
+
+test('5a. a write whose outcome is unknown is never re-run under a new key: an idempotent one reuses its key, another is refused', () => {
+  const ledger = new ToolLedger();
+  const write = (idempotent: boolean) => ({ name: 'refund', description: '', inputSchema: {}, effect: 'write' as const, idempotent, timeoutMs: 1_000, maxAttempts: 4, fallbacks: [], cacheTtlMs: 0 });
+  const unknown = { content: '', isError: true, errorClass: 'transient' as const, code: 'timeout', outcomeUnknown: true };
+  ledger.record('refund#a', write(true), 1, 0, unknown, true, 'task:run:7');
+  expect(ledger.decide(write(true), 'refund#a', 2, 10)).toEqual({ action: 'run', idempotencyKey: 'task:run:7' });
+  ledger.record('legacy#b', write(false), 1, 0, unknown, true, 'task:run:8');
+  expect(ledger.decide(write(false), 'legacy#b', 2, 10)).toMatchObject({ action: 'refuse', error: { code: 'outcome_unknown' } });
+});
+
+test('8. the loop detector counts consecutive turns only: the same answer in turns 2, 40 and 95 is not a loop', () => {
+  const ledger = new ToolLedger();
+  const read = { name: 'r', description: '', inputSchema: {}, effect: 'read' as const, idempotent: true, timeoutMs: 1_000, maxAttempts: 4, fallbacks: [], cacheTtlMs: 0 };
+  const same = { content: '{"x":1}', isError: false };
+  expect([2, 40, 95].map((turn) => ledger.record('r#a', read, turn, turn, same, true))).toEqual([false, false, false]);
+  expect([96, 97].map((turn) => ledger.record('r#a', read, turn, turn, same, true))).toEqual([false, true]);
+});
