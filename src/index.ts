@@ -24,3 +24,7 @@ export type { DevServer, DevServerOptions } from './server/dev-server';
 export { provisionTemporalCli, TEMPORAL_CLI_VERSION } from './server/temporal-cli';
 export { ensureSearchAttributes } from './server/search-attributes';
 export * from './protocol';
+export { createDataConverter, createPayloadCodecs } from './codec';
+export type { CodecOptions } from './codec';
+export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, BlobMissingError } from './blobs';
+export type { BlobStore } from './blobs';

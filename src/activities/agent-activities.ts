@@ -18,6 +18,7 @@ import { describeIssues } from '../tools/validation-message';
 import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
+import { withHeartbeats } from './heartbeat';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobMissingError, missingBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
 import { openBlobStore } from '../blobs/open-blob-store';
@@ -233,15 +234,16 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
-      const result = await heartbeating(
-        ctx,
+      // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
+      const result = await withHeartbeats(ctx, (beat, previous) =>
         guardedCall(tool, input, {
           idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`,
           workflowId,
           toolUseId,
           attempt: ctx.info.attempt,
           signal: ctx.cancellationSignal,
-          heartbeat: (details) => ctx.heartbeat(details),
+          heartbeat: beat,
+          ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
         }),
       );
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.

@@ -8,6 +8,7 @@ import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, wat
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
 import { installQuietRuntime } from './runtime-logging';
+import { safeLine } from './render';
 
 const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   dev: devCommand,
@@ -68,9 +69,10 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Error text can carry a task's or a tool's words: never terminal control sequences. */
 function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message.split('\n')[0]!;
-  return String(err);
+  if (err instanceof Error) return safeLine(err.message.split('\n')[0]!);
+  return safeLine(String(err));
 }
 
 function exitCodeOf(err: unknown): number {

@@ -229,8 +229,15 @@ export class TaskClient {
     if (filter.status && !AGENT_STATUSES.includes(filter.status)) {
       throw new RangeError(`Unknown status "${filter.status}". Known: ${AGENT_STATUSES.join(', ')}`);
     }
-    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
-    if (filter.status) clauses.push(`AgentStatus = '${filter.status}'`);
+    // One row per task: a run that continued as new is history, its successor is the task.
+    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`];
+    if (filter.status === 'terminated') clauses.push(`ExecutionStatus = 'Terminated'`);
+    else if (filter.status === 'timed_out') clauses.push(`ExecutionStatus = 'TimedOut'`);
+    else if (filter.status) {
+      clauses.push(`AgentStatus = '${filter.status}'`);
+      // A run closed by the server or an operator keeps the last status it published: never show it as live.
+      if (LIVE_STATUSES.includes(filter.status)) clauses.push(`ExecutionStatus = 'Running'`);
+    }
     if (filter.agent) clauses.push(`AgentName = '${filter.agent.replace(/'/g, "\\'")}'`);
     const limit = filter.limit ?? 50;
     const out: TaskSummary[] = [];
@@ -293,9 +300,14 @@ interface ExecutionLike {
   memo?: Record<string, unknown>;
 }
 
+const LIVE_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked'];
+
 function toSummary(e: ExecutionLike): TaskSummary {
   const agent = e.typedSearchAttributes.get(AgentNameKey);
-  const agentStatus = e.typedSearchAttributes.get(AgentStatusKey) as AgentStatus | undefined;
+  const published = e.typedSearchAttributes.get(AgentStatusKey) as AgentStatus | undefined;
+  // The workflow cannot publish its own termination or timeout: Temporal's execution status tells.
+  const closedBy = e.status.name === 'TERMINATED' ? 'terminated' : e.status.name === 'TIMED_OUT' ? 'timed_out' : undefined;
+  const agentStatus: AgentStatus | undefined = closedBy ?? published;
   return {
     taskId: e.workflowId,
     runId: e.runId,

@@ -202,8 +202,11 @@ export interface MessageInput {
   text: string;
 }
 
-/** The values of the `AgentStatus` search attribute. */
-export type AgentStatus = 'running' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
+/**
+ * The values of the `AgentStatus` search attribute, plus two that only Temporal's execution status
+ * can tell (the workflow cannot publish them): `terminated` and `timed_out`.
+ */
+export type AgentStatus = 'running' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
 export const AGENT_STATUSES: AgentStatus[] = [
   'running',
   'awaiting_approval',
@@ -211,6 +214,8 @@ export const AGENT_STATUSES: AgentStatus[] = [
   'completed',
   'failed',
   'cancelled',
+  'terminated',
+  'timed_out',
 ];
 
 /** Finer than AgentStatus: what the task is doing right now. */

@@ -7,7 +7,8 @@ export type { Order, OrdersFault, OrdersServiceOptions } from '../tools/builtin/
 export { ScriptedModel, scriptFile } from '../models/scripted-model';
 export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';
-export { FakeMessagesApi, fakeErrors } from './fake-messages-api';
-export type { FakeReply, RecordedRequest } from './fake-messages-api';
+export { FakeMessagesApi, fakeErrors, fakeTurns } from './fake-messages-api';
+export type { FakeReply, RecordedRequest, FakeMessagesApiOptions, ErrorReply, Responder, FakeBlock } from './fake-messages-api';
+export { checkMessagesRequest } from './messages-api-rules';
 export { withFaults, toolFaults } from './tool-faults';
 export type { FaultyTool, ToolFault } from './tool-faults';

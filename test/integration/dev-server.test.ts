@@ -1,3 +1,4 @@
+import { createDataConverter } from '../../src/codec';
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +25,7 @@ test('the embedded server keeps tasks in its state file across a restart, and re
   const again = await startDevServer({ dbFile, logFile: path.join(dir, 'server2.log') });
   const connection = await Connection.connect({ address: again.address });
   try {
-    const client = new TaskClient(new Client({ connection }), h.taskQueue);
+    const client = new TaskClient(new Client({ connection, dataConverter: createDataConverter() }), h.taskQueue);
     expect(await client.describe(taskId)).toMatchObject({ executionStatus: 'COMPLETED', agentStatus: 'completed', agent: 'demo' });
     expect(await client.result(taskId)).toMatchObject({ text: 'persisted' });
     expect((await client.list({ status: 'completed' })).map((t) => t.taskId)).toContain(taskId);
@@ -91,7 +92,7 @@ test('a pending approval survives a restart of the embedded server on the same s
   const clientConnection = await Connection.connect({ address: server.address });
   const workerConnection = await NativeConnection.connect({ address: server.address });
   try {
-    const client = new TaskClient(new Client({ connection: clientConnection }), h.taskQueue);
+    const client = new TaskClient(new Client({ connection: clientConnection, dataConverter: createDataConverter() }), h.taskQueue);
     const worker = await createAgentWorker({
       agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: 'http://127.0.0.1:9' })],
       connection: workerConnection,

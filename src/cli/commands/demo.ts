@@ -1,3 +1,4 @@
+import { createDataConverter } from '../../codec';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -29,7 +30,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
         : 'Model: Claude via the Anthropic API (ANTHROPIC_API_KEY is set).',
     );
     const connection = await Connection.connect({ address: stack.address });
-    const client = new TaskClient(new Client({ connection }), stack.taskQueue);
+    const client = new TaskClient(new Client({ connection, dataConverter: createDataConverter() }), stack.taskQueue);
     const handle = await client.start({ agent: DEMO_AGENT, prompt: DEMO_PROMPT, model, startedBy: 'demo' });
     say(`Task ${handle.workflowId}: "${DEMO_PROMPT}"\n`);
     const code = await watchTask(client, handle.workflowId, !!values.json);

@@ -1,0 +1,44 @@
+/**
+ * A task closed by the server or an operator (terminated) shows that in `list`, `status` and the
+ * search attribute view, never `running`; and a task that continued as new is listed once.
+ */
+import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+test('a terminated task reads as terminated in the view and in list, and is not listed as running', async () => {
+  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('never')]);
+  const taskId = h.taskId('terminated');
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'delete it', model: { provider: 'scripted', script } }, { taskId });
+    await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+    await h.client.handle(taskId).terminate('operator stopped it');
+  });
+  const view = await h.client.view(taskId);
+  expect(view.summary).toMatchObject({ executionStatus: 'TERMINATED', agentStatus: 'terminated' });
+  const waiting = await h.client.list({ status: 'awaiting_approval' });
+  expect(waiting.map((t) => t.taskId)).not.toContain(taskId);
+  const terminated = await h.client.list({ status: 'terminated' });
+  expect(terminated.map((t) => t.taskId)).toContain(taskId);
+});
+
+test('a task that continued as new is one row in list, and none under running once it completed', async () => {
+  const script = h.script([...Array.from({ length: 5 }, (_, i) => callTool('list_files', { offset: i })), answer('done')]);
+  const taskId = h.taskId('continued');
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'list', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 }, { taskId });
+    await h.client.result(taskId);
+  });
+  const rows = (await h.client.list({ limit: 500 })).filter((t) => t.taskId === taskId);
+  expect(rows).toHaveLength(1);
+  expect(rows[0]).toMatchObject({ agentStatus: 'completed' });
+  expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
+});
