@@ -173,7 +173,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return definition.manifest(chosen);
     },
 
-    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking }) {
+    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
@@ -189,6 +189,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
             ...(maxTokens ? { maxTokens } : {}),
             ...(modelId ? { model: modelId } : {}),
             ...(thinking ? { thinking } : {}),
+            ...(droppedTurns ? { droppedTurns } : {}),
             onProgress: (p) => {
               progress = p;
             },

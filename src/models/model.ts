@@ -16,6 +16,8 @@ export interface ModelRequest {
   model?: string;
   /** Extended thinking for this call. Default: the model choice's setting, else off. */
   thinking?: ThinkingSetting;
+  /** Assistant turns taken out of the conversation by compaction (the scripted model counts them). */
+  droppedTurns?: number;
   /** Called as the answer streams in; the activity heartbeats with it. */
   onProgress?(progress: ModelProgress): void;
 }

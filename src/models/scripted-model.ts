@@ -72,7 +72,8 @@ export class ScriptedModel implements Model {
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    const index = request.messages.filter((m) => m.role === 'assistant').length;
+    // Turns that compaction took out of the conversation still count: the script goes on where it was.
+    const index = request.messages.filter((m) => m.role === 'assistant').length + (request.droppedTurns ?? 0);
     const turn = this.script.turns[index];
     if (!turn) {
       throw new ToolFailure(

@@ -27,6 +27,8 @@ export interface CallModelInput {
   /** A person's override (unblock --model). */
   modelId?: string;
   thinking?: ThinkingSetting;
+  /** Assistant turns compaction took out of `messages`. */
+  droppedTurns?: number;
 }
 
 export interface RunToolInput {

@@ -252,6 +252,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     ...(scope ? { scope } : {}),
     ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
     ...(state.modelOverride.maxTokens ? { maxTokens: state.modelOverride.maxTokens } : {}),
+    ...(state.droppedTurns ? { droppedTurns: state.droppedTurns } : {}),
   });
 
   /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
