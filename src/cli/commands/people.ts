@@ -8,7 +8,8 @@ import { safeJson, safeLine } from '../render';
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
-durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X] [--json]
+durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
+                         [--model ID] [--max-tokens N] [--json]
 durable-agent message TASK_ID TEXT --as NAME
 durable-agent cancel TASK_ID`;
 
@@ -23,11 +24,16 @@ export async function unblockCommand(argv: string[]): Promise<number> {
       'tool-calls': { type: 'string' },
       tokens: { type: 'string' },
       'cost-usd': { type: 'string' },
+      model: { type: 'string' },
+      'max-tokens': { type: 'string' },
       json: { type: 'boolean' },
     },
     { min: 1, max: 1, names: 'TASK_ID' },
   );
   const by = person(values.as, 'every decision records who made it');
+  // What would make a refused model request pass: a later model or a different max_tokens.
+  const model = optionalText(values.model, 'model', 'a model id such as claude-sonnet-5-5');
+  const maxTokens = intOption(values['max-tokens'], 'max-tokens');
   const message = optionalText(values.message, 'message', 'leave it out to resume without guidance');
   const turns = intOption(values.turns, 'turns');
   const toolCalls = intOption(values['tool-calls'], 'tool-calls');
@@ -44,6 +50,8 @@ export async function unblockCommand(argv: string[]): Promise<number> {
       by,
       ...(message !== undefined ? { message } : {}),
       ...(Object.keys(budget).length ? { budget } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(maxTokens ? { maxTokens } : {}),
     });
     console.log(values.json ? safeJson(result) : `${taskId} resumed (escalation ${safeLine(result.escalationId)})`);
     return EXIT.ok;
