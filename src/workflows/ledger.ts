@@ -196,10 +196,15 @@ export class ToolLedger {
     return Object.keys(this.state.records).length;
   }
 
+  /** For a snapshot that must shrink: keeps at most `keep` keys, reads going first. */
+  shrinkTo(keep: number): void {
+    this.prune(keep);
+  }
+
   /** Bounded: the keys seen longest ago go first, reads before writes (a write's record guards against doing it twice). */
-  private prune(): void {
+  private prune(max = this.limits.maxLedgerRecords): void {
     const keys = Object.keys(this.state.records);
-    if (keys.length <= this.limits.maxLedgerRecords) return;
+    if (keys.length <= max) return;
     const isWrite = (key: string) => this.state.records[key]!.write === true;
     const order = keys.sort((a, b) => {
       const wa = isWrite(a) ? 1 : 0;
@@ -207,7 +212,7 @@ export class ToolLedger {
       if (wa !== wb) return wa - wb;
       return (this.state.records[a]!.lastTurn ?? 0) - (this.state.records[b]!.lastTurn ?? 0);
     });
-    for (const key of order.slice(0, keys.length - this.limits.maxLedgerRecords)) delete this.state.records[key];
+    for (const key of order.slice(0, keys.length - max)) delete this.state.records[key];
   }
 
   toJSON(): LedgerState {

@@ -52,7 +52,7 @@ export const DEFAULT_LIMITS: TaskLimits = {
   loopThreshold: 3,
   perTurnExecutions: { read: 3, sideEffecting: 1 },
   failureMemoryMs: 10 * 60 * 1000,
-  maxLedgerRecords: 2_000,
+  maxLedgerRecords: 500,
   maxContinuations: 3,
   contextWindowTokens: 200_000,
   compactAtRatio: 0.7,

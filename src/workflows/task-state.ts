@@ -532,6 +532,11 @@ export class TaskState {
     this.ledger.dropCachedContent();
     shrunk.push('cached read results');
     current = measure();
+    for (let keep = Math.floor(this.ledger.size / 2); current.bytes > ceiling && keep >= 50; keep = Math.floor(keep / 2)) {
+      this.ledger.shrinkTo(keep);
+      current = measure();
+      if (current.bytes <= ceiling) shrunk.push(`ledger cut to ${this.ledger.size} keys`);
+    }
     while (current.bytes > ceiling && this.messages.length > 3) {
       this.messages.splice(1, 2);
       this.droppedTurns += 1;
