@@ -20,7 +20,7 @@ beforeAll(async () => {
   await orders.start();
   workspaceDir = mkdtempSync(path.join(os.tmpdir(), 'activities-'));
   await seedDemoWorkspace(workspaceDir);
-  activities = createActivities({ agents: [createDemoAgent({ workspaceDir, ordersUrl: orders.url })], modelEnv: { anthropicApiKey: '' } });
+  activities = createActivities({ agents: [createDemoAgent({ workspaceDir, ordersUrl: orders.url })], modelEnv: { anthropicApiKey: '', scriptRoots: [workspaceDir] } });
 });
 afterAll(() => orders.stop());
 afterEach(() => orders.clearFaults());
