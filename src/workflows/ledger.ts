@@ -196,6 +196,19 @@ export class ToolLedger {
     return Object.keys(this.state.records).length;
   }
 
+  /**
+   * Forgets successful reads that can no longer matter: not cached, seen before the loop detector's
+   * window. Failures (remembered for a while) and writes (the guard against doing one twice) stay.
+   */
+  forgetStaleReads(turn: number): void {
+    if (!this.v2) return;
+    for (const [key, record] of Object.entries(this.state.records)) {
+      const last = record.executed;
+      if (record.write || !last || last.isError || last.content !== '') continue;
+      if ((record.lastTurn ?? 0) < turn - this.limits.loopThreshold) delete this.state.records[key];
+    }
+  }
+
   /** For a snapshot that must shrink: keeps at most `keep` keys, reads going first. */
   shrinkTo(keep: number): void {
     this.prune(keep);

@@ -523,6 +523,7 @@ export class TaskState {
    */
   fittedSnapshot(ceiling: number): { snapshot: TaskSnapshot; bytes: number; shrunk: string[] } | { bytes: number; shrunk: string[] } {
     const shrunk: string[] = [];
+    this.ledger.forgetStaleReads(this.turn);
     const measure = () => {
       const snapshot = this.snapshot();
       return { snapshot, bytes: JSON.stringify(snapshot).length };
