@@ -11,6 +11,7 @@ import { DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../test/support/harness';
 import type { AgentDefinition } from '../src/agents/define-agent';
 import { createBenchAgent } from '../bench/bench-agent';
+import { createLongAgent } from '../test/support/long-agents';
 
 const OUT = path.join(__dirname, '../test/histories');
 
@@ -185,6 +186,41 @@ async function main(): Promise<void> {
       },
       undefined,
       [createBenchAgent({ localTool: true })],
+    );
+    // Rules v2 (pinned limits): tool results by reference, continue-as-new with a fitted snapshot.
+    await record(
+      h,
+      'v2-results-by-reference',
+      {
+        agent: 'long',
+        prompt: 'read pages',
+        continueAsNewEveryTurns: 3,
+        model: { provider: 'scripted', script: h.script([...[0, 1, 2, 3, 4].map((offset) => callTool('big_read', { offset })), answer('read five pages')]) },
+      },
+      undefined,
+      [createLongAgent(40_000)],
+    );
+    // Rules v2: an approval, a refund under a workflow-issued key, a duplicate refund refused after coercion.
+    await record(
+      h,
+      'v2-approval-and-keys',
+      {
+        agent: 'demo',
+        prompt: 'refund twice and delete',
+        model: {
+          provider: 'scripted',
+          script: h.script([
+            callTool('refund_order', { order_id: 'O-0002', amount_cents: 100, reason: 'late' }),
+            callTool('refund_order', { order_id: 'O-0002', amount_cents: '100', reason: 'late' }),
+            callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+            answer('done'),
+          ]),
+        },
+      },
+      async (taskId) => {
+        const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+        await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+      },
     );
   } finally {
     await h.close();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { installQuietRuntime } from '../support/quiet-runtime';
+import { createDataConverter } from '../../src/codec';
 
 const DIR = path.join(__dirname, '../histories');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
@@ -21,7 +22,7 @@ test('every committed history replays without nondeterminism', async () => {
   const histories = files.map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(DIR, f), 'utf8'))) }));
   const failures: string[] = [];
   installQuietRuntime();
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, dataConverter: createDataConverter() }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   }
   expect(failures).toEqual([]);
