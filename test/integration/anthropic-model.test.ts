@@ -41,6 +41,8 @@ test('a Claude task runs tool turns through the real SDK; 529 and 429 are retrie
   });
   expect(api.requests).toHaveLength(4);
   expect(api.pending).toBe(0);
+  // The strict fake accepted every request the SDK sent (a refused one would be a 400 here).
+  expect(api.rejected).toEqual([]);
   const first = api.requests[0]!;
   expect(first.headers['x-api-key'] ?? first.headers.authorization).toContain('sk-ant-test');
   expect(first.body.model).toBe('claude-sonnet-5-5');
@@ -66,4 +68,5 @@ test('a revoked API key blocks the task with a clear message (no retries); after
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'back in business', turns: 1 });
   });
   expect(api.requests).toHaveLength(2);
+  expect(api.rejected).toEqual([]);
 });

@@ -19,6 +19,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   api.requests.length = 0;
+  api.clearQueue();
 });
 
 const text = (t: string, stopReason?: 'max_tokens'): FakeReply => ({ kind: 'turn', content: [{ type: 'text', text: t }], ...(stopReason ? { stopReason } : {}) });
@@ -34,9 +35,25 @@ async function claudeTask(input: Omit<TaskInput, 'agent' | 'model'>, drive?: (ta
   return worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', model: { provider: 'anthropic' }, ...input }, { taskId });
     await drive?.(taskId);
-    const result = await h.client.result(taskId);
+    const result = await bounded(h.client.result(taskId), 60_000, async () => {
+      const status = await h.client.status(taskId).catch(() => undefined);
+      return `task ${taskId} did not finish; blocked: ${JSON.stringify(status?.blocked)}; rejected by the strict fake: ${JSON.stringify(api.rejected.map((r) => r.rejected))}`;
+    });
     return { taskId, result, status: await h.client.status(taskId), transcript: await h.client.transcript(taskId) };
   });
+}
+
+/** `promise`, or a failure that says why after `ms` (the worker's runUntil then stops). */
+async function bounded<T>(promise: Promise<T>, ms: number, why: () => Promise<string>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void why().then((w) => reject(new Error(w)), reject), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 test('500, a dropped connection and a cut-off body are transient: retried by Temporal, and the task keeps its place', async () => {
@@ -74,7 +91,8 @@ test('a spend-limit 429 is not retried: the task blocks for a person and goes on
 });
 
 test('400 "prompt is too long": old tool results are compacted and the call is made once more', async () => {
-  for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `big-${n}.txt`), `${n}`.repeat(2_000));
+  // 1,500 characters: inline in history (under the claim check's 2,048), so compaction can see them.
+  for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `big-${n}.txt`), `${n}`.repeat(1_500));
   api.enqueue(
     use('t1', 'read_file', { path: 'big-1.txt' }),
     use('t2', 'read_file', { path: 'big-2.txt' }),
@@ -88,13 +106,45 @@ test('400 "prompt is too long": old tool results are compacted and the call is m
   expect(JSON.stringify(tooLong!.body.messages)).toContain('1111111111');
   expect(JSON.stringify(retried!.body.messages)).not.toContain('1111111111');
   expect(JSON.stringify(retried!.body.messages)).toContain('removed to fit the context window');
+  expect(api.rejected).toEqual([]);
+});
+
+// KNOWN PRODUCT BUG (src/workflows/task-state.ts compactOldToolResults: `block.content.length < 200`):
+// a result over the claim check's 2,048 characters is a blob marker in history (under 200 characters),
+// so the compaction after a 400 "prompt is too long" skips it, removes nothing, and the task blocks
+// with model_context_too_long instead of trying once more. Remove `.failing` when it is fixed.
+test.failing('400 "prompt is too long" with claim-checked (stored) tool results: they are compacted too', async () => {
+  for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `huge-${n}.txt`), `${n}`.repeat(3_000));
+  api.clearQueue().enqueue(
+    use('t1', 'read_file', { path: 'huge-1.txt' }),
+    use('t2', 'read_file', { path: 'huge-2.txt' }),
+    use('t3', 'read_file', { path: 'huge-3.txt' }),
+    fakeErrors.promptTooLong(),
+    text('fits now'),
+  );
+  const { result } = await claudeTask({ prompt: 'read them all' }, async (taskId) => {
+    const settled = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
+    try {
+      expect(settled.blocked).toBeUndefined();
+    } finally {
+      // Leave nothing running for the next test: the blocked task is cancelled.
+      if (settled.agentStatus === 'blocked') {
+        api.clearQueue();
+        await h.client.cancel(taskId).catch(() => undefined);
+      }
+    }
+  });
+  expect(result.text).toBe('fits now');
 });
 
 test('an answer cut at max_tokens is continued, and the parts are joined', async () => {
   api.enqueue(text('The first half, ', 'max_tokens'), text('and the second half.'));
   const { result } = await claudeTask({ prompt: 'write a lot' });
   expect(result).toMatchObject({ outcome: 'answered', text: 'The first half, and the second half.' });
-  expect((api.requests[1]!.body.messages.at(-1) as { role: string }).role).toBe('assistant');
+  // Current models refuse an assistant prefill: the continuation is asked for in a user turn.
+  expect((api.requests[1]!.body.messages.at(-1) as { role: string }).role).toBe('user');
+  expect(JSON.stringify(api.requests[1]!.body.messages.at(-1))).toContain('cut off at the output limit');
+  expect(api.rejected).toEqual([]);
 });
 
 test('tokens and cost are counted from the price table; a spent cost budget blocks before the next call', async () => {
