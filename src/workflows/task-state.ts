@@ -404,9 +404,17 @@ export class TaskState {
       const message = this.messages[index]!;
       if (!Array.isArray(message.content)) continue;
       for (const block of message.content) {
-        if (block.type !== 'tool_result' || block.content.length < 200) continue;
-        removed += block.content.length;
-        block.content = JSON.stringify({ compacted: `${block.content.length} characters removed to fit the context window; call the tool again if you need this.` });
+        // What the model reads: a stored result counts as the content it stands for.
+        const chars = resolvedLength(block.type === 'tool_result' ? block.content : '');
+        if (block.type !== 'tool_result' || chars < 200 || block.content.startsWith('{"compacted"')) continue;
+        removed += chars;
+        const refs = markerIds(block.content);
+        block.content = JSON.stringify(
+          refs.length
+            ? { compacted: `${chars} characters removed to fit the context window`, recall: refs.map((ref) => ({ tool: RECALL_TOOL, ref })) }
+            : { compacted: `${chars} characters removed to fit the context window; call the tool again if you need this.` },
+        );
+        if (refs.length) this.compactions = Math.max(this.compactions, 1);
       }
     }
     if (removed) this.record('informed', `compacted old tool results: ${removed} characters removed`);

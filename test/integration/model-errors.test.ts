@@ -109,11 +109,8 @@ test('400 "prompt is too long": old tool results are compacted and the call is m
   expect(api.rejected).toEqual([]);
 });
 
-// KNOWN PRODUCT BUG (src/workflows/task-state.ts compactOldToolResults: `block.content.length < 200`):
-// a result over the claim check's 2,048 characters is a blob marker in history (under 200 characters),
-// so the compaction after a 400 "prompt is too long" skips it, removes nothing, and the task blocks
-// with model_context_too_long instead of trying once more. Remove `.failing` when it is fixed.
-test.failing('400 "prompt is too long" with claim-checked (stored) tool results: they are compacted too', async () => {
+// Results over the claim check's 2,048 characters travel as blob markers: compaction measures what they stand for.
+test('400 "prompt is too long" with claim-checked (stored) tool results: they are compacted too', async () => {
   for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `huge-${n}.txt`), `${n}`.repeat(3_000));
   api.clearQueue().enqueue(
     use('t1', 'read_file', { path: 'huge-1.txt' }),

@@ -26,6 +26,10 @@ import { createDataConverter } from '../../src/codec';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import type { BlobStore } from '../../src/blobs/blob-store';
 
+// Test scripts live in temp folders: workers started by tests (in process or as `durable-agent`
+// children, which inherit this) may read them there, and nowhere else outside the defaults.
+process.env.DURABLE_AGENT_SCRIPT_DIRS ??= os.tmpdir();
+
 export interface Harness {
   server: DevServer;
   client: TaskClient;
