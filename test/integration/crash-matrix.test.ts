@@ -123,7 +123,8 @@ test('SIGKILL during an idempotent write: the retry carries the same idempotency
   expect(effectsOn('O-0003')).toHaveLength(1);
   const [first, retry] = writesTo('O-0003');
   expect(writesTo('O-0003')).toHaveLength(2);
-  expect(first!.idempotency_key).toMatch(new RegExp(`^${taskId}:toolu_`));
+  // Issued by the workflow: task id, the task's first run id, the call's number in the task.
+  expect(first!.idempotency_key).toMatch(new RegExp(`^${taskId}:[0-9a-f-]{36}:\\d+$`));
   expect(retry).toMatchObject({ idempotency_key: first!.idempotency_key, replayed: true });
 });
 
