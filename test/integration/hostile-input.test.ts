@@ -9,6 +9,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { approveUpdate, denyUpdate, messageSignal, unblockUpdate, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskSnapshot } from '../../src/protocol/task';
+import crashAgents from '../support/crash-agents';
 import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -132,6 +133,25 @@ test('4. a task id reused after the first task closed gets its own idempotency k
   expect(new Set(effects.map((e) => e.idempotency_key)).size).toBe(2);
   // And durable-agent's own client refuses to reuse a task id at all.
   await expect(h.client.start({ agent: 'demo', prompt: 'x', model: scripted(refund()) }, { taskId })).rejects.toThrow(/already/i);
+});
+
+test('5b. a non-idempotent write whose connection is reset after the service committed it blocks as outcome unknown and is not re-run: one effect', async () => {
+  h.orders.inject({ kind: 'reset_after_commit' });
+  const call = callTool('legacy_refund', { order_id: 'O-0007', amount_cents: 100 });
+  const script = h.script([call, call, answer('done')]);
+  const before = h.orders.effects.length;
+  const taskId = h.taskId('reset-write');
+  const worker = await h.worker(crashAgents({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }));
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'legacy', prompt: 'refund O-0007', model: scripted(script) }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'outcome_unknown', reason: expect.stringContaining('connection_reset') });
+    await h.client.unblock(taskId, { by: 'ops', message: 'checked: the refund went through' });
+    await h.client.result(taskId);
+    // The model's identical retry was refused by the ledger, not sent again.
+    expect(parsedResults(await h.client.transcript(taskId))[1]!.error).toMatchObject({ code: 'outcome_unknown' });
+  });
+  expect(h.orders.effects.slice(before)).toHaveLength(1);
 });
 
 test('5c. 100 and "100" are one call: the duplicate refund is refused after coercion', async () => {

@@ -31,7 +31,9 @@ export type OrdersFault =
   | { kind: 'slow'; delayMs: number }
   /** Writes only: the change is committed at once, the answer comes `delayMs` later. */
   | { kind: 'slow_reply'; delayMs: number }
-  | { kind: 'drop_connection' };
+  | { kind: 'drop_connection' }
+  /** Writes only: the change is committed, then the connection is reset before any answer. */
+  | { kind: 'reset_after_commit' };
 
 export const FAULT_KINDS = [
   'unavailable',
@@ -42,6 +44,7 @@ export const FAULT_KINDS = [
   'slow',
   'slow_reply',
   'drop_connection',
+  'reset_after_commit',
 ] as const;
 
 export interface WriteRequest {
@@ -212,6 +215,11 @@ export class OrdersService extends LoopbackHttpServer {
     const answer = this.applyWrite(route, orderId, body, key);
     if (key && answer.status < 500) this.answered.set(`${route}:${key}`, answer);
     if (fault?.kind === 'slow_reply') await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault?.kind === 'reset_after_commit') {
+      // The change happened; the caller only sees its connection die (ECONNRESET / "socket hang up").
+      req.socket.resetAndDestroy();
+      return;
+    }
     if (!req.socket.destroyed) send(res, answer.status, answer.body);
   }
 
