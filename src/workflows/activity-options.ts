@@ -1,5 +1,5 @@
 /** Timeouts and retry policies, chosen per activity and per tool from the tool's contract. */
-import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { NON_RETRYABLE_ERROR_CLASSES } from '../protocol/tool-error';
 
@@ -31,9 +31,14 @@ export const modelCallOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 10 },
 };
 
-export function toolCallOptions(tool: ToolManifest): ActivityOptions {
+/**
+ * `waitForCancellation` (rules v2): a cancelled task reports `cancelled` only once the tool call has
+ * actually stopped (its heartbeat saw the cancellation), never while a write may still be running.
+ */
+export function toolCallOptions(tool: ToolManifest, waitForCancellation = false): ActivityOptions {
   return {
     ...localToolCallOptions(tool),
+    ...(waitForCancellation ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
     ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
   };
 }

@@ -290,7 +290,7 @@ async function runOnce(
   const idempotencyKey = v2 && ctx.chain ? reuseKey ?? `${ctx.chain}:${state.toolCalls.total}` : undefined;
   const { runTool } = tool.local
     ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
-    : proxyActivities<AgentActivities>(toolCallOptions(tool));
+    : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
   try {
     const result = await runTool({
       agent: ctx.agent,
