@@ -12,6 +12,7 @@ import { lineChartSvg } from './plot';
 import { measureRecovery } from './recovery';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
+import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 
 const out = path.join(__dirname, 'results');
@@ -72,6 +73,12 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       // history. The last row shows the same load with a cache that holds them all.
       const rows = [...(await measureThroughput(h)), ...(await measureThroughput(h, [1_000], 2_000))];
       save('throughput.json', { sqlitePragmas: SQLITE_PRAGMAS, worker: WORKER_SETTINGS, toolCallsPerTask: TOOL_CALLS_PER_TASK, rows });
+    }),
+  'real-sizes': () =>
+    withServer(async (h) => {
+      console.log(`\nLong tasks at real sizes (${REAL_SIZE_TURNS} turns, one distinct tool call per turn):`);
+      const rows = await measureRealSizes(h);
+      save('real-sizes.json', { sqlitePragmas: SQLITE_PRAGMAS, turns: REAL_SIZE_TURNS, rows });
     }),
   recovery: async () => {
     console.log("\nRecovery: SIGKILL of the worker running a tool call -> the task's next completed step:");
