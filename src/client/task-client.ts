@@ -43,6 +43,7 @@ import {
   type UnblockInput,
 } from '../protocol/task';
 import { loadConnectionConfig } from '../worker/connection-config';
+import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 
 export interface TaskSummary {
@@ -101,6 +102,12 @@ export class TaskNotFoundError extends Error {
   }
 }
 
+/** An audit entry that left a task's state for the blob store (`status --all`). */
+export interface ArchivedEntry {
+  kind: string;
+  entry: unknown;
+}
+
 export class TaskClient {
   constructor(
     readonly client: Client,
@@ -144,6 +151,20 @@ export class TaskClient {
 
   async transcript(taskId: string): Promise<TranscriptView> {
     return this.withNotFound(taskId, () => this.handle(taskId).query(transcriptQuery));
+  }
+
+  /**
+   * The audit entries a long task archived to its blob store (oldest first): events, escalations,
+   * decisions and approvals beyond the window that `status` keeps. Needs the store the workers use.
+   */
+  async archivedEntries(status: TaskStatus, store: BlobStore): Promise<ArchivedEntry[]> {
+    if (!status.archive) return [];
+    const out: ArchivedEntry[] = [];
+    for (const marker of status.archive.markers) {
+      const { $blob } = JSON.parse(marker) as { $blob: string };
+      out.push(...(JSON.parse(await store.get(status.archive.scope, $blob)) as ArchivedEntry[]));
+    }
+    return [...out, ...status.archive.pending];
   }
 
   /** Resumes a blocked task. Rejected (nothing written to history) when it is not blocked or the input is wrong. */

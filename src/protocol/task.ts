@@ -293,6 +293,8 @@ export interface TaskStatus {
   lastError?: ToolError;
   usage: Usage;
   costUsd: number;
+  /** Where audit entries that left the task's state were archived: markers in the task's blob scope (`status --all` reads them). */
+  archive?: { scope: string; markers: string[]; /** Entries out of the window not yet archived (at most a few hundred). */ pending: { kind: string; entry: unknown }[] };
   /** The most recent events (at most STATUS_EVENT_WINDOW); `eventCount` counts all of them. */
   events: TaskEvent[];
   eventCount: number;

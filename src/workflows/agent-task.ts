@@ -65,7 +65,7 @@ export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
  */
 export const PINNED_LIMITS_PATCH = 'pinned-limits-v2';
 /** Audit entries waiting for the store before they are archived between turns. */
-const OVERFLOW_FLUSH_AT = 500;
+const OVERFLOW_FLUSH_AT = 200;
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
@@ -82,6 +82,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const info = workflowInfo();
   // Content of this task chain in the blob store: the same for every run, never another task's.
   const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
+  state.scope = scope;
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -299,6 +300,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       if (v2 && !withoutTools && continuations === 0 && (state.turn >= continueAsNewAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > firstTurnOfRun) {
         await noticesDelivered();
+        state.spillEvents();
         await archiveOverflow(true);
         await condition(allHandlersFinished);
         const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);

@@ -71,6 +71,8 @@ export class TaskState {
   readonly archive: string[] = [];
   /** Audit entries that left state and wait to be archived. */
   overflow: { kind: string; entry: unknown }[] = [];
+  /** The task's blob scope (rules v2), for `status --all`. */
+  scope?: string;
   /** Text of an answer cut at max_tokens, part by part, until it is complete. */
   answerParts: string[] = [];
   /** Times the conversation was compacted to fit the context window, and turns taken out of it. */
@@ -270,6 +272,13 @@ export class TaskState {
       this.overflow.push({ kind, entry: list.splice(i, 1)[0] });
       excess--;
     }
+  }
+
+  /** Before a snapshot (rules v2): events beyond the window a snapshot carries wait for the archive instead of being dropped. */
+  spillEvents(): void {
+    const keep = Math.min(STATUS_EVENT_WINDOW, this.limits.auditWindow);
+    if (this.limits.rulesVersion < 2 || this.events.length <= keep) return;
+    for (const entry of this.events.splice(0, this.events.length - keep)) this.overflow.push({ kind: 'event', entry });
   }
 
   /** Audit entries waiting to be archived, taken out of state. */
@@ -687,6 +696,7 @@ export class TaskState {
       ...(this.lastError ? { lastError: this.lastError } : {}),
       usage: { ...this.usage },
       costUsd: this.costUsd,
+      ...(this.scope && (this.archive.length || this.overflow.length) ? { archive: { scope: this.scope, markers: [...this.archive], pending: this.overflow.map((o) => ({ ...o })) } } : {}),
       events: this.events.slice(-STATUS_EVENT_WINDOW),
       eventCount: this.eventCount,
       ...(this.result ? { result: this.result } : {}),
@@ -707,10 +717,8 @@ export class TaskState {
     this.eventCount += 1;
     this.events.push({ seq: this.eventCount, at: this.nowIso(), kind, turn: this.turn, ...extra, detail });
     // Keep memory bounded on long tasks; the full story is in Temporal's history.
-    if (this.events.length > STATUS_EVENT_WINDOW * 2) {
-      const dropped = this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
-      if (this.limits.rulesVersion >= 2) for (const entry of dropped) this.overflow.push({ kind: 'event', entry });
-    }
+    if (this.limits.rulesVersion >= 2) this.spillEvents();
+    else if (this.events.length > STATUS_EVENT_WINDOW * 2) this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
   }
 }
 

@@ -42,3 +42,24 @@ test('a task that continued as new is one row in list, and none under running on
   expect(rows[0]).toMatchObject({ agentStatus: 'completed' });
   expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
 });
+
+test('status keeps a bounded window; the entries that left it are archived to the blob store and read back in order (status --all)', async () => {
+  const script = h.script([...Array.from({ length: 70 }, (_, i) => callTool('list_files', { offset: i })), answer('done')]);
+  const taskId = h.taskId('archive');
+  const worker = await h.worker();
+  const status = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'list', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 30, budgets: { turns: 80, toolCalls: 80 } }, { taskId });
+    await h.client.result(taskId);
+    return h.client.status(taskId);
+  });
+  expect(status.events.length).toBeLessThanOrEqual(200);
+  expect(status.archive?.markers.length).toBeGreaterThan(0);
+  const archived = await h.client.archivedEntries(status, h.blobStore);
+  const events = archived.filter((a) => a.kind === 'event').map((a) => a.entry as { seq: number; kind: string });
+  expect(events[0]).toMatchObject({ seq: 1, kind: 'task_started' });
+  // Archived and live events together are the whole story, nothing lost or repeated.
+  const seqs = [...events.map((e) => e.seq), ...status.events.map((e) => e.seq)];
+  expect(new Set(seqs).size).toBe(seqs.length);
+  expect(Math.max(...seqs)).toBe(status.eventCount);
+  expect(seqs.length).toBe(status.eventCount);
+});

@@ -7,15 +7,17 @@ import { failureOf, type TaskClient } from '../../client/task-client';
 import type { ModelProgress } from '../../protocol/messages';
 import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
 import { scriptFile } from '../../models/scripted-model';
-import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput } from '../../protocol/task';
+import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, type TaskStatus } from '../../protocol/task';
+import { openBlobStore } from '../../blobs/open-blob-store';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
-import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView, safeJson } from '../render';
+import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
                    [--max-turns N] [--id TASK_ID] [--watch] [--json]
-durable-agent status TASK_ID [--json]
+durable-agent status TASK_ID [--all [--blob-store SPEC]] [--json]
+  --all also prints the audit entries a long task archived to its blob store (default: DURABLE_AGENT_BLOB_STORE)
 durable-agent watch TASK_ID [--json]
 durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--json]
 durable-agent result TASK_ID [--json]`;
@@ -93,11 +95,30 @@ function scriptedChoice(file: string): ModelChoice {
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...json }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(
+    argv,
+    { ...connectionOptions, ...json, all: { type: 'boolean' }, 'blob-store': { type: 'string' } },
+    { min: 1, max: 1, names: 'TASK_ID' },
+  );
   const client = await connectClient(values);
   const view = await client.view(positionals[0]!);
-  console.log(values.json ? safeJson(view, 2) : renderView(view));
+  // --all: the audit entries a long task archived to its blob store, before the recent ones.
+  const archived = values.all && view.status?.archive ? await readArchive(client, view.status, values['blob-store']) : [];
+  if (values.json) console.log(safeJson(values.all ? { ...view, archived } : view, 2));
+  else {
+    for (const { kind, entry } of archived) console.log(safeLine(`[archived ${kind}] ${JSON.stringify(entry)}`));
+    console.log(renderView(view));
+  }
   return EXIT.ok;
+}
+
+async function readArchive(client: TaskClient, status: TaskStatus, spec: string | undefined) {
+  const store = openBlobStore(spec);
+  try {
+    return await client.archivedEntries(status, store);
+  } finally {
+    await store.close();
+  }
 }
 
 export async function resultCommand(argv: string[]): Promise<number> {
