@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
-import { answer, callTool, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { sigkill, waitFor } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/tools/builtin/orders-service';
@@ -126,6 +126,30 @@ test('SIGKILL during an idempotent write: the retry carries the same idempotency
   // Issued by the workflow: task id, the task's first run id, the call's number in the task.
   expect(first!.idempotency_key).toMatch(new RegExp(`^${taskId}:[0-9a-f-]{36}:\\d+$`));
   expect(retry).toMatchObject({ idempotency_key: first!.idempotency_key, replayed: true });
+});
+
+test('SIGKILL during an idempotent write whose every attempt dies: the model is told the outcome is unknown, its identical retry reuses the key, one effect', async () => {
+  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  const call = callTool('refund_once', { order_id: 'O-0006', amount_cents: 100, reason: 'late delivery' });
+  const script = h.script([call, call, answer('refunded once')]);
+  const taskId = h.taskId('crash-all-died');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'once', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the refund to commit', () => effectsOn('O-0006').length > 0);
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  const { result, transcript } = await (await replacementWorker()).runUntil(async () => ({
+    result: await h.client.result(taskId),
+    transcript: await h.client.transcript(taskId),
+  }));
+  expect(result).toMatchObject({ outcome: 'answered', text: 'refunded once' });
+  const [first, second] = parsedResults(transcript);
+  expect(first!.error).toMatchObject({ code: 'timeout', retryable: false, hint: expect.stringContaining('same idempotency key') });
+  expect(second!.error).toBeUndefined();
+  expect(effectsOn('O-0006')).toHaveLength(1);
+  const writes = writesTo('O-0006');
+  expect(new Set(writes.map((w) => w.idempotency_key)).size).toBe(1);
+  expect(writes.at(-1)).toMatchObject({ replayed: true });
 });
 
 test('SIGKILL during a non-idempotent write: not retried; the task blocks with "outcome unknown" until a person says what happened', async () => {

@@ -31,11 +31,15 @@ export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnv
       }),
   });
   const [searchOrders] = demo.tools.filter((t) => t.name === 'search_orders');
+  const [refundOrder] = demo.tools.filter((t) => t.name === 'refund_order');
+  // The same keyed refund with a single attempt: one dead worker spends its whole retry budget.
+  const refundOnce = defineTool({ ...refundOrder!, name: 'refund_once', maxAttempts: 1, fallbacks: [] });
   // The same search, run as a local activity: nothing on the task queue to time out, only the workflow task.
   const localSearch = defineTool({ ...searchOrders!, name: 'search_orders_local', local: true, fallbacks: [] });
   return [
     demo,
     defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
     defineAgent({ name: 'local', system: 'Searches orders locally.', tools: [localSearch] }),
+    defineAgent({ name: 'once', system: 'Refunds with one attempt per call.', tools: [refundOnce], policy: { write: 'allow' } }),
   ];
 }
