@@ -57,7 +57,7 @@ export const DEFAULT_LIMITS: TaskLimits = {
   contextWindowTokens: 200_000,
   compactAtRatio: 0.7,
   keepRecentTurns: 3,
-  maxConversationMessages: 100,
+  maxConversationMessages: 80,
   auditWindow: 100,
   snapshotCeilingBytes: 256 * 1024,
 };
