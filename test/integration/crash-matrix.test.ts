@@ -130,12 +130,12 @@ test('SIGKILL during an idempotent write: the retry carries the same idempotency
 
 test('SIGKILL during an idempotent write whose every attempt dies: the model is told the outcome is unknown, its identical retry reuses the key, one effect', async () => {
   h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
-  const call = callTool('refund_once', { order_id: 'O-0006', amount_cents: 100, reason: 'late delivery' });
+  const call = callTool('refund_once', { order_id: 'O-0012', amount_cents: 100, reason: 'late delivery' });
   const script = h.script([call, call, answer('refunded once')]);
   const taskId = h.taskId('crash-all-died');
   const doomed = doomedWorker();
   await h.client.start({ agent: 'once', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
-  await waitFor('the refund to commit', () => effectsOn('O-0006').length > 0);
+  await waitFor('the refund to commit', () => effectsOn('O-0012').length > 0);
   expect(await doomed.kill()).toBe('SIGKILL');
 
   const { result, transcript } = await (await replacementWorker()).runUntil(async () => ({
@@ -146,8 +146,8 @@ test('SIGKILL during an idempotent write whose every attempt dies: the model is 
   const [first, second] = parsedResults(transcript);
   expect(first!.error).toMatchObject({ code: 'timeout', retryable: false, hint: expect.stringContaining('same idempotency key') });
   expect(second!.error).toBeUndefined();
-  expect(effectsOn('O-0006')).toHaveLength(1);
-  const writes = writesTo('O-0006');
+  expect(effectsOn('O-0012')).toHaveLength(1);
+  const writes = writesTo('O-0012');
   expect(new Set(writes.map((w) => w.idempotency_key)).size).toBe(1);
   expect(writes.at(-1)).toMatchObject({ replayed: true });
 });
