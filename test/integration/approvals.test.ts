@@ -229,3 +229,30 @@ test('an approval whose default action is block: on expiry the task blocks; a la
   });
   expect(existsSync(fileIn('late.txt'))).toBe(false);
 });
+
+test('12. inform does not wait for the webhook: with the webhook hanging, the task goes on to its next steps; it completes once the notice is answered', async () => {
+  const held: http.ServerResponse[] = [];
+  const hook = http.createServer((req, res) => {
+    req.resume();
+    held.push(res);
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  try {
+    h.orders.inject({ kind: 'unavailable' }, 4);
+    const worker = await h.worker(undefined, { webhookUrl: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook` });
+    const taskId = h.taskId('inform-async');
+    const script = h.script([callTool('search_orders', { customer_id: 'C-1001', status: 'placed' }), callTool('list_files', {}), answer('told')]);
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'demo', prompt: 'x', model: { provider: 'scripted', script } }, { taskId });
+      // The webhook holds the notice; the task still runs its next model call and tool call.
+      const later = await statusWhen(h, taskId, (s) => s.events.some((e) => e.kind === 'tool_succeeded' && e.tool === 'list_files'));
+      expect(held).toHaveLength(1);
+      expect(later.escalations).toEqual([expect.objectContaining({ level: 'inform' })]);
+      for (const res of held) res.end('ok');
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'told' });
+    });
+  } finally {
+    h.orders.clearFaults();
+    hook.close();
+  }
+});
