@@ -28,6 +28,11 @@ test('cancel reaches a running tool through its heartbeat; the task ends cancell
     expect((await h.client.describe(taskId)).executionStatus).toBe('CANCELLED');
     const history = await h.client.handle(taskId).fetchHistory();
     expect(history.events!.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+    // 13.11: the task said `cancelled` only after the tool call confirmed it stopped (never while it may still run).
+    const stopped = history.events!.findIndex((e) => e.activityTaskCanceledEventAttributes);
+    const closed = history.events!.findIndex((e) => e.workflowExecutionCanceledEventAttributes);
+    expect(stopped).toBeGreaterThan(0);
+    expect(stopped).toBeLessThan(closed);
     const again = await runCli(['cancel', taskId, '--address', h.server.address]);
     expect(again.stderr).toContain('is cancelled; there is nothing to cancel');
   });
