@@ -407,28 +407,13 @@ export class TaskState {
    * turns is replaced by a short note. Returns how many characters were removed.
    */
   compactOldToolResults(keepTurns = 2): number {
-    let removed = 0;
-    const userTurns = this.messages.map((m, i) => (m.role === 'user' && Array.isArray(m.content) ? i : -1)).filter((i) => i >= 0);
-    for (const index of userTurns.slice(0, Math.max(0, userTurns.length - keepTurns))) {
-      const message = this.messages[index]!;
-      if (!Array.isArray(message.content)) continue;
-      for (const block of message.content) {
-        // What the model reads: a stored result counts as the content it stands for.
-        const chars = resolvedLength(block.type === 'tool_result' ? block.content : '');
-        if (block.type !== 'tool_result' || chars < 200 || block.content.startsWith('{"compacted"')) continue;
-        removed += chars;
-        const refs = markerIds(block.content);
-        block.content = JSON.stringify(
-          refs.length
-            ? { compacted: `${chars} characters removed to fit the context window`, recall: refs.map((ref) => ({ tool: RECALL_TOOL, ref })) }
-            : { compacted: `${chars} characters removed to fit the context window; call the tool again if you need this.` },
-        );
-        if (refs.length) this.compactions = Math.max(this.compactions, 1);
-      }
-    }
+    const { chars: removed, withRefs } = this.stubOldToolResults(keepTurns, 200);
+    // Stubs that name refs are recallable: the recall tool is offered from now on.
+    if (withRefs) this.compactions = Math.max(this.compactions, 1);
     if (removed) this.record('informed', `compacted old tool results: ${removed} characters removed`);
     return removed;
   }
+
 
   /**
    * What the next model call will read, estimated without resolving anything: characters of text,
@@ -461,7 +446,7 @@ export class TaskState {
     const tooMany = () => this.messages.length > this.limits.maxConversationMessages;
     if (!over() && !tooMany()) return undefined;
     let stubbed = 0;
-    if (over()) stubbed = this.stubOldToolResults(this.limits.keepRecentTurns);
+    if (over()) stubbed = this.stubOldToolResults(this.limits.keepRecentTurns, 300).count;
     let dropped = 0;
     // Pairs (assistant, user) after the first prompt, so roles keep alternating and every tool_use keeps its results.
     while ((tooMany() || over()) && this.messages.length > 3 + 2 * this.limits.keepRecentTurns) {
@@ -477,28 +462,34 @@ export class TaskState {
     return line;
   }
 
-  /** Replaces older tool results by a stub that says how to get them back. */
-  private stubOldToolResults(keepTurns: number): number {
-    let stubbed = 0;
+  /**
+   * Replaces tool results older than the last `keepTurns` turns, from `minChars` characters (as the
+   * model reads them: a stored result counts as its content), by a stub that says how to get them back.
+   */
+  private stubOldToolResults(keepTurns: number, minChars: number): { count: number; chars: number; withRefs: number } {
+    const done = { count: 0, chars: 0, withRefs: 0 };
     const userTurns = this.messages.map((m, i) => (m.role === 'user' && Array.isArray(m.content) ? i : -1)).filter((i) => i >= 0);
     for (const index of userTurns.slice(0, Math.max(0, userTurns.length - keepTurns))) {
       const message = this.messages[index]!;
       if (!Array.isArray(message.content)) continue;
       for (const block of message.content) {
         if (block.type !== 'tool_result' || block.content.startsWith('{"compacted"')) continue;
-        const refs = markerIds(block.content);
         const chars = resolvedLength(block.content);
-        if (chars < 300) continue;
+        if (chars < minChars) continue;
+        const refs = markerIds(block.content);
         block.content = JSON.stringify(
           refs.length
             ? { compacted: `${chars} characters removed to fit the context window`, recall: refs.map((ref) => ({ tool: RECALL_TOOL, ref })) }
             : { compacted: `${chars} characters removed to fit the context window; call the tool again if you need this.` },
         );
-        stubbed += 1;
+        done.count += 1;
+        done.chars += chars;
+        if (refs.length) done.withRefs += 1;
       }
     }
-    return stubbed;
+    return done;
   }
+
 
   private noteDroppedTurns(): void {
     const first = this.messages[0];
