@@ -24,6 +24,8 @@ import { BlobMissingError, missingBlobFailure, resolveMessages, resolveText, res
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
+import { markerText } from '../protocol/blob-marker';
+import { summarizeOutput } from '../workflows/tool-result-content';
 import { gateToolCall } from '../workflows/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 
@@ -206,8 +208,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     },
 
     async storeAudit({ scope, entries }) {
-      const id = await store().put(scope, JSON.stringify(entries));
-      return JSON.stringify({ $blob: id, bytes: JSON.stringify(entries).length });
+      const text = JSON.stringify(entries);
+      return markerText(await store().put(scope, text), text.length);
     },
 
     async loadText({ scope, text }) {
@@ -217,7 +219,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval }): Promise<ToolOutcome> {
       const ctx = Context.current();
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
-      if (toolName === RECALL_TOOL && scope) return recall(rawInput, scope);
+      if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
       const definition = agentNamed(agent);
       const tool = definition.tool(toolName);
       if (!tool) {
@@ -253,12 +255,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const cut = cutIfLarge(result, maxResultChars);
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
-      return output === cut.output ? cut : { ...cut, output, summary: summaryOf(cut.output) };
+      return output === cut.output ? cut : { ...cut, output, summary: summarizeOutput(cut.output) };
     },
   };
-}
-
-function summaryOf(output: unknown): string {
-  const text = JSON.stringify(output) ?? '';
-  return text.length > 120 ? `${text.slice(0, 119)}… (${text.length} chars)` : text;
 }

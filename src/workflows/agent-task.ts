@@ -275,14 +275,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     const everyTurns = input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
     const baseSpecs: ToolSpec[] = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    const recallSpec: ToolSpec = { name: RECALL_TOOL_MANIFEST.name, description: RECALL_TOOL_MANIFEST.description, input_schema: RECALL_TOOL_MANIFEST.inputSchema };
+    // Once something was compacted the model may ask for it back (an agent's own tool of that name wins).
     const toolSpecs = (): ToolSpec[] => {
-      if (!state.offersRecall || tools.has(RECALL_TOOL_MANIFEST.name) && !baseSpecs.some((t) => t.name === RECALL_TOOL_MANIFEST.name)) {
-        return state.offersRecall ? [...baseSpecs, recallSpec] : baseSpecs;
-      }
+      if (!state.offersRecall || manifest.tools.some((t) => t.name === RECALL_TOOL_MANIFEST.name)) return baseSpecs;
       tools.set(RECALL_TOOL_MANIFEST.name, RECALL_TOOL_MANIFEST);
       return [...baseSpecs, recallSpec];
     };
-    const recallSpec: ToolSpec = { name: RECALL_TOOL_MANIFEST.name, description: RECALL_TOOL_MANIFEST.description, input_schema: RECALL_TOOL_MANIFEST.inputSchema };
     const contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || state.limits.contextWindowTokens;
     const fixedPromptChars = manifest.system.length + JSON.stringify(baseSpecs).length;
     let withoutTools = false;
