@@ -11,8 +11,8 @@ const marker = path.join(dir, 'node_modules/.package-lock.json');
 const stale = !existsSync(marker) || statSync(lock).mtimeMs > statSync(marker).mtimeMs;
 if (stale) {
   console.error(`Installing npm packages from ${lock}...`);
-  // Not `npm ci`: the lock cannot list every platform's optional binaries (@swc/core, unrs-resolver)
-  // when the registry lacks some of them, and `npm ci` refuses such a lock. `--no-save` keeps the
-  // lock as committed.
-  execSync('npm install --no-save --no-audit --no-fund', { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
+  // `npm ci`: exactly the committed lock, as every CI system installs. The lock stays installable on
+  // every platform because @swc/core and unrs-resolver are pinned to releases whose platform
+  // binaries all exist (see package.json's pin and overrides).
+  execSync('npm ci --no-audit --no-fund', { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
 }
