@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // The multi-shard cluster tests need `npm run cluster` first; `npm run test:cluster` runs them.
+  testPathIgnorePatterns: process.env.DURABLE_AGENT_CLUSTER_TESTS ? [] : ['<rootDir>/test/cluster/'],
   // Integration tests each start a real Temporal dev server; two cores fit two at a time.
   maxWorkers: 2,
   testTimeout: 120_000,
