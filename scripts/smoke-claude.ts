@@ -9,7 +9,8 @@
  *   4. a streamed answer   -> the callModel activity heartbeats progress while it streams
  */
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../src/client/client-connection';
 import { NativeConnection } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -102,7 +103,7 @@ async function main(): Promise<number> {
   const server = await startDevServer({ dbFile: null, logFile: path.join(tmp, 'server.log') });
   const env = await startDemoEnvironment({ workspaceDir: path.join(tmp, 'workspace') });
   const connection = await NativeConnection.connect({ address: server.address });
-  const clientConnection = await Connection.connect({ address: server.address });
+  const clientConnection = await connectClient({ address: server.address });
   const taskQueue = `smoke-claude-${randomUUID().slice(0, 8)}`;
   let failures = 0;
   try {

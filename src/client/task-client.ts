@@ -4,7 +4,6 @@
  */
 import {
   Client,
-  Connection,
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -43,6 +42,7 @@ import {
   type UnblockInput,
 } from '../protocol/task';
 import { loadConnectionConfig } from '../worker/connection-config';
+import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 
@@ -121,7 +121,7 @@ export class TaskClient {
   static async connect(options: { address?: string; namespace?: string; taskQueue?: string; codec?: CodecOptions } = {}): Promise<TaskClient> {
     const { codec, taskQueue, ...connectionOverrides } = options;
     const config = loadConnectionConfig(connectionOverrides);
-    const connection = await Connection.connect({ ...config.connectionOptions, connectTimeout: 5_000 });
+    const connection = await connectClient({ ...config.connectionOptions, connectTimeout: 5_000 });
     return new TaskClient(new Client({ connection, namespace: config.namespace, dataConverter: createDataConverter(codec) }), taskQueue);
   }
 
@@ -143,6 +143,14 @@ export class TaskClient {
 
   handle(taskId: string): WorkflowHandle {
     return this.client.workflow.getHandle(taskId);
+  }
+
+  /**
+   * The full history of one run (default: the latest), every page. A long task's run is several MB;
+   * connect through TaskClient.connect (or connectClient) so a page above 4 MB can be received.
+   */
+  async history(taskId: string, runId?: string): Promise<temporal.api.history.v1.IHistory> {
+    return this.withNotFound(taskId, () => this.client.workflow.getHandle(taskId, runId).fetchHistory());
   }
 
   async status(taskId: string): Promise<TaskStatus> {

@@ -5,7 +5,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../src/client/client-connection';
 import { bundleWorkflowCode, NativeConnection, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { installQuietRuntime } from './quiet-runtime';
 import { spawnCli } from './processes';
@@ -63,7 +64,7 @@ export async function startHarness(
   const [bundle, connection, clientConnection] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('WARN') }),
     NativeConnection.connect({ address: server.address }),
-    Connection.connect({ address: server.address }),
+    connectClient({ address: server.address }),
   ]);
   const taskQueue = `test-${randomUUID().slice(0, 8)}`;
   const orders = new OrdersService();

@@ -1,7 +1,8 @@
 import { createDataConverter } from '../../codec';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../client/client-connection';
 import { DEMO_AGENT, DEMO_PROMPT, DEMO_SCRIPT } from '../../agents/demo/demo-agent';
 import { TaskClient } from '../../client/task-client';
 import type { ModelChoice } from '../../protocol/task';
@@ -29,7 +30,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
         ? `Model: SCRIPTED (fixed turns from ${path.relative(process.cwd(), DEMO_SCRIPT)}; not an LLM). Set ANTHROPIC_API_KEY to use Claude.`
         : 'Model: Claude via the Anthropic API (ANTHROPIC_API_KEY is set).',
     );
-    const connection = await Connection.connect({ address: stack.address });
+    const connection = await connectClient({ address: stack.address });
     const client = new TaskClient(new Client({ connection, dataConverter: createDataConverter() }), stack.taskQueue);
     const handle = await client.start({ agent: DEMO_AGENT, prompt: DEMO_PROMPT, model, startedBy: 'demo' });
     say(`Task ${handle.workflowId}: "${DEMO_PROMPT}"\n`);
