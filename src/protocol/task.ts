@@ -218,6 +218,12 @@ export const AGENT_STATUSES: AgentStatus[] = [
   'timed_out',
 ];
 
+/**
+ * The `AgentStatus` search attribute of a run that continued as new (tasks started with the
+ * stable-prefix marker): that run is history; its successor, with the same task id, is the task.
+ */
+export const CONTINUED_RUN_STATUS = 'continued';
+
 /** Finer than AgentStatus: what the task is doing right now. */
 export type TaskPhase =
   | 'starting'

@@ -33,14 +33,14 @@ import {
   unblockUpdate,
 } from '../protocol/definitions';
 import { toolUsesOf } from '../protocol/messages';
-import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
+import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
 import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions } from './activity-options';
 import { TaskState } from './task-state';
 import { runTurnTools } from './turn-tools';
 import { approveProblem, messageProblem, taskInputProblem } from './input-checks';
-import { DEFAULT_LIMITS, LEGACY_LIMITS } from './task-limits';
+import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limits';
 import { MARKER_PATTERN } from '../protocol/blob-marker';
 import { RECALL_TOOL_MANIFEST } from '../protocol/recall-tool';
 import type { ToolSpec } from '../protocol/messages';
@@ -64,6 +64,11 @@ export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
  * without it replay with LEGACY_LIMITS and the behaviour they were recorded with.
  */
 export const PINNED_LIMITS_PATCH = 'pinned-limits-v2';
+/**
+ * Tasks started with this marker trim the conversation several turns at a time (a prompt prefix
+ * that stays cacheable), and a run that continues as new publishes AgentStatus=continued.
+ */
+export const STABLE_PREFIX_PATCH = 'stable-prefix';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -74,7 +79,9 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   if (newRules === false) legacyInputChecks(input);
   else assertValidInput(input);
   const clock = { now: () => new Date(), newId: () => uuid4() };
-  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? { ...DEFAULT_LIMITS, ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) } : LEGACY_LIMITS);
+  const stablePrefix = newRules === true && patched(STABLE_PREFIX_PATCH);
+  const newLimits = { ...DEFAULT_LIMITS, ...(stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) };
+  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? newLimits : LEGACY_LIMITS);
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
@@ -155,6 +162,10 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     publishedStatus = state.agentStatus;
   };
   publishStatus();
+  /** The closing run of a continued task is not the task: `list` and Temporal's UI should not read it as running. */
+  const publishContinued = () => {
+    if (state.limits.trimConversationTo !== undefined) upsertSearchAttributes([{ key: AgentStatusKey, value: CONTINUED_RUN_STATUS }]);
+  };
 
   /** Waits, durably, for a person; true when they raised the budget that ran out. */
   const blockFor = async (code: string, reason: string, budgetLeft: () => number): Promise<boolean> => {
@@ -305,6 +316,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
         if ('snapshot' in fitted) {
           const { resume: _previous, ...rest } = input;
+          publishContinued();
           await continueAsNew<typeof agentTask>({ ...rest, resume: fitted.snapshot });
         }
         // Temporal would terminate a run whose continue-as-new input is too large, losing the task:

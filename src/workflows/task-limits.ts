@@ -24,6 +24,13 @@ export interface TaskLimits {
   keepRecentTurns: number;
   /** Messages kept in the live conversation; older turns leave it (their content stays in the store). */
   maxConversationMessages: number;
+  /**
+   * Once past maxConversationMessages, the oldest turns leave until this many messages remain:
+   * several turns at once, so the prompt's cached prefix stays the same for the turns in between
+   * (dropping one turn per turn would change the prefix, and miss the cache, on every call).
+   * Absent: down to maxConversationMessages, as tasks started before it did.
+   */
+  trimConversationTo?: number;
   /** Audit entries (events, escalations, decisions, approvals) kept in state per kind; older ones are archived to the store. */
   auditWindow: number;
   /** The largest snapshot carried into a new run, in bytes of JSON; above it the task compacts, then blocks. */
@@ -61,6 +68,9 @@ export const DEFAULT_LIMITS: TaskLimits = {
   auditWindow: 100,
   snapshotCeilingBytes: 256 * 1024,
 };
+
+/** Pinned by tasks started with the stable-prefix marker, over DEFAULT_LIMITS. */
+export const STABLE_PREFIX_LIMITS: Pick<TaskLimits, 'trimConversationTo'> = { trimConversationTo: 60 };
 
 /** Restores pinned limits from a snapshot, filling what an older snapshot did not carry from the legacy values. */
 export function limitsFrom(pinned: Partial<TaskLimits> | undefined): TaskLimits {

@@ -448,8 +448,9 @@ export class TaskState {
     let stubbed = 0;
     if (over()) stubbed = this.stubOldToolResults(this.limits.keepRecentTurns, 300).count;
     let dropped = 0;
+    const trimTo = tooMany() ? Math.min(this.limits.trimConversationTo ?? Infinity, this.limits.maxConversationMessages) : this.limits.maxConversationMessages;
     // Pairs (assistant, user) after the first prompt, so roles keep alternating and every tool_use keeps its results.
-    while ((tooMany() || over()) && this.messages.length > 3 + 2 * this.limits.keepRecentTurns) {
+    while ((this.messages.length > trimTo || over()) && this.messages.length > 3 + 2 * this.limits.keepRecentTurns) {
       this.messages.splice(1, 2);
       dropped += 1;
     }
