@@ -9,7 +9,7 @@ import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
-import { measureRecovery } from './recovery';
+import { measureRecovery, recoveryTable } from './recovery';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
@@ -81,12 +81,12 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       save('real-sizes.json', { sqlitePragmas: SQLITE_PRAGMAS, turns: REAL_SIZE_TURNS, rows });
     }),
   recovery: async () => {
-    console.log("\nRecovery: SIGKILL of the worker running a tool call -> the task's next completed step:");
+    console.log("\nRecovery: SIGKILL of the worker running a tool call -> the retried tool call, and the task's next completed workflow task:");
     const r = await measureRecovery();
     save('recovery.json', r);
-    console.log(`  heartbeat timeout ${r.heartbeatTimeoutMs} ms`);
-    console.log(`  standby worker:   median ${r.standbyWorker.stepCompletedMs.median} ms, max ${r.standbyWorker.stepCompletedMs.max} ms (n=${r.standbyWorker.stepCompletedMs.n})`);
-    console.log(`  restarted worker: median ${r.restartedWorker.stepCompletedMs.median} ms, max ${r.restartedWorker.stepCompletedMs.max} ms (n=${r.restartedWorker.stepCompletedMs.n})`);
+    writeFileSync(path.join(out, 'recovery.md'), recoveryTable(r) + '\n');
+    console.log(`\nheartbeat timeout ${r.heartbeatTimeoutMs} ms; target for the median SIGKILL -> next workflow task: under ${r.targetMs} ms\n`);
+    console.log(recoveryTable(r));
   },
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');

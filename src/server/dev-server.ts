@@ -56,6 +56,10 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, unknown> = {
   'history.transferProcessorMaxPollRPS': 1000,
   'history.timerProcessorMaxPollRPS': 1000,
   'history.visibilityProcessorMaxPollRPS': 1000,
+  // Eager activity dispatch: an activity scheduled by a workflow task goes back to the worker that
+  // completed it, in the same response, instead of through the task queue and a poll (the SDK asks
+  // for it when it has a free slot). Off by default before server 1.32; on in Temporal Cloud.
+  'system.enableActivityEagerExecution': true,
 };
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {

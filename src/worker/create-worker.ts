@@ -14,6 +14,18 @@ import { loadConnectionConfig } from './connection-config';
 /** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
 
+/**
+ * How long a task's next workflow task may wait on the sticky queue of the worker that ran its last
+ * one before the server hands it to any worker (DURABLE_AGENT_STICKY_TIMEOUT_MS overrides; the SDK's
+ * own default is 10 s). After a worker is SIGKILLed, its tasks' next steps wait this long on the dead
+ * worker's queue (the server calls a sticky worker gone only 10 s after its last poll), on top of
+ * the heartbeat timeout that noticed the dead tool call: 10 s made a crash cost ~16 s, 1 s makes it
+ * ~7 s (docs/performance.md). The price: a live worker whose workflow task slots stay full for over
+ * 1 s sees some of its tasks go to the shared queue and be replayed from history, by itself or by
+ * another worker; correct, only more CPU. Raise it for workers that run saturated on purpose.
+ */
+export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
+
 export interface AgentWorkerOptions {
   agents: AgentDefinition[];
   /** Default: Temporal's environment configuration (see loadConnectionConfig). */
@@ -80,6 +92,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
     // replayed from history when a decision arrives) instead of growing the worker with their number.
     maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+    stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
     ...options.workerOptions,
   });
 }

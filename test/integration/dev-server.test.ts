@@ -10,6 +10,7 @@ import { TaskClient } from '../../src/client/task-client';
 import { startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, statusWhen } from '../support/harness';
+import { probeEagerDispatch } from '../../bench/eager-probe';
 
 test('the embedded server keeps tasks in its state file across a restart, and restarts with its search attributes', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
@@ -144,3 +145,22 @@ test('the embedded server killed mid-task and started again on the same state fi
     await restarted?.stop();
   }
 });
+
+test('the embedded server hands activities to the worker eagerly, in the workflow task response (a server with it off makes the worker poll for each)', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-eager-'));
+  // Counted by the SDK itself: its activity_task_received metric labels each task eager or not.
+  const embedded = await startDevServer({ dbFile: null, logFile: path.join(dir, 'embedded.log') });
+  try {
+    const counts = await probeEagerDispatch(embedded.address, 3);
+    // describeAgent, 4 model calls, 3 tool calls: each scheduled by a workflow task while a slot was free.
+    expect(counts).toEqual({ eager: 8, polled: 0 });
+  } finally {
+    await embedded.stop();
+  }
+  const off = await startDevServer({ dbFile: null, logFile: path.join(dir, 'off.log'), dynamicConfig: { 'system.enableActivityEagerExecution': false } });
+  try {
+    expect(await probeEagerDispatch(off.address, 3)).toEqual({ eager: 0, polled: 8 });
+  } finally {
+    await off.stop();
+  }
+}, 180_000);
