@@ -82,6 +82,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
     ...(deps.modelEnv?.anthropicTimeoutMs ? { anthropicTimeoutMs: deps.modelEnv.anthropicTimeoutMs } : {}),
     ...(deps.modelEnv?.scriptRoots ? { scriptRoots: deps.modelEnv.scriptRoots } : {}),
+    ...(deps.modelEnv?.anthropicPromptCaching ? { anthropicPromptCaching: deps.modelEnv.anthropicPromptCaching } : {}),
   };
 
   function agentNamed(name: string): AgentDefinition {

@@ -28,7 +28,17 @@ export interface AnthropicModelOptions {
   timeoutMs?: number;
   /** Extended thinking for every call unless the request says otherwise. Default off. */
   thinking?: ThinkingSetting;
+  /** Where prompt-cache breakpoints go. Default `conversation` (see PromptCaching). */
+  promptCaching?: PromptCaching;
 }
+
+/**
+ * `conversation`: the system prompt, the last tool and the latest user message, so each call reads
+ * the previous call's whole prompt from the cache. `static`: the system prompt and tools only (the
+ * conversation is billed in full on every call). `off`: no breakpoints.
+ */
+export type PromptCaching = 'conversation' | 'static' | 'off';
+export const PROMPT_CACHING_MODES: readonly PromptCaching[] = ['conversation', 'static', 'off'];
 
 type Params = Anthropic.MessageStreamParams;
 
@@ -38,12 +48,14 @@ export class AnthropicModel implements Model {
   private readonly maxTokens: number;
   private readonly thinking: ThinkingSetting | undefined;
   private readonly timeoutMs: number;
+  private readonly promptCaching: PromptCaching;
 
   constructor(options: AnthropicModelOptions = {}) {
     this.id = options.model ?? DEFAULT_ANTHROPIC_MODEL;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
     this.thinking = options.thinking;
     this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.promptCaching = options.promptCaching ?? 'conversation';
     this.client = new Anthropic({
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.baseURL ? { baseURL: options.baseURL } : {}),
@@ -54,7 +66,7 @@ export class AnthropicModel implements Model {
 
   /** The exact request body sent for `request` (without `stream`). */
   paramsFor(request: ModelRequest): Params {
-    return buildParams(request, { model: this.id, maxTokens: this.maxTokens, thinking: this.thinking });
+    return buildParams(request, { model: this.id, maxTokens: this.maxTokens, thinking: this.thinking, promptCaching: this.promptCaching });
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
@@ -99,19 +111,22 @@ interface Defaults {
   model: string;
   maxTokens: number;
   thinking: ThinkingSetting | undefined;
+  promptCaching?: PromptCaching;
 }
 
 export function buildParams(request: ModelRequest, defaults: Defaults): Params {
   const thinking = request.thinking ?? defaults.thinking;
+  const caching = defaults.promptCaching ?? 'conversation';
+  const cached = caching === 'off' ? {} : { cache_control: { type: 'ephemeral' as const } };
   const tools = request.tools.map((t, i) =>
     // The tool definitions are the same on every turn of a task: the last one closes a cached prefix.
-    i === request.tools.length - 1 ? { ...t, cache_control: { type: 'ephemeral' as const } } : { ...t },
+    i === request.tools.length - 1 ? { ...t, ...cached } : { ...t },
   ) as Anthropic.Tool[];
   return {
     model: request.model ?? defaults.model,
     max_tokens: request.maxTokens ?? defaults.maxTokens,
-    ...(request.system ? { system: [{ type: 'text' as const, text: request.system, cache_control: { type: 'ephemeral' as const } }] } : {}),
-    messages: withConversationBreakpoint(request.messages),
+    ...(request.system ? { system: [{ type: 'text' as const, text: request.system, ...cached }] } : {}),
+    messages: caching === 'conversation' ? withConversationBreakpoint(request.messages) : plainMessages(request.messages),
     // 'none' keeps the definitions: the API requires them whenever the history holds tool blocks.
     ...(tools.length ? { tools } : {}),
     ...(tools.length && request.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
@@ -129,7 +144,7 @@ function thinkingParam(setting: ThinkingSetting): Anthropic.ThinkingConfigParam 
  * tool that makes three, under the API's limit of four.
  */
 function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
-  const out = messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : [...m.content] })) as Anthropic.MessageParam[];
+  const out = plainMessages(messages);
   for (let i = out.length - 1; i >= 0; i--) {
     const message = out[i]!;
     if (message.role !== 'user') continue;
@@ -142,6 +157,10 @@ function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam
     break;
   }
   return out;
+}
+
+function plainMessages(messages: Message[]): Anthropic.MessageParam[] {
+  return messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : [...m.content] })) as Anthropic.MessageParam[];
 }
 
 function toTurn(message: Anthropic.Message): ModelTurn {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ModelChoice } from '../protocol/task';
 import { stateDir } from '../server/state-dir';
-import { AnthropicModel } from './anthropic-model';
+import { AnthropicModel, PROMPT_CACHING_MODES, type PromptCaching } from './anthropic-model';
 import type { Model } from './model';
 import { ScriptedModel } from './scripted-model';
 import { ToolFailure } from '../errors/tool-failure';
@@ -18,6 +18,8 @@ export interface ModelEnvironment {
    * the file, and anyone who can start a task controls it. Default: defaultScriptRoots().
    */
   scriptRoots?: string[];
+  /** Prompt-cache breakpoints for Claude. Default: DURABLE_AGENT_PROMPT_CACHING, else `conversation`. */
+  anthropicPromptCaching?: PromptCaching;
 }
 
 /**
@@ -53,7 +55,18 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
         ...(env.anthropicBaseURL ? { baseURL: env.anthropicBaseURL } : {}),
         ...(env.anthropicTimeoutMs ? { timeoutMs: env.anthropicTimeoutMs } : {}),
         ...(choice.thinking ? { thinking: choice.thinking } : {}),
+        promptCaching: env.anthropicPromptCaching ?? promptCachingFromEnv(),
       });
   }
 }
 
+
+/** DURABLE_AGENT_PROMPT_CACHING, checked: a typo must not silently change what a task costs. */
+export function promptCachingFromEnv(env: NodeJS.ProcessEnv = process.env): PromptCaching {
+  const value = env.DURABLE_AGENT_PROMPT_CACHING;
+  if (value === undefined || value === '') return 'conversation';
+  if (!(PROMPT_CACHING_MODES as readonly string[]).includes(value)) {
+    throw new ToolFailure('permanent', 'bad_configuration', `DURABLE_AGENT_PROMPT_CACHING is "${value}"; expected one of ${PROMPT_CACHING_MODES.join(', ')}.`);
+  }
+  return value as PromptCaching;
+}

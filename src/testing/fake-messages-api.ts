@@ -15,6 +15,7 @@ import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
 import { checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
 import { pause, writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
+import { PromptCache, type PromptCacheOptions } from './prompt-cache';
 
 export type { StreamPacing } from './sse-writer';
 
@@ -118,6 +119,11 @@ export interface FakeMessagesApiOptions {
   responder?: Responder;
   /** Secret for thinking signatures (default random), so two fakes can share signatures. */
   thinkingSecret?: string;
+  /**
+   * The prompt cache behind the usage of a reply that does not script its own (see prompt-cache.ts):
+   * input, cache write and cache read tokens as the API would bill them. Default: on, 5-minute TTL.
+   */
+  promptCache?: PromptCacheOptions;
 }
 
 export class FakeMessagesApi extends LoopbackHttpServer {
@@ -128,6 +134,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
   rules: MessagesApiRuleOptions;
   models?: string[];
   responder?: Responder;
+  readonly promptCache: PromptCache;
   private ids = 0;
 
   constructor(options: FakeMessagesApiOptions = {}) {
@@ -137,6 +144,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     if (options.models) this.models = options.models;
     if (options.responder) this.responder = options.responder;
     this.signer = new ThinkingSigner(options.thinkingSecret);
+    this.promptCache = new PromptCache(options.promptCache);
   }
 
   /** Queue replies; each accepted request takes the next one. With none left (and no responder) the server answers 500 and says why. */
@@ -227,17 +235,21 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       return block;
     });
     const hasTools = content.some((b) => b.type === 'tool_use');
+    // A scripted usage is what the test wants billed; otherwise what the API would bill for this prompt.
+    const prompt = reply.usage ? undefined : this.promptCache.use(record.body);
     return {
       id: `msg_fake_${++this.ids}`,
       model: record.body.model ?? 'fake',
       content,
       stop_reason: reply.stopReason ?? (hasTools ? 'tool_use' : 'end_turn'),
-      usage: {
-        input_tokens: reply.usage?.input ?? 100,
-        output_tokens: reply.usage?.output ?? 20,
-        cache_creation_input_tokens: reply.usage?.cacheWrite ?? 0,
-        cache_read_input_tokens: reply.usage?.cacheRead ?? 0,
-      },
+      usage: prompt
+        ? { ...prompt, output_tokens: Math.ceil(JSON.stringify(content).length / 4) }
+        : {
+            input_tokens: reply.usage!.input,
+            output_tokens: reply.usage!.output,
+            cache_creation_input_tokens: reply.usage!.cacheWrite ?? 0,
+            cache_read_input_tokens: reply.usage!.cacheRead ?? 0,
+          },
     };
   }
 }
