@@ -2,7 +2,9 @@
  * A task closed by the server or an operator (terminated) shows that in `list`, `status` and the
  * search attribute view, never `running`; and a task that continued as new is listed once.
  */
+import { CONTINUED_RUN_STATUS } from '../../src/protocol/task';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
 
 let h: Harness;
 beforeAll(async () => {
@@ -41,6 +43,28 @@ test('a task that continued as new is one row in list, and none under running on
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({ agentStatus: 'completed' });
   expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
+});
+
+test('while a continued task waits for a person it is one row; each run it left behind says AgentStatus=continued', async () => {
+  const script = h.script([...Array.from({ length: 4 }, (_, i) => callTool('list_files', { offset: i })), callTool('delete_file', { path: 'old.log' }), answer('done')]);
+  const taskId = h.taskId('continued-waiting');
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'clean up', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 }, { taskId });
+    const waiting = await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+    // Visibility is eventually consistent: wait for the waiting run's row before reading the rest.
+    await waitFor('the waiting row', async () => ((await h.client.list({ status: 'awaiting_approval', limit: 500 })).some((t) => t.taskId === taskId) ? true : undefined));
+    expect((await h.client.list({ limit: 500 })).filter((t) => t.taskId === taskId)).toHaveLength(1);
+    expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
+    const earlier: string[] = [];
+    for await (const run of h.client.client.workflow.list({ query: `WorkflowId = '${taskId}' AND ExecutionStatus = 'ContinuedAsNew'` })) {
+      earlier.push(String(run.searchAttributes?.AgentStatus ?? run.typedSearchAttributes?.getAll().find((p) => p.key.name === 'AgentStatus')?.value));
+    }
+    expect(earlier.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(earlier)).toEqual(new Set([CONTINUED_RUN_STATUS]));
+    await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ops' });
+    await h.client.result(taskId);
+  });
 });
 
 test('status keeps a bounded window; the entries that left it are archived to the blob store and read back in order (status --all)', async () => {
