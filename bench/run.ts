@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, measureCostOfFailure } from './cost-of-failure';
+import { cacheTable, measureConversationCache } from './conversation-cache';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
@@ -100,6 +101,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'cost-of-failure.md'), costTable(rows) + '\n');
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
+  },
+  caching: async () => {
+    const h = await startHarness();
+    const rows = await measureConversationCache(h).finally(() => h.close());
+    save('conversation-cache.json', { rows });
+    writeFileSync(path.join(out, 'conversation-cache.md'), cacheTable(rows) + '\n');
+    console.log('\nWhat a long Claude task costs with and without the conversation cache (strict fake, list prices):\n');
+    console.log(cacheTable(rows));
   },
 };
 
