@@ -28,6 +28,9 @@ import { markerText } from '../protocol/blob-marker';
 import { summarizeOutput } from '../workflows/tool-result-content';
 import { gateToolCall } from '../workflows/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
+import type { TrustedKey } from '../protocol/decision-proof';
+import { trustedKeysFromEnvironment } from '../approvers/keys';
+import { linkSettingsFromEnv, webhookBody, type LinkSettings } from '../inbox/notification';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -47,6 +50,11 @@ export interface ActivityDependencies {
   blobStore?: BlobStore;
   /** Tool results and model output longer than this many characters travel as blob references. Default DEFAULT_INLINE_CHARS (tool results) and 4x that (model output). */
   inlineChars?: number;
+  /**
+   * Public keys of the front ends trusted to vouch for approvers, recorded in every agent manifest
+   * (verified approvers: docs/approvers.md). Default: DURABLE_AGENT_APPROVER_KEYS; none = dev mode.
+   */
+  approverKeys?: TrustedKey[];
 }
 
 /** Keeps a huge result out of history: the model gets the start and how to ask for the rest. */
@@ -77,6 +85,8 @@ async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => un
 
 export function createActivities(deps: ActivityDependencies): AgentActivities {
   const agents = new Map(deps.agents.map((a) => [a.name, a]));
+  // Read once, at worker start: a malformed key setting stops the worker instead of turning verification off.
+  const approverKeys = deps.approverKeys ?? trustedKeysFromEnvironment();
   const modelEnv: ModelEnvironment = {
     anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
@@ -97,6 +107,20 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   }
 
   const webhookUrl = deps.webhookUrl ?? process.env.DURABLE_AGENT_WEBHOOK_URL;
+  // Read on the first notice: DURABLE_AGENT_INBOX_URL and the link key shared with the inbox.
+  let links: LinkSettings | null | undefined;
+  const linkSettings = (): LinkSettings | undefined => {
+    if (links === undefined) {
+      try {
+        links = linkSettingsFromEnv() ?? null;
+      } catch (err) {
+        // A wrong inbox setting must not stop notices: they go out without links, and the log says why.
+        Context.current().log.error(`Notices carry no inbox links: ${(err as Error).message}`);
+        links = null;
+      }
+    }
+    return links ?? undefined;
+  };
   const inlineChars = deps.inlineChars ?? DEFAULT_INLINE_CHARS;
   let blobs: BlobStore | undefined = deps.blobStore && !(deps.blobStore instanceof CachedBlobStore) ? new CachedBlobStore(deps.blobStore) : deps.blobStore;
   // Opened on first use: a worker whose tasks never store anything never touches the store.
@@ -151,7 +175,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const res = await fetch(webhookUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...notice, text: line }),
+        // Slack-compatible { text, blocks }; confirm and block notices link to the inbox (signed, single use).
+        body: JSON.stringify(webhookBody(notice, line, linkSettings())),
         signal: AbortSignal.timeout(10_000),
       }).catch((err: Error) => {
         throw toApplicationFailure(classify(err), Context.current().info.attempt);
@@ -173,7 +198,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         );
         throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
       }
-      return definition.manifest(chosen);
+      // The worker's trusted keys travel in the manifest (recorded in history), never in the task's input.
+      return { ...definition.manifest(chosen), ...(approverKeys.length ? { approverKeys } : {}) };
     },
 
     async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns }) {

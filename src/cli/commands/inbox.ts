@@ -1,0 +1,128 @@
+/** `durable-agent inbox`: the approvals web app; `inbox hash-password`: hashes for its approvers file. */
+import { ApproverDirectory, ApproverFileError, defaultApproversFile } from '../../inbox/approver-directory';
+import { loadLinkKey, UsedLinks } from '../../inbox/links';
+import { hashPassword, newToken } from '../../inbox/secret-hash';
+import { InboxServer } from '../../inbox/server';
+import { connectionOptions, intOption, parse } from '../args';
+import { CliError, EXIT, usageError } from '../cli-error';
+import { connectClient } from '../connect';
+
+export const inboxHelp = `durable-agent inbox [--port N] [--host ADDR] [--approvers FILE] [--public-url URL]
+                    [--trusted-header NAME [--trusted-proxy ADDR]...]
+  The approvals web app: every pending approval and blocked task in the namespace; approve (with
+  edited arguments), deny, unblock, message. Approvers sign in from FILE (default
+  <state dir>/approvers.json). Default 127.0.0.1:7280. --public-url (or DURABLE_AGENT_INBOX_URL) is the
+  address people open; notification links are signed with DURABLE_AGENT_LINK_KEY or
+  <state dir>/inbox-link.key. --trusted-header lets an authenticating reverse proxy name the approver
+  (off by default; only from --trusted-proxy addresses, default loopback). See docs/inbox.md.
+durable-agent inbox hash-password [--token]
+  Reads a password from stdin and prints its scrypt hash for the approvers file; with --token, makes
+  a new access token and prints it (once) with its hash.`;
+
+export async function inboxCommand(argv: string[]): Promise<number> {
+  if (argv[0] === 'hash-password') return hashPasswordCommand(argv.slice(1));
+  const { values } = parse(
+    argv,
+    {
+      ...connectionOptions,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      approvers: { type: 'string' },
+      'public-url': { type: 'string' },
+      'trusted-header': { type: 'string' },
+      'trusted-proxy': { type: 'string', multiple: true },
+    },
+    { min: 0, max: 0, names: '' },
+  );
+  const port = intOption(values.port, 'port', 0) ?? 7280;
+  if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
+  const publicUrl = values['public-url'] ?? process.env.DURABLE_AGENT_INBOX_URL;
+  if (publicUrl !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(publicUrl);
+    } catch {
+      throw usageError(`--public-url must be a URL such as https://inbox.example.org, got "${publicUrl}"`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw usageError(`--public-url must be http(s), got "${publicUrl}"`);
+  }
+  if (values['trusted-proxy'] && !values['trusted-header']) throw usageError('--trusted-proxy needs --trusted-header NAME');
+  if (values['trusted-header'] !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(values['trusted-header'])) {
+    throw usageError(`--trusted-header must be a header name such as x-forwarded-user, got "${values['trusted-header']}"`);
+  }
+  let directory: ApproverDirectory;
+  try {
+    directory = ApproverDirectory.fromFile(values.approvers ?? defaultApproversFile());
+  } catch (err) {
+    if (err instanceof ApproverFileError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
+  if (directory.size === 0) throw new CliError('the approvers file lists nobody: add approvers first (see docs/inbox.md)', EXIT.usage);
+  const client = await connectClient(values);
+  const server = new InboxServer({
+    client,
+    directory,
+    linkKey: loadLinkKey({ create: true })!,
+    usedLinks: new UsedLinks(),
+    ...(publicUrl ? { publicUrl } : {}),
+    ...(values['trusted-header']
+      ? { trustedHeader: { header: values['trusted-header'], ...(values['trusted-proxy'] ? { proxies: values['trusted-proxy'] } : {}) } }
+      : {}),
+  });
+  const url = await server.start(port, values.host ?? '127.0.0.1');
+  console.log(`inbox: ${url}${publicUrl && publicUrl !== url ? ` (public: ${publicUrl})` : ''}; ${directory.size} approver(s). Ctrl-C stops it.`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.stop();
+  await client.client.connection.close();
+  return EXIT.ok;
+}
+
+async function hashPasswordCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { token: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+  if (values.token) {
+    const { token, hash } = newToken();
+    console.log(`token (give it to the approver; it is not stored): ${token}`);
+    console.log(`hash (put it in the approver's "tokens" list):     ${hash}`);
+    return EXIT.ok;
+  }
+  const password = await readSecret('Password: ');
+  if (password.length < 8) throw usageError('a password needs at least 8 characters');
+  console.log(await hashPassword(password));
+  return EXIT.ok;
+}
+
+/** One line from stdin; on a terminal, without echoing it. */
+async function readSecret(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    let text = '';
+    for await (const chunk of stdin) text += chunk;
+    return text.split(/\r?\n/)[0] ?? '';
+  }
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  stdin.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (key: string) => {
+      for (const ch of key) {
+        if (ch === '\r' || ch === '\n') return done(() => resolve(text));
+        if (ch === '\u0003') return done(() => reject(new CliError('cancelled', EXIT.failed)));
+        if (ch === '\u007f') text = text.slice(0, -1);
+        else text += ch;
+      }
+    };
+    const done = (settle: () => void) => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+      settle();
+    };
+    stdin.on('data', onData);
+  });
+}

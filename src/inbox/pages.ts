@@ -1,0 +1,368 @@
+/**
+ * The inbox's pages, rendered on the server: plain forms that work without JavaScript, labelled
+ * fields grouped in fieldsets, status messages in role=status (errors in role=alert), and one small
+ * script on the task page for live progress.
+ */
+import type { Approver } from './approver-directory';
+import { html, trusted, type Html } from './html';
+import type { TaskPageData, WaitingTask } from './inbox-data';
+import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
+import type { Message } from '../protocol/messages';
+
+export const STYLE = `
+:root { font-family: system-ui, sans-serif; line-height: 1.45; color: #1b1f24; background: #fafafa; }
+body { margin: 0; }
+header { display: flex; gap: 1rem; align-items: center; justify-content: space-between; padding: .6rem 1.2rem; background: #1d3557; color: #fff; }
+header a { color: #fff; }
+header form { margin: 0; }
+main { max-width: 68rem; margin: 0 auto; padding: 1rem 1.2rem 3rem; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 1.6rem; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: .5rem; background: #fff; color: #000; padding: .3rem; }
+.card { background: #fff; border: 1px solid #ccd; border-radius: 6px; padding: .8rem 1rem; margin: .8rem 0; }
+.card h3 { margin: 0 0 .4rem; font-size: 1.05rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .4rem 0; }
+dt { font-weight: 600; } dd { margin: 0; }
+pre { background: #f1f3f5; padding: .5rem; overflow-x: auto; white-space: pre-wrap; word-break: break-word; margin: .3rem 0; }
+fieldset { border: 1px solid #99a; border-radius: 6px; margin: .8rem 0; padding: .6rem .9rem; }
+legend { font-weight: 600; padding: 0 .3rem; }
+label { display: block; font-weight: 600; margin-top: .5rem; }
+.hint { font-weight: normal; color: #444; font-size: .9rem; }
+input[type=text], input[type=password], input[type=number], textarea { width: 100%; box-sizing: border-box; font: inherit; padding: .35rem; border: 1px solid #667; border-radius: 4px; }
+textarea.json { font-family: ui-monospace, monospace; min-height: 6rem; }
+button { font: inherit; padding: .4rem .9rem; margin-top: .6rem; border-radius: 4px; border: 1px solid #1d3557; background: #1d3557; color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: #1d3557; }
+button.danger { background: #9d0208; border-color: #9d0208; }
+:focus-visible { outline: 3px solid #f4a261; outline-offset: 2px; }
+.status { padding: .6rem .9rem; border-radius: 6px; margin: .6rem 0; }
+.status.ok { background: #e6f4ea; border: 1px solid #2d6a4f; }
+.status.error { background: #fde8e8; border: 1px solid #9d0208; }
+.badge { display: inline-block; padding: 0 .45rem; border-radius: 4px; font-size: .85rem; background: #e9ecef; }
+.badge.destructive { background: #fde8e8; color: #7a0006; } .badge.write { background: #fff3cd; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; }
+@media (max-width: 40rem) { .grid { grid-template-columns: 1fr; } }
+.transcript li { margin-bottom: .5rem; }
+`;
+
+export interface Layout {
+  title: string;
+  approver?: Approver;
+  csrf?: string;
+  flash?: { kind: 'ok' | 'error'; text: string };
+  scripts?: string[];
+}
+
+export function page(layout: Layout, body: Html): string {
+  const flash = layout.flash;
+  return `<!doctype html>${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${layout.title} · durable-agent inbox</title>
+<link rel="stylesheet" href="/static/inbox.css">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+  <span><a href="/">durable-agent inbox</a></span>
+  ${
+    layout.approver && layout.csrf
+      ? html`<form method="post" action="/signout">
+    <span>Signed in as <strong>${layout.approver.name}</strong> (${layout.approver.id}${layout.approver.roles.length ? `; ${layout.approver.roles.join(', ')}` : ''})</span>
+    <input type="hidden" name="_csrf" value="${layout.csrf}">
+    <button type="submit" class="secondary">Sign out</button>
+  </form>`
+      : ''
+  }
+</header>
+<main id="main" tabindex="-1">
+<div id="flash" role="status" aria-live="polite">${flash ? html`<p class="status ${flash.kind}">${flash.text}</p>` : ''}</div>
+${body}
+</main>
+${(layout.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
+</body>
+</html>`}`;
+}
+
+export function signInPage(options: { csrf: string; next: string; error?: string; proxyNote?: string }): string {
+  return page(
+    { title: 'Sign in' },
+    html`<h1>Sign in to answer tasks</h1>
+${options.error ? html`<p class="status error" role="alert" id="signin-error">${options.error}</p>` : ''}
+${options.proxyNote ? html`<p>${options.proxyNote}</p>` : ''}
+<form method="post" action="/signin" class="card" ${options.error ? html`aria-describedby="signin-error"` : ''}>
+  <input type="hidden" name="_csrf" value="${options.csrf}">
+  <input type="hidden" name="next" value="${options.next}">
+  <fieldset>
+    <legend>With your approver id and password</legend>
+    <label for="id">Approver id</label>
+    <input type="text" id="id" name="id" autocomplete="username" autocapitalize="none" spellcheck="false" ${options.error ? '' : trusted('autofocus')}>
+    <label for="password">Password</label>
+    <input type="password" id="password" name="password" autocomplete="current-password">
+  </fieldset>
+  <fieldset>
+    <legend>Or with an access token</legend>
+    <label for="token">Token <span class="hint">(leave empty when you use a password)</span></label>
+    <input type="password" id="token" name="token" autocomplete="off">
+  </fieldset>
+  <button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+/** A refusal page: expired or reused links, unknown tasks, forbidden requests. */
+export function messagePage(title: string, text: string, layout: Omit<Layout, 'title'> = {}): string {
+  return page({ ...layout, title }, html`<h1>${title}</h1><p class="status error" role="alert">${text}</p><p><a href="/">Back to the inbox</a></p>`);
+}
+
+function expiry(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  if (!Number.isFinite(ms)) return iso;
+  if (ms <= 0) return `${iso} (passed)`;
+  const minutes = Math.round(ms / 60_000);
+  return `${iso} (in ${minutes < 90 ? `${minutes} min` : `${Math.round(minutes / 60)} h`})`;
+}
+
+const pretty = (value: unknown) => JSON.stringify(value, null, 2) ?? 'undefined';
+
+function approvalDetails(a: ApprovalRequest, now: number): Html {
+  return html`<dl>
+  <dt>Tool</dt><dd><code>${a.tool}</code></dd>
+  <dt>Effect</dt><dd><span class="badge ${a.effect}">${a.effect}</span></dd>
+  <dt>Reason</dt><dd>${a.reason}</dd>
+  <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry}</dd>
+  <dt>Approval id</dt><dd><code>${a.id}</code></dd>
+</dl>
+<p><strong>Exact arguments</strong></p>
+<pre>${pretty(a.input)}</pre>`;
+}
+
+export function inboxPage(layout: Omit<Layout, 'title'>, tasks: WaitingTask[], now = Date.now()): string {
+  const approvals = tasks.flatMap((t) => (t.status?.pendingApprovals ?? []).map((a) => ({ t, a })));
+  const blocked = tasks.filter((t) => t.status?.blocked || (!t.status && t.summary.agentStatus === 'blocked'));
+  const unknown = tasks.filter((t) => !t.status);
+  return page(
+    { ...layout, title: 'Inbox' },
+    html`<h1>Inbox</h1>
+<p>${approvals.length} pending approval${approvals.length === 1 ? '' : 's'}, ${blocked.length} blocked task${blocked.length === 1 ? '' : 's'}. <a href="/">Refresh</a></p>
+<h2 id="approvals">Pending approvals</h2>
+${approvals.length === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
+${approvals.map(
+  ({ t, a }) => html`<article class="card approval" aria-labelledby="ap-${a.id}">
+  <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
+  <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt}</p>
+  ${approvalDetails(a, now)}
+  <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Review and answer<span class="skip"> ${a.tool} on ${t.summary.taskId}</span></a></p>
+</article>`,
+)}
+<h2 id="blocked">Blocked tasks</h2>
+${blocked.length === 0 ? html`<p>No task is blocked.</p>` : ''}
+${blocked.map(
+  (t) => html`<article class="card blocked" aria-labelledby="bl-${t.summary.taskId}">
+  <h3 id="bl-${t.summary.taskId}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#blocked">Task ${t.summary.taskId}</a></h3>
+  ${t.status?.blocked ? blockedDetails(t.status.blocked) : html`<p>${t.note ?? ''}</p>`}
+</article>`,
+)}
+${unknown.length ? html`<h2>Waiting, details unavailable</h2><ul>${unknown.map((t) => html`<li><a href="/tasks/${encodeURIComponent(t.summary.taskId)}">${t.summary.taskId}</a>: ${t.note ?? ''}</li>`)}</ul>` : ''}`,
+  );
+}
+
+function blockedDetails(e: Escalation): Html {
+  return html`<dl><dt>Why</dt><dd>${e.reason}</dd><dt>Code</dt><dd><code>${e.code}</code></dd><dt>Since</dt><dd>${e.at} (turn ${e.turn})</dd></dl>`;
+}
+
+/** The values a refused form is shown again with, and the refusal. */
+export interface FormState {
+  form: 'approve' | 'deny' | 'unblock' | 'message';
+  approvalId?: string;
+  values: Record<string, string>;
+  error: string;
+}
+
+function errorFor(state: FormState | undefined, form: FormState['form'], approvalId?: string): Html {
+  if (!state || state.form !== form || (approvalId && state.approvalId !== approvalId)) return html``;
+  return html`<p class="status error" role="alert" id="${form}-error${approvalId ? `-${approvalId}` : ''}" tabindex="-1" data-focus>${state.error}</p>`;
+}
+
+function valueOf(state: FormState | undefined, form: FormState['form'], field: string, fallback: string, approvalId?: string): string {
+  if (state && state.form === form && (!approvalId || state.approvalId === approvalId)) return state.values[field] ?? fallback;
+  return fallback;
+}
+
+function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: FormState | undefined, now: number): Html {
+  const base = `/tasks/${encodeURIComponent(taskId)}`;
+  return html`<section class="card approval" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
+  <h3 id="h-approval-${a.id}">Approval: ${a.tool}</h3>
+  ${approvalDetails(a, now)}
+  <div class="grid">
+  <form method="post" action="${base}/approve">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="approvalId" value="${a.id}">
+    <fieldset>
+      <legend>Approve</legend>
+      ${errorFor(state, 'approve', a.id)}
+      <label for="args-${a.id}">Arguments (JSON) <span class="hint" id="args-hint-${a.id}">Edit them to run different ones; the task checks them against the tool's schema.</span></label>
+      <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', pretty(a.input), a.id)}</textarea>
+      <label for="comment-${a.id}">Comment <span class="hint">(optional)</span></label>
+      <input type="text" id="comment-${a.id}" name="comment" value="${valueOf(state, 'approve', 'comment', '', a.id)}">
+      <button type="submit">Approve</button>
+    </fieldset>
+  </form>
+  <form method="post" action="${base}/deny">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="approvalId" value="${a.id}">
+    <fieldset>
+      <legend>Deny</legend>
+      ${errorFor(state, 'deny', a.id)}
+      <label for="reason-${a.id}">Reason <span class="hint">(required; the model is told)</span></label>
+      <textarea id="reason-${a.id}" name="reason" required>${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
+      <button type="submit" class="danger">Deny</button>
+    </fieldset>
+  </form>
+  </div>
+</section>`;
+}
+
+function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormState | undefined, status: TaskStatus): Html {
+  const b = status.budgets;
+  const v = (field: string) => valueOf(state, 'unblock', field, '');
+  const limit = (name: string, label: string, reading: { used: number; limit: number } | undefined, step = '1') =>
+    html`<div><label for="budget-${name}">${label} <span class="hint">${reading ? `(used ${reading.used} of ${reading.limit}; new total)` : '(new total)'}</span></label>
+    <input type="number" id="budget-${name}" name="${name}" min="1" step="${step}" value="${v(name)}"></div>`;
+  return html`<section class="card" id="blocked" aria-labelledby="h-blocked">
+  <h3 id="h-blocked">Blocked: ${e.code}</h3>
+  ${blockedDetails(e)}
+  <form method="post" action="/tasks/${encodeURIComponent(taskId)}/unblock">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <fieldset>
+      <legend>Unblock</legend>
+      ${errorFor(state, 'unblock')}
+      <label for="unblock-message">Message for the model <span class="hint">(optional)</span></label>
+      <textarea id="unblock-message" name="message">${v('message')}</textarea>
+      <fieldset>
+        <legend>Raise budgets <span class="hint">(optional)</span></legend>
+        <div class="grid">
+          ${limit('turns', 'Turns', b.turns)}
+          ${limit('toolCalls', 'Tool calls', b.toolCalls)}
+          ${limit('tokens', 'Tokens', b.tokens)}
+          ${limit('costUsd', 'Cost (USD)', b.costUsd, '0.01')}
+        </div>
+      </fieldset>
+      <button type="submit">Unblock</button>
+    </fieldset>
+  </form>
+</section>`;
+}
+
+function messageForm(taskId: string, csrf: string, state: FormState | undefined): Html {
+  return html`<form method="post" action="/tasks/${encodeURIComponent(taskId)}/message" class="card" id="message">
+  <input type="hidden" name="_csrf" value="${csrf}">
+  <fieldset>
+    <legend>Send a message</legend>
+    ${errorFor(state, 'message')}
+    <label for="message-text">Guidance for the model <span class="hint">(read before its next call)</span></label>
+    <textarea id="message-text" name="text" required>${valueOf(state, 'message', 'text', '')}</textarea>
+    <button type="submit">Send message</button>
+  </fieldset>
+</form>`;
+}
+
+function blockText(block: { type: string; [k: string]: unknown }): string {
+  switch (block.type) {
+    case 'text':
+      return String(block.text);
+    case 'tool_use':
+      return `→ ${String(block.name)} ${JSON.stringify(block.input)}`;
+    case 'tool_result':
+      return `← ${block.is_error ? 'error ' : ''}${typeof block.content === 'string' ? block.content : JSON.stringify(block.content)}`;
+    case 'thinking':
+      return '(thinking)';
+    default:
+      return `(${block.type})`;
+  }
+}
+
+function transcriptList(messages: Message[]): Html {
+  if (messages.length === 0) return html`<p>No transcript available.</p>`;
+  return html`<ol class="transcript">${messages.map((m) => {
+    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as { type: string }[]);
+    const text = blocks.map((b) => blockText(b as { type: string })).join('\n');
+    return html`<li><strong>${m.role}</strong><pre>${text.length > 4000 ? `${text.slice(0, 4000)}… (${text.length - 4000} more characters)` : text}</pre></li>`;
+  })}</ol>`;
+}
+
+export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data: TaskPageData, state?: FormState, now = Date.now()): string {
+  const s = data.status;
+  const open = data.summary.executionStatus === 'RUNNING';
+  const agentStatus = s?.agentStatus ?? data.summary.agentStatus ?? data.summary.executionStatus.toLowerCase();
+  const result = s?.result ?? data.result;
+  return page(
+    { ...layout, title: `Task ${data.taskId}`, scripts: open ? ['/static/task.js'] : [] },
+    html`<h1>Task ${data.taskId}</h1>
+<section class="card" aria-labelledby="h-progress" id="progress" data-task="${data.taskId}">
+  <h2 id="h-progress">Progress</h2>
+  <dl>
+    <dt>Agent</dt><dd>${data.summary.agent ?? s?.agent ?? '?'}</dd>
+    <dt>Status</dt><dd><span id="live-status" data-status="${agentStatus}">${agentStatus}</span>${s ? html` · phase <span id="live-phase">${s.phase}</span> · turn <span id="live-turn">${s.turn}</span>` : ''}</dd>
+    ${s ? html`<dt>Budgets</dt><dd>turns ${s.budgets.turns.used}/${s.budgets.turns.limit}, tool calls ${s.budgets.toolCalls.used}/${s.budgets.toolCalls.limit}${s.budgets.tokens ? `, tokens ${s.budgets.tokens.used}/${s.budgets.tokens.limit}` : ''}${s.budgets.costUsd ? `, cost $${s.budgets.costUsd.used.toFixed(4)}/$${s.budgets.costUsd.limit}` : ''}</dd>` : ''}
+  </dl>
+  ${data.note ? html`<p>${data.note}</p>` : ''}
+  <div id="live-result" role="status" aria-live="polite">${result ? html`<p class="status ok"><strong>Result (${result.outcome}):</strong> ${result.text}</p>` : ''}${data.failure ? html`<p class="status error">Failed: ${data.failure.detail}</p>` : ''}</div>
+  <div id="live-notice" role="status" aria-live="polite"></div>
+  ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
+</section>
+${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => approvalForms(data.taskId, a, layout.csrf, state, now))}` : ''}
+${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s) : ''}
+${open ? messageForm(data.taskId, layout.csrf, state) : ''}
+<h2 id="h-events">Recent events</h2>
+<ol id="live-events">${(s?.events ?? []).slice(-10).map((e) => html`<li>${e.at} turn ${e.turn} ${e.kind}${e.tool ? ` ${e.tool}` : ''}: ${e.detail}</li>`)}</ol>
+${s && s.approvals.length ? html`<h2>Decided approvals</h2><ul>${s.approvals.map((a) => html`<li><code>${a.id}</code> ${a.tool}: ${a.decision} by ${a.by} at ${a.decidedAt}${a.denyReason ? ` (${a.denyReason})` : ''}</li>`)}</ul>` : ''}
+<h2 id="h-transcript">Recent transcript</h2>
+${transcriptList(data.recent)}`,
+  );
+}
+
+/** The task page's only script: live progress over server-sent events, announced politely. */
+export const TASK_SCRIPT = `'use strict';
+(function () {
+  var progress = document.getElementById('progress');
+  if (!progress) return;
+  var focus = document.querySelector('[data-focus]');
+  if (focus) focus.focus();
+  var task = progress.getAttribute('data-task');
+  var shown = { pending: null, blocked: null };
+  var set = function (id, text) { var el = document.getElementById(id); if (el && el.textContent !== text) el.textContent = text; };
+  var source = new EventSource('/tasks/' + encodeURIComponent(task) + '/events');
+  source.addEventListener('status', function (event) {
+    var v = JSON.parse(event.data);
+    var status = document.getElementById('live-status');
+    if (status) { status.textContent = v.agentStatus || v.executionStatus.toLowerCase(); status.setAttribute('data-status', status.textContent); }
+    if (v.phase) set('live-phase', v.phase);
+    if (v.turn !== undefined) set('live-turn', String(v.turn));
+    var list = document.getElementById('live-events');
+    if (list) {
+      list.textContent = '';
+      v.events.forEach(function (line) { var li = document.createElement('li'); li.textContent = line; list.appendChild(li); });
+    }
+    var pending = v.pendingApprovals.join(','), blocked = v.blocked || '';
+    if (shown.pending === null) { shown.pending = pending; shown.blocked = blocked; }
+    else if (pending !== shown.pending || blocked !== shown.blocked) {
+      shown.pending = pending; shown.blocked = blocked;
+      var notice = document.getElementById('live-notice');
+      notice.textContent = '';
+      var p = document.createElement('p'); p.className = 'status ok';
+      p.appendChild(document.createTextNode('What this task waits for has changed. '));
+      var a = document.createElement('a'); a.href = ''; a.textContent = 'Reload to answer'; p.appendChild(a);
+      notice.appendChild(p);
+    }
+    if (v.result || v.failure) {
+      var out = document.getElementById('live-result');
+      out.textContent = '';
+      var r = document.createElement('p');
+      r.className = v.result ? 'status ok' : 'status error';
+      r.textContent = v.result ? 'Result (' + v.result.outcome + '): ' + v.result.text : 'Failed: ' + v.failure;
+      out.appendChild(r);
+    }
+    if (v.closed) source.close();
+  });
+})();
+`;

@@ -1,0 +1,463 @@
+/**
+ * The inbox web app: node:http, server-rendered pages, forms that post back. People sign in
+ * (approvers file, or a trusted proxy's header), every form carries the session's CSRF token and
+ * every POST's Origin is checked; decisions go to the task through TaskClient (signed by the
+ * client's DecisionSigner when it has one), and the task's own validators say yes or no.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
+import type { ApprovalRequest, UnblockInput } from '../protocol/task';
+import type { Approver, ApproverDirectory } from './approver-directory';
+import { liveStatus, liveView, taskPageData, waitingTasks } from './inbox-data';
+import { UsedLinks, verifyLink } from './links';
+import { inboxPage, messagePage, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
+import { constantTimeEqual } from './secret-hash';
+import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
+
+export interface TrustedHeaderOptions {
+  /** The request header that names the signed-in approver, e.g. `x-forwarded-user`. */
+  header: string;
+  /** Remote addresses of the proxy; the header is ignored (and refused) from anywhere else. Default ['127.0.0.1', '::1']. */
+  proxies?: string[];
+}
+
+export interface InboxOptions {
+  client: TaskClient;
+  directory: ApproverDirectory;
+  /** The HMAC key that notification links are signed with (see links.ts). */
+  linkKey: Buffer;
+  usedLinks: UsedLinks;
+  /** The URL people open (behind a proxy: its public https URL). POSTs must come from this origin. Default: the listening address. */
+  publicUrl?: string;
+  /** Let a reverse proxy that authenticates people name them in a header. Default: off. */
+  trustedHeader?: TrustedHeaderOptions;
+  sessions?: SessionOptions;
+  /** How often the task page's live view polls `status`. Default 1000 ms. */
+  pollMs?: number;
+  /** Failed sign-ins per name or address within 5 minutes before a pause. Default 5. */
+  maxFailedSignIns?: number;
+}
+
+const PRE_SESSION_COOKIE = 'da_pre';
+const MAX_BODY_BYTES = 256 * 1024;
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  // Same-origin: the browser still sends Origin on our own POSTs; a link token never leaves for another site.
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Form = URLSearchParams;
+
+export class InboxServer {
+  private server?: http.Server;
+  private readonly sessions: SessionStore;
+  private readonly limiter: SignInLimiter;
+  private readonly streams = new Set<http.ServerResponse>();
+
+  constructor(private readonly options: InboxOptions) {
+    this.sessions = new SessionStore(options.sessions);
+    this.limiter = new SignInLimiter(options.maxFailedSignIns ?? 5);
+  }
+
+  /** Listens on host:port (default 127.0.0.1 and any free port) and returns the URL. */
+  async start(port = 0, host = '127.0.0.1'): Promise<string> {
+    this.server = http.createServer((req, res) => {
+      this.route(req, res).catch((err: unknown) => this.fail(res, err));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, resolve);
+    });
+    return this.url;
+  }
+
+  get url(): string {
+    if (!this.server) throw new Error('the inbox is not started');
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.streams) res.end();
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private get secure(): boolean {
+    return this.options.publicUrl?.startsWith('https:') ?? false;
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://inbox.invalid');
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    if (method === 'GET' && path === '/static/inbox.css') return this.send(res, 200, STYLE, 'text/css; charset=utf-8');
+    if (method === 'GET' && path === '/static/task.js') return this.send(res, 200, TASK_SCRIPT, 'text/javascript; charset=utf-8');
+    if (method === 'GET' && path === '/healthz') return this.send(res, 200, 'ok\n', 'text/plain; charset=utf-8');
+    if (method === 'GET' && path === '/signin') return this.signInForm(req, res, localPath(url.searchParams.get('next')));
+    if (method === 'POST' && path === '/signin') return this.signIn(req, res);
+    if (method === 'GET' && path.startsWith('/l/')) return this.openLink(req, res, path.slice(3));
+
+    const session = this.sessionOf(req, res);
+    if (method === 'GET' || method === 'HEAD') {
+      if (!session) return this.redirect(res, `/signin?next=${encodeURIComponent(path + url.search)}`);
+      if (path === '/') return this.inbox(res, session);
+      const task = /^\/tasks\/([^/]+)(\/events)?$/.exec(path);
+      if (task) {
+        const taskId = decodeURIComponent(task[1]!);
+        return task[2] ? this.events(req, res, session, taskId) : this.task(res, session, taskId);
+      }
+      throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
+    }
+    if (method !== 'POST') throw new HttpError(405, 'Method not allowed', `${method} is not used here.`);
+    // Every POST: same origin, a signed-in session, and that session's CSRF token.
+    this.checkOrigin(req);
+    const form = await readForm(req);
+    if (!session) throw new HttpError(403, 'Signed out', 'Your session has ended. Sign in again and repeat the action.');
+    if (!csrfMatches(session, form.get('_csrf'))) throw new HttpError(403, 'Request refused', 'The form was missing its security token or it did not match your session. Reload the page and try again.');
+    if (path === '/signout') {
+      this.sessions.destroy(session.id);
+      res.setHeader('set-cookie', SessionStore.clearCookie(this.secure));
+      return this.redirect(res, '/signin');
+    }
+    const action = /^\/tasks\/([^/]+)\/(approve|deny|unblock|message)$/.exec(path);
+    if (!action) throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
+    return this.decide(res, session, decodeURIComponent(action[1]!), action[2] as FormState['form'], form);
+  }
+
+  // ---- identity -------------------------------------------------------------------------------
+
+  /** The live session; in trusted-header mode, one made (or replaced) for the person the proxy names. */
+  private sessionOf(req: http.IncomingMessage, res: http.ServerResponse): Session | undefined {
+    const session = this.sessions.get(cookies(req)[SESSION_COOKIE]);
+    const trusted = this.options.trustedHeader;
+    if (!trusted) return session;
+    const named = req.headers[trusted.header.toLowerCase()];
+    if (typeof named !== 'string' || !named) return session;
+    const proxies = trusted.proxies ?? ['127.0.0.1', '::1', '::ffff:127.0.0.1'];
+    if (!proxies.includes(req.socket.remoteAddress ?? '')) {
+      throw new HttpError(403, 'Request refused', `The ${trusted.header} header is only accepted from the configured proxy.`);
+    }
+    if (session?.approver.id === named) return session;
+    const approver = this.options.directory.get(named);
+    if (!approver) throw new HttpError(403, 'Not an approver', `${named} is signed in at the proxy but is not in the approvers file.`);
+    if (session) this.sessions.destroy(session.id);
+    const fresh = this.sessions.create(approver);
+    res.setHeader('set-cookie', this.sessions.cookie(fresh, this.secure));
+    return fresh;
+  }
+
+  /** POSTs must come from the inbox's own pages: Origin (or Referer) names this origin. */
+  private checkOrigin(req: http.IncomingMessage): void {
+    const allowed = this.options.publicUrl ? new URL(this.options.publicUrl).origin : `http://${req.headers.host ?? ''}`;
+    const origin = req.headers.origin ?? (req.headers.referer ? safeOrigin(req.headers.referer) : undefined);
+    if (!origin || !constantTimeEqual(origin, allowed)) {
+      throw new HttpError(403, 'Request refused', 'This form was not sent from the inbox itself (its Origin did not match).');
+    }
+  }
+
+  private signInForm(req: http.IncomingMessage, res: http.ServerResponse, next: string, error?: string, status = 200): void {
+    // Before a session exists, a random cookie and the same value in the form guard the sign-in itself.
+    const pre = cookies(req)[PRE_SESSION_COOKIE] ?? randomBytes(24).toString('base64url');
+    res.setHeader('set-cookie', `${PRE_SESSION_COOKIE}=${pre}; Path=/signin; HttpOnly; SameSite=Strict${this.secure ? '; Secure' : ''}`);
+    const proxyNote = this.options.trustedHeader ? 'This inbox also accepts sign-in from your organisation’s proxy.' : undefined;
+    this.send(res, status, signInPage({ csrf: pre, next, ...(error ? { error } : {}), ...(proxyNote ? { proxyNote } : {}) }));
+  }
+
+  private async signIn(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.checkOrigin(req);
+    const form = await readForm(req);
+    const pre = cookies(req)[PRE_SESSION_COOKIE];
+    const presented = form.get('_csrf');
+    if (!pre || !presented || !constantTimeEqual(pre, presented)) {
+      throw new HttpError(403, 'Request refused', 'The sign-in form was missing its security token. Open the sign-in page again.');
+    }
+    const next = localPath(form.get('next'));
+    const id = (form.get('id') ?? '').trim();
+    const token = form.get('token') ?? '';
+    const keys = [`ip:${req.socket.remoteAddress ?? '?'}`, ...(id ? [`id:${id}`] : [])];
+    const wait = this.limiter.retryAfter(keys);
+    if (wait > 0) {
+      res.setHeader('retry-after', String(wait));
+      return this.signInForm(req, res, next, `Too many failed sign-ins. Try again in ${wait} s.`, 429);
+    }
+    let approver: Approver | undefined;
+    if (token) approver = this.options.directory.signInWithToken(token);
+    else if (id) approver = await this.options.directory.signInWithPassword(id, form.get('password') ?? '');
+    if (!approver) {
+      this.limiter.fail(keys);
+      return this.signInForm(req, res, next, 'Sign-in failed: unknown approver, wrong password or wrong token.', 401);
+    }
+    this.limiter.succeed(keys);
+    const old = cookies(req)[SESSION_COOKIE];
+    if (old) this.sessions.destroy(old); // A fresh id at sign-in: no session fixation.
+    const session = this.sessions.create(approver);
+    res.setHeader('set-cookie', [this.sessions.cookie(session, this.secure), `${PRE_SESSION_COOKIE}=; Path=/signin; Max-Age=0; HttpOnly; SameSite=Strict`]);
+    this.redirect(res, next);
+  }
+
+  // ---- links ----------------------------------------------------------------------------------
+
+  /** A link from a notification: checked, then (once signed in) used up and turned into the task page. */
+  private openLink(req: http.IncomingMessage, res: http.ServerResponse, token: string): void {
+    const check = verifyLink(this.options.linkKey, token);
+    if (!check.ok) {
+      const text = {
+        malformed: 'This link is damaged: it was cut or changed. Open the task from the inbox instead.',
+        forged: 'This link was not made by this system. Open the task from the inbox instead.',
+        expired: `This link expired${check.claims ? ` at ${new Date(check.claims.e).toISOString()}` : ''}. Links work for a limited time; open the task from the inbox instead.`,
+      }[check.reason];
+      return this.send(res, check.reason === 'expired' ? 410 : 400, messagePage(check.reason === 'expired' ? 'Link expired' : 'Link refused', text));
+    }
+    const session = this.sessionOf(req, res);
+    if (!session) return this.redirect(res, `/signin?next=${encodeURIComponent(`/l/${token}`)}`);
+    if (!this.options.usedLinks.claim(check.claims)) {
+      return this.send(res, 410, messagePage('Link already used', 'This link was already used once; links work only once. Open the task from the inbox instead.', this.layout(session)));
+    }
+    const anchor = check.claims.a ? `#approval-${encodeURIComponent(check.claims.a)}` : '';
+    this.redirect(res, `/tasks/${encodeURIComponent(check.claims.t)}${anchor}`);
+  }
+
+  // ---- pages ----------------------------------------------------------------------------------
+
+  private layout(session: Session) {
+    const flash = session.flash;
+    delete session.flash;
+    return { approver: session.approver, csrf: session.csrf, ...(flash ? { flash } : {}) };
+  }
+
+  private async inbox(res: http.ServerResponse, session: Session): Promise<void> {
+    const tasks = await waitingTasks(this.options.client);
+    this.send(res, 200, inboxPage(this.layout(session), tasks));
+  }
+
+  private async task(res: http.ServerResponse, session: Session, taskId: string, state?: FormState, status = 200): Promise<void> {
+    const data = await taskPageData(this.options.client, taskId).catch((err: unknown) => {
+      if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
+      throw err;
+    });
+    this.send(res, status, taskPage(this.layout(session), data, state));
+  }
+
+  /** Server-sent events: the task's live view each time it changes, until the task closes. */
+  private async events(req: http.IncomingMessage, res: http.ServerResponse, session: Session, taskId: string): Promise<void> {
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    this.streams.add(res);
+    let open = true;
+    req.on('close', () => (open = false));
+    const pollMs = this.options.pollMs ?? 1000;
+    // A stream lives at most 10 minutes; EventSource reconnects, and the session is checked again.
+    const until = Date.now() + 10 * 60 * 1000;
+    let last = '';
+    let quietSince = Date.now();
+    try {
+      while (open && Date.now() < until && this.sessions.get(session.id)) {
+        const view = await liveView(this.options.client, taskId).catch(() => undefined);
+        const text = view ? JSON.stringify(view) : '';
+        if (view && text !== last) {
+          res.write(`event: status\ndata: ${text}\n\n`);
+          last = text;
+          quietSince = Date.now();
+          if (view.closed) break;
+        } else if (Date.now() - quietSince > 15_000) {
+          res.write(': still here\n\n');
+          quietSince = Date.now();
+        }
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    } finally {
+      this.streams.delete(res);
+      res.end();
+    }
+  }
+
+  // ---- decisions ------------------------------------------------------------------------------
+
+  private async decide(res: http.ServerResponse, session: Session, taskId: string, form: FormState['form'], fields: Form): Promise<void> {
+    const values = Object.fromEntries([...fields.entries()].filter(([k]) => k !== '_csrf'));
+    const approvalId = fields.get('approvalId') ?? undefined;
+    const refuse = (error: string, status = 422) => this.task(res, session, taskId, { form, ...(approvalId ? { approvalId } : {}), values, error }, status);
+    const who = { by: session.approver.id, ...decisionRoles(session.approver) };
+    const { client } = this.options;
+    let done: string;
+    try {
+      switch (form) {
+        case 'approve': {
+          if (!approvalId) return refuse('The form named no approval.');
+          const edited = parseArguments(fields.get('arguments') ?? '');
+          if ('error' in edited) return refuse(edited.error);
+          const pending = (await liveStatus(client, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
+          const comment = (fields.get('comment') ?? '').trim();
+          const changed = !pending || !sameArguments(pending, edited.value);
+          await client.approve(taskId, {
+            approvalId,
+            ...who,
+            ...(changed && edited.value !== undefined ? { editedInput: edited.value } : {}),
+            ...(comment ? { comment } : {}),
+          });
+          done = `Approved ${approvalId}${changed && edited.value !== undefined ? ' with edited arguments' : ''}.`;
+          break;
+        }
+        case 'deny': {
+          if (!approvalId) return refuse('The form named no approval.');
+          const reason = (fields.get('reason') ?? '').trim();
+          if (!reason) return refuse('A denial needs a reason: the model is told why.');
+          await client.deny(taskId, { approvalId, ...who, reason });
+          done = `Denied ${approvalId}.`;
+          break;
+        }
+        case 'unblock': {
+          const input = unblockInput(fields);
+          if ('error' in input) return refuse(input.error);
+          const answer = await client.unblock(taskId, { ...who, ...input.value });
+          done = `Unblocked the task (escalation ${answer.escalationId}).`;
+          break;
+        }
+        case 'message': {
+          const text = (fields.get('text') ?? '').trim();
+          if (!text) return refuse('A message needs text.');
+          await client.message(taskId, { ...who, text });
+          done = 'Message sent; the model reads it before its next call.';
+          break;
+        }
+      }
+    } catch (err) {
+      // The task said no (its validator or handler): show why, keep what the person typed.
+      if (err instanceof TaskRejectedError) return refuse(`The task refused: ${err.message}`, 409);
+      if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
+      throw err;
+    }
+    session.flash = { kind: 'ok', text: done };
+    this.redirect(res, `/tasks/${encodeURIComponent(taskId)}`);
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------------
+
+  private send(res: http.ServerResponse, status: number, body: string, type = 'text/html; charset=utf-8'): void {
+    if (res.headersSent) return void res.end();
+    res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
+    res.end(body);
+  }
+
+  private redirect(res: http.ServerResponse, location: string): void {
+    res.writeHead(303, { ...SECURITY_HEADERS, location });
+    res.end();
+  }
+
+  private fail(res: http.ServerResponse, err: unknown): void {
+    if (err instanceof HttpError) return this.send(res, err.status, messagePage(err.title, err.message));
+    console.error(`inbox: ${(err as Error)?.stack ?? String(err)}`);
+    this.send(res, 500, messagePage('Something went wrong', 'The inbox could not complete this request (is Temporal reachable?). Nothing was decided.'));
+  }
+}
+
+/**
+ * The signed-in person's roles, sent with each decision once the task protocol carries them (the
+ * verified-approvers change): until then the workflow rejects unknown fields, so none are sent.
+ */
+function decisionRoles(_approver: Approver): Record<string, never> {
+  return {};
+}
+
+function cookies(req: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+function safeOrigin(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Only a path on this site: `next` must never send a person elsewhere after sign-in. */
+function localPath(next: string | null | undefined): string {
+  if (!next || !next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return '/';
+  return next;
+}
+
+async function readForm(req: http.IncomingMessage): Promise<Form> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') throw new HttpError(415, 'Request refused', 'Forms are sent as application/x-www-form-urlencoded.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'Request refused', `A form may carry at most ${MAX_BODY_BYTES / 1024} KB.`);
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** The arguments field: empty means "as asked"; otherwise a JSON object. */
+function parseArguments(text: string): { value: Record<string, unknown> | undefined } | { error: string } {
+  if (!text.trim()) return { value: undefined };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { error: `The arguments are not valid JSON: ${(err as Error).message}` };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: 'The arguments must be a JSON object, e.g. {"path": "notes.txt"}.' };
+  return { value: parsed as Record<string, unknown> };
+}
+
+/** Unchanged arguments approve the call as asked (no edit is recorded). */
+function sameArguments(approval: ApprovalRequest, value: Record<string, unknown> | undefined): boolean {
+  return value === undefined || canonical(value) === canonical(approval.input);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function unblockInput(fields: Form): { value: Omit<UnblockInput, 'by'> } | { error: string } {
+  const message = (fields.get('message') ?? '').trim();
+  const budget: NonNullable<UnblockInput['budget']> = {};
+  for (const name of ['turns', 'toolCalls', 'tokens'] as const) {
+    const raw = (fields.get(name) ?? '').trim();
+    if (!raw) continue;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) return { error: `${name} must be a whole number of at least 1 (the new total), got "${raw}".` };
+    budget[name] = n;
+  }
+  const cost = (fields.get('costUsd') ?? '').trim();
+  if (cost) {
+    const n = Number(cost);
+    if (!Number.isFinite(n) || n <= 0) return { error: `Cost must be a positive number of US dollars (the new total), got "${cost}".` };
+    budget.costUsd = n;
+  }
+  return { value: { ...(message ? { message } : {}), ...(Object.keys(budget).length ? { budget } : {}) } };
+}
