@@ -28,6 +28,7 @@ import {
   WORKFLOW_TYPE,
 } from '../protocol/definitions';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
+import type { DecisionKind } from '../protocol/decision-proof';
 import {
   AGENT_STATUSES,
   type AgentStatus,
@@ -45,6 +46,7 @@ import { loadConnectionConfig } from '../worker/connection-config';
 import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
+import type { DecisionSigner } from '../approvers/signer';
 
 export interface TaskSummary {
   taskId: string;
@@ -112,25 +114,36 @@ export class TaskClient {
   constructor(
     readonly client: Client,
     readonly taskQueue: string = DEFAULT_TASK_QUEUE,
+    /**
+     * A trusted front end's signer (see src/approvers): starts, approvals, denials, unblocks and
+     * messages then carry a signed proof of `by` and `roles`. Default: none (unsigned, which a task
+     * whose worker trusts keys refuses).
+     */
+    readonly signer?: DecisionSigner,
   ) {}
 
   /**
    * Connects through Temporal's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...),
    * with the project's payload codecs (createDataConverter) so it reads what workers compressed.
    */
-  static async connect(options: { address?: string; namespace?: string; taskQueue?: string; codec?: CodecOptions } = {}): Promise<TaskClient> {
-    const { codec, taskQueue, ...connectionOverrides } = options;
+  static async connect(options: { address?: string; namespace?: string; taskQueue?: string; codec?: CodecOptions; signer?: DecisionSigner } = {}): Promise<TaskClient> {
+    const { codec, taskQueue, signer, ...connectionOverrides } = options;
     const config = loadConnectionConfig(connectionOverrides);
     const connection = await connectClient({ ...config.connectionOptions, connectTimeout: 5_000 });
-    return new TaskClient(new Client({ connection, namespace: config.namespace, dataConverter: createDataConverter(codec) }), taskQueue);
+    return new TaskClient(new Client({ connection, namespace: config.namespace, dataConverter: createDataConverter(codec) }), taskQueue, signer);
   }
 
+  /** With a signer and `startedBy`, the start carries a signed claim of who started it (forbidSelfApproval relies on it). */
   async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
+    const args: TaskInput =
+      this.signer && input.startedBy && !input.startProof
+        ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) }
+        : input;
     return this.client.workflow.start(WORKFLOW_TYPE, {
       taskQueue: this.taskQueue,
       workflowId: taskId,
-      args: [input],
+      args: [args],
       // A task id names one task for good: reusing it would confuse its audit trail and its people.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       // Visible to `list` from the first moment, before the workflow's first task runs.
@@ -177,17 +190,26 @@ export class TaskClient {
 
   /** Resumes a blocked task. Rejected (nothing written to history) when it is not blocked or the input is wrong. */
   async unblock(taskId: string, input: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
-    return this.update(taskId, unblockUpdate, input);
+    if (!this.signer || input.proof) return this.update(taskId, unblockUpdate, input);
+    // The proof names the block it answers: a proof for an earlier block cannot resume a later one.
+    const blocked = (await this.status(taskId)).blocked;
+    if (!blocked) return this.update(taskId, unblockUpdate, input); // the task says why it cannot be unblocked
+    return this.update(taskId, unblockUpdate, { ...input, proof: this.signed('unblock', taskId, blocked.id, input) });
   }
 
   /** Approves a pending approval, optionally with edited arguments. Rejected when the id is unknown, stale or decided. */
   async approve(taskId: string, input: ApproveInput): Promise<ApprovalAnswer> {
-    return this.update(taskId, approveUpdate, input);
+    return this.update(taskId, approveUpdate, this.signer && !input.proof ? { ...input, proof: this.signed('approve', taskId, input.approvalId, input) } : input);
   }
 
   /** Denies a pending approval; the model is told the reason. */
   async deny(taskId: string, input: DenyInput): Promise<ApprovalAnswer> {
-    return this.update(taskId, denyUpdate, input);
+    return this.update(taskId, denyUpdate, this.signer && !input.proof ? { ...input, proof: this.signed('deny', taskId, input.approvalId, input) } : input);
+  }
+
+  /** The signer's proof for a decision; `request` carries `by` and `roles` and the content signed. */
+  private signed(kind: DecisionKind, taskId: string, subject: string, request: { by: string; roles?: string[] | undefined } & object) {
+    return this.signer!.sign({ kind, taskId, subject, by: request.by, roles: request.roles ?? [], request: request as Record<string, unknown> });
   }
 
   /** Asks the task to stop: a running tool call is cancelled through its heartbeat; the partial result stays in status. */
@@ -198,7 +220,8 @@ export class TaskClient {
   /** Adds a person's guidance; the model reads it before its next call. */
   async message(taskId: string, input: MessageInput): Promise<void> {
     if (!input.text?.trim()) throw new RangeError('A message needs text');
-    await this.withNotFound(taskId, () => this.handle(taskId).signal(messageSignal, input));
+    const signed = this.signer && !input.proof ? { ...input, proof: this.signed('message', taskId, '', input) } : input;
+    await this.withNotFound(taskId, () => this.handle(taskId).signal(messageSignal, signed));
   }
 
   /**

@@ -4,6 +4,7 @@
  * replay sees exactly the manifest the original run saw.
  */
 import type { Budgets, ModelChoice, PermissionPolicy } from './task';
+import type { TrustedKey } from './decision-proof';
 
 export type ToolEffect = 'read' | 'write' | 'destructive';
 
@@ -35,4 +36,9 @@ export interface AgentManifest {
   maxTurns: number;
   budgets?: Partial<Budgets>;
   policy?: PermissionPolicy;
+  /**
+   * Public keys of the front ends this worker trusts to vouch for people (its configuration, never
+   * the task's input). Present and non-empty: decisions must be signed (see docs/approvers.md).
+   */
+  approverKeys?: TrustedKey[];
 }

@@ -2,6 +2,8 @@
 import type { Message, Usage } from './messages';
 import type { ToolError } from './tool-error';
 import type { AgentManifest, ToolEffect } from './agent-manifest';
+import type { ApproverRules } from './approver-policy';
+import type { DecisionProof } from './decision-proof';
 
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
@@ -34,8 +36,12 @@ export interface TaskInput {
   maxTurns?: number;
   /** Overrides of the agent's budgets (see DEFAULT_BUDGETS). */
   budgets?: Partial<Budgets>;
-  /** Who started the task, for the audit trail. */
+  /** Who started the task, for the audit trail (verified when `startProof` signs it). */
   startedBy?: string;
+  /** The starter's roles, as the front end that signed `startProof` vouches. */
+  startedByRoles?: string[];
+  /** A trusted front end's signature over the start (TaskClient.start with a signer); see docs/approvers.md. */
+  startProof?: DecisionProof;
   /** Start a fresh run (continue-as-new) after this many turns, to keep each run's history small. Default 100. */
   continueAsNewEveryTurns?: number;
   /** The largest state carried into a new run, in bytes of JSON (16 384 to 1 572 864). Default 262 144. */
@@ -67,6 +73,10 @@ export interface TaskSnapshot {
   escalations: Escalation[];
   approvals: ApprovalRecord[];
   decisions: Decision[];
+  /** Who started the task, as verified in its first run (verified approvers). */
+  starter?: VerifiedIdentity;
+  /** Nonces of signed messages already taken (each is taken once). */
+  messageNonces?: string[];
   budgets: Budgets;
   lastError?: ToolError;
   model: string;
@@ -111,16 +121,36 @@ export interface Escalation {
   resolved?: { by: string; at: string; how: string };
 }
 
+/**
+ * Who took a decision, as far as the task could check. `verified`: a trusted front end signed it
+ * (key `keyId`); false: the task has no trusted keys (dev mode) or, for a message, the signature
+ * was missing or wrong (`problem`).
+ */
+export interface VerifiedIdentity {
+  id: string;
+  roles: string[];
+  verified: boolean;
+  keyId?: string;
+  /** Why it is not verified, when the task verifies approvers. */
+  problem?: string;
+}
+
 /** A person's action on the task, with who and when. */
 export interface Decision {
   at: string;
   by: string;
   action: 'unblock' | 'message' | 'approve' | 'deny';
   detail: string;
+  /** Tasks started with verified approvers: whether `by` was signed by a trusted front end, with roles and key. */
+  identity?: VerifiedIdentity;
 }
 
 export interface UnblockInput {
   by: string;
+  /** The roles a trusted front end vouches for (signed in `proof`). */
+  roles?: string[];
+  /** Signed by a trusted front end over this unblock (see decision-proof.ts). */
+  proof?: DecisionProof;
   /** Guidance for the model, added to the conversation. */
   message?: string;
   /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
@@ -158,11 +188,17 @@ export interface ApprovalRecord extends ApprovalRequest {
   denyReason?: string;
   /** Set when the person approved different arguments; these are what ran. */
   editedInput?: unknown;
+  /** Tasks started with verified approvers: who decided, and whether that was verified. */
+  identity?: VerifiedIdentity;
 }
 
 export interface ApproveInput {
   approvalId: string;
   by: string;
+  /** The roles a trusted front end vouches for (signed in `proof`). */
+  roles?: string[];
+  /** Signed by a trusted front end over this decision (see decision-proof.ts). */
+  proof?: DecisionProof;
   /** Run these arguments instead (validated against the tool's schema); the model is told. */
   editedInput?: unknown;
   comment?: string;
@@ -171,6 +207,8 @@ export interface ApproveInput {
 export interface DenyInput {
   approvalId: string;
   by: string;
+  roles?: string[];
+  proof?: DecisionProof;
   reason: string;
 }
 
@@ -193,6 +231,10 @@ export interface PermissionPolicy {
   approvalTimeoutMs?: number;
   /** Default 'deny': an unanswered approval is a denial the model is told about. */
   onExpiry?: 'deny' | 'block';
+  /** Who may approve, deny, unblock or message, by id or `role:NAME`. Default: anyone (verified, when keys are trusted). */
+  approvers?: ApproverRules;
+  /** The task's starter may not approve its own task's calls. Default false. See docs/approvers.md. */
+  forbidSelfApproval?: boolean;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -200,6 +242,9 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export interface MessageInput {
   by: string;
   text: string;
+  roles?: string[];
+  /** Signed by a trusted front end (with a nonce). Unverified messages never reach the model of a task that verifies approvers. */
+  proof?: DecisionProof;
 }
 
 /**
@@ -294,6 +339,10 @@ export interface TaskStatus {
   escalations: Escalation[];
   /** What people did, in order: unblocks and messages, with who and when. */
   decisions: Decision[];
+  /** Tasks started with verified approvers: who may decide, and whether identities are checked. */
+  approvers?: ApproverStatus;
+  /** Who started the task, and whether a trusted front end vouched for it. */
+  starter?: VerifiedIdentity;
   /** Set while the task is blocked: what it waits for and how to answer. */
   blocked?: Escalation;
   lastError?: ToolError;
@@ -308,6 +357,16 @@ export interface TaskStatus {
 }
 
 export const STATUS_EVENT_WINDOW = 100;
+
+/** What a front end needs to know to show a person only what they may answer. */
+export interface ApproverStatus {
+  /** `signed`: decisions must carry a trusted front end's proof; `unverified`: dev mode, `by` is recorded as claimed. */
+  verification: 'signed' | 'unverified';
+  /** Ids of the keys the task trusts. */
+  keyIds: string[];
+  rules?: ApproverRules;
+  forbidSelfApproval?: boolean;
+}
 
 export type TaskOutcome =
   /** The model ended its turn with an answer. */

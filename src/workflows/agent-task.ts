@@ -33,7 +33,7 @@ import {
   unblockUpdate,
 } from '../protocol/definitions';
 import { toolUsesOf } from '../protocol/messages';
-import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
+import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type DenyInput, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
 import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions } from './activity-options';
@@ -44,6 +44,8 @@ import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limi
 import { MARKER_PATTERN } from '../protocol/blob-marker';
 import { RECALL_TOOL_MANIFEST } from '../protocol/recall-tool';
 import type { ToolSpec } from '../protocol/messages';
+import { ApproverGate, MESSAGE_NONCE_MEMORY } from './approver-gate';
+import type { MessageInput } from '../protocol/task';
 
 const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = proxyActivities<AgentActivities>(describeAgentOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
@@ -69,6 +71,12 @@ export const PINNED_LIMITS_PATCH = 'pinned-limits-v2';
  * that stays cacheable), and a run that continues as new publishes AgentStatus=continued.
  */
 export const STABLE_PREFIX_PATCH = 'stable-prefix';
+/**
+ * Tasks started with this marker check who decides: with trusted keys in the manifest, approve,
+ * deny and unblock must carry a trusted front end's signature and pass the policy's `approvers`;
+ * unsigned messages stay out of the model's context. Identities are recorded as verified or not.
+ */
+export const VERIFIED_APPROVERS_PATCH = 'verified-approvers';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -90,6 +98,23 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   // Content of this task chain in the blob store: the same for every run, never another task's.
   const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
   state.scope = scope;
+  const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
+  /** Set once the manifest (with the worker's trusted keys) is known. */
+  let approverGate: ApproverGate | undefined;
+  /** Messages that arrived before the manifest: judged once it is known. */
+  const earlyMessages: MessageInput[] = [];
+  const gateProblem = (check: (gate: ApproverGate) => string | undefined): string | undefined =>
+    verifiedApprovers ? (approverGate ? check(approverGate) : 'the task is still starting') : undefined;
+  const takeMessage = (message: MessageInput) => {
+    if (!approverGate) return void earlyMessages.push(message);
+    const identity = approverGate.messageIdentity(message, Date.now(), state.messageNonces);
+    if (identity.problem) {
+      log.warn('A message was kept out of the conversation', { by: message.by, problem: identity.problem });
+      return state.refuseGuidance(message, identity);
+    }
+    if (identity.verified && message.proof?.nonce) state.rememberNonce(message.proof.nonce, MESSAGE_NONCE_MEMORY);
+    state.addGuidance(message, identity);
+  };
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -97,12 +122,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     unblockUpdate,
     (request) =>
       failAsUpdate(() => {
-        const escalation = state.unblock(request);
+        const escalation = state.unblock(request, approverGate?.identityOf(request));
         return { resumed: true as const, escalationId: escalation.id };
       }),
     {
       // Runs before anything is written to history: a wrong or stale unblock leaves no trace.
-      validator: (request) => rejectIf(state.unblockProblem(request)),
+      validator: (request) =>
+        rejectIf(state.unblockProblem(request) ?? gateProblem((gate) => gate.problem('unblock', request, state.blocked?.id ?? '', { kind: 'unblock' }, Date.now()))),
     },
   );
   setHandler(
@@ -124,19 +150,20 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       state.decide(request.approvalId, 'approved', request.by, {
         ...(request.comment ? { comment: request.comment } : {}),
         ...(editedInput !== undefined ? { editedInput } : {}),
+        ...(approverGate ? { identity: approverGate.identityOf(request) } : {}),
       });
       return { approvalId: request.approvalId, decision: 'approved' as const };
     }),
-    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve')) },
+    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve') ?? approvalGateProblem('approve', request)) },
   );
   setHandler(
     denyUpdate,
     (request) =>
       failAsUpdate(() => {
-        state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason });
+        state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason, ...(approverGate ? { identity: approverGate.identityOf(request) } : {}) });
         return { approvalId: request.approvalId, decision: 'denied' as const };
       }),
-    { validator: (request) => rejectIf(state.decisionProblem(request, 'deny')) },
+    { validator: (request) => rejectIf(state.decisionProblem(request, 'deny') ?? approvalGateProblem('deny', request)) },
   );
   setHandler(messageSignal, (message) => {
     // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
@@ -146,11 +173,21 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       return;
     }
     try {
-      state.addGuidance(message);
+      if (verifiedApprovers) takeMessage(message);
+      else state.addGuidance(message);
     } catch (err) {
       log.warn('Ignored a message signal that could not be added', { error: String(err) });
     }
   });
+
+  /** Called by validators after the state checks passed, so the approval is pending. */
+  function approvalGateProblem(kind: 'approve' | 'deny', request: ApproveInput | DenyInput): string | undefined {
+    return gateProblem((gate) => {
+      const approval = state.pendingApprovals.find((a) => a.id === request.approvalId);
+      if (!approval) return `no pending approval ${request.approvalId}`;
+      return gate.problem(kind, request, approval.id, { kind, tool: approval.tool, effect: approval.effect }, Date.now());
+    });
+  }
 
   let publishedStatus: AgentStatus | undefined;
   const publishStatus = () => {
@@ -282,6 +319,23 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     }
     const manifest = input.resume?.manifest ?? (await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) }));
     if (!input.resume) state.begin(manifest);
+    if (verifiedApprovers) {
+      const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
+      if (!input.resume) {
+        // Checked at the time the server accepted the start, not when a worker got to it.
+        const starter = gate.starterOf(input, info.startTime.getTime());
+        if (starter.problem && manifest.policy?.forbidSelfApproval) {
+          // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.
+          const error = toolError('policy', 'unverified_starter', `Agent ${manifest.name} forbids self-approval, so its tasks must be started with a start claim signed by a trusted front end: ${starter.problem}`, 'Start the task through TaskClient.start with a signer (or the durable-agent CLI with a signing key).');
+          throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+        }
+        state.starter = starter;
+        gate.starter = starter;
+      }
+      state.approverStatus = gate.status();
+      approverGate = gate;
+      for (const message of earlyMessages.splice(0)) takeMessage(message);
+    }
     const firstTurnOfRun = state.turn;
     const everyTurns = input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));

@@ -5,6 +5,7 @@
  * sandbox-safe: validators and the workflow's start call these.
  */
 import type { ApproveInput, DenyInput, MessageInput, TaskInput, UnblockInput } from '../protocol/task';
+import { proofShapeProblem, rolesShapeProblem } from '../protocol/decision-proof';
 
 /** Longest text a person may send in one field (a message, a reason, a comment). */
 export const MAX_TEXT_CHARS = 32_000;
@@ -55,6 +56,16 @@ function jsonSize(value: unknown): number {
 
 const done = (problems: Problems) => (problems.length ? problems.join('; ') : undefined);
 
+/** `roles` and `proof`: who a trusted front end vouches for (verified approvers). Checked for shape only here. */
+function identityFields(problems: Problems, obj: Record<string, unknown>, roles = 'roles', proof = 'proof'): void {
+  const rolesProblem = rolesShapeProblem(obj[roles]);
+  if (rolesProblem) problems.push(rolesProblem.replace('`roles`', `\`${roles}\``));
+  if (obj[proof] !== undefined) {
+    const proofProblem = proofShapeProblem(obj[proof]);
+    if (proofProblem) problems.push(proofProblem.replace(/`proof/g, `\`${proof}`));
+  }
+}
+
 export function approveProblem(input: unknown): string | undefined {
   const obj = asObject(input, 'approve', '{approvalId, by, editedInput?, comment?}');
   if (typeof obj === 'string') return obj;
@@ -67,7 +78,8 @@ export function approveProblem(input: unknown): string | undefined {
     if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) problems.push(`\`editedInput\` must be an object of tool arguments, got ${describe(edited)}`);
     else if (jsonSize(edited) > MAX_EDITED_INPUT_CHARS) problems.push(`\`editedInput\` is larger than ${MAX_EDITED_INPUT_CHARS} characters of JSON`);
   }
-  unknownFields(problems, obj, ['approvalId', 'by', 'editedInput', 'comment']);
+  identityFields(problems, obj);
+  unknownFields(problems, obj, ['approvalId', 'by', 'editedInput', 'comment', 'roles', 'proof']);
   return done(problems);
 }
 
@@ -78,7 +90,8 @@ export function denyProblem(input: unknown): string | undefined {
   text(problems, obj, 'approvalId', { required: true, max: MAX_ID_CHARS, nonEmpty: true });
   text(problems, obj, 'by', { required: true, max: MAX_ID_CHARS, nonEmpty: true });
   text(problems, obj, 'reason', { required: true, max: MAX_TEXT_CHARS, nonEmpty: true });
-  unknownFields(problems, obj, ['approvalId', 'by', 'reason']);
+  identityFields(problems, obj);
+  unknownFields(problems, obj, ['approvalId', 'by', 'reason', 'roles', 'proof']);
   return done(problems);
 }
 
@@ -104,7 +117,8 @@ export function unblockShapeProblem(input: unknown): string | undefined {
       }
     }
   }
-  unknownFields(problems, obj, ['by', 'message', 'budget', 'model', 'maxTokens']);
+  identityFields(problems, obj);
+  unknownFields(problems, obj, ['by', 'message', 'budget', 'model', 'maxTokens', 'roles', 'proof']);
   return done(problems);
 }
 
@@ -115,6 +129,7 @@ export function messageProblem(input: unknown): string | undefined {
   const problems: Problems = [];
   text(problems, obj, 'by', { required: true, max: MAX_ID_CHARS, nonEmpty: true });
   text(problems, obj, 'text', { required: true, max: MAX_TEXT_CHARS, nonEmpty: true });
+  identityFields(problems, obj);
   return done(problems);
 }
 
@@ -168,6 +183,7 @@ export function taskInputProblem(input: unknown): string | undefined {
   text(problems, obj, 'agent', { required: true, max: 64, nonEmpty: true });
   text(problems, obj, 'prompt', { required: true, max: MAX_PROMPT_CHARS, nonEmpty: true });
   text(problems, obj, 'startedBy', { required: false, max: MAX_ID_CHARS });
+  identityFields(problems, obj, 'startedByRoles', 'startProof');
   integerIn(problems, obj, 'maxTurns', 1, 100_000);
   integerIn(problems, obj, 'continueAsNewEveryTurns', 1, 10_000);
   // Below Temporal's 2 MB payload limit with room for the rest of the input.
@@ -189,6 +205,6 @@ export function taskInputProblem(input: unknown): string | undefined {
     }
   }
   if (obj.resume !== undefined && (obj.resume === null || typeof obj.resume !== 'object')) problems.push('`resume` must be an object');
-  unknownFields(problems, obj, ['agent', 'prompt', 'model', 'maxTurns', 'budgets', 'startedBy', 'continueAsNewEveryTurns', 'stateCeilingBytes', 'resume']);
+  unknownFields(problems, obj, ['agent', 'prompt', 'model', 'maxTurns', 'budgets', 'startedBy', 'startedByRoles', 'startProof', 'continueAsNewEveryTurns', 'stateCeilingBytes', 'resume']);
   return done(problems);
 }

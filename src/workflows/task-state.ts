@@ -28,6 +28,8 @@ import {
   type TaskSnapshot,
   type TaskStatus,
   type UnblockInput,
+  type ApproverStatus,
+  type VerifiedIdentity,
 } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 import { ToolLedger, type LedgerState } from './ledger';
@@ -84,6 +86,10 @@ export class TaskState {
   readonly pendingApprovals: ApprovalRequest[] = [];
   readonly approvals: ApprovalRecord[] = [];
   readonly decisions: Decision[] = [];
+  /** Verified approvers: who started the task, who may decide, nonces of signed messages taken. */
+  starter?: VerifiedIdentity;
+  approverStatus?: ApproverStatus;
+  messageNonces: string[] = [];
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;
@@ -126,6 +132,8 @@ export class TaskState {
       escalations: this.escalations,
       approvals: this.approvals,
       decisions: this.decisions,
+      ...(this.starter ? { starter: this.starter } : {}),
+      ...(this.messageNonces.length ? { messageNonces: [...this.messageNonces] } : {}),
       budgets: this.budgets,
       ...(this.lastError ? { lastError: this.lastError } : {}),
       model: this.model,
@@ -155,6 +163,8 @@ export class TaskState {
     state.escalations.push(...snapshot.escalations);
     state.approvals.push(...snapshot.approvals);
     state.decisions.push(...snapshot.decisions);
+    if (snapshot.starter) state.starter = snapshot.starter;
+    state.messageNonces = [...(snapshot.messageNonces ?? [])];
     state.budgets = snapshot.budgets;
     if (snapshot.lastError) state.lastError = snapshot.lastError;
     state.model = snapshot.model;
@@ -315,11 +325,23 @@ export class TaskState {
     }
   }
 
-  addGuidance({ by, text }: MessageInput): void {
+  addGuidance({ by, text }: MessageInput, identity?: VerifiedIdentity): void {
     this.pendingGuidance.push(`[guidance from ${by}] ${text}`);
-    this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: oneLine(text) });
+    this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: oneLine(text), ...(identity ? { identity } : {}) });
     this.bound('decision', this.decisions);
-    this.record('guidance_added', `${by}: ${oneLine(text)}`);
+    this.record('guidance_added', `${by}${identity && !identity.verified ? ' (unverified)' : ''}: ${oneLine(text)}`);
+  }
+
+  /** A message the task does not trust: kept in the audit trail, never shown to the model. */
+  refuseGuidance({ by, text }: MessageInput, identity: VerifiedIdentity): void {
+    this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: `not given to the model (${oneLine(identity.problem ?? 'unverified')}): ${oneLine(text)}`, identity });
+    this.bound('decision', this.decisions);
+  }
+
+  /** A signed message's nonce, remembered so the same proof is taken once. */
+  rememberNonce(nonce: string, keep: number): void {
+    this.messageNonces.push(nonce);
+    if (this.messageNonces.length > keep) this.messageNonces.splice(0, this.messageNonces.length - keep);
   }
 
   /** What the model is told about its budgets after each turn, with a warning before they run out. */
@@ -364,7 +386,7 @@ export class TaskState {
   }
 
   /** Single use: the approval leaves the pending list as it is decided. */
-  decide(approvalId: string, decision: ApprovalRecord['decision'], by: string, extra: Partial<Pick<ApprovalRecord, 'comment' | 'denyReason' | 'editedInput'>> = {}): ApprovalRecord {
+  decide(approvalId: string, decision: ApprovalRecord['decision'], by: string, extra: Partial<Pick<ApprovalRecord, 'comment' | 'denyReason' | 'editedInput' | 'identity'>> = {}): ApprovalRecord {
     const index = this.pendingApprovals.findIndex((a) => a.id === approvalId);
     const [approval] = this.pendingApprovals.splice(index, 1);
     const record: ApprovalRecord = { ...approval!, decision, by, decidedAt: this.nowIso(), ...extra };
@@ -372,7 +394,9 @@ export class TaskState {
     const escalation = this.escalations.find((e) => e.id === approvalId);
     const how = `${decision}${extra.editedInput !== undefined ? ' with edited arguments' : ''}${extra.comment ? `: ${oneLine(extra.comment)}` : ''}${extra.denyReason ? `: ${oneLine(extra.denyReason)}` : ''}`;
     if (escalation) escalation.resolved = { by, at: record.decidedAt, how };
-    if (decision !== 'expired') this.decisions.push({ at: record.decidedAt, by, action: decision === 'approved' ? 'approve' : 'deny', detail: `${approval!.tool} (${approvalId}) ${how}` });
+    if (decision !== 'expired') {
+      this.decisions.push({ at: record.decidedAt, by, action: decision === 'approved' ? 'approve' : 'deny', detail: `${approval!.tool} (${approvalId}) ${how}`, ...(extra.identity ? { identity: extra.identity } : {}) });
+    }
     this.bound('approval', this.approvals);
     this.bound('decision', this.decisions);
     if (this.pendingApprovals.length === 0 && this.phase === 'awaiting_approval') this.phase = 'running_tools';
@@ -586,7 +610,7 @@ export class TaskState {
     return undefined;
   }
 
-  unblock(input: UnblockInput): Escalation {
+  unblock(input: UnblockInput, identity?: VerifiedIdentity): Escalation {
     const escalation = this.blocked!;
     const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${this.budgets[k as keyof Budgets] ?? 'unlimited'} -> ${v}`);
     this.budgets = { ...this.budgets, ...input.budget };
@@ -599,7 +623,7 @@ export class TaskState {
       .filter(Boolean)
       .join('; ');
     escalation.resolved = { by: input.by, at: this.nowIso(), how };
-    this.decisions.push({ at: this.nowIso(), by: input.by, action: 'unblock', detail: `${escalation.code}: ${how}` });
+    this.decisions.push({ at: this.nowIso(), by: input.by, action: 'unblock', detail: `${escalation.code}: ${how}`, ...(identity ? { identity } : {}) });
     this.bound('decision', this.decisions);
     if (input.model) this.modelOverride.model = input.model;
     if (input.maxTokens) this.modelOverride.maxTokens = input.maxTokens;
@@ -684,6 +708,8 @@ export class TaskState {
       approvals: this.approvals.map((a) => ({ ...a })),
       escalations: this.escalations.map((e) => ({ ...e })),
       decisions: [...this.decisions],
+      ...(this.approverStatus ? { approvers: this.approverStatus } : {}),
+      ...(this.starter ? { starter: { ...this.starter } } : {}),
       ...(blocked ? { blocked: { ...blocked } } : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
       usage: { ...this.usage },

@@ -1,0 +1,237 @@
+/**
+ * Signed decisions: the one encoding of "who decided what" that a trusted front end signs (Node)
+ * and the workflow verifies (sandbox). Both sides build the signed bytes with `claimBytes` from
+ * this module, so they cannot drift. Ed25519 through @noble/curves: pure JavaScript, no I/O, no
+ * randomness when verifying, so it runs inside Temporal's workflow sandbox.
+ *
+ * A proof carries only what the verifier cannot know (key id, expiry, nonce, signature). Everything
+ * else the signature covers (task, kind of decision, approval or escalation id, `by`, `roles`, a
+ * digest of the content) the verifier rebuilds from the request and the task's own state, so a
+ * proof made for one decision cannot be used for any other.
+ */
+import { ed25519 } from '@noble/curves/ed25519';
+import { sha256 } from '@noble/hashes/sha2';
+
+export type DecisionKind = 'start' | 'approve' | 'deny' | 'unblock' | 'message';
+
+/** Signed by a front end and sent next to `by` and `roles` in a decision. */
+export interface DecisionProof {
+  /** Which trusted key signed (see TrustedKey.id); lets a worker trust several keys during a rotation. */
+  keyId: string;
+  /** ISO time after which the proof is refused. */
+  expiresAt: string;
+  /** Makes each signed message unique (messages have no approval id to single-use them). */
+  nonce?: string;
+  /** Ed25519 signature over claimBytes(...), 128 hex characters. */
+  signature: string;
+}
+
+/** A public key the workflow trusts to vouch for people. Given to workers, recorded in the agent manifest. */
+export interface TrustedKey {
+  id: string;
+  /** Ed25519 public key, 64 hex characters. */
+  publicKey: string;
+}
+
+/** Everything the signature covers. */
+export interface DecisionClaim {
+  kind: DecisionKind;
+  /** The workflow id. */
+  taskId: string;
+  /** The approval id (approve, deny), the blocking escalation's id (unblock), '' (start, message). */
+  subject: string;
+  by: string;
+  roles: string[];
+  /** sha256 (hex) of the canonical JSON of decisionContent(kind, request). */
+  digest: string;
+  expiresAt: string;
+  keyId: string;
+  nonce?: string;
+}
+
+/** Domain separation: these bytes can never be mistaken for another protocol's signed message. */
+export const DECISION_DOMAIN = 'durable-agent/decision/v1';
+/** Longest lifetime a proof may claim: bounds how long a leaked proof could be replayed. */
+export const MAX_PROOF_LIFETIME_MS = 60 * 60 * 1000;
+/** Default lifetime of a proof signed by this project's front ends. */
+export const DEFAULT_PROOF_LIFETIME_MS = 5 * 60 * 1000;
+export const MAX_ROLES = 32;
+const MAX_KEY_ID_CHARS = 64;
+const MAX_NONCE_CHARS = 64;
+
+/**
+ * Deterministic JSON: object keys sorted by UTF-16 code units, undefined members left out, no
+ * whitespace. Throws on what JSON cannot say exactly (NaN, Infinity, functions, bigint, cycles
+ * deeper than the limit), so a signer and a verifier never hash two different readings.
+ */
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > 64) throw new TypeError('value nested too deeply for canonical JSON');
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`);
+      return JSON.stringify(value);
+    case 'object': {
+      if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v, depth + 1))).join(',')}]`;
+      const entries = Object.keys(value as object)
+        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      return `{${entries.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`).join(',')}}`;
+    }
+    default:
+      throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
+  }
+}
+
+/** UTF-8 without TextEncoder (not every sandbox has one); lone surrogates become U+FFFD as in TextEncoder. */
+export function utf8(text: string): Uint8Array {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+      } else c = 0xfffd;
+    } else if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return Uint8Array.from(out);
+}
+
+export function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+export function fromHex(hex: string): Uint8Array {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError('not hex');
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+/**
+ * The part of a request a signature vouches for besides who sent it: what a person decided. Picked
+ * field by field (not "everything but the proof"), so a field added later is never silently unsigned.
+ */
+export function decisionContent(kind: DecisionKind, request: Record<string, unknown>): Record<string, unknown> {
+  const pick = (...names: string[]) => Object.fromEntries(names.filter((n) => request[n] !== undefined).map((n) => [n, request[n]]));
+  switch (kind) {
+    case 'start':
+      return pick('agent', 'prompt', 'model', 'maxTurns', 'budgets', 'continueAsNewEveryTurns', 'stateCeilingBytes');
+    case 'approve':
+      return pick('editedInput', 'comment');
+    case 'deny':
+      return pick('reason');
+    case 'unblock':
+      return pick('message', 'budget', 'model', 'maxTokens');
+    case 'message':
+      return pick('text');
+  }
+}
+
+export function contentDigest(kind: DecisionKind, request: Record<string, unknown>): string {
+  return toHex(sha256(utf8(canonicalJson(decisionContent(kind, request)))));
+}
+
+/** The exact bytes signed and verified. */
+export function claimBytes(claim: DecisionClaim): Uint8Array {
+  const { nonce, ...rest } = claim;
+  return utf8(`${DECISION_DOMAIN}\n${canonicalJson({ ...rest, ...(nonce !== undefined ? { nonce } : {}) })}`);
+}
+
+/** What a decision says about itself: who, with which roles, for which task and subject. */
+export interface DecisionFacts {
+  kind: DecisionKind;
+  taskId: string;
+  subject: string;
+  by: string;
+  roles: string[];
+  /** The request itself: its content is digested with decisionContent(kind, request). */
+  request: Record<string, unknown>;
+}
+
+export type ProofCheck = { ok: true; keyId: string } | { ok: false; problem: string };
+
+/** Shape problems of a `proof` field, or undefined. Never throws. */
+export function proofShapeProblem(proof: unknown): string | undefined {
+  if (proof === null || typeof proof !== 'object' || Array.isArray(proof)) return '`proof` must be an object {keyId, expiresAt, nonce?, signature}';
+  const p = proof as Record<string, unknown>;
+  const extra = Object.keys(p).filter((k) => !['keyId', 'expiresAt', 'nonce', 'signature'].includes(k));
+  if (extra.length) return `unknown field${extra.length > 1 ? 's' : ''} in \`proof\`: ${extra.map((k) => `\`${k.slice(0, 40)}\``).join(', ')}`;
+  if (typeof p.keyId !== 'string' || !p.keyId || p.keyId.length > MAX_KEY_ID_CHARS) return `\`proof.keyId\` must be a string of 1-${MAX_KEY_ID_CHARS} characters`;
+  if (typeof p.expiresAt !== 'string' || p.expiresAt.length > 40 || !Number.isFinite(Date.parse(p.expiresAt))) return '`proof.expiresAt` must be an ISO time';
+  if (p.nonce !== undefined && (typeof p.nonce !== 'string' || !p.nonce || p.nonce.length > MAX_NONCE_CHARS)) return `\`proof.nonce\` must be a string of 1-${MAX_NONCE_CHARS} characters`;
+  if (typeof p.signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(p.signature)) return '`proof.signature` must be 128 hex characters (an Ed25519 signature)';
+  return undefined;
+}
+
+/** Shape problems of a `roles` field, or undefined. Never throws. */
+export function rolesShapeProblem(roles: unknown): string | undefined {
+  if (roles === undefined) return undefined;
+  if (!Array.isArray(roles)) return '`roles` must be an array of strings';
+  if (roles.length > MAX_ROLES) return `\`roles\` has ${roles.length} entries; at most ${MAX_ROLES}`;
+  if (roles.some((r) => typeof r !== 'string' || !r || r.length > 100)) return '`roles` must hold non-empty strings of at most 100 characters';
+  return undefined;
+}
+
+/**
+ * Is `proof` a valid signature, by a trusted key, over exactly these facts, and not expired at
+ * `nowMs`? Never throws: a malformed proof is a problem like any other.
+ */
+export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number): ProofCheck {
+  try {
+    if (proof === undefined) {
+      return { ok: false, problem: `unsigned ${facts.kind}: this task accepts only decisions signed by a trusted front end (the durable-agent CLI with a signing key, the inbox); \`by\` alone proves nothing` };
+    }
+    const shape = proofShapeProblem(proof);
+    if (shape) return { ok: false, problem: shape };
+    const p = proof as DecisionProof;
+    const key = keys.find((k) => k.id === p.keyId);
+    if (!key) return { ok: false, problem: `the proof is signed with key "${p.keyId}", which this task does not trust (trusted: ${keys.map((k) => k.id).join(', ') || 'none'})` };
+    const expiresMs = Date.parse(p.expiresAt);
+    if (expiresMs <= nowMs) return { ok: false, problem: `the proof expired at ${p.expiresAt} (task time ${new Date(nowMs).toISOString()}); sign the decision again` };
+    if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS) return { ok: false, problem: `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs` };
+    if (facts.kind === 'message' && p.nonce === undefined) return { ok: false, problem: 'a signed message needs `proof.nonce`' };
+    const claim: DecisionClaim = {
+      kind: facts.kind,
+      taskId: facts.taskId,
+      subject: facts.subject,
+      by: facts.by,
+      roles: facts.roles,
+      digest: contentDigest(facts.kind, facts.request),
+      expiresAt: p.expiresAt,
+      keyId: p.keyId,
+      ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
+    };
+    // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
+    const valid = ed25519.verify(fromHex(p.signature), claimBytes(claim), fromHex(key.publicKey), { zip215: false });
+    if (!valid) {
+      return {
+        ok: false,
+        problem: `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing)`,
+      };
+    }
+    return { ok: true, keyId: key.id };
+  } catch (err) {
+    return { ok: false, problem: `the proof could not be checked: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** Problems of a trusted key list as it arrives in a manifest, or undefined. */
+export function trustedKeyProblem(key: unknown): string | undefined {
+  if (key === null || typeof key !== 'object') return 'a trusted key must be an object {id, publicKey}';
+  const k = key as Record<string, unknown>;
+  if (typeof k.id !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(k.id)) return 'a trusted key id must be 1-64 letters, digits or . _ -';
+  if (typeof k.publicKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(k.publicKey)) return `trusted key "${k.id}": publicKey must be 64 hex characters (Ed25519)`;
+  return undefined;
+}
