@@ -51,6 +51,12 @@ export interface AgentWorkerOptions {
    * Workers on several machines must share one store.
    */
   blobStore?: BlobStore;
+  /**
+   * Public keys of the front ends (inbox, operators' CLIs) trusted to vouch for who approves. Default:
+   * DURABLE_AGENT_APPROVER_KEYS (`KEYID:HEX` entries, `local` for the state dir's key); none: dev mode,
+   * decisions recorded as unverified. See docs/approvers.md.
+   */
+  approverKeys?: ActivityDependencies['approverKeys'];
   /** Payload codecs (compression). Must match the clients' (TaskClient.connect and the CLI use the same defaults). */
   codec?: CodecOptions;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
@@ -87,6 +93,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
       ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
+      ...(options.approverKeys ? { approverKeys: options.approverKeys } : {}),
     }),
     shutdownGraceTime: '10s',
     // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
