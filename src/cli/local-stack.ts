@@ -4,6 +4,8 @@
  */
 import path from 'node:path';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createPayloadCodecs, encryptionEnabled } from '../codec';
+import { startCodecServer, type RunningCodecServer } from '../codec/codec-server';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { startDevServer, isTemporalServing, type DevServer } from '../server/dev-server';
 import { ensureSearchAttributes } from '../server/search-attributes';
@@ -24,6 +26,8 @@ export interface LocalStack {
   address: string;
   /** Set when this process started the server (and so stops it). */
   server?: DevServer;
+  /** With encryption on and a Web UI: the codec server the UI decodes payloads through. */
+  codecServer?: RunningCodecServer;
   env: DemoEnvironment;
   worker: Worker;
   taskQueue: string;
@@ -35,12 +39,23 @@ export interface LocalStack {
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const address = `127.0.0.1:${options.port}`;
   let server: DevServer | undefined;
+  let codecServer: RunningCodecServer | undefined;
   if (await isTemporalServing(address)) {
     options.log(`Temporal: reusing the server already running at ${address}`);
+    if (encryptionEnabled()) options.log('Encryption: on; for its Web UI, run `durable-agent codec-server` and set it as the UI\'s codec endpoint');
   } else {
     const dbFile = path.join(stateDir(), 'temporal.db');
     options.log(`Temporal: starting the embedded dev server on ${address} (state: ${path.relative(process.cwd(), dbFile) || dbFile})`);
-    server = await startDevServer({ port: options.port, uiPort: options.uiPort ?? false, dbFile });
+    const uiPort = options.uiPort ?? false;
+    // Encrypted payloads are unreadable in the Web UI unless it decodes them through a codec server with the keys.
+    if (uiPort && encryptionEnabled()) {
+      codecServer = await startCodecServer({ codecs: createPayloadCodecs(), corsOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`] });
+      options.log(`Encryption: on; the Web UI decodes payloads through the codec server at ${codecServer.url}`);
+    }
+    server = await startDevServer({ port: options.port, uiPort, dbFile, ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}) }).catch(async (err: unknown) => {
+      await codecServer?.close();
+      throw err;
+    });
   }
   const env = await startDemoEnvironment({
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
@@ -56,6 +71,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   return {
     address,
     ...(server ? { server } : {}),
+    ...(codecServer ? { codecServer } : {}),
     env,
     worker,
     taskQueue,
@@ -68,6 +84,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await connection.close();
       await env.stop();
       await server?.stop();
+      await codecServer?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 /** `durable-agent`: one verb per job; `--json` where the output is data; clear exit codes. */
 import { TaskNotFoundError } from '../client/task-client';
 import { CliError, EXIT } from './cli-error';
+import { codecServerCommand, codecServerHelp } from './commands/codec-server';
 import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
 import { purgeCommand, purgeHelp } from './commands/purge';
@@ -25,6 +26,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   message: messageCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
+  'codec-server': codecServerCommand,
 };
 
 const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
@@ -40,6 +42,8 @@ ${tasksHelp}
 ${peopleHelp}
 
 ${purgeHelp}
+
+${codecServerHelp}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

@@ -19,6 +19,8 @@ export interface DevServerOptions {
   port?: number;
   /** Web UI port; `false` runs headless. Default: headless. */
   uiPort?: number | false;
+  /** The Web UI's remote codec endpoint (`--ui-codec-endpoint`), e.g. a `durable-agent codec-server`. Default: none. */
+  uiCodecEndpoint?: string;
   /** SQLite file for persisted state. `null` keeps state in memory. Default `<stateDir>/temporal.db`. */
   dbFile?: string | null;
   /** SQLite pragmas for the server's database, e.g. `{ journal_mode: 'wal', synchronous: 'normal' }`. Default: the CLI's. */
@@ -79,6 +81,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', 'warn'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
+  if (options.uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (dbFile) args.push('--db-filename', dbFile);
   for (const [key, value] of Object.entries(options.sqlitePragmas ?? {})) args.push('--sqlite-pragma', `${key}=${value}`);
   for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);

@@ -64,9 +64,9 @@ export interface AgentWorkerOptions {
 }
 
 /** The cached bundle; where it cannot be written (a read-only folder), bundling in this process as before. */
-async function defaultWorkflowCode(): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
+async function defaultWorkflowCode(failureConverterPath?: string): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
   try {
-    return { workflowBundle: await cachedWorkflowBundle() };
+    return { workflowBundle: await cachedWorkflowBundle(undefined, failureConverterPath ? { failureConverterPath } : {}) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw err;
@@ -79,12 +79,13 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
   const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
   const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
+  const dataConverter = createDataConverter(options.codec);
   return Worker.create({
     connection,
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : await defaultWorkflowCode()),
-    dataConverter: createDataConverter(options.codec),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : await defaultWorkflowCode(dataConverter.failureConverterPath)),
+    dataConverter,
     activities: createActivities({
       agents: options.agents,
       blobStore: options.blobStore ?? openBlobStore(),

@@ -35,26 +35,32 @@ export function workflowCodeHash(dirs = WORKFLOW_SOURCE_DIRS): string {
 
 const building = new Map<string, Promise<{ codePath: string }>>();
 
-/** The path of a bundle of this version of the workflow code, built first if there is none. */
-export function cachedWorkflowBundle(cacheDir = path.join(stateDir(), 'bundles')): Promise<{ codePath: string }> {
-  const codePath = path.join(cacheDir, `workflows-${workflowCodeHash()}.js`);
+/**
+ * The path of a bundle of this version of the workflow code, built first if there is none.
+ * `failureConverterPath` (set by createDataConverter when payloads are encrypted) goes into the
+ * bundle, so failures the workflow itself raises are encoded too; it gets a file of its own.
+ */
+export function cachedWorkflowBundle(cacheDir = path.join(stateDir(), 'bundles'), options: { failureConverterPath?: string } = {}): Promise<{ codePath: string }> {
+  const converter = options.failureConverterPath;
+  const suffix = converter ? `-fc-${createHash('sha256').update(converter).update(readFileSync(converter)).digest('hex').slice(0, 8)}` : '';
+  const codePath = path.join(cacheDir, `workflows-${workflowCodeHash()}${suffix}.js`);
   if (existsSync(codePath)) return Promise.resolve({ codePath });
   // One build per process; other processes may build the same file at the same time, which is harmless.
   let pending = building.get(codePath);
   if (!pending) {
-    pending = build(codePath).finally(() => building.delete(codePath));
+    pending = build(codePath, converter).finally(() => building.delete(codePath));
     building.set(codePath, pending);
   }
   return pending;
 }
 
-async function build(codePath: string): Promise<{ codePath: string }> {
+async function build(codePath: string, failureConverterPath?: string): Promise<{ codePath: string }> {
   mkdirSync(path.dirname(codePath), { recursive: true });
   // Written beside and renamed into place, so a worker starting at the same time never reads half a file.
   const partial = `${codePath}.${randomUUID()}.tmp`;
   const script = [
     `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, logger: new DefaultLogger('WARN') })`,
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, logger: new DefaultLogger('WARN') })`,
     `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
     `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
   ].join('\n');

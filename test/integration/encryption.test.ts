@@ -1,0 +1,243 @@
+/**
+ * Encryption end to end on a real dev server: a task whose prompt, tool arguments, tool results, a
+ * failing tool's message and the workflow's own failure carry secrets runs with encryption on
+ * (compression too); the raw history, read with no codec, holds none of them anywhere; the codec
+ * server decodes its payloads over HTTP for the holder of the token; the `temporal` CLI reads them
+ * through it; and histories replay with the keys, encrypted or not.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { decode } from '@temporalio/common/lib/internal-non-workflow';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { TaskClient } from '../../src/client/task-client';
+import { createPayloadCodecs, ENCODED_FAILURE_CONVERTER_PATH, ENCRYPTED_ENCODING, GZIP_ENCODING, KEY_ID_METADATA, createDataConverter, type CodecOptions } from '../../src/codec';
+import { startCodecServer, type RunningCodecServer } from '../../src/codec/codec-server';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
+import { cachedWorkflowBundle } from '../../src/worker/workflow-bundle';
+import { callTool, startHarness, type Harness } from '../support/harness';
+
+jest.setTimeout(240_000);
+
+const run = promisify(execFile);
+const tag = randomBytes(4).toString('hex');
+const SECRETS = {
+  prompt: `PROMPT-SECRET-${tag}`,
+  argument: `ARG-SECRET-${tag}`,
+  result: `RESULT-SECRET-${tag}`,
+  toolFailure: `TOOLFAIL-SECRET-${tag}`,
+  workflowFailure: `WFFAIL-SECRET-${tag}`,
+};
+const TOKEN = `token-${randomBytes(8).toString('hex')}`;
+const codec: CodecOptions = {
+  // Low, so the tool result (and the conversation) is compressed before it is encrypted.
+  compression: { thresholdBytes: 256 },
+  encryption: { keys: [{ id: 'it-new', key: randomBytes(32) }, { id: 'it-old', key: randomBytes(32) }] },
+  env: {},
+};
+const codecs = createPayloadCodecs(codec);
+
+let h: Harness;
+let taskId: string;
+let raw: temporal.api.history.v1.IHistory;
+let codecServer: RunningCodecServer;
+
+interface Found {
+  where: string;
+  payload: Payload;
+}
+
+/** Every payload in the history with where it sits; search attributes and headers are left to the server by design. */
+function payloadsOf(history: temporal.api.history.v1.IHistory): Found[] {
+  const out: Found[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return;
+    const maybe = node as Payload;
+    if (maybe.metadata && maybe.metadata.encoding instanceof Uint8Array) {
+      out.push({ where, payload: maybe });
+      return;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      // The SDK's patch markers (`patched()`) hold the patch's name only, written by its core unencoded.
+      if (key === 'searchAttributes' || key === 'header' || key === 'patch-data') continue;
+      walk(value, `${where}.${key}`);
+    }
+  };
+  for (const e of history.events ?? []) walk(e, `event ${e.eventId}`);
+  return out;
+}
+
+/** Every failure (with its causes) in the history. */
+function failuresOf(history: temporal.api.history.v1.IHistory): { where: string; failure: temporal.api.failure.v1.IFailure }[] {
+  const out: { where: string; failure: temporal.api.failure.v1.IFailure }[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if ((key === 'failure' || key === 'cause') && value && typeof value === 'object' && 'message' in value) {
+        out.push({ where: `${where}.${key}`, failure: value as temporal.api.failure.v1.IFailure });
+      }
+      walk(value, `${where}.${key}`);
+    }
+  };
+  for (const e of history.events ?? []) walk(e, `event ${e.eventId}`);
+  return out;
+}
+
+const text = (b?: Uint8Array | null) => Buffer.from(b ?? new Uint8Array()).toString('utf8');
+const jsonOf = (p: Payload) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') });
+
+beforeAll(async () => {
+  h = await startHarness();
+  // The script's file name reaches the workflow's own failure message when the script runs out.
+  const script = path.join(h.tmpDir, `script-${SECRETS.workflowFailure}.json`);
+  writeFileSync(
+    script,
+    JSON.stringify({
+      description: 'encryption test',
+      turns: [callTool('read_file', { path: `vault-${SECRETS.argument}.txt` }), callTool('read_file', { path: `missing-${SECRETS.toolFailure}.txt` })],
+    }),
+  );
+  // Between the compression threshold and the claim check's inline limit: the result stays in history.
+  writeFileSync(path.join(h.workspaceDir, `vault-${SECRETS.argument}.txt`), `${`${SECRETS.result} `.repeat(40)}\n`);
+
+  taskId = h.taskId('encrypted');
+  const client = await TaskClient.connect({ address: h.server.address, taskQueue: h.taskQueue, codec });
+  // The bundle workers build for themselves when encryption is on: the workflow's failures are encoded too.
+  const workflowBundle = await cachedWorkflowBundle(undefined, { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH });
+  const worker = await h.worker(undefined, { codec, workflowBundle });
+  try {
+    const failure = await worker.runUntil(async () => {
+      await client.start({ agent: 'demo', prompt: `Look in the vault. ${SECRETS.prompt}`, model: { provider: 'scripted', script } }, { taskId });
+      return client.result(taskId).then(() => undefined, (err: Error) => err);
+    });
+    // The client with the keys reads the real failure message back.
+    expect(String((failure as { cause?: Error } | undefined)?.cause?.message ?? failure?.message)).toContain(SECRETS.workflowFailure);
+  } finally {
+    await client.client.connection.close();
+  }
+
+  const plainConnection = await Connection.connect({ address: h.server.address });
+  try {
+    raw = await new Client({ connection: plainConnection }).workflow.getHandle(taskId).fetchHistory();
+  } finally {
+    await plainConnection.close();
+  }
+  codecServer = await startCodecServer({ codecs, token: TOKEN });
+});
+
+afterAll(async () => {
+  await codecServer?.close();
+  await h?.close();
+});
+
+test('the raw history holds none of the secrets: not the prompt, the tool arguments and results, nor any failure message', () => {
+  const bytes = Buffer.from(temporal.api.history.v1.History.encode(raw).finish());
+  expect(bytes.length).toBeGreaterThan(1000);
+  for (const [what, secret] of Object.entries(SECRETS)) expect({ what, found: bytes.includes(secret) }).toEqual({ what, found: false });
+  // The task part of each secret, in case a field stored it differently.
+  expect(bytes.includes(tag)).toBe(false);
+});
+
+test('every payload in the raw history is encrypted under the current key; the large ones are compressed inside', async () => {
+  const found = payloadsOf(raw);
+  expect(found.length).toBeGreaterThan(10);
+  for (const { where, payload } of found) {
+    expect({ where, encoding: text(payload.metadata!.encoding), key: text(payload.metadata![KEY_ID_METADATA]) }).toEqual({ where, encoding: ENCRYPTED_ENCODING, key: 'it-new' });
+  }
+  // One layer off (decryption only): compression ran first, so some payloads are gzip inside.
+  const inner = await codecs[1]!.decode(found.map((f) => f.payload));
+  expect(inner.some((p) => text(p.metadata!.encoding) === GZIP_ENCODING)).toBe(true);
+});
+
+test('every failure in the raw history says only "Encoded failure"; with the keys the tool and workflow failures read in full', async () => {
+  const failures = failuresOf(raw);
+  const events = (raw.events ?? []).map((e) => e.eventType);
+  expect(events).toContain(temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED);
+  expect(events).toContain(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
+  expect(failures.length).toBeGreaterThanOrEqual(2);
+  const decodedMessages: string[] = [];
+  for (const { where, failure } of failures) {
+    expect({ where, message: failure.message, stackTrace: failure.stackTrace ?? '' }).toEqual({ where, message: 'Encoded failure', stackTrace: '' });
+    const [attrs] = await decode(codecs, [failure.encodedAttributes as Payload]);
+    const { message, stack_trace } = defaultPayloadConverter.fromPayload<{ message: string; stack_trace: string }>(attrs!);
+    decodedMessages.push(message);
+    expect(typeof stack_trace).toBe('string');
+  }
+  expect(decodedMessages.some((m) => m.includes(SECRETS.toolFailure))).toBe(true);
+  expect(decodedMessages.some((m) => m.includes(SECRETS.workflowFailure))).toBe(true);
+});
+
+test('decoded with the keys, the same history does hold every secret (the scan above looked at real content)', async () => {
+  const decoded = await decode(codecs, payloadsOf(raw).map((f) => f.payload));
+  const failureTexts = await Promise.all(failuresOf(raw).map(async ({ failure }) => text((await decode(codecs, [failure.encodedAttributes as Payload]))[0]!.data)));
+  const all = [...decoded.map((p) => text(p.data)), ...failureTexts].join('\n');
+  for (const [what, secret] of Object.entries(SECRETS)) expect({ what, found: all.includes(secret) }).toEqual({ what, found: true });
+});
+
+test('the codec server decodes a payload taken from the raw history over HTTP, and refuses without the token', async () => {
+  const started = raw.events!.find((e) => e.workflowExecutionStartedEventAttributes)!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+  const body = JSON.stringify({ payloads: [jsonOf(started)] });
+  const post = (headers: Record<string, string>) => fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers }, body });
+
+  const refused = await post({});
+  expect(refused.status).toBe(401);
+  expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+  expect((await post({ Authorization: 'Bearer wrong-token' })).status).toBe(401);
+
+  const ok = await post({ Authorization: `Bearer ${TOKEN}` });
+  expect(ok.status).toBe(200);
+  const { payloads } = (await ok.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+  expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('json/plain');
+  const input = JSON.parse(Buffer.from(payloads[0]!.data, 'base64').toString('utf8')) as { prompt: string };
+  expect(input.prompt).toContain(SECRETS.prompt);
+
+  // The Web UI's preflight from its own origin is answered (no token on preflights); another origin is refused.
+  const preflight = await fetch(`${codecServer.url}/decode`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' } });
+  expect(preflight.status).toBe(204);
+  expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+  expect(preflight.headers.get('access-control-allow-headers')).toMatch(/X-Namespace/i);
+  expect((await post({ Authorization: `Bearer ${TOKEN}`, Origin: 'http://evil.example' })).status).toBe(403);
+});
+
+test('the temporal CLI shows the decrypted history through the codec server (--codec-endpoint, --codec-auth), and only ciphertext without it', async () => {
+  const cli = await provisionTemporalCli();
+  const show = (extra: string[]) =>
+    run(cli, ['workflow', 'show', '--workflow-id', taskId, '--address', h.server.address, '--output', 'json', ...extra], { maxBuffer: 64 * 1024 * 1024 }).then((r) => r.stdout);
+  // The CLI prints each payload's data as base64: read them all back.
+  const dataOf = (json: string) => {
+    const out: string[] = [];
+    const walk = (node: unknown) => {
+      if (!node || typeof node !== 'object') return;
+      const { data } = node as { data?: unknown };
+      if (typeof data === 'string') out.push(Buffer.from(data, 'base64').toString('utf8'));
+      Object.values(node).forEach(walk);
+    };
+    walk(JSON.parse(json));
+    return out.join('\n');
+  };
+  const decoded = dataOf(await show(['--codec-endpoint', codecServer.url, '--codec-auth', `Bearer ${TOKEN}`]));
+  for (const secret of [SECRETS.prompt, SECRETS.argument, SECRETS.result, SECRETS.toolFailure, SECRETS.workflowFailure]) expect(decoded).toContain(secret);
+  const plain = await show([]);
+  expect(dataOf(plain)).not.toContain(SECRETS.prompt);
+  expect(plain).toContain(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
+});
+
+test('replay with the keys: the encrypted history replays, and the committed (unencrypted) histories pass through the codec unchanged', async () => {
+  const dir = path.join(__dirname, '../histories');
+  const committed = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, f), 'utf8'))) }));
+  expect(committed.length).toBeGreaterThanOrEqual(3);
+  const failures: string[] = [];
+  const dataConverter = createDataConverter(codec);
+  for await (const result of Worker.runReplayHistories({ workflowBundle: h.bundle, dataConverter }, [...committed, { workflowId: taskId, history: raw }])) {
+    if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+  }
+  expect(failures).toEqual([]);
+});
