@@ -4,6 +4,7 @@ import { CliError, EXIT } from './cli-error';
 import { codecServerCommand, codecServerHelp } from './commands/codec-server';
 import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
+import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
@@ -26,6 +27,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   message: messageCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
+  mcp: mcpCommand,
   'codec-server': codecServerCommand,
 };
 
@@ -42,6 +44,8 @@ ${tasksHelp}
 ${peopleHelp}
 
 ${purgeHelp}
+
+${mcpHelp}
 
 ${codecServerHelp}
 

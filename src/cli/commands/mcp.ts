@@ -1,0 +1,38 @@
+/**
+ * `durable-agent mcp`: serves the task tools over MCP on stdio, for an MCP client such as Claude Code
+ * or Claude Desktop. stdout carries the protocol, so everything else goes to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createTaskToolsServer } from '../../mcp-server/task-tools-server';
+import { connectionOptions, parse } from '../args';
+import { usageError } from '../cli-error';
+import { connectClient } from '../connect';
+
+export const mcpHelp = `durable-agent mcp [--as NAME [--role ROLE]...]
+  An MCP server on stdio: start_task, task_status, task_result, list_pending_approvals, approve, deny.
+  --as names who answers approvals through it (without it, it answers none); --role adds a role the
+  agents' approver rules may name. Example for Claude Code:
+    claude mcp add durable-agent -- npx durable-agent mcp --as alice`;
+
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { ...connectionOptions, as: { type: 'string' }, role: { type: 'string', multiple: true } }, { min: 0, max: 0, names: '' });
+  const by = values.as?.trim();
+  if (values.as !== undefined && !by) throw usageError('--as must not be blank: it is recorded with every decision');
+  if (values.role?.length && !by) throw usageError('--role needs --as NAME');
+  const roles = (values.role ?? []).map((r) => r.trim());
+  if (roles.some((r) => !/^[\w.-]{1,64}$/.test(r))) throw usageError('--role takes a name of letters, digits, "_", "." or "-" (at most 64)');
+  const client = await connectClient(values);
+  const { version } = require('../../../package.json') as { version: string };
+  const server = createTaskToolsServer({ client, version, ...(by ? { identity: { by, roles } } : {}) });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.on('end', () => resolve());
+  });
+  await server.connect(transport);
+  console.error(`durable-agent mcp: serving task tools on stdio${by ? ` as ${by}` : ' (read-only for approvals: no --as)'}`);
+  await closed;
+  await server.close().catch(() => undefined);
+  await client.client.connection.close().catch(() => undefined);
+  return 0;
+}

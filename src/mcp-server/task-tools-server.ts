@@ -1,0 +1,213 @@
+/**
+ * durable-agent as an MCP server: an MCP client (Claude Code, Claude Desktop, any agent) starts
+ * durable tasks, reads their status and result, and answers their approvals. Every decision goes
+ * through TaskClient, so the task's own rules decide who may approve what (verified approvers when
+ * the worker trusts signing keys); this server only says who is asking.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
+import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
+
+export interface TaskToolsIdentity {
+  /** Who answers approvals through this server (recorded with each decision). */
+  by: string;
+  roles: string[];
+}
+
+export interface TaskToolsServerOptions {
+  client: TaskClient;
+  /** Without one, the answering tools refuse: a decision must say who took it. */
+  identity?: TaskToolsIdentity;
+  version: string;
+}
+
+/** How long `task_result` may wait for a task to close, at most. */
+export const MAX_RESULT_WAIT_SECONDS = 60;
+
+const taskId = z.string().min(1).max(200).describe('The task id (a Temporal workflow id).');
+const approvalId = z.string().min(1).max(200).describe('The approval id, from task_status or list_pending_approvals.');
+
+export function createTaskToolsServer(options: TaskToolsServerOptions): McpServer {
+  const { client, identity } = options;
+  const server = new McpServer({ name: 'durable-agent', version: options.version });
+
+  server.registerTool(
+    'start_task',
+    {
+      title: 'Start a durable agent task',
+      description: 'Starts a long-running agent task on Temporal and returns its id at once. Follow it with task_status and task_result.',
+      inputSchema: {
+        agent: z.string().min(1).max(200).describe('The agent to run (the built-in one is "demo").'),
+        prompt: z.string().min(1).max(100_000).describe('What the agent should do.'),
+        model: z.string().min(1).max(200).optional().describe('A Claude model id; default: the agent\'s or the worker\'s.'),
+        script: z.string().min(1).max(4_096).optional().describe('A model script file the worker may read (testing; exclusive with model).'),
+        task_id: z.string().min(1).max(200).optional().describe('An id of your choosing; default: a new one.'),
+        max_turns: z.number().int().min(1).max(10_000).optional(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (args) =>
+      answer(async () => {
+        if (args.model && args.script) throw new UsageProblem('give model or script, not both');
+        const model: ModelChoice | undefined = args.script ? { provider: 'scripted', script: args.script } : args.model ? { provider: 'anthropic', model: args.model } : undefined;
+        const input: TaskInput = {
+          agent: args.agent,
+          prompt: args.prompt,
+          ...(model ? { model } : {}),
+          ...(args.max_turns ? { maxTurns: args.max_turns } : {}),
+          startedBy: identity?.by ?? 'mcp',
+        };
+        const handle = await client.start(input, args.task_id ? { taskId: args.task_id } : {}).catch((err: Error) => {
+          if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UsageProblem(`a task with id "${args.task_id}" already exists`);
+          throw err;
+        });
+        return { task_id: handle.workflowId, run_id: handle.firstExecutionRunId };
+      }),
+  );
+
+  server.registerTool(
+    'task_status',
+    {
+      title: 'Read a task\'s status',
+      description: 'What the task is doing: its status, turns, cost, pending approvals (with their exact arguments) and why it is blocked, if it is.',
+      inputSchema: { task_id: taskId },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => answer(async () => statusView(args.task_id, await client.view(args.task_id))),
+  );
+
+  server.registerTool(
+    'task_result',
+    {
+      title: 'Read a task\'s result',
+      description: `The task's final answer once it has closed. Waits up to wait_seconds (at most ${MAX_RESULT_WAIT_SECONDS}) for a running task, then says it is still running.`,
+      inputSchema: { task_id: taskId, wait_seconds: z.number().min(0).max(MAX_RESULT_WAIT_SECONDS).optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      answer(async () => {
+        const waitMs = (args.wait_seconds ?? 0) * 1000;
+        const closed = await Promise.race([
+          client.result(args.task_id).then((result) => ({ closed: true as const, result })),
+          new Promise<{ closed: false }>((resolve) => setTimeout(() => resolve({ closed: false }), waitMs).unref()),
+        ]);
+        if (closed.closed) return { task_id: args.task_id, closed: true, result: closed.result };
+        const summary = await client.describe(args.task_id);
+        return { task_id: args.task_id, closed: false, agent_status: summary.agentStatus, note: 'still running: call again later, or read task_status' };
+      }),
+  );
+
+  server.registerTool(
+    'list_pending_approvals',
+    {
+      title: 'List the approvals waiting for a person',
+      description: 'Every pending approval across the namespace: the task, the tool, the exact arguments, the effect, the reason and when it expires.',
+      inputSchema: { agent: z.string().min(1).max(200).optional(), limit: z.number().int().min(1).max(200).optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      answer(async () => {
+        const tasks = await client.list({ status: 'awaiting_approval', limit: args.limit ?? 50, ...(args.agent ? { agent: args.agent } : {}) });
+        const approvals = [];
+        for (const task of tasks) {
+          const status = await client.status(task.taskId).catch(() => undefined);
+          for (const a of status?.pendingApprovals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...approvalView(a) });
+        }
+        return { approvals };
+      }),
+  );
+
+  const requireIdentity = (): TaskToolsIdentity => {
+    if (!identity) throw new UsageProblem('this server was started without --as NAME: it cannot record who decided, so it answers no approvals');
+    return identity;
+  };
+
+  server.registerTool(
+    'approve',
+    {
+      title: 'Approve a pending tool call',
+      description: 'Lets the pending call run, optionally with edited arguments (checked against the tool\'s schema by the task). The decision is recorded with this server\'s identity.',
+      inputSchema: {
+        task_id: taskId,
+        approval_id: approvalId,
+        edited_arguments: z.record(z.string(), z.unknown()).optional().describe('Run these arguments instead; the model is told.'),
+        comment: z.string().max(2_000).optional(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args) =>
+      answer(async () => {
+        const who = requireIdentity();
+        return client.approve(args.task_id, {
+          approvalId: args.approval_id,
+          by: who.by,
+          ...(who.roles.length ? { roles: who.roles } : {}),
+          ...(args.edited_arguments !== undefined ? { editedInput: args.edited_arguments } : {}),
+          ...(args.comment ? { comment: args.comment } : {}),
+        });
+      }),
+  );
+
+  server.registerTool(
+    'deny',
+    {
+      title: 'Deny a pending tool call',
+      description: 'Refuses the pending call; the model is told the reason and goes on without it.',
+      inputSchema: { task_id: taskId, approval_id: approvalId, reason: z.string().min(1).max(2_000) },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (args) =>
+      answer(async () => {
+        const who = requireIdentity();
+        if (!args.reason.trim()) throw new UsageProblem('the reason must not be blank: the model is told why');
+        return client.deny(args.task_id, { approvalId: args.approval_id, by: who.by, ...(who.roles.length ? { roles: who.roles } : {}), reason: args.reason });
+      }),
+  );
+
+  return server;
+}
+
+/** A request this server refuses before asking Temporal. */
+class UsageProblem extends Error {}
+
+/** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */
+async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    const value = (await run()) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+  } catch (err) {
+    if (err instanceof TaskRejectedError || err instanceof TaskNotFoundError || err instanceof UsageProblem) {
+      return { isError: true, content: [{ type: 'text', text: err.message }] };
+    }
+    return { isError: true, content: [{ type: 'text', text: `durable-agent could not do that: ${(err as Error).message.split('\n')[0]}` }] };
+  }
+}
+
+function approvalView(a: ApprovalRequest) {
+  return { approval_id: a.id, tool: a.tool, arguments: a.input, effect: a.effect, reason: a.reason, requested_at: a.requestedAt, expires_at: a.expiresAt };
+}
+
+function statusView(id: string, view: Awaited<ReturnType<TaskClient['view']>>) {
+  const s: TaskStatus | undefined = view.status;
+  return {
+    task_id: id,
+    agent: view.summary.agent,
+    agent_status: s?.agentStatus ?? view.summary.agentStatus,
+    ...(s
+      ? {
+          phase: s.phase,
+          turns: s.turn,
+          tool_calls: s.toolCalls,
+          cost_usd: s.costUsd,
+          pending_approvals: s.pendingApprovals.map(approvalView),
+          ...(s.blocked ? { blocked: { code: s.blocked.code, reason: s.blocked.reason } } : {}),
+          ...(s.result ? { result: s.result } : {}),
+        }
+      : {}),
+    ...(view.result ? { result: view.result } : {}),
+    ...(view.failure ? { failure: view.failure } : {}),
+    ...(view.note ? { note: view.note } : {}),
+  };
+}

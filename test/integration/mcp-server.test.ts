@@ -1,0 +1,114 @@
+/**
+ * `durable-agent mcp` driven by the MCP SDK's own client over stdio, as Claude Code would: start a
+ * task, read its status, find its pending approval, answer it and read the result, on a real dev
+ * server with a worker.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** An MCP client connected to a `durable-agent mcp` child process. */
+async function mcpClient(extraArgs: string[]): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'mcp', '--address', h.server.address, '--task-queue', h.taskQueue, ...extraArgs],
+    cwd: ROOT,
+    env: { ...(process.env as Record<string, string>), DURABLE_AGENT_LOG_LEVEL: 'ERROR' },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'durable-agent-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+const data = (r: CallToolResult) => r.structuredContent as Record<string, any>;
+const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+
+test('an MCP client starts a task, sees its pending approval with the exact arguments, approves it, and reads the result', async () => {
+  writeFileSync(path.join(h.workspaceDir, 'stale.log'), 'x');
+  const script = h.script([callTool('delete_file', { path: 'stale.log' }), answer('removed stale.log')]);
+  const taskId = h.taskId('mcp');
+  const client = await mcpClient(['--as', 'alice']);
+  const worker = await h.worker();
+  try {
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual(['approve', 'deny', 'list_pending_approvals', 'start_task', 'task_result', 'task_status']);
+    expect(tools.find((t) => t.name === 'task_status')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools.find((t) => t.name === 'approve')!.annotations).toMatchObject({ destructiveHint: true });
+
+    await worker.runUntil(async () => {
+      const started = await call(client, 'start_task', { agent: 'demo', prompt: 'remove the stale log', script, task_id: taskId });
+      expect(started.isError).toBeFalsy();
+      expect(data(started)).toMatchObject({ task_id: taskId });
+      await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+
+      const status = data(await call(client, 'task_status', { task_id: taskId }));
+      expect(status).toMatchObject({ agent_status: 'awaiting_approval', pending_approvals: [{ tool: 'delete_file', arguments: { path: 'stale.log' }, effect: 'destructive' }] });
+      const approvalId = status.pending_approvals[0].approval_id as string;
+
+      // Visibility is eventually consistent: the listing catches up with the status.
+      const listed = await waitFor('the approval in list_pending_approvals', async () => {
+        const all = data(await call(client, 'list_pending_approvals', {})).approvals as { task_id: string; approval_id: string }[];
+        return all.find((a) => a.task_id === taskId);
+      });
+      expect(listed).toMatchObject({ approval_id: approvalId, tool: 'delete_file', arguments: { path: 'stale.log' } });
+
+      const running = data(await call(client, 'task_result', { task_id: taskId }));
+      expect(running).toMatchObject({ closed: false, agent_status: 'awaiting_approval' });
+      expect(existsSync(path.join(h.workspaceDir, 'stale.log'))).toBe(true);
+
+      const approved = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, comment: 'ok from MCP' });
+      expect(approved.isError).toBeFalsy();
+      expect(data(approved)).toMatchObject({ approvalId, decision: 'approved' });
+
+      const result = data(await call(client, 'task_result', { task_id: taskId, wait_seconds: 30 }));
+      expect(result).toMatchObject({ closed: true, result: { outcome: 'answered', text: 'removed stale.log' } });
+      expect(existsSync(path.join(h.workspaceDir, 'stale.log'))).toBe(false);
+      const decided = await h.client.status(taskId);
+      expect(decided.approvals[0]).toMatchObject({ decision: 'approved', comment: 'ok from MCP' });
+      expect(String(decided.approvals[0]!.by)).toContain('alice');
+
+      const again = await call(client, 'approve', { task_id: taskId, approval_id: approvalId });
+      expect(again.isError).toBe(true);
+      expect(text(again)).toContain('completed');
+    });
+  } finally {
+    await client.close();
+  }
+});
+
+test('wrong input is refused as a tool error the calling model can read, and a server without --as answers no approvals', async () => {
+  const client = await mcpClient([]);
+  try {
+    const missing = await call(client, 'task_status', { task_id: 'no-such-task-here' });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toContain('no-such-task-here');
+
+    const badArgs = await call(client, 'start_task', { agent: 'demo' });
+    expect(badArgs.isError).toBe(true);
+    expect(text(badArgs)).toMatch(/prompt/);
+
+    const anonymous = await call(client, 'approve', { task_id: 'any', approval_id: 'any' });
+    expect(anonymous.isError).toBe(true);
+    expect(text(anonymous)).toContain('without --as NAME');
+  } finally {
+    await client.close();
+  }
+});
