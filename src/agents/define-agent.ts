@@ -6,6 +6,7 @@ import type { AgentManifest } from '../protocol/agent-manifest';
 import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice, type PermissionPolicy } from '../protocol/task';
 import type { ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
+import { approverRulesProblem } from '../protocol/approver-policy';
 
 export interface AgentConfig {
   name: string;
@@ -48,6 +49,9 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       }
     }
   }
+  // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.
+  const approversProblem = approverRulesProblem(config.policy?.approvers);
+  if (approversProblem) throw new TypeError(`Agent "${config.name}": policy ${approversProblem}`);
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   return {
