@@ -36,7 +36,7 @@ export interface InboxOptions {
   sessions?: SessionOptions;
   /** How often the task page's live view polls `status`. Default 1000 ms. */
   pollMs?: number;
-  /** Failed sign-ins per name or address within 5 minutes before a pause. Default 5. */
+  /** Failed sign-ins for one approver id within 5 minutes before a pause (ten times as many per address). Default 5. */
   maxFailedSignIns?: number;
 }
 
@@ -67,12 +67,14 @@ type Form = URLSearchParams;
 export class InboxServer {
   private server?: http.Server;
   private readonly sessions: SessionStore;
-  private readonly limiter: SignInLimiter;
+  /** Failed sign-ins per approver id (a few) and per address (more: many people may share a proxy or NAT). */
+  private readonly limiters: { byName: SignInLimiter; byAddress: SignInLimiter };
   private readonly streams = new Set<http.ServerResponse>();
 
   constructor(private readonly options: InboxOptions) {
     this.sessions = new SessionStore(options.sessions);
-    this.limiter = new SignInLimiter(options.maxFailedSignIns ?? 5);
+    const perName = options.maxFailedSignIns ?? 5;
+    this.limiters = { byName: new SignInLimiter(perName), byAddress: new SignInLimiter(perName * 10) };
   }
 
   /** Listens on host:port (default 127.0.0.1 and any free port) and returns the URL. */
@@ -194,8 +196,9 @@ export class InboxServer {
     const next = localPath(form.get('next'));
     const id = (form.get('id') ?? '').trim();
     const token = form.get('token') ?? '';
-    const keys = [`ip:${req.socket.remoteAddress ?? '?'}`, ...(id ? [`id:${id}`] : [])];
-    const wait = this.limiter.retryAfter(keys);
+    const address = [req.socket.remoteAddress ?? '?'];
+    const name = id ? [id] : [];
+    const wait = Math.max(this.limiters.byAddress.retryAfter(address), this.limiters.byName.retryAfter(name));
     if (wait > 0) {
       res.setHeader('retry-after', String(wait));
       return this.signInForm(req, res, next, `Too many failed sign-ins. Try again in ${wait} s.`, 429);
@@ -204,10 +207,11 @@ export class InboxServer {
     if (token) approver = this.options.directory.signInWithToken(token);
     else if (id) approver = await this.options.directory.signInWithPassword(id, form.get('password') ?? '');
     if (!approver) {
-      this.limiter.fail(keys);
+      this.limiters.byAddress.fail(address);
+      this.limiters.byName.fail(name);
       return this.signInForm(req, res, next, 'Sign-in failed: unknown approver, wrong password or wrong token.', 401);
     }
-    this.limiter.succeed(keys);
+    this.limiters.byName.succeed(name);
     const old = cookies(req)[SESSION_COOKIE];
     if (old) this.sessions.destroy(old); // A fresh id at sign-in: no session fixation.
     const session = this.sessions.create(approver);

@@ -1,0 +1,294 @@
+/**
+ * The inbox on a real dev server: approvers sign in, see what waits for them, answer it; CSRF,
+ * Origin and links are checked at the HTTP level; the whole flow runs in a real headless Chromium
+ * (Debian's `chromium`, driven by playwright-core) when one is installed.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApproverDirectory } from '../../src/inbox/approver-directory';
+import { signLink, UsedLinks } from '../../src/inbox/links';
+import { hashPassword } from '../../src/inbox/secret-hash';
+import { InboxServer } from '../../src/inbox/server';
+import { escapeHtml } from '../../src/inbox/html';
+import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import type { Worker } from '@temporalio/worker';
+import type { TaskStatus } from '../../src/protocol/task';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const SCREENSHOT = path.resolve(__dirname, '../../docs/images/inbox.png');
+
+let h: Harness;
+let inbox: InboxServer;
+let base: string;
+let worker: Worker;
+let stopWorker: () => void;
+let workerDone: Promise<void>;
+const linkKey = Buffer.from('inbox-test-link-key-0123456789abcdef');
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'inbox-state-'));
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) console.warn(`inbox.test.ts: no Chromium at ${CHROMIUM}: the browser tests are SKIPPED (install Debian's chromium package, or set CHROMIUM_PATH); the HTTP-level tests run.`);
+  h = await startHarness();
+  const directory = ApproverDirectory.fromJson(
+    JSON.stringify({
+      approvers: [
+        { id: 'ana', name: 'Ana Lima', roles: ['ops'], password: await hashPassword('ana-password-1') },
+        { id: 'bob', name: 'Bob Stone', roles: ['intern'], password: await hashPassword('bob-password-1') },
+      ],
+    }),
+  );
+  inbox = new InboxServer({ client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-links')), pollMs: 250 });
+  base = await inbox.start();
+  worker = await h.worker();
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  stopWorker = stop;
+  workerDone = worker.runUntil(stopped);
+});
+
+afterAll(async () => {
+  stopWorker?.();
+  await workerDone;
+  await inbox?.stop();
+  await h?.close();
+});
+
+/** A task waiting for approval of delete_file on `file` (created in the workspace). */
+async function pendingDelete(file: string, final = 'done'): Promise<{ taskId: string; status: TaskStatus }> {
+  writeFileSync(path.join(h.workspaceDir, file), 'x');
+  const script = h.script([callTool('delete_file', { path: file }), answer(final)]);
+  const taskId = h.taskId('inbox');
+  await h.client.start({ agent: 'demo', prompt: `delete ${file}`, model: { provider: 'scripted', script } }, { taskId });
+  const status = await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+  return { taskId, status };
+}
+
+/** A browserless client: fetch with a cookie jar and no automatic redirects. */
+class Visitor {
+  private readonly cookies = new Map<string, string>();
+  constructor(private readonly origin = base) {}
+
+  async get(url: string): Promise<Response> {
+    return this.keep(await fetch(new URL(url, base), { redirect: 'manual', headers: { cookie: this.cookieHeader() } }));
+  }
+
+  async post(url: string, fields: Record<string, string>, origin: string | null = this.origin): Promise<Response> {
+    return this.keep(
+      await fetch(new URL(url, base), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: this.cookieHeader(), ...(origin ? { origin } : {}) },
+        body: new URLSearchParams(fields).toString(),
+      }),
+    );
+  }
+
+  async signIn(id: string, password: string): Promise<Response> {
+    const form = await (await this.get('/signin')).text();
+    return this.post('/signin', { _csrf: csrfIn(form), next: '/', id, password });
+  }
+
+  private keep(res: Response): Response {
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const eq = pair!.indexOf('=');
+      const value = pair!.slice(eq + 1);
+      if (/Max-Age=0/.test(cookie)) this.cookies.delete(pair!.slice(0, eq));
+      else this.cookies.set(pair!.slice(0, eq), value);
+    }
+    return res;
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+function csrfIn(page: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(page);
+  if (!match) throw new Error(`no CSRF field in page: ${page.slice(0, 300)}`);
+  return match[1]!;
+}
+
+const eventCount = async (taskId: string) => (await h.client.handle(taskId).fetchHistory()).events!.length;
+
+test('sign-in: a wrong password is refused and signs nobody in; the right one opens the inbox, which lists the pending approval with its exact arguments, effect, reason and expiry', async () => {
+  const { taskId, status } = await pendingDelete('listed.txt');
+  const stranger = new Visitor();
+  expect((await stranger.get('/')).headers.get('location')).toBe('/signin?next=%2F');
+  const wrong = await stranger.signIn('ana', 'not-her-password');
+  expect(wrong.status).toBe(401);
+  expect(await wrong.text()).toContain('Sign-in failed: unknown approver, wrong password or wrong token.');
+  expect((await stranger.get('/')).status).toBe(303);
+
+  const ana = new Visitor();
+  const signedIn = await ana.signIn('ana', 'ana-password-1');
+  expect(signedIn.status).toBe(303);
+  expect(signedIn.headers.getSetCookie().join('\n')).toMatch(/da_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
+  // Visibility is eventually consistent: the list catches up with the task within moments.
+  let page = '';
+  for (let i = 0; i < 100 && !page.includes(taskId); i++) {
+    page = await (await ana.get('/')).text();
+    if (!page.includes(taskId)) await new Promise((r) => setTimeout(r, 200));
+  }
+  const approval = status.pendingApprovals[0]!;
+  expect(page).toContain(`delete_file on task ${taskId}`);
+  expect(page).toContain('&quot;path&quot;: &quot;listed.txt&quot;');
+  expect(page).toContain('<span class="badge destructive">destructive</span>');
+  expect(page).toContain(escapeHtml(approval.reason));
+  expect(page).toContain(approval.expiresAt);
+  expect(page).toContain('Signed in as <strong>Ana Lima</strong>');
+  await h.client.handle(taskId).terminate('test over');
+});
+
+test('CSRF: a POST without the session token, with another token, or from another origin is refused (403) and writes nothing; with the token it decides', async () => {
+  const { taskId, status } = await pendingDelete('csrf.txt', 'kept it');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const ana = new Visitor();
+  await ana.signIn('ana', 'ana-password-1');
+  const taskPage = await (await ana.get(`/tasks/${taskId}`)).text();
+  const csrf = csrfIn(taskPage);
+  expect(taskPage.match(/name="_csrf" value="/g)!.length).toBeGreaterThanOrEqual(4); // sign-out, approve, deny, message
+  const before = await eventCount(taskId);
+
+  const noToken = await ana.post(`/tasks/${taskId}/approve`, { approvalId, arguments: '' });
+  expect(noToken.status).toBe(403);
+  expect(await noToken.text()).toContain('missing its security token');
+  const otherToken = await ana.post(`/tasks/${taskId}/approve`, { _csrf: `${csrf.slice(0, -2)}xx`, approvalId, arguments: '' });
+  expect(otherToken.status).toBe(403);
+  const foreign = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' }, 'http://evil.example');
+  expect(foreign.status).toBe(403);
+  expect(await foreign.text()).toContain('Origin did not match');
+  const noOrigin = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' }, null);
+  expect(noOrigin.status).toBe(403);
+  const signedOut = await new Visitor().post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' });
+  expect(signedOut.status).toBe(403);
+  expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+  expect(await eventCount(taskId)).toBe(before);
+
+  const denied = await ana.post(`/tasks/${taskId}/deny`, { _csrf: csrf, approvalId, reason: 'keep csrf.txt' });
+  expect(denied.status).toBe(303);
+  expect(await h.client.result(taskId)).toMatchObject({ text: 'kept it' });
+  expect((await h.client.status(taskId)).approvals[0]).toMatchObject({ decision: 'denied', by: 'ana', denyReason: 'keep csrf.txt' });
+  expect(await (await ana.get(`/tasks/${taskId}`)).text()).toContain(`Denied ${approvalId}.`);
+});
+
+test('after 5 failed sign-ins for one approver even the right password must wait (429 with Retry-After)', async () => {
+  const guarded = new InboxServer({
+    client: h.client,
+    directory: ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'cy', password: await hashPassword('cy-password-1') }] })),
+    linkKey,
+    usedLinks: new UsedLinks(path.join(stateDir, 'used-links-2')),
+  });
+  const url = await guarded.start();
+  try {
+    const visitor = new Visitor(url);
+    const signIn = async (password: string) => {
+      const form = await (await fetch(`${url}/signin`)).text();
+      const pre = /name="_csrf" value="([^"]+)"/.exec(form)![1]!;
+      return fetch(`${url}/signin`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: `da_pre=${pre}` },
+        body: new URLSearchParams({ _csrf: pre, id: 'cy', password }).toString(),
+      });
+    };
+    for (let i = 0; i < 5; i++) expect((await signIn('wrong-guess')).status).toBe(401);
+    const limited = await signIn('cy-password-1');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited.text()).toContain('Too many failed sign-ins');
+    void visitor;
+  } finally {
+    await guarded.stop();
+  }
+});
+
+test('links: opened signed out it asks for sign-in and is not used up; signed in it opens the approval once; a second use and an expired link are refused with a clear page', async () => {
+  const { taskId, status } = await pendingDelete('linked.txt');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const link = `/l/${signLink(linkKey, { taskId, approvalId })}`;
+
+  const ana = new Visitor();
+  const signedOut = await ana.get(link);
+  expect(signedOut.status).toBe(303);
+  expect(signedOut.headers.get('location')).toBe(`/signin?next=${encodeURIComponent(link)}`);
+  const form = await (await ana.get(signedOut.headers.get('location')!)).text();
+  const afterSignIn = await ana.post('/signin', { _csrf: csrfIn(form), next: link, id: 'ana', password: 'ana-password-1' });
+  expect(afterSignIn.headers.get('location')).toBe(link);
+  const opened = await ana.get(link);
+  expect(opened.status).toBe(303);
+  expect(opened.headers.get('location')).toBe(`/tasks/${taskId}#approval-${approvalId}`);
+  expect(await (await ana.get(opened.headers.get('location')!)).text()).toContain(`id="approval-${approvalId}"`);
+
+  const reused = await ana.get(link);
+  expect(reused.status).toBe(410);
+  const reusedPage = await reused.text();
+  expect(reusedPage).toContain('<h1>Link already used</h1>');
+  expect(reusedPage).toContain('links work only once');
+
+  const expired = await ana.get(`/l/${signLink(linkKey, { taskId, approvalId }, { ttlMs: 1_000, now: Date.now() - 60_000 })}`);
+  expect(expired.status).toBe(410);
+  expect(await expired.text()).toContain('<h1>Link expired</h1>');
+  const forged = await ana.get(`/l/${signLink(Buffer.from('another-key-another-key-another-key'), { taskId, approvalId })}`);
+  expect(forged.status).toBe(400);
+  expect(await forged.text()).toContain('This link was not made by this system');
+  await h.client.handle(taskId).terminate('test over');
+});
+
+const browserTest = HAVE_CHROMIUM
+  ? test
+  : (name: string, fn: () => Promise<void>) => test.skip(`${name} [SKIPPED: no Chromium at ${CHROMIUM}]`, fn);
+
+browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows the schema error and stays pending, an edited approval runs, and the task page shows the task complete', async () => {
+  const { chromium } = await import('playwright-core');
+  writeFileSync(path.join(h.workspaceDir, 'keep-me.txt'), 'keep');
+  const { taskId, status } = await pendingDelete('stale-report.csv', 'Deleted the file you chose.');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.goto(`${base}/`);
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await page.getByLabel('Approver id').fill('ana');
+    await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/`);
+    for (let i = 0; i < 100 && !(await page.getByText(`delete_file on task ${taskId}`).count()); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      await page.reload();
+    }
+    await page.getByRole('heading', { name: `delete_file on task ${taskId}` }).waitFor();
+    // The README's picture: refreshed on request, so a test run leaves the work tree clean.
+    const shot = process.env.DURABLE_AGENT_UPDATE_SCREENSHOT || !existsSync(SCREENSHOT) ? SCREENSHOT : path.join(h.tmpDir, 'inbox.png');
+    mkdirSync(path.dirname(shot), { recursive: true });
+    await page.screenshot({ path: shot, fullPage: false });
+
+    await page.getByRole('link', { name: `delete_file on task ${taskId}` }).click();
+    await page.waitForURL(new RegExp(`/tasks/${taskId}`));
+    const args = page.getByLabel(/Arguments \(JSON\)/);
+    expect(JSON.parse(await args.inputValue())).toEqual({ path: 'stale-report.csv' });
+
+    await args.fill('{"path": 42}');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    const refusal = page.getByRole('alert');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('the edited arguments are invalid: Field `path`: got 42; expected string');
+    expect(await args.inputValue()).toBe('{"path": 42}'); // what the person typed is kept
+    expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+
+    await args.fill('{"path": "keep-me.txt"}');
+    await page.getByLabel('Comment').fill('the csv is still needed; delete this one');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').filter({ hasText: `Approved ${approvalId} with edited arguments.` }).waitFor();
+    await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#live-result').textContent()).toContain('Result (answered): Deleted the file you chose.');
+  } finally {
+    await browser.close();
+  }
+  expect(existsSync(path.join(h.workspaceDir, 'keep-me.txt'))).toBe(false);
+  expect(existsSync(path.join(h.workspaceDir, 'stale-report.csv'))).toBe(true);
+  expect((await h.client.status(taskId)).approvals[0]).toMatchObject({ decision: 'approved', by: 'ana', editedInput: { path: 'keep-me.txt' }, comment: 'the csv is still needed; delete this one' });
+});
