@@ -4,6 +4,7 @@ import { CliError, EXIT } from './cli-error';
 import { codecServerCommand, codecServerHelp } from './commands/codec-server';
 import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
+import { inboxCommand, inboxHelp } from './commands/inbox';
 import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
@@ -27,8 +28,9 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   message: messageCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
-  mcp: mcpCommand,
   'codec-server': codecServerCommand,
+  inbox: inboxCommand,
+  mcp: mcpCommand,
 };
 
 const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
@@ -45,9 +47,11 @@ ${peopleHelp}
 
 ${purgeHelp}
 
-${mcpHelp}
-
 ${codecServerHelp}
+
+${inboxHelp}
+
+${mcpHelp}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.
