@@ -21,7 +21,8 @@ import { createPayloadCodecs, ENCODED_FAILURE_CONVERTER_PATH, ENCRYPTED_ENCODING
 import { startCodecServer, type RunningCodecServer } from '../../src/codec/codec-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { cachedWorkflowBundle } from '../../src/worker/workflow-bundle';
-import { callTool, startHarness, type Harness } from '../support/harness';
+import { answer, callTool, startHarness, type Harness } from '../support/harness';
+import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
 
 jest.setTimeout(240_000);
 
@@ -240,4 +241,92 @@ test('replay with the keys: the encrypted history replays, and the committed (un
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   }
   expect(failures).toEqual([]);
+});
+
+describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS): a `durable-agent worker` process and the CLI', () => {
+  const keysEnv = { DURABLE_AGENT_ENCRYPTION_KEYS: `env-k:${randomBytes(32).toString('base64')}` };
+  const ANSWER = `ANSWER-SECRET-${tag}`;
+
+  test('the worker encrypts what it writes, its own workflow bundle encodes failures, and the CLI reads it back only with the keys', async () => {
+    const worker = spawnCli(
+      ['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url],
+      { ...keysEnv, DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir, DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}` },
+    );
+    let stderr = '';
+    worker.stderr!.on('data', (d) => (stderr += d));
+    const client = await TaskClient.connect({ address: h.server.address, taskQueue: h.taskQueue, codec: { env: keysEnv } });
+    try {
+      const answered = h.taskId('env-answered');
+      const failed = h.taskId('env-failed');
+      await client.start({ agent: 'demo', prompt: `say it ${SECRETS.prompt}`, model: { provider: 'scripted', script: h.script([answer(ANSWER)]) } }, { taskId: answered });
+      const failing = path.join(h.tmpDir, `env-${SECRETS.workflowFailure}.json`);
+      writeFileSync(failing, JSON.stringify({ description: 'runs out', turns: [callTool('list_files', {})] }));
+      await client.start({ agent: 'demo', prompt: 'list', model: { provider: 'scripted', script: failing } }, { taskId: failed });
+      await waitFor('both tasks to close', async () => {
+        const states = await Promise.all([answered, failed].map((id) => client.client.workflow.getHandle(id).describe().then((d) => d.status.name)));
+        return states.every((s) => s !== 'RUNNING') || undefined;
+      }, 180_000).catch((err: Error) => {
+        throw new Error(`${err.message}\nworker stderr:\n${stderr}`);
+      });
+
+      const plainConnection = await Connection.connect({ address: h.server.address });
+      try {
+        const plain = new Client({ connection: plainConnection });
+        for (const id of [answered, failed]) {
+          const history = await plain.workflow.getHandle(id).fetchHistory();
+          const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
+          expect({ id, leaks: [SECRETS.prompt, ANSWER, SECRETS.workflowFailure].filter((x) => bytes.includes(x)) }).toEqual({ id, leaks: [] });
+          for (const { where, payload } of payloadsOf(history)) expect({ where, key: text(payload.metadata![KEY_ID_METADATA]) }).toEqual({ where, key: 'env-k' });
+        }
+        const workflowFailure = failuresOf(await plain.workflow.getHandle(failed).fetchHistory()).find((f) => f.where.includes('workflowExecutionFailed'));
+        expect(workflowFailure?.failure.message).toBe('Encoded failure');
+      } finally {
+        await plainConnection.close();
+      }
+
+      const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli([...args, '--address', h.server.address, '--task-queue', h.taskQueue], env);
+      const withKeys = await cli(['result', answered, '--json'], keysEnv);
+      expect(withKeys.code).toBe(0);
+      expect(withKeys.stdout).toContain(ANSWER);
+      const failure = await cli(['result', failed], keysEnv);
+      expect(failure.code).toBe(1);
+      expect(failure.stderr).toContain(SECRETS.workflowFailure);
+      // Without the keys the CLI cannot read the result, and says which key it lacks.
+      const withoutKeys = await cli(['result', answered, '--json'], { DURABLE_AGENT_ENCRYPTION_KEYS: '' });
+      expect(withoutKeys.code).not.toBe(0);
+      expect(withoutKeys.stdout + withoutKeys.stderr).toMatch(/key id \\?"env-k\\?", but no encryption keys are configured/);
+      expect(withoutKeys.stdout + withoutKeys.stderr).not.toContain(ANSWER);
+    } finally {
+      await client.client.connection.close();
+      await sigkill(worker);
+    }
+  });
+
+  test('`durable-agent codec-server` serves /decode with the environment\'s keys and its token, and refuses to start without keys', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const token = `cli-${tag}`;
+    const [encrypted] = await createPayloadCodecs({ env: keysEnv })[1]!.encode([defaultPayloadConverter.toPayload({ note: SECRETS.prompt })]);
+    const server = spawnCli(['codec-server', '--port', String(port)], { ...keysEnv, DURABLE_AGENT_CODEC_SERVER_TOKEN: token });
+    let stderr = '';
+    server.stderr!.on('data', (d) => (stderr += d));
+    try {
+      await waitFor('the codec server to listen', () => (stderr.includes('Codec server at') ? true : undefined), 60_000);
+      const post = (auth?: string) =>
+        fetch(`http://127.0.0.1:${port}/decode`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) },
+          body: JSON.stringify({ payloads: [jsonOf(encrypted!)] }),
+        });
+      expect((await post()).status).toBe(401);
+      const ok = await post(`Bearer ${token}`);
+      expect(ok.status).toBe(200);
+      const { payloads } = (await ok.json()) as { payloads: { data: string }[] };
+      expect(Buffer.from(payloads[0]!.data, 'base64').toString()).toContain(SECRETS.prompt);
+    } finally {
+      await sigkill(server);
+    }
+    const noKeys = await runCli(['codec-server', '--port', String(port)], { DURABLE_AGENT_ENCRYPTION_KEYS: '', DURABLE_AGENT_ENCRYPTION_KEY_FILE: '' });
+    expect(noKeys.code).toBe(2);
+    expect(noKeys.stderr).toMatch(/no encryption keys configured/);
+  });
 });
