@@ -1,17 +1,45 @@
 /** The verbs a person uses to answer a task: unblock, message. */
-import { TaskRejectedError, type TaskClient } from '../../client/task-client';
+import { TaskClient, TaskRejectedError } from '../../client/task-client';
+import { findDecisionSigner, SIGNING_KEY_ENV, signingKeyFile } from '../../approvers/keys';
+import type { DecisionSigner } from '../../approvers/signer';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
-import { connectClient } from '../connect';
+import { connectClient as connectPlainClient } from '../connect';
 import { safeJson, safeLine } from '../render';
 
-export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--comment TEXT] [--edit JSON] [--json]
-durable-agent deny TASK_ID [APPROVAL_ID] --as NAME --reason TEXT [--json]
+export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... [--comment TEXT] [--edit JSON] [--json]
+durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
-durable-agent unblock TASK_ID --as NAME [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
+durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
                          [--model ID] [--max-tokens N] [--json]
-durable-agent message TASK_ID TEXT --as NAME
-durable-agent cancel TASK_ID`;
+durable-agent message TASK_ID TEXT --as NAME [--role ROLE]...
+durable-agent cancel TASK_ID
+  With a signing key (${SIGNING_KEY_ENV}, or the state dir's approvers/signing-key.json) decisions are signed:
+  the operator at this terminal vouches for --as and --role. Tasks whose worker trusts keys refuse unsigned ones.`;
+
+/** The signing key this terminal holds, if any: its operator is a trusted front end. */
+function cliSigner(): DecisionSigner | undefined {
+  try {
+    return findDecisionSigner();
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+}
+
+/** A client that signs decisions with this terminal's key when it has one. */
+async function connectClient(values: Parameters<typeof connectPlainClient>[0]): Promise<TaskClient> {
+  const plain = await connectPlainClient(values);
+  const signer = cliSigner();
+  return signer ? new TaskClient(plain.client, plain.taskQueue, signer) : plain;
+}
+
+const roleOption = { role: { type: 'string', multiple: true } } as const;
+
+function rolesFrom(values: { role?: string[] | undefined }): { roles?: string[] } {
+  const roles = (values.role ?? []).map((r) => r.trim());
+  if (roles.some((r) => !r)) throw usageError('--role must not be blank');
+  return roles.length ? { roles } : {};
+}
 
 export async function unblockCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -27,6 +55,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
       model: { type: 'string' },
       'max-tokens': { type: 'string' },
       json: { type: 'boolean' },
+      ...roleOption,
     },
     { min: 1, max: 1, names: 'TASK_ID' },
   );
@@ -48,6 +77,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   try {
     const result = await client.unblock(taskId, {
       by,
+      ...rolesFrom(values),
       ...(message !== undefined ? { message } : {}),
       ...(Object.keys(budget).length ? { budget } : {}),
       ...(model !== undefined ? { model } : {}),
@@ -56,7 +86,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
     console.log(values.json ? safeJson(result) : `${taskId} resumed (escalation ${safeLine(result.escalationId)})`);
     return EXIT.ok;
   } catch (err) {
-    throw rejection(err, taskId);
+    throw rejection(err, taskId, client);
   }
 }
 
@@ -71,21 +101,26 @@ export async function cancelCommand(argv: string[]): Promise<number> {
 }
 
 export async function messageCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' } }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
   const by = person(values.as, 'every message records who sent it');
   if (!positionals[1]!.trim()) throw usageError('the message TEXT must not be empty');
   const client = await connectClient(values);
   const described = await client.describe(positionals[0]!);
   if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; it takes no more messages`);
-  await client.message(positionals[0]!, { by, text: positionals[1]! });
-  console.log(`message sent to ${positionals[0]}`);
+  await client.message(positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) });
+  // A signal cannot be refused: say what an unsigned one becomes on a task that verifies approvers.
+  console.log(
+    client.signer
+      ? `message sent to ${positionals[0]} (signed with key ${client.signer.keyId})`
+      : `message sent to ${positionals[0]} unsigned: a task whose worker trusts approver keys records it as unverified and does not show it to the model`,
+  );
   return EXIT.ok;
 }
 
 export async function approveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...connectionOptions, as: { type: 'string' }, comment: { type: 'string' }, edit: { type: 'string' }, json: { type: 'boolean' } },
+    { ...connectionOptions, as: { type: 'string' }, comment: { type: 'string' }, edit: { type: 'string' }, json: { type: 'boolean' }, ...roleOption },
     { min: 1, max: 2, names: 'TASK_ID' },
   );
   const by = person(values.as, 'every approval records who gave it');
@@ -99,20 +134,21 @@ export async function approveCommand(argv: string[]): Promise<number> {
     const answer = await client.approve(taskId, {
       approvalId,
       by,
+      ...rolesFrom(values),
       ...(comment !== undefined ? { comment } : {}),
       ...(editedInput !== undefined ? { editedInput } : {}),
     });
     console.log(values.json ? safeJson(answer) : `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
     return EXIT.ok;
   } catch (err) {
-    throw rejection(err, taskId);
+    throw rejection(err, taskId, client);
   }
 }
 
 export async function denyCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...connectionOptions, as: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' } },
+    { ...connectionOptions, as: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' }, ...roleOption },
     { min: 1, max: 2, names: 'TASK_ID' },
   );
   const by = person(values.as, 'every denial records who gave it');
@@ -123,11 +159,11 @@ export async function denyCommand(argv: string[]): Promise<number> {
   const taskId = positionals[0]!;
   const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
-    const answer = await client.deny(taskId, { approvalId, by, reason: values.reason });
+    const answer = await client.deny(taskId, { approvalId, by, ...rolesFrom(values), reason: values.reason });
     console.log(values.json ? safeJson(answer) : `denied ${approvalId} on ${taskId}`);
     return EXIT.ok;
   } catch (err) {
-    throw rejection(err, taskId);
+    throw rejection(err, taskId, client);
   }
 }
 
@@ -180,6 +216,11 @@ async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<
 }
 
 /** A request the task refused: its validator's reason, in one line (it may quote what any client sent). */
-function rejection(err: unknown, taskId: string): unknown {
-  return err instanceof TaskRejectedError ? new CliError(`${taskId} refused: ${safeLine(err.message)}`) : err;
+function rejection(err: unknown, taskId: string, client: TaskClient): unknown {
+  if (!(err instanceof TaskRejectedError)) return err;
+  // Unsigned and refused for it: say how this terminal could sign.
+  const hint = !client.signer && /^unsigned /.test(err.message)
+    ? ` (this terminal has no signing key: set ${SIGNING_KEY_ENV}=KEYID:SECRET, or use the state dir key ${signingKeyFile()} that the task's workers trust)`
+    : '';
+  return new CliError(`${taskId} refused: ${safeLine(err.message)}${hint}`);
 }
