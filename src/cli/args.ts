@@ -3,8 +3,11 @@ import { usageError } from './cli-error';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
+// Named so the declaration build (tsconfig.build.json) can write parse's return type.
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+
 /** Strict parsing: an unknown flag or a missing value is a usage error, never ignored. */
-export function parse<O extends Options>(argv: string[], options: O, positionals: { min: number; max: number; names: string }) {
+export function parse<O extends Options>(argv: string[], options: O, positionals: { min: number; max: number; names: string }): Parsed<O> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
