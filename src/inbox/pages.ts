@@ -8,6 +8,21 @@ import { html, trusted, type Html } from './html';
 import type { TaskPageData, WaitingTask } from './inbox-data';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
+import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
+
+/**
+ * Why the task's policy would refuse this person this decision (the same rule its validators
+ * apply), shown beside the form; the task itself still decides.
+ */
+export function policyProblem(status: TaskStatus | undefined, approver: Approver | undefined, decision: PolicedDecision): string | undefined {
+  if (!status?.approvers || !approver) return undefined;
+  const policy = { ...(status.approvers.rules ? { approvers: status.approvers.rules } : {}), ...(status.approvers.forbidSelfApproval ? { forbidSelfApproval: true } : {}) };
+  return approverProblem(policy, decision, approver, status.starter?.id);
+}
+
+function policyNote(problem: string | undefined): Html {
+  return problem ? html`<p class="status error policy-note"><strong>The task will refuse you:</strong> ${problem}.</p>` : html``;
+}
 
 export const STYLE = `
 :root { font-family: system-ui, sans-serif; line-height: 1.45; color: #1b1f24; background: #fafafa; }
@@ -151,6 +166,7 @@ ${approvals.map(
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
   <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt}</p>
   ${approvalDetails(a, now)}
+  ${policyNote(policyProblem(t.status, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect }))}
   <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Review and answer<span class="skip"> ${a.tool} on ${t.summary.taskId}</span></a></p>
 </article>`,
 )}
@@ -188,11 +204,12 @@ function valueOf(state: FormState | undefined, form: FormState['form'], field: s
   return fallback;
 }
 
-function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: FormState | undefined, now: number): Html {
+function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: FormState | undefined, now: number, problem: string | undefined): Html {
   const base = `/tasks/${encodeURIComponent(taskId)}`;
   return html`<section class="card approval" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
   <h3 id="h-approval-${a.id}">Approval: ${a.tool}</h3>
   ${approvalDetails(a, now)}
+  ${policyNote(problem)}
   <div class="grid">
   <form method="post" action="${base}/approve">
     <input type="hidden" name="_csrf" value="${csrf}">
@@ -222,7 +239,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
 </section>`;
 }
 
-function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormState | undefined, status: TaskStatus): Html {
+function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormState | undefined, status: TaskStatus, problem: string | undefined): Html {
   const b = status.budgets;
   const v = (field: string) => valueOf(state, 'unblock', field, '');
   const limit = (name: string, label: string, reading: { used: number; limit: number } | undefined, step = '1') =>
@@ -231,6 +248,7 @@ function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormSta
   return html`<section class="card" id="blocked" aria-labelledby="h-blocked">
   <h3 id="h-blocked">Blocked: ${e.code}</h3>
   ${blockedDetails(e)}
+  ${policyNote(problem)}
   <form method="post" action="/tasks/${encodeURIComponent(taskId)}/unblock">
     <input type="hidden" name="_csrf" value="${csrf}">
     <fieldset>
@@ -310,8 +328,8 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
   <div id="live-notice" role="status" aria-live="polite"></div>
   ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
 </section>
-${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => approvalForms(data.taskId, a, layout.csrf, state, now))}` : ''}
-${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s) : ''}
+${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => approvalForms(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
+${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
 ${open ? messageForm(data.taskId, layout.csrf, state) : ''}
 <h2 id="h-events">Recent events</h2>
 <ol id="live-events">${(s?.events ?? []).slice(-10).map((e) => html`<li>${e.at} turn ${e.turn} ${e.kind}${e.tool ? ` ${e.tool}` : ''}: ${e.detail}</li>`)}</ol>

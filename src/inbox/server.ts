@@ -374,12 +374,9 @@ export class InboxServer {
   }
 }
 
-/**
- * The signed-in person's roles, sent with each decision once the task protocol carries them (the
- * verified-approvers change): until then the workflow rejects unknown fields, so none are sent.
- */
-function decisionRoles(_approver: Approver): Record<string, never> {
-  return {};
+/** The signed-in person's roles: the client's signer vouches for them with `by`, the task's policy reads them. */
+function decisionRoles(approver: Approver): { roles: string[] } {
+  return { roles: [...approver.roles] };
 }
 
 function cookies(req: http.IncomingMessage): Record<string, string> {

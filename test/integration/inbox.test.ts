@@ -13,6 +13,9 @@ import { InboxServer } from '../../src/inbox/server';
 import { escapeHtml } from '../../src/inbox/html';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
 import type { Worker } from '@temporalio/worker';
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
+import { TaskClient } from '../../src/client/task-client';
 import type { TaskStatus } from '../../src/protocol/task';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,9 +42,14 @@ beforeAll(async () => {
       ],
     }),
   );
-  inbox = new InboxServer({ client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-links')), pollMs: 250 });
+  // The inbox signs what signed-in people decide; the worker trusts its key, so every decision must be signed.
+  const signer = createDecisionSigner('inbox-test', generateSecretKey());
+  const client = new TaskClient(h.client.client, h.taskQueue, signer);
+  inbox = new InboxServer({ client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-links')), pollMs: 250 });
   base = await inbox.start();
-  worker = await h.worker();
+  // Destructive calls may be approved by people with the ops role only.
+  const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { approvers: { destructive: ['role:ops'] } } });
+  worker = await h.worker([agent], { approverKeys: [signer.trustedKey()] });
   let stop!: () => void;
   const stopped = new Promise<void>((r) => (stop = r));
   stopWorker = stop;
@@ -171,7 +179,12 @@ test('CSRF: a POST without the session token, with another token, or from anothe
   const denied = await ana.post(`/tasks/${taskId}/deny`, { _csrf: csrf, approvalId, reason: 'keep csrf.txt' });
   expect(denied.status).toBe(303);
   expect(await h.client.result(taskId)).toMatchObject({ text: 'kept it' });
-  expect((await h.client.status(taskId)).approvals[0]).toMatchObject({ decision: 'denied', by: 'ana', denyReason: 'keep csrf.txt' });
+  expect((await h.client.status(taskId)).approvals[0]).toMatchObject({
+    decision: 'denied',
+    by: 'ana',
+    denyReason: 'keep csrf.txt',
+    identity: { id: 'ana', roles: ['ops'], verified: true, keyId: 'inbox-test' },
+  });
   expect(await (await ana.get(`/tasks/${taskId}`)).text()).toContain(`Denied ${approvalId}.`);
 });
 
@@ -291,4 +304,45 @@ browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows 
   expect(existsSync(path.join(h.workspaceDir, 'keep-me.txt'))).toBe(false);
   expect(existsSync(path.join(h.workspaceDir, 'stale-report.csv'))).toBe(true);
   expect((await h.client.status(taskId)).approvals[0]).toMatchObject({ decision: 'approved', by: 'ana', editedInput: { path: 'keep-me.txt' }, comment: 'the csv is still needed; delete this one' });
+});
+
+test('a person the agent policy does not name is refused by the task: the page shows why and the approval stays pending, with nothing written', async () => {
+  const { taskId, status } = await pendingDelete('not-for-bob.txt', 'fine');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const bob = new Visitor();
+  await bob.signIn('bob', 'bob-password-1');
+  const taskPage = await (await bob.get(`/tasks/${taskId}`)).text();
+  // The inbox warns before the task refuses: the same rule, read from the task's status.
+  expect(taskPage).toContain('The task will refuse you:</strong> bob (roles: intern) may not approve delete_file (destructive)');
+  const before = await eventCount(taskId);
+  const refused = await bob.post(`/tasks/${taskId}/approve`, { _csrf: csrfIn(taskPage), approvalId, arguments: '', comment: '' });
+  expect(refused.status).toBe(409);
+  expect(await refused.text()).toContain("The task refused: bob (roles: intern) may not approve delete_file (destructive) on this task: the agent&#39;s policy allows role:ops");
+  expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+  expect(await eventCount(taskId)).toBe(before);
+  await h.client.handle(taskId).terminate('test over');
+});
+
+browserTest('in Chromium: a wrong approver clicks Approve and sees the task refuse; the approval is still pending', async () => {
+  const { chromium } = await import('playwright-core');
+  const { taskId, status } = await pendingDelete('bob-tries.txt');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${base}/tasks/${taskId}`);
+    await page.getByLabel('Approver id').fill('bob');
+    await page.getByLabel('Password', { exact: true }).fill('bob-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/tasks/${taskId}`);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    const refusal = page.getByRole('alert');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('The task refused: bob (roles: intern) may not approve delete_file (destructive)');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert'); // focus moves to the refusal
+  } finally {
+    await browser.close();
+  }
+  expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+  await h.client.handle(taskId).terminate('test over');
 });

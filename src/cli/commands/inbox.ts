@@ -1,4 +1,6 @@
 /** `durable-agent inbox`: the approvals web app; `inbox hash-password`: hashes for its approvers file. */
+import { loadDecisionSigner, trustedKeyEntry } from '../../approvers';
+import { TaskClient } from '../../client/task-client';
 import { ApproverDirectory, ApproverFileError, defaultApproversFile } from '../../inbox/approver-directory';
 import { loadLinkKey, UsedLinks } from '../../inbox/links';
 import { hashPassword, newToken } from '../../inbox/secret-hash';
@@ -58,7 +60,11 @@ export async function inboxCommand(argv: string[]): Promise<number> {
     throw err;
   }
   if (directory.size === 0) throw new CliError('the approvers file lists nobody: add approvers first (see docs/inbox.md)', EXIT.usage);
-  const client = await connectClient(values);
+  // The inbox vouches for the people it signed in: each decision carries this signer's proof of
+  // `by` and `roles` (workers trust its public key through DURABLE_AGENT_APPROVER_KEYS).
+  const signer = loadDecisionSigner();
+  const connected = await connectClient(values);
+  const client = new TaskClient(connected.client, connected.taskQueue, signer);
   const server = new InboxServer({
     client,
     directory,
@@ -71,6 +77,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
   });
   const url = await server.start(port, values.host ?? '127.0.0.1');
   console.log(`inbox: ${url}${publicUrl && publicUrl !== url ? ` (public: ${publicUrl})` : ''}; ${directory.size} approver(s). Ctrl-C stops it.`);
+  console.log(`inbox: decisions are signed with key ${trustedKeyEntry(signer)} (workers trust it with DURABLE_AGENT_APPROVER_KEYS)`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
