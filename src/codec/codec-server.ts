@@ -135,15 +135,18 @@ function readBody(req: http.IncomingMessage, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > max) {
-        reject(new HttpError(413, `request body over ${max} bytes`));
-        req.destroy();
+        // Stop keeping the body but let it drain, so the client reads the answer, then the connection closes.
+        req.off('data', onData);
+        req.resume();
+        reject(new HttpError(413, `request body over ${max} bytes`, { Connection: 'close' }));
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });

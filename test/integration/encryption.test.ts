@@ -7,7 +7,8 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -19,6 +20,7 @@ import { Worker } from '@temporalio/worker';
 import { TaskClient } from '../../src/client/task-client';
 import { createPayloadCodecs, ENCODED_FAILURE_CONVERTER_PATH, ENCRYPTED_ENCODING, GZIP_ENCODING, KEY_ID_METADATA, createDataConverter, type CodecOptions } from '../../src/codec';
 import { startCodecServer, type RunningCodecServer } from '../../src/codec/codec-server';
+import { freePort } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { cachedWorkflowBundle } from '../../src/worker/workflow-bundle';
 import { answer, callTool, startHarness, type Harness } from '../support/harness';
@@ -329,4 +331,49 @@ describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS):
     expect(noKeys.code).toBe(2);
     expect(noKeys.stderr).toMatch(/no encryption keys configured/);
   });
+});
+
+test('`durable-agent dev` with encryption on starts the Web UI with its codec endpoint, which decodes for the UI\'s origin', async () => {
+  const keysEnv = { DURABLE_AGENT_ENCRYPTION_KEYS: `dev-k:${randomBytes(32).toString('base64')}` };
+  const [port, uiPort] = [await freePort(), await freePort()];
+  const home = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-dev-home-'));
+  const cli = await provisionTemporalCli();
+  const dev = spawnCli(['dev', '--port', String(port), '--ui-port', String(uiPort)], {
+    ...keysEnv,
+    // A state folder of its own (not the project's database), with the same Temporal CLI.
+    DURABLE_AGENT_HOME: home,
+    DURABLE_AGENT_TEMPORAL_CLI: cli,
+    PATH: `${path.dirname(cli)}${path.delimiter}${process.env.PATH ?? ''}`,
+  });
+  let stderr = '';
+  dev.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => dev.once('exit', resolve));
+  try {
+    await waitFor('durable-agent dev to be ready', () => (stderr.includes('Ready.') ? true : dev.exitCode !== null ? Promise.reject(new Error(stderr)) : undefined), 180_000);
+    expect(stderr).toMatch(/Encryption: on; the Web UI decodes payloads through the codec server at http:\/\/127\.0\.0\.1:\d+/);
+    // The UI tells the browser where its codec server is.
+    const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+    const endpoint = settings.Codec?.Endpoint;
+    expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const origin = `http://127.0.0.1:${uiPort}`;
+    const preflight = await fetch(`${endpoint}/decode`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+    const [encrypted] = await createPayloadCodecs({ env: keysEnv })[1]!.encode([defaultPayloadConverter.toPayload({ prompt: SECRETS.prompt })]);
+    const decoded = await fetch(`${endpoint}/decode`, {
+      method: 'POST',
+      headers: { Origin: origin, 'Content-Type': 'application/json', 'X-Namespace': 'default' },
+      body: JSON.stringify({ payloads: [jsonOf(encrypted!)] }),
+    });
+    expect(decoded.status).toBe(200);
+    const { payloads } = (await decoded.json()) as { payloads: { data: string }[] };
+    expect(Buffer.from(payloads[0]!.data, 'base64').toString()).toContain(SECRETS.prompt);
+  } finally {
+    // SIGINT: dev drains its worker and stops the server it started.
+    if (dev.exitCode === null) dev.kill('SIGINT');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+    clearTimeout(timer);
+    if (dev.exitCode === null) await sigkill(dev);
+  }
 });

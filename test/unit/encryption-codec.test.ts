@@ -21,6 +21,7 @@ import {
   encryptionEnabled,
 } from '../../src/codec';
 import { temporal } from '@temporalio/proto';
+import { startCodecServer, type RunningCodecServer } from '../../src/codec/codec-server';
 
 const text = (bytes?: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array());
 const payloadOf = (value: unknown) => defaultPayloadConverter.toPayload(value) as Payload;
@@ -206,5 +207,74 @@ describe('composition with compression', () => {
     expect(text(small!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
     expect(text(big!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
     expect(Buffer.from(big!.data!).includes(SECRET)).toBe(false);
+  });
+});
+
+describe('codec server (remote codec protocol on loopback)', () => {
+  const codecs = createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${k1}` } });
+  let server: RunningCodecServer;
+  beforeAll(async () => {
+    server = await startCodecServer({ codecs, namespaces: ['default'], maxBodyBytes: 64 * 1024 });
+  });
+  afterAll(() => server?.close());
+
+  const asJson = (p: Payload) => ({
+    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+  });
+  const fromJson = (p: { metadata: Record<string, string>; data: string }): Payload => ({
+    metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))])),
+    data: new Uint8Array(Buffer.from(p.data, 'base64')),
+  });
+  const post = (route: string, body: unknown, headers: Record<string, string> = { 'X-Namespace': 'default' }) =>
+    fetch(`${server.url}${route}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+  test('/encode then /decode round-trips a payload; encode compresses then encrypts with the current key', async () => {
+    const original = payloadOf({ text: SECRET });
+    const encoded = (await (await post('/encode', { payloads: [asJson(original)] })).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    const stored = fromJson(encoded.payloads[0]!);
+    expect(text(stored.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
+    expect(text(stored.metadata![KEY_ID_METADATA])).toBe('k1');
+    // A path prefix in front of the endpoint works too (the UI appends /decode to whatever it is given).
+    const decoded = (await (await post('/codec/decode', { payloads: [asJson(stored)] })).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    expect(valueOf(fromJson(decoded.payloads[0]!))).toEqual({ text: SECRET });
+  });
+
+  test('a payload with an unknown key id is a 400 that names the id', async () => {
+    const [foreign] = await codecWith(['other', k2]).encode([payloadOf(SECRET)]);
+    const res = await post('/decode', { payloads: [asJson(foreign!)] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/cannot decode: .*key id "other"/);
+  });
+
+  test('malformed requests get clear 4xx answers: not JSON, no payloads list, bad base64, wrong method, unknown path, too large', async () => {
+    const cases: [Promise<Response>, number, RegExp][] = [
+      [post('/decode', '{not json'), 400, /not JSON/],
+      [post('/decode', { items: [] }), 400, /expected \{"payloads"/],
+      [post('/decode', { payloads: [{ data: '***' }] }), 400, /payloads\[0\]\.data is not base64/],
+      [post('/decode', { payloads: [{ metadata: { encoding: 5 } }] }), 400, /payloads\[0\]\.metadata\.encoding is not base64/],
+      [fetch(`${server.url}/decode`), 405, /GET not allowed/],
+      [post('/elsewhere', { payloads: [] }), 404, /not found/],
+      [post('/decode', { payloads: [{ data: 'A'.repeat(100_000) }] }), 413, /over 65536 bytes/],
+    ];
+    for (const [pending, status, message] of cases) {
+      const res = await pending;
+      expect({ status: res.status, error: ((await res.json()) as { error: string }).error }).toEqual({ status, error: expect.stringMatching(message) });
+    }
+  });
+
+  test('a namespace outside the allowed list, or none, is refused', async () => {
+    expect((await post('/decode', { payloads: [] }, { 'X-Namespace': 'prod' })).status).toBe(403);
+    expect((await post('/decode', { payloads: [] }, {})).status).toBe(403);
+    expect((await post('/decode', { payloads: [] })).status).toBe(200);
+  });
+
+  test('browsers: an allowed origin gets CORS headers; any other origin is refused, preflight included', async () => {
+    const ok = await post('/decode', { payloads: [] }, { 'X-Namespace': 'default', Origin: 'http://localhost:8233' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+    const foreign = await fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { Origin: 'http://attacker.test', 'Access-Control-Request-Method': 'POST' } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
