@@ -160,6 +160,30 @@ test('an expired proof, a proof replayed from another approval and a proof for o
   });
 });
 
+test('unblock: unsigned, not on the unblock list, or signed for another block is refused (the task stays blocked); a signed ops person resumes it', async () => {
+  const worker = await h.worker(agent({ ...POLICY, approvers: { unblock: ['role:ops'] } }), { approverKeys: [signer.trustedKey()] });
+  await worker.runUntil(async () => {
+    const taskId = h.taskId('unblock');
+    const script = h.script([callTool('list_files', {}), answer('listed after the unblock')]);
+    await signed.start({ agent: 'demo', prompt: 'list', startedBy: 'sam', maxTurns: 1, model: { provider: 'scripted', script } }, { taskId });
+    const blocked = (await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked')).blocked!;
+    const raise = { budget: { turns: 2 } };
+
+    expect(await refused(h.client.unblock(taskId, { by: 'rita', roles: ['ops'], ...raise }))).toMatch(/^unsigned unblock/);
+    expect(await refused(signed.unblock(taskId, { by: 'mallory', roles: ['sales'], ...raise }))).toMatch(/mallory \(roles: sales\) may not unblock on this task: the agent's policy allows role:ops/);
+    const request = { by: 'rita', roles: ['ops'], ...raise };
+    const otherBlock = signer.sign({ kind: 'unblock', taskId, subject: 'some-earlier-block', by: 'rita', roles: ['ops'], request });
+    expect(await refused(h.client.unblock(taskId, { ...request, proof: otherBlock }))).toMatch(/signature does not match this unblock: it was made for another task, block/);
+    expect((await h.client.status(taskId)).blocked?.id).toBe(blocked.id);
+    expect(await updateEvents(taskId)).toBe(0);
+
+    await signed.unblock(taskId, request);
+    expect(await h.client.result(taskId)).toMatchObject({ text: 'listed after the unblock' });
+    const unblock = (await h.client.status(taskId)).decisions.find((d) => d.action === 'unblock');
+    expect(unblock).toMatchObject({ by: 'rita', identity: { id: 'rita', roles: ['ops'], verified: true, keyId: 'inbox-test' } });
+  });
+});
+
 test('an unsigned message is recorded as unverified and kept from the model; a signed one reaches it', async () => {
   const worker = await verifyingWorker();
   await worker.runUntil(async () => {
