@@ -81,6 +81,8 @@ export interface NotifyInput {
   level: 'inform' | 'confirm' | 'block';
   code: string;
   message: string;
+  /** The approval a `confirm` notice (or an expired approval's `block`) is about: its link opens that approval. */
+  approvalId?: string;
 }
 
 export interface AgentActivities {

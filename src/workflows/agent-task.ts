@@ -77,6 +77,11 @@ export const STABLE_PREFIX_PATCH = 'stable-prefix';
  * unsigned messages stay out of the model's context. Identities are recorded as verified or not.
  */
 export const VERIFIED_APPROVERS_PATCH = 'verified-approvers';
+/**
+ * Tasks started with this marker (rules v2) send `confirm` and `block` notices through the notifier
+ * too, without waiting for them: the webhook body links to the approval's page in the inbox.
+ */
+export const NOTIFY_PEOPLE_PATCH = 'notify-confirm-block';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -208,6 +213,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const blockFor = async (code: string, reason: string, budgetLeft: () => number): Promise<boolean> => {
     state.block(code, reason);
     publishStatus();
+    askPeople('block', code, reason);
     await condition(() => state.phase !== 'blocked');
     publishStatus();
     return budgetLeft() > 0;
@@ -229,11 +235,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const awaitApproval = async (approval: ApprovalRequest): Promise<ApprovalRecord> => {
     publishStatus();
     setWaitingFor(`approval ${approval.id}: ${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}`);
+    askPeople('confirm', 'approval_requested', `${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}: ${approval.reason}`, approval.id);
     const answered = await condition(() => !state.isPending(approval.id), Math.max(1, Date.parse(approval.expiresAt) - Date.now()));
     if (!answered) {
       if (approval.onExpiry === 'block') {
         state.block('approval_expired', `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`);
         publishStatus();
+        askPeople('block', 'approval_expired', `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`, approval.id);
         // Either a late decision or an unblock ends the wait; an unblock counts as "do not run it".
         await condition(() => !state.isPending(approval.id) || state.phase !== 'blocked');
         if (state.phase === 'blocked') state.unblock({ by: 'system', message: `approval ${approval.id} was decided` });
@@ -260,6 +268,16 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   };
   const noticesDelivered = async () => {
     await Promise.all(notices.splice(0));
+  };
+  /** A person must act (approve, unblock): notify them, never waiting for the delivery. */
+  const askPeople = (level: 'confirm' | 'block', code: string, message: string, approvalId?: string): void => {
+    if (!people || !v2 || !patched(NOTIFY_PEOPLE_PATCH)) return;
+    const delivery = notify({ taskId: workflowInfo().workflowId, agent: input.agent, level, code, message, ...(approvalId ? { approvalId } : {}) }).catch((err) => {
+      if (isCancellation(err)) throw err;
+      // Undelivered, the request still stands: the task waits in status and in `list --status`.
+      log.warn(`Could not deliver a ${level} notice`, { code, error: (err as Error).message });
+    });
+    notices.push(delivery.catch(() => undefined));
   };
 
   /**

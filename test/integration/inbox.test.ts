@@ -4,6 +4,8 @@
  * (Debian's `chromium`, driven by playwright-core) when one is installed.
  */
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ApproverDirectory } from '../../src/inbox/approver-directory';
@@ -12,6 +14,7 @@ import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { escapeHtml } from '../../src/inbox/html';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
 import type { Worker } from '@temporalio/worker';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
@@ -28,6 +31,9 @@ let base: string;
 let worker: Worker;
 let stopWorker: () => void;
 let workerDone: Promise<void>;
+let hook: http.Server;
+type Notice = { taskId: string; level: string; code: string; approvalId?: string; text: string; link?: string; blocks: { type: string; elements?: { url?: string }[] }[] };
+const notices: Notice[] = [];
 const linkKey = Buffer.from('inbox-test-link-key-0123456789abcdef');
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'inbox-state-'));
 
@@ -49,7 +55,19 @@ beforeAll(async () => {
   base = await inbox.start();
   // Destructive calls may be approved by people with the ops role only.
   const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { approvers: { destructive: ['role:ops'] } } });
-  worker = await h.worker([agent], { approverKeys: [signer.trustedKey()] });
+  // The worker's notices go to this webhook; confirm and block notices carry signed links to this inbox.
+  hook = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      notices.push(JSON.parse(body) as Notice);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  process.env.DURABLE_AGENT_INBOX_URL = base;
+  process.env.DURABLE_AGENT_LINK_KEY = linkKey.toString('utf8');
+  worker = await h.worker([agent], { approverKeys: [signer.trustedKey()], webhookUrl: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook` });
   let stop!: () => void;
   const stopped = new Promise<void>((r) => (stop = r));
   stopWorker = stop;
@@ -60,6 +78,7 @@ afterAll(async () => {
   stopWorker?.();
   await workerDone;
   await inbox?.stop();
+  hook?.close();
   await h?.close();
 });
 
@@ -219,10 +238,15 @@ test('after 5 failed sign-ins for one approver even the right password must wait
   }
 });
 
-test('links: opened signed out it asks for sign-in and is not used up; signed in it opens the approval once; a second use and an expired link are refused with a clear page', async () => {
+test('links: the confirm notice (Slack-shaped) links to the approval; opened signed out it asks for sign-in and is not used up; signed in it opens the approval once; a second use and an expired link are refused with a clear page', async () => {
   const { taskId, status } = await pendingDelete('linked.txt');
   const approvalId = status.pendingApprovals[0]!.id;
-  const link = `/l/${signLink(linkKey, { taskId, approvalId })}`;
+  const notice = await waitFor('the confirm notice', () => notices.find((n) => n.taskId === taskId && n.level === 'confirm'));
+  expect(notice).toMatchObject({ code: 'approval_requested', approvalId });
+  expect(notice.text).toContain(`[confirm] task ${taskId} (demo) approval_requested: delete_file {"path":"linked.txt"}`);
+  expect(notice.link!.startsWith(`${base}/l/`)).toBe(true);
+  expect(notice.blocks.find((b) => b.type === 'actions')!.elements![0]!.url).toBe(notice.link);
+  const link = notice.link!.slice(base.length);
 
   const ana = new Visitor();
   const signedOut = await ana.get(link);
@@ -345,4 +369,26 @@ browserTest('in Chromium: a wrong approver clicks Approve and sees the task refu
   }
   expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
   await h.client.handle(taskId).terminate('test over');
+});
+
+test('a blocked task notifies with a signed link to its page, where a person unblocks it with a raised budget', async () => {
+  const script = h.script([callTool('list_files', {}), callTool('list_files', { path: '.' }), answer('listed twice')]);
+  const taskId = h.taskId('inbox-blocked');
+  await h.client.start({ agent: 'demo', prompt: 'list', budgets: { turns: 1 }, model: { provider: 'scripted', script } }, { taskId });
+  const notice = await waitFor('the block notice', () => notices.find((n) => n.taskId === taskId && n.level === 'block'));
+  expect(notice.code).toBe('turn_budget');
+  const ana = new Visitor();
+  await ana.signIn('ana', 'ana-password-1');
+  const opened = await ana.get(notice.link!.slice(base.length));
+  expect(opened.headers.get('location')).toBe(`/tasks/${taskId}`);
+  const page = await (await ana.get(`/tasks/${taskId}`)).text();
+  expect(page).toContain('Blocked: turn_budget');
+  const bad = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '0' });
+  expect(bad.status).toBe(422);
+  expect(await bad.text()).toContain('turns must be a whole number of at least 1 (the new total), got &quot;0&quot;.');
+  const unblocked = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '5', message: 'go on' });
+  expect(unblocked.status).toBe(303);
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'listed twice' });
+  const status = await h.client.status(taskId);
+  expect(status.escalations.find((e) => e.level === 'block')!.resolved).toMatchObject({ by: 'ana' });
 });
