@@ -79,6 +79,12 @@ test('an approve sent with the plain temporal CLI and a made-up `by` is rejected
       '--input', JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: ['ops'], proof: madeUp }),
     ]).then(() => 'accepted', (err: { stderr?: string }) => err.stderr ?? '');
     expect(forged).toMatch(/signature does not match this approve/);
+    // Garbage where the proof goes is a shape error naming the field, never a crash of the validator.
+    const garbage = await exec(temporal, [
+      'workflow', 'update', 'execute', '--address', h.server.address, '-w', taskId, '--name', 'approve',
+      '--input', JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: 'ops', proof: [1, 2] }),
+    ]).then(() => 'accepted', (err: { stderr?: string }) => err.stderr ?? '');
+    expect(garbage).toMatch(/`roles` must be an array of strings; `proof` must be an object/);
 
     const status = await h.client.status(taskId);
     expect(status.pendingApprovals.map((a) => a.id)).toEqual([approval!.id]);
