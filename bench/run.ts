@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { cacheTable, measureConversationCache } from './conversation-cache';
+import { clusterTables, measureCluster } from './cluster';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
@@ -102,6 +103,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
   },
+  // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
+  cluster: async () => {
+    console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');
+    const r = await measureCluster();
+    save('cluster.json', r);
+    writeFileSync(path.join(out, 'cluster.md'), clusterTables(r) + '\n');
+    console.log(`\n${clusterTables(r)}`);
+  },
   caching: async () => {
     const h = await startHarness();
     const rows = await measureConversationCache(h).finally(() => h.close());
@@ -119,7 +128,8 @@ async function main(): Promise<void> {
     console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     process.exit(2);
   }
-  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS)) await BENCHMARKS[name]!();
+  // `cluster` runs only when named: it brings up PostgreSQL and a Temporal cluster (a Go build on first use).
+  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS).filter((n) => n !== 'cluster')) await BENCHMARKS[name]!();
   console.log(`\nResults in ${path.relative(process.cwd(), out)}/`);
 }
 
