@@ -33,7 +33,7 @@ export type LinkCheck = { ok: true; claims: LinkClaims } | { ok: false; reason: 
 export function loadLinkKey(options: { dir?: string; env?: NodeJS.ProcessEnv; create?: boolean } = {}): Buffer | undefined {
   const env = options.env ?? process.env;
   const fromEnv = env.DURABLE_AGENT_LINK_KEY;
-  if (fromEnv !== undefined) {
+  if (fromEnv) {
     if (fromEnv.length < 32) throw new RangeError('DURABLE_AGENT_LINK_KEY must have at least 32 characters (e.g. `openssl rand -hex 32`)');
     return Buffer.from(fromEnv, 'utf8');
   }

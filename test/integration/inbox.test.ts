@@ -14,7 +14,7 @@ import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { escapeHtml } from '../../src/inbox/html';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
-import { waitFor } from '../support/processes';
+import { runCli, spawnCli, waitFor } from '../support/processes';
 import type { Worker } from '@temporalio/worker';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
@@ -79,6 +79,8 @@ afterAll(async () => {
   await workerDone;
   await inbox?.stop();
   hook?.close();
+  delete process.env.DURABLE_AGENT_INBOX_URL;
+  delete process.env.DURABLE_AGENT_LINK_KEY;
   await h?.close();
 });
 
@@ -216,7 +218,6 @@ test('after 5 failed sign-ins for one approver even the right password must wait
   });
   const url = await guarded.start();
   try {
-    const visitor = new Visitor(url);
     const signIn = async (password: string) => {
       const form = await (await fetch(`${url}/signin`)).text();
       const pre = /name="_csrf" value="([^"]+)"/.exec(form)![1]!;
@@ -232,7 +233,6 @@ test('after 5 failed sign-ins for one approver even the right password must wait
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await limited.text()).toContain('Too many failed sign-ins');
-    void visitor;
   } finally {
     await guarded.stop();
   }
@@ -273,6 +273,32 @@ test('links: the confirm notice (Slack-shaped) links to the approval; opened sig
   expect(forged.status).toBe(400);
   expect(await forged.text()).toContain('This link was not made by this system');
   await h.client.handle(taskId).terminate('test over');
+});
+
+test('trusted-proxy mode (off by default): the named header signs in an approver from the file, only from the configured proxy addresses; an unknown name is refused', async () => {
+  const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'] }] }));
+  const proxied = new InboxServer({ client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-3')), trustedHeader: { header: 'X-Forwarded-User' } });
+  const elsewhere = new InboxServer({
+    client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-4')), trustedHeader: { header: 'X-Forwarded-User', proxies: ['10.0.0.7'] },
+  });
+  const [url, otherUrl] = [await proxied.start(), await elsewhere.start()];
+  try {
+    const asAna = await fetch(`${url}/`, { headers: { 'x-forwarded-user': 'ana' } });
+    expect(asAna.status).toBe(200);
+    expect(await asAna.text()).toContain('Signed in as <strong>Ana Lima</strong>');
+    expect((await fetch(`${url}/`, { redirect: 'manual' })).status).toBe(303); // no header: the sign-in page
+    const unknown = await fetch(`${url}/`, { headers: { 'x-forwarded-user': 'mallory' } });
+    expect(unknown.status).toBe(403);
+    expect(await unknown.text()).toContain('mallory is signed in at the proxy but is not in the approvers file.');
+    const notFromProxy = await fetch(`${otherUrl}/`, { headers: { 'x-forwarded-user': 'ana' } });
+    expect(notFromProxy.status).toBe(403);
+    expect(await notFromProxy.text()).toContain('only accepted from the configured proxy');
+    // The default inbox ignores the header altogether.
+    expect((await fetch(`${base}/`, { redirect: 'manual', headers: { 'x-forwarded-user': 'ana' } })).status).toBe(303);
+  } finally {
+    await proxied.stop();
+    await elsewhere.stop();
+  }
 });
 
 const browserTest = HAVE_CHROMIUM
@@ -391,4 +417,43 @@ test('a blocked task notifies with a signed link to its page, where a person unb
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'listed twice' });
   const status = await h.client.status(taskId);
   expect(status.escalations.find((e) => e.level === 'block')!.resolved).toMatchObject({ by: 'ana' });
+});
+
+test('durable-agent inbox: hash-password --token prints a token and its hash; the verb serves the sign-in page with the hashed approvers file and says which key signs decisions', async () => {
+  const made = await runCli(['inbox', 'hash-password', '--token']);
+  expect(made.code).toBe(0);
+  const token = /token .*: (dat_\S+)/.exec(made.stdout)![1]!;
+  const hash = /hash .*:\s+(sha256\$[0-9a-f]{64})/.exec(made.stdout)![1]!;
+  const home = mkdtempSync(path.join(os.tmpdir(), 'inbox-cli-'));
+  const file = path.join(home, 'approvers.json');
+  writeFileSync(file, JSON.stringify({ approvers: [{ id: 'ci-bot', roles: ['ops'], tokens: [hash] }] }));
+  const missing = await runCli(['inbox', '--approvers', path.join(home, 'nope.json'), '--address', h.server.address]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain('cannot read the approvers file');
+
+  const child = spawnCli(['inbox', '--approvers', file, '--port', '0', '--address', h.server.address], {
+    DURABLE_AGENT_HOME: home,
+    // Not this file's in-process inbox settings: this inbox finds its own in its state dir.
+    DURABLE_AGENT_INBOX_URL: '',
+    DURABLE_AGENT_LINK_KEY: '',
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  try {
+    const url = await waitFor('the inbox to listen', () => /inbox: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1], 60_000);
+    await waitFor('the signing key line', () => out.includes('decisions are signed with key local-'));
+    expect((await fetch(`${url}/signin`)).status).toBe(200);
+    const form = await (await fetch(`${url}/signin`)).text();
+    const pre = csrfIn(form);
+    const signedIn = await fetch(`${url}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: `da_pre=${pre}` },
+      body: new URLSearchParams({ _csrf: pre, next: '/', token }).toString(),
+    });
+    expect(signedIn.status).toBe(303);
+    expect(existsSync(path.join(home, 'inbox-link.key'))).toBe(true);
+  } finally {
+    child.kill('SIGTERM');
+  }
 });

@@ -38,7 +38,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
   );
   const port = intOption(values.port, 'port', 0) ?? 7280;
   if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
-  const publicUrl = values['public-url'] ?? process.env.DURABLE_AGENT_INBOX_URL;
+  const publicUrl = values['public-url'] ?? (process.env.DURABLE_AGENT_INBOX_URL || undefined);
   if (publicUrl !== undefined) {
     let parsed: URL;
     try {
