@@ -3,7 +3,7 @@
  * call the model, run one tool. Each classifies its own failures before they reach Temporal.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { AgentDefinition } from '../agents/define-agent';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
@@ -13,8 +13,14 @@ import type { AgentActivities, ToolOutcome } from '../protocol/activity-contract
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { guardedCall } from '../tools/guarded-call';
-import { parseWithCoercion } from '../tools/coerce-input';
-import { describeIssues } from '../tools/validation-message';
+import { validatorOf } from '../tools/schema';
+import { jsonSchemaValidator } from '../tools/json-schema';
+import { NeedsInputError } from '../tools/needs-input';
+import type { ToolDefinition } from '../tools/define-tool';
+import { McpClientPool } from '../mcp/pool';
+import { McpToolSource } from '../mcp/mcp-tools';
+import { classifyMcpError } from '../mcp/errors';
+import { NEEDS_INPUT_TYPE } from '../protocol/activity-contracts';
 import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
@@ -55,6 +61,8 @@ export interface ActivityDependencies {
    * (verified approvers: docs/approvers.md). Default: DURABLE_AGENT_APPROVER_KEYS; none = dev mode.
    */
   approverKeys?: TrustedKey[];
+  /** The worker's MCP connections (docs/mcp.md). Default: a new pool; whoever creates the worker closes it (createAgentWorker does). */
+  mcp?: McpClientPool;
 }
 
 /** Keeps a huge result out of history: the model gets the start and how to ask for the rest. */
@@ -133,6 +141,18 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
+  const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
+  /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
+  async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {
+    const own = definition.tool(name);
+    if (own || !definition.mcpServers?.length) return own;
+    try {
+      return await mcpTools.tool(definition.mcpServers, name);
+    } catch (err) {
+      const server = name.split('__')[0] ?? name;
+      throw toApplicationFailure(classifyMcpError(err, server), Context.current().info.attempt);
+    }
+  }
   const prices = loadPrices(deps.prices);
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
@@ -156,15 +176,26 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   }
 
   return {
-    async prepareToolCall({ agent, tool: toolName, input: rawInput, scope }) {
-      const tool = agentNamed(agent).tool(toolName);
-      if (!tool) return { ok: false, error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) };
+    async prepareToolCall({ agent, tool: toolName, input: rawInput, scope, answerSchema }) {
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
-      const parsed = parseWithCoercion(tool.input, input);
+      if (answerSchema) {
+        // A person's answer to a tool's question: checked against what the question asked for.
+        let validator;
+        try {
+          validator = jsonSchemaValidator(answerSchema);
+        } catch (err) {
+          return { ok: false, error: toolError('permanent', 'invalid_question', `The question's schema cannot be checked: ${(err as Error).message}`) };
+        }
+        const answer = validator.parseInput(input);
+        return answer.success ? { ok: true, input: answer.data } : { ok: false, error: toolError('model', 'invalid_answer', answer.message, 'Answer with the fields the question asks for.') };
+      }
+      const tool = await toolOf(agentNamed(agent), toolName);
+      if (!tool) return { ok: false, error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) };
+      const parsed = validatorOf(tool.input).parseInput(input);
       if (parsed.success) return { ok: true, input: scope ? await storeValueIfLarge(store(), scope, parsed.data, inlineChars * 4) : parsed.data };
       return {
         ok: false,
-        error: toolError('model', 'invalid_arguments', describeIssues(parsed.error), `Call ${toolName} again with corrected arguments.`),
+        error: toolError('model', 'invalid_arguments', parsed.message, `Call ${toolName} again with corrected arguments.`),
       };
     },
 
@@ -198,8 +229,24 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         );
         throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
       }
+      const manifest = definition.manifest(chosen);
+      if (definition.mcpServers?.length) {
+        // Listed now and recorded with the manifest: a replay sees the tools the task saw.
+        let listed: ToolDefinition[];
+        try {
+          listed = await mcpTools.tools(definition.mcpServers);
+        } catch (err) {
+          throw toApplicationFailure(classifyMcpError(err, definition.mcpServers.map((s) => s.name).join(', ')), Context.current().info.attempt);
+        }
+        const clash = listed.find((t) => manifest.tools.some((own) => own.name === t.name));
+        if (clash) {
+          const error = toolError('permanent', 'tool_name_clash', `Agent "${agent}" has its own tool named "${clash.name}", which an MCP server also offers.`);
+          throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
+        }
+        manifest.tools = [...manifest.tools, ...listed.map((t) => t.manifest)];
+      }
       // The worker's trusted keys travel in the manifest (recorded in history), never in the task's input.
-      return { ...definition.manifest(chosen), ...(approverKeys.length ? { approverKeys } : {}) };
+      return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}) };
     },
 
     async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns }) {
@@ -243,12 +290,12 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return withBlobs(() => resolveText(store(), scope, text));
     },
 
-    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval }): Promise<ToolOutcome> {
+    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers }): Promise<ToolOutcome> {
       const ctx = Context.current();
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
       const definition = agentNamed(agent);
-      const tool = definition.tool(toolName);
+      const tool = await toolOf(definition, toolName);
       if (!tool) {
         // The workflow refuses unknown tools before scheduling; reaching here means the worker's
         // agent changed under a running task.
@@ -274,8 +321,14 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
           signal: ctx.cancellationSignal,
           heartbeat: beat,
           ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
+          ...(answers?.length ? { answers } : {}),
         }),
-      );
+      ).catch((err: unknown) => {
+        if (!(err instanceof NeedsInputError)) throw err;
+        // Not retried: the workflow asks a person durably, then runs the call again with the answer.
+        const error = toolError('policy', 'needs_input', `${toolName} asks a person: ${err.question.message}`, 'A person has been asked; the call goes on with their answer.');
+        throw ApplicationFailure.create({ message: error.detail, type: NEEDS_INPUT_TYPE, nonRetryable: true, details: [error, err.question], category: ApplicationFailureCategory.BENIGN });
+      });
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);

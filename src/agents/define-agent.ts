@@ -7,6 +7,7 @@ import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice, type PermissionPolic
 import type { ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 import { approverRulesProblem } from '../protocol/approver-policy';
+import { MCP_NAME_SEPARATOR, mcpServerProblem, type McpServerConfig } from '../mcp/config';
 
 export interface AgentConfig {
   name: string;
@@ -21,6 +22,11 @@ export interface AgentConfig {
   budgets?: Partial<Budgets>;
   /** Who must approve what. Default: reads run, writes and destructive calls wait for a person. */
   policy?: PermissionPolicy;
+  /**
+   * MCP servers whose tools the agent gets, as `<server>__<tool>`, listed when a task describes the
+   * agent (docs/mcp.md). Default none.
+   */
+  mcpServers?: McpServerConfig[];
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -47,6 +53,19 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       if (RISK[fallback.effect] > RISK[t.effect]) {
         throw new TypeError(`Tool "${t.name}" (${t.effect}) may not fall back to "${name}" (${fallback.effect})`);
       }
+    }
+  }
+  const serverNames = new Set<string>();
+  for (const server of config.mcpServers ?? []) {
+    const problem = mcpServerProblem(server);
+    if (problem) throw new TypeError(`Agent "${config.name}": MCP server ${problem}`);
+    if (serverNames.has(server.name)) throw new TypeError(`Agent "${config.name}" has two MCP servers named "${server.name}"`);
+    serverNames.add(server.name);
+  }
+  for (const t of config.tools) {
+    const prefix = t.name.split(MCP_NAME_SEPARATOR)[0]!;
+    if (t.name.includes(MCP_NAME_SEPARATOR) && serverNames.has(prefix)) {
+      throw new TypeError(`Agent "${config.name}": tool "${t.name}" would shadow MCP server "${prefix}"'s tools; rename it`);
     }
   }
   // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.

@@ -43,6 +43,42 @@ export interface RunToolInput {
   idempotencyKey?: string;
   /** The approval this call runs under, when the policy asked a person; the activity re-checks the policy against it. */
   approval?: { id: string; by: string };
+  /** People's answers to the questions this call asked so far (MCP elicitation), in the order asked. */
+  answers?: ToolQuestionAnswer[];
+}
+
+/**
+ * The failure `type` of a call that stopped to ask a person (an MCP server's elicitation/create):
+ * details[0] is a ToolError, details[1] the ToolQuestion. The workflow asks, then runs the call again
+ * with the answer.
+ */
+export const NEEDS_INPUT_TYPE = 'needs_input';
+
+/** A question a tool asked a person mid-call. */
+export interface ToolQuestion {
+  /** The MCP server that asked. */
+  server: string;
+  message: string;
+  /** JSON Schema (a flat object of primitive fields, as MCP allows) the answer must match. */
+  requestedSchema: Record<string, unknown>;
+  /** 0 for the call's first question, 1 for the next... */
+  index: number;
+}
+
+/** A person's answer, handed back to the server when it asks the same question again. */
+export interface ToolQuestionAnswer {
+  /** The question it answers (an answer is given only to the same question). */
+  message: string;
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
+/** What a long tool reports through its heartbeat (MCP progress notifications); `status` shows it. */
+export interface ToolProgress {
+  tool: string;
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**
@@ -70,6 +106,8 @@ export interface PrepareToolCallInput {
   input: unknown;
   /** See CallModelInput.scope: a marker input is resolved from it, and large validated input stored back. */
   scope?: string;
+  /** Set when `input` is a person's answer to a tool's question: it is checked against this JSON Schema instead of the tool's. */
+  answerSchema?: Record<string, unknown>;
 }
 
 /** The arguments as the tool will see them (coerced, defaults applied), or why they are invalid. */

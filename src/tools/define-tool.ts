@@ -2,9 +2,11 @@
  * A tool is defined once and carries its own contract: schemas, effect, idempotency, limits and
  * semantic checks. Tool code runs only inside activities; the workflow sees its manifest.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ToolEffect, ToolManifest } from '../protocol/agent-manifest';
 import type { ErrorClass } from '../protocol/tool-error';
+import type { ToolQuestionAnswer } from '../protocol/activity-contracts';
+import { validatorOf, type ToolSchema } from './schema';
 
 export interface ToolContext {
   /** `<workflowId>:<toolUseId>`: stable across retries and worker crashes, so a service can dedupe a write. */
@@ -27,6 +29,11 @@ export interface ToolContext {
    * instead of starting over (as Temporal's `heartbeatDetails`, not validated: check its shape).
    */
   previousHeartbeat?: unknown;
+  /**
+   * People's answers to the questions this call asked before (throw NeedsInputError to ask one), in
+   * the order asked; undefined until a question was answered.
+   */
+  answers?: ToolQuestionAnswer[];
 }
 
 /** What a semantic check returns when a valid output is still not a good answer. */
@@ -73,7 +80,16 @@ export interface ToolConfig<I, O> {
   check?(output: O, input: I): SemanticIssue | undefined;
 }
 
-export interface ToolDefinition<I = unknown, O = unknown> extends ToolConfig<I, O> {
+/**
+ * The same contract with schemas of either kind: zod, or a SchemaValidator such as
+ * jsonSchemaValidator(...) for a contract written in JSON Schema (tools from MCP servers).
+ */
+export interface SchemaToolConfig<I, O> extends Omit<ToolConfig<I, O>, 'input' | 'output'> {
+  input: ToolSchema<I>;
+  output: ToolSchema<O>;
+}
+
+export interface ToolDefinition<I = unknown, O = unknown> extends SchemaToolConfig<I, O> {
   readonly manifest: ToolManifest;
 }
 
@@ -81,7 +97,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 export const DEFAULT_READ_CACHE_TTL_MS = 300_000;
 
-export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O> {
+export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O> & Pick<ToolConfig<I, O>, 'input' | 'output'>;
+export function defineTool<I, O>(config: SchemaToolConfig<I, O>): ToolDefinition<I, O>;
+export function defineTool<I, O>(config: SchemaToolConfig<I, O>): ToolDefinition<I, O> {
   if (!TOOL_NAME.test(config.name)) {
     throw new TypeError(`Tool name "${config.name}" must match ${TOOL_NAME} (letters, digits, _ and -, 1-64 chars)`);
   }
@@ -112,10 +130,9 @@ export function defineTool<I, O>(config: ToolConfig<I, O>): ToolDefinition<I, O>
   return { ...config, manifest };
 }
 
-function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  // The Messages API wants a bare object schema; the $schema marker only adds tokens.
-  delete json.$schema;
-  if (json.type !== 'object') throw new TypeError('A tool input schema must be a z.object(...)');
+function inputJsonSchema(schema: ToolSchema<unknown>): Record<string, unknown> {
+  // The Messages API wants a bare object schema; the $schema marker only adds tokens (both validators drop it).
+  const json = validatorOf(schema).jsonSchema();
+  if (json.type !== 'object') throw new TypeError('A tool input schema must be a z.object(...) or a JSON Schema of type "object"');
   return json;
 }

@@ -6,8 +6,8 @@
 import { classify } from '../errors/classify';
 import { toolError, type ToolError } from '../protocol/tool-error';
 import type { ToolContext, ToolDefinition } from './define-tool';
-import { parseWithCoercion } from './coerce-input';
-import { describeIssues } from './validation-message';
+import { validatorOf } from './schema';
+import { NeedsInputError } from './needs-input';
 
 export type GuardedResult =
   | { kind: 'ok'; output: unknown }
@@ -20,14 +20,14 @@ export async function guardedCall(
   rawInput: unknown,
   ctx: ToolContext,
 ): Promise<GuardedResult> {
-  const input = parseWithCoercion(tool.input, rawInput);
+  const input = validatorOf(tool.input).parseInput(rawInput);
   if (!input.success) {
     return {
       kind: 'failed',
       error: toolError(
         'model',
         'invalid_arguments',
-        describeIssues(input.error),
+        input.message,
         `Call ${tool.name} again with corrected arguments; the schema is in the tool definition.`,
       ),
     };
@@ -37,6 +37,8 @@ export async function guardedCall(
   try {
     raw = await tool.run(input.data, ctx);
   } catch (err) {
+    // A question for a person is no failure of the tool: the activity asks it.
+    if (err instanceof NeedsInputError) throw err;
     const classified = classify(err);
     return { kind: 'failed', ...classified };
   }
@@ -60,14 +62,14 @@ export async function guardedCall(
     }
   }
 
-  const output = tool.output.safeParse(parsed, { reportInput: true });
+  const output = validatorOf(tool.output).parseOutput(parsed);
   if (!output.success) {
     return {
       kind: 'failed',
       error: toolError(
         'schema_mismatch',
         'schema_violation',
-        `Tool output breaks its contract: ${describeIssues(output.error)}`,
+        `Tool output breaks its contract: ${output.message}`,
         "The tool's contract is broken; don't retry with the same arguments.",
       ),
     };

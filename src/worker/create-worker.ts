@@ -10,6 +10,7 @@ import { createDataConverter, type CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { loadConnectionConfig } from './connection-config';
+import { McpClientPool } from '../mcp/pool';
 
 /** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
@@ -59,6 +60,11 @@ export interface AgentWorkerOptions {
   approverKeys?: ActivityDependencies['approverKeys'];
   /** Payload codecs (compression). Must match the clients' (TaskClient.connect and the CLI use the same defaults). */
   codec?: CodecOptions;
+  /**
+   * The worker's MCP connections (agents' `mcpServers`). Default: a pool of this worker's own, closed
+   * (its stdio servers stopped) when the worker stops; a pool you pass is yours to close.
+   */
+  mcp?: McpClientPool;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -80,7 +86,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
   const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
   const dataConverter = createDataConverter(options.codec);
-  return Worker.create({
+  const mcp = options.mcp ?? new McpClientPool();
+  const worker = await Worker.create({
     connection,
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -95,6 +102,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ...(options.prices ? { prices: options.prices } : {}),
       ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
       ...(options.approverKeys ? { approverKeys: options.approverKeys } : {}),
+      mcp,
     }),
     shutdownGraceTime: '10s',
     // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
@@ -103,4 +111,16 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
     ...options.workerOptions,
   });
+  if (!options.mcp) {
+    // run() (which runUntil uses too) ends when the worker has stopped: its MCP servers stop with it.
+    const run = worker.run.bind(worker);
+    worker.run = async () => {
+      try {
+        return await run();
+      } finally {
+        await mcp.close();
+      }
+    };
+  }
+  return worker;
 }
