@@ -177,6 +177,12 @@ export interface ApprovalRequest {
   expiresAt: string;
   /** What happens when nobody answers in time. */
   onExpiry: 'deny' | 'block';
+  /**
+   * Set when this is not a call to approve but a tool's question to a person (an MCP server's
+   * elicitation): approve with the answer as `editedInput` (checked against `requestedSchema`),
+   * deny to decline. The call then goes on with the answer.
+   */
+  question?: { server: string; message: string; requestedSchema: Record<string, unknown> };
 }
 
 export interface ApprovalRecord extends ApprovalRequest {

@@ -45,6 +45,7 @@ import { MARKER_PATTERN } from '../protocol/blob-marker';
 import { RECALL_TOOL_MANIFEST } from '../protocol/recall-tool';
 import type { ToolSpec } from '../protocol/messages';
 import { ApproverGate, MESSAGE_NONCE_MEMORY } from './approver-gate';
+import { questionAnswerProblem } from './tool-questions';
 import type { MessageInput } from '../protocol/task';
 
 const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -142,7 +143,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       let editedInput: unknown;
       if (request.editedInput !== undefined) {
         const approval = state.pendingApprovals.find((a) => a.id === request.approvalId)!;
-        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput, ...(scope ? { scope } : {}) });
+        // A tool's question is answered with its answer, checked against what the question asked for.
+        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput, ...(scope ? { scope } : {}), ...(approval.question ? { answerSchema: approval.question.requestedSchema } : {}) });
         if (!prepared.ok) {
           throw ApplicationFailure.create({ message: `the edited arguments are invalid: ${prepared.error.detail}`, type: 'invalid_edit', nonRetryable: true });
         }
@@ -159,7 +161,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       });
       return { approvalId: request.approvalId, decision: 'approved' as const };
     }),
-    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve') ?? approvalGateProblem('approve', request)) },
+    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve') ?? questionAnswerProblem(state.pendingApprovals, request) ?? approvalGateProblem('approve', request)) },
   );
   setHandler(
     denyUpdate,

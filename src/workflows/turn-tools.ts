@@ -4,7 +4,7 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
@@ -19,6 +19,8 @@ import type { TaskState } from './task-state';
 import { gateToolCall } from './tool-gate';
 import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { errorBlock, summarizeOutput } from './tool-result-content';
+import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
+import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 
 export interface TurnContext {
   state: TaskState;
@@ -291,16 +293,31 @@ async function runOnce(
   const { runTool } = tool.local
     ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
     : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
+  // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
+  const answers: ToolQuestionAnswer[] = [];
+  const run = async (): Promise<ToolOutcome> => {
+    for (;;) {
+      try {
+        return await runTool({
+          agent: ctx.agent,
+          tool: name,
+          input,
+          toolUseId,
+          ...(ctx.scope ? { scope: ctx.scope } : {}),
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+          ...(v2 && approval ? { approval } : {}),
+          ...(answers.length ? { answers: [...answers] } : {}),
+        });
+      } catch (err) {
+        const question = isCancellation(err) ? undefined : questionIn(err);
+        // patched() only here: tasks that never met a question keep their histories unchanged.
+        if (!question || answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) throw err;
+        answers.push(await askPerson(state, ctx.awaitApproval, ctx.policy, ctx.nowMs(), { tool, name, toolUseId, input }, question));
+      }
+    }
+  };
   try {
-    const result = await runTool({
-      agent: ctx.agent,
-      tool: name,
-      input,
-      toolUseId,
-      ...(ctx.scope ? { scope: ctx.scope } : {}),
-      ...(idempotencyKey ? { idempotencyKey } : {}),
-      ...(v2 && approval ? { approval } : {}),
-    });
+    const result = await run();
     if (result.kind === 'flagged') {
       state.recordToolSucceeded(name, toolUseId, `${result.error.error_class}: ${result.error.detail}`);
       return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
