@@ -110,7 +110,9 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
 }
 
 export function renderView(view: TaskView): string {
-  if (view.status) return renderStatus(view.summary.taskId, view.status) + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
+  // A long tool's own progress (MCP progress notifications), e.g. "fs__search_files 3/5 scanning".
+  const progress = (view.toolProgress ?? []).map((p) => `progress   ${safeLine(p.tool)} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${safeLine(p.message)}` : ''}`);
+  if (view.status) return [renderStatus(view.summary.taskId, view.status), ...progress].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
   const lines = [
     `task       ${safeLine(view.summary.taskId)}`,
     `agent      ${safeLine(view.summary.agent ?? '?')}`,
@@ -126,6 +128,17 @@ export function renderView(view: TaskView): string {
 export function renderApproval(taskId: string, a: ApprovalRequest): string {
   const task = safeLine(taskId);
   const id = safeLine(a.id);
+  if (a.question) {
+    // A tool's question (MCP elicitation): answered with the approve/deny commands.
+    return [
+      `QUESTION (${id}) from ${safeLine(a.question.server)} during ${safeLine(a.tool)}: ${safeLine(a.question.message)}`,
+      `  answer with: ${safeJson(a.question.requestedSchema)}`,
+      `  expires:   ${safeLine(a.expiresAt)} (then: no answer)`,
+      '  answer it:',
+      `    durable-agent approve ${task} ${id} --as YOUR_NAME --edit '{"field": "value"}'`,
+      `    durable-agent deny ${task} ${id} --as YOUR_NAME --reason "declined"`,
+    ].join('\n');
+  }
   return [
     `APPROVAL NEEDED (${id}): ${safeLine(a.tool)} [${safeLine(a.effect)}]`,
     `  arguments: ${safeJson(a.input)}`,

@@ -12,6 +12,8 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { ToolProgress } from '../protocol/activity-contracts';
 import type { UpdateDefinition } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
@@ -76,6 +78,8 @@ export interface TaskView {
   failure?: ToolError;
   /** Why `status` is missing, when it is. */
   note?: string;
+  /** What the tool calls running now last reported (an MCP server's progress notifications), from their heartbeats. */
+  toolProgress?: ToolProgress[];
 }
 
 /** How long a query may wait for a worker before the view falls back to history. */
@@ -244,6 +248,10 @@ export class TaskClient {
           ? `No worker answered within ${QUERY_DEADLINE_MS / 1000} s: is a worker running on task queue "${this.taskQueue}"?`
           : `Live status unavailable (no worker answered); showing the outcome from history.`;
     }
+    if (summary.executionStatus === 'RUNNING') {
+      const progress = await this.toolProgress(taskId);
+      if (progress.length) view.toolProgress = progress;
+    }
     if (summary.executionStatus !== 'RUNNING' && !view.status?.result) {
       try {
         view.result = await this.result(taskId);
@@ -252,6 +260,28 @@ export class TaskClient {
       }
     }
     return view;
+  }
+
+  /**
+   * The progress the task's running tool calls report through their heartbeats (MCP progress
+   * notifications); empty when none reports any. Heartbeats are not workflow state, so the status
+   * query cannot see them: they are read from the pending activities.
+   */
+  async toolProgress(taskId: string): Promise<ToolProgress[]> {
+    try {
+      const { raw } = await this.handle(taskId).describe();
+      const out: ToolProgress[] = [];
+      for (const activity of raw.pendingActivities ?? []) {
+        if (activity.activityType?.name !== 'runTool' || !activity.heartbeatDetails?.payloads?.length) continue;
+        const details = await decodeFromPayloadsAtIndex<unknown>(this.client.options.loadedDataConverter, 0, activity.heartbeatDetails.payloads);
+        const progress = (details as { toolProgress?: Partial<ToolProgress> } | null)?.toolProgress;
+        if (progress && typeof progress.tool === 'string' && typeof progress.progress === 'number') out.push(progress as ToolProgress);
+      }
+      return out;
+    } catch {
+      // Progress is a nicety: a describe that fails must not fail the view.
+      return [];
+    }
   }
 
   private async hasWorkflowPollers(): Promise<boolean> {
