@@ -271,11 +271,12 @@ function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormSta
 </section>`;
 }
 
-function messageForm(taskId: string, csrf: string, state: FormState | undefined): Html {
+function messageForm(taskId: string, csrf: string, state: FormState | undefined, problem: string | undefined): Html {
   return html`<form method="post" action="/tasks/${encodeURIComponent(taskId)}/message" class="card" id="message">
   <input type="hidden" name="_csrf" value="${csrf}">
   <fieldset>
     <legend>Send a message</legend>
+    ${problem ? html`<p class="status error policy-note"><strong>The model will not read your message:</strong> ${problem}.</p>` : ''}
     ${errorFor(state, 'message')}
     <label for="message-text">Guidance for the model <span class="hint">(read before its next call)</span></label>
     <textarea id="message-text" name="text" required>${valueOf(state, 'message', 'text', '')}</textarea>
@@ -330,7 +331,7 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
 </section>
 ${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => approvalForms(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
 ${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
-${open ? messageForm(data.taskId, layout.csrf, state) : ''}
+${open ? messageForm(data.taskId, layout.csrf, state, policyProblem(s, layout.approver, { kind: 'message' })) : ''}
 <h2 id="h-events">Recent events</h2>
 <ol id="live-events">${(s?.events ?? []).slice(-10).map((e) => html`<li>${e.at} turn ${e.turn} ${e.kind}${e.tool ? ` ${e.tool}` : ''}: ${e.detail}</li>`)}</ol>
 ${s && s.approvals.length ? html`<h2>Decided approvals</h2><ul>${s.approvals.map((a) => html`<li><code>${a.id}</code> ${a.tool}: ${a.decision} by ${a.by} at ${a.decidedAt}${a.denyReason ? ` (${a.denyReason})` : ''}</li>`)}</ul>` : ''}

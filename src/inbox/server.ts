@@ -12,7 +12,7 @@ import type { ApprovalRequest, UnblockInput } from '../protocol/task';
 import type { Approver, ApproverDirectory } from './approver-directory';
 import { liveStatus, liveView, taskPageData, waitingTasks } from './inbox-data';
 import { UsedLinks, verifyLink } from './links';
-import { inboxPage, messagePage, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
+import { inboxPage, messagePage, policyProblem, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
 import { constantTimeEqual } from './secret-hash';
 import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
 
@@ -125,7 +125,7 @@ export class InboxServer {
       if (path === '/') return this.inbox(res, session);
       const task = /^\/tasks\/([^/]+)(\/events)?$/.exec(path);
       if (task) {
-        const taskId = decodeURIComponent(task[1]!);
+        const taskId = decodePart(task[1]!);
         return task[2] ? this.events(req, res, session, taskId) : this.task(res, session, taskId);
       }
       throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
@@ -143,7 +143,7 @@ export class InboxServer {
     }
     const action = /^\/tasks\/([^/]+)\/(approve|deny|unblock|message)$/.exec(path);
     if (!action) throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
-    return this.decide(res, session, decodeURIComponent(action[1]!), action[2] as FormState['form'], form);
+    return this.decide(res, session, decodePart(action[1]!), action[2] as FormState['form'], form);
   }
 
   // ---- identity -------------------------------------------------------------------------------
@@ -339,6 +339,10 @@ export class InboxServer {
         case 'message': {
           const text = (fields.get('text') ?? '').trim();
           if (!text) return refuse('A message needs text.');
+          // A signal cannot be refused: the task would keep a message its policy does not take out of
+          // the model's context without a word. Say so here instead.
+          const problem = policyProblem(await liveStatus(client, taskId), session.approver, { kind: 'message' });
+          if (problem) return refuse(`The task does not take your messages: ${problem}.`, 403);
           await client.message(taskId, { ...who, text });
           done = 'Message sent; the model reads it before its next call.';
           break;
@@ -386,6 +390,14 @@ function cookies(req: http.IncomingMessage): Record<string, string> {
     if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
   }
   return out;
+}
+
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(400, 'Bad address', 'This address is malformed.');
+  }
 }
 
 function safeOrigin(url: string): string | undefined {

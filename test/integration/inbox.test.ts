@@ -397,7 +397,7 @@ browserTest('in Chromium: a wrong approver clicks Approve and sees the task refu
   await h.client.handle(taskId).terminate('test over');
 });
 
-test('a blocked task notifies with a signed link to its page, where a person unblocks it with a raised budget', async () => {
+test('a blocked task notifies with a signed link to its page, where a person sends a message and unblocks it with a raised budget', async () => {
   const script = h.script([callTool('list_files', {}), callTool('list_files', { path: '.' }), answer('listed twice')]);
   const taskId = h.taskId('inbox-blocked');
   await h.client.start({ agent: 'demo', prompt: 'list', budgets: { turns: 1 }, model: { provider: 'scripted', script } }, { taskId });
@@ -412,6 +412,9 @@ test('a blocked task notifies with a signed link to its page, where a person unb
   const bad = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '0' });
   expect(bad.status).toBe(422);
   expect(await bad.text()).toContain('turns must be a whole number of at least 1 (the new total), got &quot;0&quot;.');
+  const messaged = await ana.post(`/tasks/${taskId}/message`, { _csrf: csrfIn(page), text: 'list the folder once more, then stop' });
+  expect(messaged.status).toBe(303);
+  await statusWhen(h, taskId, (s) => s.decisions.some((d) => d.action === 'message' && d.by === 'ana'));
   const unblocked = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '5', message: 'go on' });
   expect(unblocked.status).toBe(303);
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'listed twice' });
