@@ -61,9 +61,8 @@ export interface ClusterPaths {
   pgData: string;
   /** PostgreSQL's unix socket folder. */
   pgSocket: string;
-  /** The generated Temporal config folder (`cluster.yaml`) and dynamic config. */
+  /** The generated Temporal config folder (`cluster.yaml`). */
   temporalConfig: string;
-  dynamicConfig: string;
   logs: string;
   /** Scripted-model files the cluster's workers may read (DURABLE_AGENT_SCRIPT_DIRS). */
   scripts: string;
@@ -80,7 +79,6 @@ export function clusterPaths(root = process.env.DURABLE_AGENT_CLUSTER_DIR ?? pat
     pgData: path.join(r, 'postgres', 'data'),
     pgSocket: path.join(r, 'postgres'),
     temporalConfig: path.join(r, 'temporal', 'config'),
-    dynamicConfig: path.join(r, 'temporal', 'dynamicconfig.yaml'),
     logs: path.join(r, 'logs'),
     scripts: path.join(r, 'scripts'),
     workspace: path.join(r, 'workspace'),
