@@ -3,8 +3,11 @@
  * task, read its status, find its pending approval, answer it and read the result, on a real dev
  * server with a worker.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -14,20 +17,23 @@ import { waitFor } from '../support/processes';
 const ROOT = path.resolve(__dirname, '../..');
 
 let h: Harness;
+let stateDir: string;
 beforeAll(async () => {
   h = await startHarness();
+  stateDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-mcp-state-'));
 });
 afterAll(async () => {
   await h?.close();
 });
 
 /** An MCP client connected to a `durable-agent mcp` child process. */
-async function mcpClient(extraArgs: string[]): Promise<Client> {
+async function mcpClient(extraArgs: string[], env: Record<string, string> = {}): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'mcp', '--address', h.server.address, '--task-queue', h.taskQueue, ...extraArgs],
     cwd: ROOT,
-    env: { ...(process.env as Record<string, string>), DURABLE_AGENT_LOG_LEVEL: 'ERROR' },
+    // No state-dir key unless a test gives one: a stray key would make every decision signed.
+    env: { ...(process.env as Record<string, string>), DURABLE_AGENT_LOG_LEVEL: 'ERROR', DURABLE_AGENT_STATE_DIR: stateDir, ...env },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'durable-agent-test', version: '1.0.0' });
@@ -110,5 +116,37 @@ test('wrong input is refused as a tool error the calling model can read, and a s
     expect(text(anonymous)).toContain('without --as NAME');
   } finally {
     await client.close();
+  }
+});
+
+test('on a worker that verifies approvers, the server signs with its key: its approve is recorded as verified; the same server without the key is refused and the approval stays pending', async () => {
+  const secret = generateSecretKey();
+  const signer = createDecisionSigner('mcp-test', secret);
+  const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { destructive: 'confirm', approvers: { destructive: ['role:ops'] } } });
+  const worker = await h.worker([agent], { approverKeys: [signer.trustedKey()] });
+  writeFileSync(path.join(h.workspaceDir, 'signed.log'), 'x');
+  const script = h.script([callTool('delete_file', { path: 'signed.log' }), answer('removed signed.log')]);
+  const taskId = h.taskId('mcp-signed');
+  const unsigned = await mcpClient(['--as', 'mallory', '--role', 'ops']);
+  const trusted = await mcpClient(['--as', 'olga', '--role', 'ops'], { DURABLE_AGENT_SIGNING_KEY: `mcp-test:${secret}` });
+  try {
+    await worker.runUntil(async () => {
+      await call(trusted, 'start_task', { agent: 'demo', prompt: 'remove it', script, task_id: taskId });
+      const waiting = await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+      const approvalId = waiting.pendingApprovals[0]!.id;
+
+      const refused = await call(unsigned, 'approve', { task_id: taskId, approval_id: approvalId });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/unsigned approve/);
+      expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+
+      const approved = await call(trusted, 'approve', { task_id: taskId, approval_id: approvalId });
+      expect(approved.isError).toBeFalsy();
+      expect(data(await call(trusted, 'task_result', { task_id: taskId, wait_seconds: 30 }))).toMatchObject({ closed: true, result: { text: 'removed signed.log' } });
+      const [decision] = (await h.client.status(taskId)).approvals;
+      expect(decision).toMatchObject({ decision: 'approved', by: 'olga', identity: { verified: true, keyId: 'mcp-test' } });
+    });
+  } finally {
+    await Promise.all([unsigned.close(), trusted.close()]);
   }
 });

@@ -3,6 +3,8 @@
  * or Claude Desktop. stdout carries the protocol, so everything else goes to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { findDecisionSigner, SIGNING_KEY_ENV } from '../../approvers/keys';
+import { TaskClient } from '../../client/task-client';
 import { createTaskToolsServer } from '../../mcp-server/task-tools-server';
 import { connectionOptions, parse } from '../args';
 import { usageError } from '../cli-error';
@@ -11,7 +13,9 @@ import { connectClient } from '../connect';
 export const mcpHelp = `durable-agent mcp [--as NAME [--role ROLE]...]
   An MCP server on stdio: start_task, task_status, task_result, list_pending_approvals, approve, deny.
   --as names who answers approvals through it (without it, it answers none); --role adds a role the
-  agents' approver rules may name. Example for Claude Code:
+  agents' approver rules may name. With a signing key (${SIGNING_KEY_ENV}, or the state dir's
+  approvers/signing-key.json) its decisions are signed: whoever configures it vouches for --as and
+  --role, as at the CLI. Example for Claude Code:
     claude mcp add durable-agent -- npx durable-agent mcp --as alice`;
 
 export async function mcpCommand(argv: string[]): Promise<number> {
@@ -21,7 +25,14 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (values.role?.length && !by) throw usageError('--role needs --as NAME');
   const roles = (values.role ?? []).map((r) => r.trim());
   if (roles.some((r) => !/^[\w.-]{1,64}$/.test(r))) throw usageError('--role takes a name of letters, digits, "_", "." or "-" (at most 64)');
-  const client = await connectClient(values);
+  let signer;
+  try {
+    signer = findDecisionSigner();
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  const plain = await connectClient(values);
+  const client = signer ? new TaskClient(plain.client, plain.taskQueue, signer) : plain;
   const { version } = require('../../../package.json') as { version: string };
   const server = createTaskToolsServer({ client, version, ...(by ? { identity: { by, roles } } : {}) });
   const transport = new StdioServerTransport();
@@ -30,7 +41,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     process.stdin.on('end', () => resolve());
   });
   await server.connect(transport);
-  console.error(`durable-agent mcp: serving task tools on stdio${by ? ` as ${by}` : ' (read-only for approvals: no --as)'}`);
+  console.error(`durable-agent mcp: serving task tools on stdio${by ? ` as ${by}` : ' (read-only for approvals: no --as)'}${signer ? `, decisions signed with key ${signer.keyId}` : ''}`);
   await closed;
   await server.close().catch(() => undefined);
   await client.client.connection.close().catch(() => undefined);
