@@ -25,6 +25,18 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
+/**
+ * The bytes a store keeps under an id, for a wrapper that transforms content before it is stored
+ * (EncryptedBlobStore): the id stays the content address of the plain text, the body is whatever
+ * the wrapper made of it. Both stores implement it next to BlobStore.
+ */
+export interface BlobBodyStore extends BlobStore {
+  /** Stores `body` under `id` unless the scope already holds that id (ids are content addresses: same id, same text). */
+  putBody(scope: string, id: string, body: Buffer): Promise<void>;
+  /** The body stored under `id`. Throws BlobMissingError when it is not there. */
+  getBody(scope: string, id: string): Promise<Buffer>;
+}
+
 export class BlobMissingError extends Error {
   override readonly name = 'BlobMissingError';
   constructor(

@@ -1,4 +1,6 @@
-export { BlobMissingError, type BlobMarker, type BlobStore } from './blob-store';
+export { BlobMissingError, type BlobBodyStore, type BlobMarker, type BlobStore } from './blob-store';
+export { EncryptedBlobStore } from './encrypted-blob-store';
+export { BlobDecryptionError, BlobKeyNotFoundError } from './blob-envelope';
 export { blobIdOf, isBlobId } from './blob-id';
 export { LocalBlobStore, defaultBlobDir } from './local-blob-store';
 export { PostgresBlobStore, type PostgresBlobStoreOptions } from './postgres-blob-store';

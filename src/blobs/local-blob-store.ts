@@ -6,7 +6,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stateDir } from '../server/state-dir';
-import { BlobMissingError, type BlobStore } from './blob-store';
+import { BlobMissingError, type BlobBodyStore } from './blob-store';
+import { plainTextOf } from './blob-envelope';
 import { blobIdOf, checkScope, checkScopePrefix, isBlobId } from './blob-id';
 
 /** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
@@ -45,7 +46,7 @@ function decodeScope(name: string): string | undefined {
   return Buffer.from(bytes).toString('utf8');
 }
 
-export class LocalBlobStore implements BlobStore {
+export class LocalBlobStore implements BlobBodyStore {
   readonly description: string;
 
   constructor(readonly root: string = defaultBlobDir()) {
@@ -60,25 +61,34 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async put(scope: string, text: string): Promise<string> {
-    checkScope(scope);
     if (typeof text !== 'string') throw new TypeError('a blob is a string');
     const id = blobIdOf(text);
-    const folder = this.folderOf(scope);
-    const file = path.join(folder, id.slice('sha256:'.length));
-    if (await exists(file)) return id;
-    await mkdir(folder, { recursive: true });
-    if (path.basename(folder).startsWith(HASHED)) await writeAtomically(path.join(folder, SCOPE_FILE), scope);
-    // Readers never see a half-written blob: the name appears only once its bytes are all there.
-    // Two writers of the same blob both rename identical bytes onto it, which is harmless.
-    await writeAtomically(file, text);
+    await this.putBody(scope, id, Buffer.from(text, 'utf8'));
     return id;
   }
 
   async get(scope: string, id: string): Promise<string> {
+    return plainTextOf(await this.getBody(scope, id), scope, id);
+  }
+
+  async putBody(scope: string, id: string, body: Buffer): Promise<void> {
+    checkScope(scope);
+    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    const folder = this.folderOf(scope);
+    const file = path.join(folder, id.slice('sha256:'.length));
+    if (await exists(file)) return;
+    await mkdir(folder, { recursive: true });
+    if (path.basename(folder).startsWith(HASHED)) await writeAtomically(path.join(folder, SCOPE_FILE), scope);
+    // Readers never see a half-written blob: the name appears only once its bytes are all there.
+    // Two writers of the same blob both rename a body of the same text onto it, which is harmless.
+    await writeAtomically(file, body);
+  }
+
+  async getBody(scope: string, id: string): Promise<Buffer> {
     checkScope(scope);
     if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
     try {
-      return await readFile(path.join(this.folderOf(scope), id.slice('sha256:'.length)), 'utf8');
+      return await readFile(path.join(this.folderOf(scope), id.slice('sha256:'.length)));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobMissingError(scope, id, this.description);
       throw err;
@@ -129,10 +139,10 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-async function writeAtomically(file: string, text: string): Promise<void> {
+async function writeAtomically(file: string, content: string | Buffer): Promise<void> {
   const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`);
   try {
-    await writeFile(temp, text, 'utf8');
+    await writeFile(temp, content);
     await rename(temp, file);
   } catch (err) {
     await unlink(temp).catch(() => undefined);

@@ -2,11 +2,16 @@
  * Chooses the blob store from one setting, so workers, the CLI and scripts agree on where blobs are:
  * DURABLE_AGENT_BLOB_STORE = `file:/abs/dir` | `postgres://user:pass@host:port/db` (default: the
  * folder `<state dir>/blobs`). Workers on several machines must all point at one shared store.
+ * With encryption keys configured (the same CodecOptions and environment as the payload codec:
+ * DURABLE_AGENT_ENCRYPTION_KEYS / DURABLE_AGENT_ENCRYPTION_KEY_FILE), blobs are encrypted at rest;
+ * the read cache sits in front of the encryption, so it holds plain text in memory only.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BlobStore } from './blob-store';
+import { encryptionKeyring, type CodecOptions } from '../codec';
+import type { BlobBodyStore, BlobStore } from './blob-store';
 import { blobCacheBytesFromEnv, CachedBlobStore } from './cached-blob-store';
+import { EncryptedBlobStore } from './encrypted-blob-store';
 import { defaultBlobDir, LocalBlobStore } from './local-blob-store';
 import { PostgresBlobStore } from './postgres-blob-store';
 
@@ -15,15 +20,24 @@ export const BLOB_STORE_ENV = 'DURABLE_AGENT_BLOB_STORE';
 export interface OpenBlobStoreOptions {
   /** Bytes of read cache in front of the store; 0 for none (e.g. a one-shot `purge`). Default DURABLE_AGENT_BLOB_CACHE_MB, else 64 MB. */
   cacheBytes?: number;
+  /**
+   * Where the encryption keys come from: the same options the payload codec takes (a worker passes
+   * its `codec`). Default: the environment (DURABLE_AGENT_ENCRYPTION_KEYS / _KEY_FILE); no keys, no
+   * encryption. Throws EncryptionKeyError for a bad key.
+   */
+  codec?: CodecOptions;
 }
 
 export function openBlobStore(spec: string | undefined = process.env[BLOB_STORE_ENV], options: OpenBlobStoreOptions = {}): BlobStore {
-  const store = storeOf(spec?.trim() || undefined);
+  // Keys first: a bad key stops here, before a database pool is opened for nothing.
+  const keyring = encryptionKeyring(options.codec);
+  const bodies = storeOf(spec?.trim() || undefined);
+  const store: BlobStore = keyring ? new EncryptedBlobStore(bodies, keyring) : bodies;
   const cacheBytes = options.cacheBytes ?? blobCacheBytesFromEnv();
   return cacheBytes > 0 ? new CachedBlobStore(store, cacheBytes) : store;
 }
 
-function storeOf(spec: string | undefined): BlobStore {
+function storeOf(spec: string | undefined): BlobBodyStore {
   if (spec === undefined) return new LocalBlobStore(defaultBlobDir());
   if (/^postgres(ql)?:\/\//i.test(spec)) return new PostgresBlobStore({ url: spec });
   if (/^file:/i.test(spec)) {

@@ -9,7 +9,8 @@
  * already run S3 (or MinIO) can add a store behind the same BlobStore interface.
  */
 import { Pool, type PoolConfig } from 'pg';
-import { BlobMissingError, type BlobStore } from './blob-store';
+import { BlobMissingError, type BlobBodyStore } from './blob-store';
+import { plainTextOf } from './blob-envelope';
 import { blobIdOf, checkScope, checkScopePrefix, isBlobId } from './blob-id';
 
 export interface PostgresBlobStoreOptions {
@@ -34,7 +35,7 @@ export function redactedUrl(url: string): string {
   }
 }
 
-export class PostgresBlobStore implements BlobStore {
+export class PostgresBlobStore implements BlobBodyStore {
   readonly description: string;
   private readonly pool: Pool;
   private readonly table: string;
@@ -83,28 +84,36 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async put(scope: string, text: string): Promise<string> {
-    checkScope(scope);
     if (typeof text !== 'string') throw new TypeError('a blob is a string');
-    await this.ensureTable();
     const id = blobIdOf(text);
     // bytea, not text: PostgreSQL text cannot hold NUL, and tool output can.
-    const body = Buffer.from(text, 'utf8');
+    await this.putBody(scope, id, Buffer.from(text, 'utf8'));
+    return id;
+  }
+
+  async get(scope: string, id: string): Promise<string> {
+    return plainTextOf(await this.getBody(scope, id), scope, id);
+  }
+
+  async putBody(scope: string, id: string, body: Buffer): Promise<void> {
+    checkScope(scope);
+    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    await this.ensureTable();
     await this.pool.query(`INSERT INTO ${this.table} (scope, id, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, id) DO NOTHING`, [
       scope,
       id,
       body,
       body.length,
     ]);
-    return id;
   }
 
-  async get(scope: string, id: string): Promise<string> {
+  async getBody(scope: string, id: string): Promise<Buffer> {
     checkScope(scope);
     if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
     await this.ensureTable();
     const { rows } = await this.pool.query<{ body: Buffer }>(`SELECT body FROM ${this.table} WHERE scope = $1 AND id = $2`, [scope, id]);
     if (!rows[0]) throw new BlobMissingError(scope, id, this.description);
-    return rows[0].body.toString('utf8');
+    return rows[0].body;
   }
 
   async purge(scopePrefix: string): Promise<number> {

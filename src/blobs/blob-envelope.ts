@@ -1,0 +1,100 @@
+/**
+ * How an encrypted blob is laid out at rest, and its errors. AES-256-GCM with the payload codec's
+ * keyring (codec/encryption-keys.ts), so one key configuration covers history and blobs:
+ *
+ *   0xFF 'D' 'A' 'B' | version 1 | key id length (1 byte) | key id (ASCII) | nonce (12) | ciphertext | tag (16)
+ *
+ * 0xFF never occurs in UTF-8, and plain blobs are the UTF-8 bytes of their text: a body that starts
+ * with the magic is sealed, anything else is a blob written before encryption was turned on.
+ *
+ * The associated data is the header plus the blob's scope and id: a body relabelled with another key
+ * id, moved to another id or another task's scope, cut or altered fails authentication.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from '../codec/encryption-keys';
+
+const MAGIC = Buffer.from([0xff, 0x44, 0x41, 0x42]);
+const VERSION = 1;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** A sealed blob whose key id no configured key has. */
+export class BlobKeyNotFoundError extends Error {
+  override readonly name = 'BlobKeyNotFoundError';
+  constructor(
+    readonly scope: string,
+    readonly id: string,
+    readonly keyId: string,
+    known: readonly string[],
+  ) {
+    super(
+      known.length
+        ? `blob ${id} of ${scope} is encrypted with key id "${keyId}", which is not configured (known key ids: ${known.join(', ')}). ` +
+            `Add that key to ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} (after the current one) to read it.`
+        : `blob ${id} of ${scope} is encrypted with key id "${keyId}", but no encryption keys are configured. ` +
+            `Set ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} with that key to read it.`,
+    );
+  }
+}
+
+/** A sealed blob that does not open: altered, truncated, moved to another id or scope, or not ours. */
+export class BlobDecryptionError extends Error {
+  override readonly name = 'BlobDecryptionError';
+}
+
+export function isSealed(body: Uint8Array): boolean {
+  return body.length >= MAGIC.length && MAGIC.equals(body.subarray(0, MAGIC.length));
+}
+
+/** Encrypts `text` with the keyring's current key, bound to its scope and id. */
+export function seal(keyring: Keyring, scope: string, id: string, text: string): Buffer {
+  const { id: keyId, key } = keyring.current;
+  const kid = Buffer.from(keyId, 'ascii');
+  const header = Buffer.concat([MAGIC, Buffer.from([VERSION, kid.length]), kid]);
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(associatedData(header, scope, id));
+  return Buffer.concat([header, nonce, cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+}
+
+/** The key id a sealed body names (checked against the header's own bounds). */
+export function sealedKeyId(body: Buffer, scope: string, id: string): { keyId: string; headerBytes: number } {
+  const version = body[MAGIC.length];
+  if (version !== VERSION) throw new BlobDecryptionError(`blob ${id} of ${scope} is sealed with format version ${version ?? '(none)'}; this version reads ${VERSION}`);
+  const kidLength = body[MAGIC.length + 1] ?? 0;
+  const headerBytes = MAGIC.length + 2 + kidLength;
+  if (kidLength === 0 || body.length < headerBytes + NONCE_BYTES + TAG_BYTES) {
+    throw new BlobDecryptionError(`blob ${id} of ${scope} is encrypted but truncated (${body.length} bytes)`);
+  }
+  return { keyId: body.subarray(MAGIC.length + 2, headerBytes).toString('latin1'), headerBytes };
+}
+
+/** The text of a sealed body. Throws BlobKeyNotFoundError or BlobDecryptionError. */
+export function open(keyring: Keyring | undefined, body: Buffer, scope: string, id: string): string {
+  const { keyId, headerBytes } = sealedKeyId(body, scope, id);
+  const key = keyring?.byId.get(keyId);
+  if (!key) throw new BlobKeyNotFoundError(scope, id, keyId, [...(keyring?.byId.keys() ?? [])]);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(headerBytes, headerBytes + NONCE_BYTES));
+    decipher.setAAD(associatedData(body.subarray(0, headerBytes), scope, id));
+    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+    return Buffer.concat([decipher.update(body.subarray(headerBytes + NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    throw new BlobDecryptionError(
+      `blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`,
+    );
+  }
+}
+
+/**
+ * What a store without keys returns for a body: its text, or, for a sealed body, an error naming
+ * the key id (never the ciphertext read as text).
+ */
+export function plainTextOf(body: Buffer, scope: string, id: string): string {
+  if (isSealed(body)) throw new BlobKeyNotFoundError(scope, id, sealedKeyId(body, scope, id).keyId, []);
+  return body.toString('utf8');
+}
+
+function associatedData(header: Uint8Array, scope: string, id: string): Buffer {
+  return Buffer.concat([header, Buffer.from(`\0${scope}\0${id}`, 'utf8')]);
+}
