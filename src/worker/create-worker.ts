@@ -48,8 +48,8 @@ export interface AgentWorkerOptions {
   maxToolResultChars?: number;
   /**
    * Where large content goes (the claim check). Default: openBlobStore(): DURABLE_AGENT_BLOB_STORE
-   * (`file:/abs/dir` or `postgres://...`), else `<state dir>/blobs`, behind a per-worker LRU cache.
-   * Workers on several machines must share one store.
+   * (`file:/abs/dir` or `postgres://...`), else `<state dir>/blobs`, behind a per-worker LRU cache,
+   * encrypted at rest with `codec`'s keys when encryption is on. Workers on several machines must share one store.
    */
   blobStore?: BlobStore;
   /**
@@ -95,7 +95,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     dataConverter,
     activities: createActivities({
       agents: options.agents,
-      blobStore: options.blobStore ?? openBlobStore(),
+      // The codec's keys encrypt blobs at rest too: one key configuration for history and store.
+      blobStore: options.blobStore ?? openBlobStore(undefined, options.codec ? { codec: options.codec } : {}),
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
       ...(options.models ? { models: options.models } : {}),
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
