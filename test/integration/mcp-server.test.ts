@@ -33,7 +33,7 @@ async function mcpClient(extraArgs: string[], env: Record<string, string> = {}):
     args: ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'mcp', '--address', h.server.address, '--task-queue', h.taskQueue, ...extraArgs],
     cwd: ROOT,
     // No state-dir key unless a test gives one: a stray key would make every decision signed.
-    env: { ...(process.env as Record<string, string>), DURABLE_AGENT_LOG_LEVEL: 'ERROR', DURABLE_AGENT_STATE_DIR: stateDir, ...env },
+    env: { ...(process.env as Record<string, string>), DURABLE_AGENT_LOG_LEVEL: 'ERROR', DURABLE_AGENT_HOME: stateDir, ...env },
     stderr: 'pipe',
   });
   const client = new Client({ name: 'durable-agent-test', version: '1.0.0' });
