@@ -1,4 +1,5 @@
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { metricsTelemetryOptions } from '../telemetry/metrics';
 
 const LEVELS: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
@@ -8,5 +9,7 @@ const LEVELS: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
  */
 export function installQuietRuntime(): void {
   const wanted = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'WARN').toUpperCase() as LogLevel;
-  Runtime.install({ logger: new DefaultLogger(LEVELS.includes(wanted) ? wanted : 'WARN') });
+  // DURABLE_AGENT_METRICS_ADDRESS: the runtime also serves the worker's Prometheus metrics (docs/observability.md).
+  const telemetryOptions = metricsTelemetryOptions();
+  Runtime.install({ logger: new DefaultLogger(LEVELS.includes(wanted) ? wanted : 'WARN'), ...(telemetryOptions ? { telemetryOptions } : {}) });
 }

@@ -9,6 +9,7 @@ import { openBlobStore } from '../blobs/open-blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { cachedWorkflowBundle } from './workflow-bundle';
+import { flushTracingOnStop, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
 import { loadConnectionConfig } from './connection-config';
 import { McpClientPool } from '../mcp/pool';
 
@@ -65,14 +66,26 @@ export interface AgentWorkerOptions {
    * (its stdio servers stopped) when the worker stops; a pool you pass is yours to close.
    */
   mcp?: McpClientPool;
+  /**
+   * Traces of every task (docs/observability.md). Default: from the OTEL_* environment variables
+   * (an OTLP/HTTP endpoint), off when none is set; `false`: off whatever the environment says. With
+   * tracing on, a `workflowBundle` you pass must include TRACING_WORKFLOW_MODULE (src/telemetry) in
+   * its workflowInterceptorModules.
+   */
+  telemetry?: TelemetryOptions | false;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
 
 /** The cached bundle; where it cannot be written (a read-only folder), bundling in this process as before. */
-async function defaultWorkflowCode(failureConverterPath?: string): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
+async function defaultWorkflowCode(failureConverterPath?: string, workflowInterceptorModules?: string[]): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
   try {
-    return { workflowBundle: await cachedWorkflowBundle(undefined, failureConverterPath ? { failureConverterPath } : {}) };
+    return {
+      workflowBundle: await cachedWorkflowBundle(undefined, {
+        ...(failureConverterPath ? { failureConverterPath } : {}),
+        ...(workflowInterceptorModules ? { workflowInterceptorModules } : {}),
+      }),
+    };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw err;
@@ -87,11 +100,14 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
   const dataConverter = createDataConverter(options.codec);
   const mcp = options.mcp ?? new McpClientPool();
+  const tracing = workerTracing(options.telemetry, (agent, tool) => options.agents.find((a) => a.name === agent)?.tool(tool)?.effect);
   const worker = await Worker.create({
     connection,
     namespace: options.namespace ?? config.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : await defaultWorkflowCode(dataConverter.failureConverterPath)),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : await defaultWorkflowCode(dataConverter.failureConverterPath, tracing?.interceptors.workflowModules)),
     dataConverter,
     activities: createActivities({
       agents: options.agents,
@@ -110,8 +126,10 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // replayed from history when a decision arrives) instead of growing the worker with their number.
     maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
     stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
+    ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
     ...options.workerOptions,
   });
+  if (tracing) flushTracingOnStop(worker, tracing);
   if (!options.mcp) {
     // run() (which runUntil uses too) ends when the worker has stopped: its MCP servers stop with it.
     const run = worker.run.bind(worker);

@@ -40,27 +40,37 @@ const building = new Map<string, Promise<{ codePath: string }>>();
  * `failureConverterPath` (set by createDataConverter when payloads are encrypted) goes into the
  * bundle, so failures the workflow itself raises are encoded too; it gets a file of its own.
  */
-export function cachedWorkflowBundle(cacheDir = path.join(stateDir(), 'bundles'), options: { failureConverterPath?: string } = {}): Promise<{ codePath: string }> {
+export function cachedWorkflowBundle(
+  cacheDir = path.join(stateDir(), 'bundles'),
+  options: { failureConverterPath?: string; workflowInterceptorModules?: string[] } = {},
+): Promise<{ codePath: string }> {
   const converter = options.failureConverterPath;
-  const suffix = converter ? `-fc-${createHash('sha256').update(converter).update(readFileSync(converter)).digest('hex').slice(0, 8)}` : '';
+  const interceptorModules = options.workflowInterceptorModules ?? [];
+  let suffix = converter ? `-fc-${createHash('sha256').update(converter).update(readFileSync(converter)).digest('hex').slice(0, 8)}` : '';
+  // Interceptor modules (tracing) get a bundle of their own, keyed by their folder's sources.
+  if (interceptorModules.length > 0) {
+    const hash = createHash('sha256');
+    for (const m of interceptorModules) hash.update(m).update(workflowCodeHash([path.dirname(m)]));
+    suffix += `-wi-${hash.digest('hex').slice(0, 8)}`;
+  }
   const codePath = path.join(cacheDir, `workflows-${workflowCodeHash()}${suffix}.js`);
   if (existsSync(codePath)) return Promise.resolve({ codePath });
   // One build per process; other processes may build the same file at the same time, which is harmless.
   let pending = building.get(codePath);
   if (!pending) {
-    pending = build(codePath, converter).finally(() => building.delete(codePath));
+    pending = build(codePath, converter, interceptorModules).finally(() => building.delete(codePath));
     building.set(codePath, pending);
   }
   return pending;
 }
 
-async function build(codePath: string, failureConverterPath?: string): Promise<{ codePath: string }> {
+async function build(codePath: string, failureConverterPath?: string, workflowInterceptorModules: string[] = []): Promise<{ codePath: string }> {
   mkdirSync(path.dirname(codePath), { recursive: true });
   // Written beside and renamed into place, so a worker starting at the same time never reads half a file.
   const partial = `${codePath}.${randomUUID()}.tmp`;
   const script = [
     `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, logger: new DefaultLogger('WARN') })`,
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
     `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
     `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
   ].join('\n');

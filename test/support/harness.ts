@@ -51,7 +51,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { dbFile?: string | null; sqlitePragmas?: Record<string, string>; dynamicConfig?: Record<string, unknown> } = {},
+  options: {
+    dbFile?: string | null;
+    sqlitePragmas?: Record<string, string>;
+    dynamicConfig?: Record<string, unknown>;
+    /** Bundled with the workflows, e.g. TRACING_WORKFLOW_MODULE for a test of traces. */
+    workflowInterceptorModules?: string[];
+  } = {},
 ): Promise<Harness> {
   installQuietRuntime();
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-'));
@@ -62,7 +68,11 @@ export async function startHarness(
     ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
   });
   const [bundle, connection, clientConnection] = await Promise.all([
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../../src/workflows'),
+      ...(options.workflowInterceptorModules ? { workflowInterceptorModules: options.workflowInterceptorModules } : {}),
+      logger: new DefaultLogger('WARN'),
+    }),
     NativeConnection.connect({ address: server.address }),
     connectClient({ address: server.address }),
   ]);
