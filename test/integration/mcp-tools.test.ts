@@ -117,14 +117,14 @@ test("a long tool's progress shows in status, and its server killed mid-call is 
     expect(pid).toBeDefined();
     process.kill(pid!, 'SIGKILL');
     const result = await h.client.result(taskId);
-    return { result, transcript: await h.client.transcript(taskId), pidAfter: (await pool.pids()).everything, history: await h.client.handle(taskId).fetchHistory() };
+    return { result, transcript: await h.client.transcript(taskId), pidBefore: pid, pidAfter: (await pool.pids()).everything, history: await h.client.handle(taskId).fetchHistory() };
   });
   await pool.close();
   expect(run.result.outcome).toBe('answered');
   expect(JSON.stringify(parsedResults(run.transcript)[0])).toContain('Long running operation completed');
   // A new server process answered the retry.
   expect(run.pidAfter).toBeDefined();
-  expect(run.pidAfter).not.toBe(undefined);
+  expect(run.pidAfter).not.toBe(run.pidBefore);
   const attempts = run.history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
   expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
 });
