@@ -15,7 +15,8 @@ export const REFUNDS_AGENT = 'refunds';
 
 export default function loadAgents({ workspaceDir, ordersUrl }: AgentsModuleEnvironment): AgentDefinition[] {
   const demo = createDemoAgent({ workspaceDir, ordersUrl });
-  const tools = demo.tools.filter((t) => t.name === 'search_orders' || t.name === 'refund_order');
+  // search_orders falls back to search_orders_archive: the agent needs both.
+  const tools = demo.tools.filter((t) => ['search_orders', 'search_orders_archive', 'refund_order'].includes(t.name));
   return [
     createBenchAgent(),
     defineAgent({ name: REFUNDS_AGENT, system: 'Look the order up, then refund it.', tools, policy: { write: 'allow' } }),

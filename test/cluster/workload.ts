@@ -63,6 +63,7 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
   const taskQueue = `cluster-${randomUUID().slice(0, 8)}`;
   const client = new TaskClient(new Client({ connection, namespace: target.namespace, dataConverter: createDataConverter() }), taskQueue);
   const workers: ChildProcess[] = [];
+  const stderrTails = new Map<ChildProcess, () => string>();
   let scripts = 0;
   return {
     target,
@@ -82,9 +83,12 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
         ['worker', '--address', target.address, '--namespace', target.namespace, '--task-queue', taskQueue, '--orders-url', ordersUrl, '--workspace', path.join(scriptDir, 'workspace'), '--agents', AGENTS_MODULE],
         { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore },
       );
-      // Keep the pipes drained: a worker blocked on a full stderr pipe would stall the workload.
+      // Keep the pipes drained (a worker blocked on a full pipe would stall the workload) and the
+      // last lines of stderr, for the message when a worker dies unexpectedly.
       child.stdout!.resume();
-      child.stderr!.resume();
+      let tail = '';
+      child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-2_000)));
+      stderrTails.set(child, () => tail);
       workers.push(child);
       return child;
     },
@@ -93,7 +97,7 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
         `${count} workers polling ${taskQueue}`,
         async () => {
           const dead = workers.find((w) => w.exitCode !== null && w.signalCode === null);
-          if (dead) throw new Error(`a worker exited with code ${dead.exitCode} before polling`);
+          if (dead) throw new Error(`a worker exited with code ${dead.exitCode} before polling:\n${stderrTails.get(dead)?.()}`);
           const described = await connection.workflowService.describeTaskQueue({ namespace: target.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
           return new Set((described.pollers ?? []).map((p) => p.identity)).size >= count || undefined;
         },
