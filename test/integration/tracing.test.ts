@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { FakeMessagesApi, type FakeReply } from '../../src/testing/fake-messages-api';
 import { ATTR, TRACING_WORKFLOW_MODULE } from '../../src/telemetry';
-import { parsedResults, startHarness, type Harness } from '../support/harness';
+import { answer, callTool, parsedResults, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { sigkill, waitFor } from '../support/processes';
+import type { ChildProcess } from 'node:child_process';
+import { temporal } from '@temporalio/proto';
 
 jest.setTimeout(240_000);
 
@@ -142,4 +145,148 @@ test('a task is one trace: task -> turns -> model call and tool call spans -> at
 
   // The last turn answered without tools.
   expect(t.childrenOf(turns[2]!).map((s) => s.name)).toEqual(['ModelCall']);
+});
+
+/** A tiny OTLP/HTTP trace collector on loopback: keeps what /v1/traces receives (OTLP JSON). */
+async function startCollector() {
+  const spans: (SeenSpan & { service: string })[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces') {
+        for (const rs of (JSON.parse(body) as OtlpRequest).resourceSpans ?? []) {
+          const service = String(attributesOf(rs.resource?.attributes)['service.name']);
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? [])
+              spans.push({
+                service,
+                name: s.name,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+                attributes: attributesOf(s.attributes),
+                error: s.status?.code === 2,
+              });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: number | string;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: OtlpValue[] };
+}
+interface OtlpRequest {
+  resourceSpans?: {
+    resource?: { attributes?: { key: string; value: OtlpValue }[] };
+    scopeSpans?: { spans?: { name: string; traceId: string; spanId: string; parentSpanId?: string; attributes?: { key: string; value: OtlpValue }[]; status?: { code?: number } }[] }[];
+  }[];
+}
+
+function valueOf(v: OtlpValue): unknown {
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (v.doubleValue !== undefined) return v.doubleValue;
+  if (v.boolValue !== undefined) return v.boolValue;
+  if (v.arrayValue) return (v.arrayValue.values ?? []).map(valueOf);
+  return undefined;
+}
+
+function attributesOf(list: { key: string; value: OtlpValue }[] = []): Record<string, unknown> {
+  return Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+
+test('after a SIGKILL mid-task and a replay on a second worker, each span is exported once, by OTLP/HTTP, in one tree; the worker serves Prometheus metrics', async () => {
+  const collector = await startCollector();
+  const children: ChildProcess[] = [];
+  const logs: string[] = [];
+  const worker = (env: NodeJS.ProcessEnv) => {
+    const child = spawnWorker(h, [], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_SERVICE_NAME: 'tracing-test',
+      // Small batches, sent at once: the first worker's spans must leave it before it is killed.
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+      ...env,
+    });
+    child.stderr!.on('data', (d) => logs.push(String(d)));
+    children.push(child);
+    return child;
+  };
+  try {
+    // Turn 1 searches; turn 2's model call takes 3 s, and the first worker dies in the middle of it.
+    const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), { ...answer('finished after the crash'), delay_ms: 3_000 }]);
+    const taskId = h.taskId('crash-traced');
+    const first = worker({});
+    await h.client.start({ agent: 'demo', prompt: 'orders of C-1001', model: { provider: 'scripted', script } }, { taskId });
+    await waitFor('turn 1 to be exported by the first worker', () => collector.spans.some((s) => s.name === 'AgentTurn' && s.attributes[ATTR.turn] === 1) || undefined, 120_000);
+    await waitFor('the second model call to be running', async () => {
+      const d = await h.client.handle(taskId).describe();
+      return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'callModel' && a.state === STARTED) || undefined;
+    });
+    expect(await sigkill(first)).toBe('SIGKILL');
+
+    const metricsPort = await freePort();
+    const second = worker({ DURABLE_AGENT_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
+    const result = await h.client.result(taskId);
+    expect(result).toMatchObject({ outcome: 'answered', text: 'finished after the crash' });
+
+    // The runtime's Prometheus endpoint serves Temporal's worker metrics.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} 1$/m);
+    expect(metrics).toMatch(/^temporal_activity_execution_latency/m);
+
+    // A graceful stop exports what the second worker still holds.
+    const exited = new Promise<number | null>((resolve) => second.once('exit', (code) => resolve(code)));
+    second.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    const spans = collector.spans.filter((s) => s.attributes[ATTR.taskId] === taskId);
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['tracing-test']));
+    const t = tree(spans); // one root, one trace, every parent exported, no span id twice
+    // Replay on the second worker re-created turn 1's spans but exported none of them again.
+    const count = (name: string) => t.named(name).length;
+    expect([count('RunWorkflow:agentTask'), count('AgentTurn'), count('ModelCall'), count('ToolCall:search_orders'), count('StartActivity:describeAgent')]).toEqual([1, 2, 2, 1, 1]);
+    expect([count('RunActivity:describeAgent'), count('RunActivity:runTool')]).toEqual([1, 1]);
+    const turns = t.childrenOf(t.root, 'AgentTurn');
+    expect(turns.map((s) => s.attributes[ATTR.turn])).toEqual([1, 2]);
+    // The model call the kill interrupted: begun by the first worker, ended (and exported) by the
+    // second under the same span id, its attempts under it; the killed attempt never ended, so it
+    // is not there; the one that ran on the second worker is, once.
+    const interrupted = t.childrenOf(turns[1]!, 'ModelCall')[0]!;
+    const attempts = t.childrenOf(interrupted, 'RunActivity:callModel').map((a) => a.attributes[ATTR.attempt]);
+    expect(attempts).toContain(2);
+    expect(new Set(attempts).size).toBe(attempts.length);
+    expect(t.root.attributes).toMatchObject({ [ATTR.outcome]: 'answered', [ATTR.turns]: 2 });
+  } catch (err) {
+    process.stderr.write(`worker logs:\n${logs.join('')}\n`);
+    throw err;
+  } finally {
+    await Promise.all(children.map(sigkill));
+    await collector.close();
+  }
 });

@@ -178,7 +178,7 @@ export function parsedResults(transcript: TranscriptView): { error?: ToolError; 
 }
 
 /** `durable-agent worker` as a child process on this harness's server, task queue, workspace and orders service. */
-export function spawnWorker(h: Harness, extraArgs: string[] = []): ChildProcess {
+export function spawnWorker(h: Harness, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): ChildProcess {
   return spawnCli([
     'worker',
     '--address', h.server.address,
@@ -190,5 +190,6 @@ export function spawnWorker(h: Harness, extraArgs: string[] = []): ChildProcess 
     // The same scripts and the same blob store as the harness's own workers: a task moves between them.
     DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
     DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
+    ...env,
   });
 }
