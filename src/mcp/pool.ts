@@ -35,10 +35,7 @@ export class McpClientPool {
       if (this.connections.get(key) === existing) this.connections.delete(key);
       return this.connection(server);
     }
-    const opening = McpConnection.open(server, (dead) => {
-      // Only forget the connection that died, not a newer one opened meanwhile.
-      void this.connections.get(key)?.then((current) => current === dead && this.connections.get(key) && this.connections.delete(key), () => undefined);
-    });
+    const opening = McpConnection.open(server, (dead) => this.forget(key, dead));
     this.connections.set(key, opening);
     // A failed start is not kept: the next attempt tries again.
     opening.catch(() => {
@@ -69,6 +66,17 @@ export class McpClientPool {
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+  }
+
+  /** Drops a dead connection, but never a newer one opened under the same key meanwhile. */
+  private forget(key: string, dead: McpConnection): void {
+    const current = this.connections.get(key);
+    void current?.then(
+      (connection) => {
+        if (connection === dead && this.connections.get(key) === current) this.connections.delete(key);
+      },
+      () => undefined,
+    );
   }
 
   private startSweeper(): void {

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -178,10 +179,31 @@ describe('a Streamable HTTP server', () => {
   let http: Server;
   let url: string;
   const notes: string[] = [];
+  /** Calls of `slow` the server saw cancelled (its handler's signal aborted by notifications/cancelled). */
+  const cancelled: string[] = [];
+  let slowStarted = false;
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
   beforeAll(async () => {
-    // Stateless: a fresh SDK server and transport per request, as the SDK's examples do.
+    // One SDK server and transport per session, as the SDK's examples do.
     http = createServer(async (req, res) => {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      const parsed = body ? JSON.parse(body) : undefined;
+      const known = sessions.get(String(req.headers['mcp-session-id'] ?? ''));
+      if (known) return void (await known.handleRequest(req, res, parsed));
       const server = new McpServer({ name: 'notes', version: '1.0.0' });
+      server.registerTool('slow', { description: 'Takes a minute unless cancelled.', inputSchema: { id: z.string() } }, async ({ id }, extra) => {
+        slowStarted = true;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 60_000);
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            cancelled.push(id);
+            resolve();
+          });
+        });
+        return { content: [{ type: 'text', text: 'slow done' }] };
+      });
       // No annotations at all: MCP's defaults make it destructive.
       server.registerTool('add_note', { description: 'Add a note.', inputSchema: { text: z.string() } }, async ({ text }) => {
         notes.push(text);
@@ -190,17 +212,19 @@ describe('a Streamable HTTP server', () => {
       server.registerTool('count_notes', { description: 'Count the notes.', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
         content: [{ type: 'text', text: String(notes.length) }],
       }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on('close', () => void transport.close().then(() => server.close()));
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
       await server.connect(transport);
-      let body = '';
-      for await (const chunk of req) body += chunk;
-      await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
+      await transport.handleRequest(req, res, parsed);
     });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
   });
   afterAll(async () => {
+    await Promise.all([...sessions.values()].map((t) => t.close()));
+    http.closeAllConnections();
     await new Promise((resolve) => http.close(resolve));
   });
 
@@ -225,5 +249,22 @@ describe('a Streamable HTTP server', () => {
     const [added, counted] = parsedResults(run.transcript);
     expect(JSON.stringify(added)).toContain('added: first');
     expect(JSON.stringify(counted)).toContain('1');
+  });
+
+  test('cancelling the task cancels the running MCP call: the server receives notifications/cancelled', async () => {
+    // Your own effect for a tool wins over the untrusted server's silence: `slow` runs without asking.
+    const agent = defineAgent({ name: 'mcp-http-slow', system: 'Slow.', tools: [], mcpServers: [{ name: 'notes', url, effects: { slow: 'read' } }] });
+    const pool = new McpClientPool();
+    const worker = await h.worker([agent], { mcp: pool });
+    const outcome = await worker.runUntil(async () => {
+      const taskId = await start('mcp-http-slow', [callTool('notes__slow', { id: 'c1' }), answer('never')]);
+      await waitFor('the slow call to start on the server', () => (slowStarted ? true : undefined), 60_000);
+      await h.client.cancel(taskId);
+      await waitFor('the server to see the call cancelled', () => (cancelled.includes('c1') ? true : undefined), 60_000);
+      return (await statusWhen(h, taskId, (st) => st.agentStatus === 'cancelled', 60_000)).result;
+    });
+    await pool.close();
+    expect(cancelled).toEqual(['c1']);
+    expect(outcome).toMatchObject({ outcome: 'cancelled' });
   });
 });
