@@ -78,6 +78,21 @@ function safely(fn: () => void): void {
   }
 }
 
+/**
+ * Returns `promise` itself, watching it on the side. An interceptor that awaited it would resolve
+ * the workflow's await a few microtasks later than without tracing, and with an update or an
+ * activity result in the same activation that reorders the commands: a history recorded without
+ * tracing would no longer replay (the committed histories caught exactly that). Watching on the
+ * side keeps every tick where it was.
+ */
+function observe<T>(promise: Promise<T>, ended: (outcome: { ok: true; value: T } | { ok: false; error: unknown }) => void): Promise<T> {
+  promise.then(
+    (value) => safely(() => ended({ ok: true, value })),
+    (error: unknown) => safely(() => ended({ ok: false, error })),
+  );
+  return promise;
+}
+
 function fail(span: Span, facts: FailureFacts): void {
   span.setAttributes(failureAttributes(facts));
   span.setStatus({ code: SpanStatusCode.ERROR, message: facts.message.slice(0, 500) });
@@ -116,7 +131,7 @@ class RunTrace {
     }
   }
 
-  async run(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+  run(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const info = workflowInfo();
     const task = record(input.args[0]);
     safely(() => this.noteTools(record(task.resume).manifest));
@@ -125,10 +140,9 @@ class RunTrace {
     if (agent) attrs[ATTR.agent] = agent;
     const span = this.start(`${SPAN.task}:${info.workflowType}`, attrs, contextFrom(input.headers) ?? ROOT_CONTEXT);
     this.root = trace.setSpan(ROOT_CONTEXT, span);
-    try {
-      const result = await next(input);
-      safely(() => {
-        const r = record(result) as Partial<TaskResult>;
+    return observe(next(input), (outcome) => {
+      if (outcome.ok) {
+        const r = record(outcome.value) as Partial<TaskResult>;
         span.setAttributes({
           ...(typeof r.outcome === 'string' ? { [ATTR.outcome]: r.outcome } : {}),
           ...(typeof r.turns === 'number' ? { [ATTR.turns]: r.turns } : {}),
@@ -138,20 +152,13 @@ class RunTrace {
           ...usageAttributes(r.usage),
         });
         span.setStatus({ code: SpanStatusCode.OK });
-      });
-      return result;
-    } catch (err) {
-      safely(() => {
-        if (err instanceof ContinueAsNew) {
-          span.setAttribute(ATTR.outcome, 'continued_as_new');
-          span.setStatus({ code: SpanStatusCode.OK });
-        } else fail(span, failureFacts(err));
-      });
-      throw err;
-    } finally {
+      } else if (outcome.error instanceof ContinueAsNew) {
+        span.setAttribute(ATTR.outcome, 'continued_as_new');
+        span.setStatus({ code: SpanStatusCode.OK });
+      } else fail(span, failureFacts(outcome.error));
       this.endTurn();
       span.end(Date.now());
-    }
+    });
   }
 
   /** A model call opens a turn: the previous one (its tool calls, the approvals it waited for) ends here. */
@@ -170,7 +177,7 @@ class RunTrace {
     this.turn = undefined;
   }
 
-  async activity<I extends ActivityInput | LocalActivityInput>(input: I, next: (input: I) => Promise<unknown>): Promise<unknown> {
+  activity<I extends ActivityInput | LocalActivityInput, R>(input: I, next: (input: I) => Promise<R>): Promise<R> {
     const type = input.activityType;
     const request = record(input.args[0]);
     let span: Span;
@@ -183,16 +190,11 @@ class RunTrace {
     } else {
       span = this.start(`${SPAN.activity}:${type}`, { [ATTR.activityType]: type });
     }
-    try {
-      const result = await next({ ...input, headers: headersWith(input.headers, span) });
-      safely(() => this.describeResult(type, span, result));
-      return result;
-    } catch (err) {
-      safely(() => fail(span, failureFacts(err)));
-      throw err;
-    } finally {
+    return observe(next({ ...input, headers: headersWith(input.headers, span) }), (outcome) => {
+      if (outcome.ok) this.describeResult(type, span, outcome.value);
+      else fail(span, failureFacts(outcome.error));
       span.end(Date.now());
-    }
+    });
   }
 
   private describeResult(type: string, span: Span, result: unknown): void {
@@ -211,7 +213,7 @@ class RunTrace {
     span.setStatus({ code: SpanStatusCode.OK });
   }
 
-  async message<I extends UpdateInput | SignalInput>(name: string, input: I, next: (input: I) => Promise<unknown>): Promise<unknown> {
+  message<I extends UpdateInput | SignalInput, R>(name: string, input: I, next: (input: I) => Promise<R>): Promise<R> {
     const args = record(input.args[0]);
     const client = contextFrom(input.headers);
     const clientSpan = client ? trace.getSpanContext(client) : undefined;
@@ -224,16 +226,11 @@ class RunTrace {
       undefined,
       clientSpan ? [{ context: clientSpan }] : [],
     );
-    try {
-      const result = await next(input);
-      span.setStatus({ code: SpanStatusCode.OK });
-      return result;
-    } catch (err) {
-      safely(() => fail(span, failureFacts(err)));
-      throw err;
-    } finally {
+    return observe(next(input), (outcome) => {
+      if (outcome.ok) span.setStatus({ code: SpanStatusCode.OK });
+      else fail(span, failureFacts(outcome.error));
       span.end(Date.now());
-    }
+    });
   }
 
   continueAsNew(input: ContinueAsNewInput): ContinueAsNewInput {
@@ -252,8 +249,8 @@ class Inbound implements WorkflowInboundCallsInterceptor {
   handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
     return this.t.message(`${SPAN.update}:${input.name}`, input, next);
   }
-  async handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
-    await this.t.message(`${SPAN.signal}:${input.signalName}`, input, next);
+  handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
+    return this.t.message(`${SPAN.signal}:${input.signalName}`, input, next);
   }
 }
 
