@@ -29,6 +29,8 @@ export interface ClusterThroughputRow {
   seconds: number;
   tasksPerSecond: number;
   toolCallsPerSecond: number;
+  /** The machine's 1-minute load average right after the run (2 cores; other work shares them). */
+  loadAverage: number;
 }
 
 export interface ClusterKillRow {
@@ -47,6 +49,7 @@ export interface ClusterKillRow {
   /** Per task the dead worker held: SIGKILL -> its next completed workflow task (ms). */
   resumeMs: Summary;
   totalSeconds: number;
+  loadAverage: number;
 }
 
 export interface ClusterBenchResult {
@@ -60,83 +63,93 @@ export interface ClusterBenchResult {
 
 const SQLITE_PRAGMAS = { journal_mode: 'wal', synchronous: 'normal' };
 
-async function measureOn(target: Target, log: (line: string) => void): Promise<{ throughput: ClusterThroughputRow[]; kill: ClusterKillRow }> {
-  const throughput: ClusterThroughputRow[] = [];
-  const s = await openSession(target);
-  try {
-    s.spawnWorker();
-    s.spawnWorker();
-    await s.waitForWorkers(2);
-    // A first small run warms both workers (bundle loaded, connections up) so N=1 measures a task.
-    await runEchoTasks(s, 4);
-    for (const n of CLUSTER_LEVELS) {
-      const { seconds } = await runEchoTasks(s, n);
-      const row = {
-        target: target.name,
-        concurrentTasks: n,
-        seconds: Number(seconds.toFixed(2)),
-        tasksPerSecond: Number((n / seconds).toFixed(1)),
-        toolCallsPerSecond: Number(((n * ECHO_CALLS_PER_TASK) / seconds).toFixed(1)),
-      };
-      throughput.push(row);
-      log(`  ${target.name}: ${n} tasks in ${row.seconds} s: ${row.tasksPerSecond} tasks/s, ${row.toolCallsPerSecond} tool calls/s`);
-    }
-  } finally {
-    await s.close();
-  }
-  const k = await openSession(target, { orders: loadOrders(KILL_UNDER_LOAD_TASKS) });
-  try {
-    const r = await killUnderLoad(k, KILL_UNDER_LOAD_TASKS, KILL_UNDER_LOAD_TASKS / 4);
-    const kill: ClusterKillRow = {
-      target: target.name,
-      tasks: r.tasks,
-      completedBeforeKill: r.completedBeforeKill,
-      answered: r.answered,
-      ordersNotRefundedOnce: [...r.effectsPerOrder.values()].filter((n) => n !== 1).length,
-      refundRequests: r.writeRequests,
-      movedTasks: r.movedTasks,
-      retriedCalls: r.retriedToolCalls,
-      workflowTaskTimeouts: r.workflowTaskTimeouts,
-      drainSeconds: Number((r.drainMs / 1000).toFixed(2)),
-      resumeMs: summarize(r.resumeMs, 0),
-      totalSeconds: Number(r.totalSeconds.toFixed(2)),
-    };
-    log(
-      `  ${target.name}: SIGKILL after ${kill.completedBeforeKill}/${kill.tasks}: ${kill.answered} answered, ${kill.ordersNotRefundedOnce} orders not refunded exactly once, ` +
-        `${kill.movedTasks} tasks moved, last result ${kill.drainSeconds} s after the kill; held tasks resumed after median ${kill.resumeMs.median} ms, max ${kill.resumeMs.max} ms (n=${kill.resumeMs.n})`,
-    );
-    return { throughput, kill };
-  } finally {
-    await k.close();
-  }
+function killRow(target: string, r: Awaited<ReturnType<typeof killUnderLoad>>): ClusterKillRow {
+  return {
+    target,
+    tasks: r.tasks,
+    completedBeforeKill: r.completedBeforeKill,
+    answered: r.answered,
+    ordersNotRefundedOnce: [...r.effectsPerOrder.values()].filter((n) => n !== 1).length,
+    refundRequests: r.writeRequests,
+    movedTasks: r.movedTasks,
+    retriedCalls: r.retriedToolCalls,
+    workflowTaskTimeouts: r.workflowTaskTimeouts,
+    drainSeconds: Number((r.drainMs / 1000).toFixed(2)),
+    resumeMs: summarize(r.resumeMs, 0),
+    totalSeconds: Number(r.totalSeconds.toFixed(2)),
+    loadAverage: Number(os.loadavg()[0]!.toFixed(1)),
+  };
 }
 
+/**
+ * Both targets run side by side and each level runs on one, then the other (alternating which goes
+ * first): on a machine shared with other work, a change of load then hits both contestants alike.
+ */
 export async function measureCluster(log: (line: string) => void = (l) => console.log(l)): Promise<ClusterBenchResult> {
   installQuietRuntime();
   const { state, started } = await up({ log: (line) => log(`  [cluster] ${line}`) });
-  let clusterRun: Awaited<ReturnType<typeof measureOn>>;
-  try {
-    clusterRun = await measureOn({ name: 'cluster', address: state.address, namespace: state.namespace, blobStore: state.blobStore }, log);
-  } finally {
-    if (started) await stop({ log: () => undefined });
-  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-bench-dev-'));
   const dev = await startDevServer({ dbFile: path.join(dir, 'temporal.db'), sqlitePragmas: SQLITE_PRAGMAS, logFile: path.join(dir, 'server.log') });
-  let devRun: Awaited<ReturnType<typeof measureOn>>;
+  const targets: Target[] = [
+    { name: 'cluster', address: state.address, namespace: state.namespace, blobStore: state.blobStore },
+    { name: 'dev server', address: dev.address, namespace: dev.namespace, blobStore: `file:${path.join(dir, 'blobs')}` },
+  ];
   try {
-    devRun = await measureOn({ name: 'dev server', address: dev.address, namespace: dev.namespace, blobStore: `file:${path.join(dir, 'blobs')}` }, log);
+    const throughput: ClusterThroughputRow[] = [];
+    const sessions = await Promise.all(targets.map((t) => openSession(t)));
+    try {
+      for (const s of sessions) {
+        s.spawnWorker();
+        s.spawnWorker();
+      }
+      await Promise.all(sessions.map((s) => s.waitForWorkers(2)));
+      // A first small run warms the workers (bundle loaded, connections up) so N=1 measures a task.
+      for (const s of sessions) await runEchoTasks(s, 4);
+      for (const [i, n] of CLUSTER_LEVELS.entries()) {
+        for (const s of i % 2 === 0 ? sessions : [...sessions].reverse()) {
+          const { seconds } = await runEchoTasks(s, n);
+          const row: ClusterThroughputRow = {
+            target: s.target.name,
+            concurrentTasks: n,
+            seconds: Number(seconds.toFixed(2)),
+            tasksPerSecond: Number((n / seconds).toFixed(1)),
+            toolCallsPerSecond: Number(((n * ECHO_CALLS_PER_TASK) / seconds).toFixed(1)),
+            loadAverage: Number(os.loadavg()[0]!.toFixed(1)),
+          };
+          throughput.push(row);
+          log(`  ${row.target}: ${n} tasks in ${row.seconds} s: ${row.tasksPerSecond} tasks/s, ${row.toolCallsPerSecond} tool calls/s (load average ${row.loadAverage})`);
+        }
+      }
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+    const killUnderLoadRows: ClusterKillRow[] = [];
+    for (const t of targets) {
+      const k = await openSession(t, { orders: loadOrders(KILL_UNDER_LOAD_TASKS) });
+      try {
+        const row = killRow(t.name, await killUnderLoad(k, KILL_UNDER_LOAD_TASKS, KILL_UNDER_LOAD_TASKS / 4));
+        killUnderLoadRows.push(row);
+        log(
+          `  ${row.target}: SIGKILL after ${row.completedBeforeKill}/${row.tasks}: ${row.answered} answered, ${row.ordersNotRefundedOnce} orders not refunded exactly once, ` +
+            `${row.movedTasks} tasks moved, last result ${row.drainSeconds} s after the kill; held tasks resumed after median ${row.resumeMs.median} ms, max ${row.resumeMs.max} ms (n=${row.resumeMs.n})`,
+        );
+      } finally {
+        await k.close();
+      }
+    }
+    return {
+      cluster: { serverVersion: state.serverVersion, historyShards: state.historyShards ?? DEFAULT_HISTORY_SHARDS, store: 'PostgreSQL (fsync on), blob store in PostgreSQL' },
+      devServer: { historyShards: 1, store: 'SQLite file (WAL, synchronous=normal), blob store in a folder' },
+      workers: 2,
+      toolCallsPerTask: ECHO_CALLS_PER_TASK,
+      throughput,
+      killUnderLoad: killUnderLoadRows,
+    };
   } finally {
     await dev.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (started) await stop({ log: () => undefined });
   }
-  return {
-    cluster: { serverVersion: state.serverVersion, historyShards: state.historyShards ?? DEFAULT_HISTORY_SHARDS, store: 'PostgreSQL (fsync on), blob store in PostgreSQL' },
-    devServer: { historyShards: 1, store: 'SQLite file (WAL, synchronous=normal), blob store in a folder' },
-    workers: 2,
-    toolCallsPerTask: ECHO_CALLS_PER_TASK,
-    throughput: [...clusterRun.throughput, ...devRun.throughput],
-    killUnderLoad: [clusterRun.kill, devRun.kill],
-  };
 }
 
 /** The Markdown tables of docs/cluster.md. */
@@ -146,10 +159,11 @@ export function clusterTables(r: ClusterBenchResult): string {
     const row = r.throughput.find((t) => t.target === target && t.concurrentTasks === n);
     return row ? `${row.tasksPerSecond} tasks/s (${row.toolCallsPerSecond} tool calls/s, ${row.seconds} s)` : 'n/a';
   };
+  const load = (n: number) => r.throughput.filter((t) => t.concurrentTasks === n).map((t) => t.loadAverage).join(' / ');
   const throughput = [
-    `| tasks started at once | cluster (${r.cluster.historyShards} shards, PostgreSQL) | dev server (1 shard, SQLite) |`,
-    '|---:|---:|---:|',
-    ...levels.map((n) => `| ${n.toLocaleString('en-US')} | ${cell('cluster', n)} | ${cell('dev server', n)} |`),
+    `| tasks started at once | cluster (${r.cluster.historyShards} shards, PostgreSQL) | dev server (1 shard, SQLite) | machine load average after each run |`,
+    '|---:|---:|---:|---:|',
+    ...levels.map((n) => `| ${n.toLocaleString('en-US')} | ${cell('cluster', n)} | ${cell('dev server', n)} | ${load(n)} |`),
   ].join('\n');
   const kill = [
     '| target | tasks | done at the kill | answered | orders not refunded exactly once | refund requests | calls retried | workflow tasks timed out | SIGKILL -> held task resumed: median | max | SIGKILL -> last result |',
