@@ -26,7 +26,8 @@ import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import type { BlobStore } from '../blobs/blob-store';
-import { BlobMissingError, missingBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
+import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
+import { BlobMissingError, missingBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
@@ -138,6 +139,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return await work();
     } catch (err) {
       if (err instanceof BlobMissingError) throw missingBlobFailure(err);
+      if (err instanceof BlobKeyNotFoundError || err instanceof BlobDecryptionError) throw unreadableBlobFailure(err);
       throw err;
     }
   };

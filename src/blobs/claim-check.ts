@@ -33,6 +33,15 @@ export function missingBlobFailure(err: BlobMissingError): ApplicationFailure {
   return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error, { missing: err.id }] });
 }
 
+/**
+ * Content this worker cannot read: sealed with a key it does not hold, or altered. The task blocks
+ * (it is not lost: give the worker the key, or restore the content, and unblock to try again).
+ */
+export function unreadableBlobFailure(err: Error): ApplicationFailure {
+  const error = toolError('resource', 'blob_unreadable', err.message, 'Stored content of this task cannot be decrypted on this worker: configure the key it names (DURABLE_AGENT_ENCRYPTION_KEYS) and unblock.');
+  return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error] });
+}
+
 export async function resolveText(store: BlobStore, scope: string, text: string): Promise<string> {
   const ids = [...new Set([...text.matchAll(MARKER_PATTERN)].map((m) => m[1]!))];
   if (ids.length === 0) return text;

@@ -2,7 +2,10 @@
  * The claim check seen from the model's side: compacted results can be recalled by ref, and content
  * gone from the store is a clear, classified block that a person can get past, never a crash loop.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { EncryptedBlobStore } from '../../src/blobs/encrypted-blob-store';
+import type { LocalBlobStore } from '../../src/blobs/local-blob-store';
+import { createKeyring } from '../../src/codec/encryption-keys';
 import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
 import { createLongAgent, pageText } from '../support/long-agents';
 
@@ -52,5 +55,30 @@ test('content purged from the store blocks the task as blob_missing with the ref
     expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'blob_missing', detail: expect.stringContaining(refOf(7)) });
     await h.client.unblock(taskId, { by: 'ops', message: 'page 7 is gone; go on' });
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'went on without page 7' });
+  });
+});
+
+test('content sealed with a key this worker lacks blocks the task as blob_unreadable naming the key; with the key added, unblocking goes on with the content', async () => {
+  const script = h.script([callTool('big_read', { offset: 11 }), answer('page 11 read back')]);
+  const taskId = h.taskId('unreadable-blob');
+  const agents = [createLongAgent(40_000)];
+  const [oldKey, newKey] = [{ id: 'old-2026', key: randomBytes(32) }, { id: 'new-2026', key: randomBytes(32) }];
+  const folder = h.blobStore as LocalBlobStore;
+  const sealedWith = (...keys: (typeof oldKey)[]) => new EncryptedBlobStore(folder, createKeyring(keys));
+  await (await h.worker(agents, { blobStore: sealedWith(oldKey) })).runUntil(async () => {
+    await h.client.start({ agent: 'long', prompt: 'read', model: { provider: 'scripted', script }, budgets: { turns: 1 } }, { taskId });
+    await statusWhen(h, taskId, (s) => s.blocked?.code === 'turn_budget');
+  });
+  // A worker that was given only the new key (the old one forgotten in a rotation).
+  await (await h.worker(agents, { blobStore: sealedWith(newKey) })).runUntil(async () => {
+    await h.client.unblock(taskId, { by: 'ops', budget: { turns: 3 } });
+    const blocked = await statusWhen(h, taskId, (s) => s.blocked?.code === 'model_blob_unreadable');
+    expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'blob_unreadable', detail: expect.stringContaining('old-2026') });
+  });
+  await (await h.worker(agents, { blobStore: sealedWith(newKey, oldKey) })).runUntil(async () => {
+    await h.client.unblock(taskId, { by: 'ops', message: 'the old key is back' });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'page 11 read back' });
+    // The page stayed in the conversation as its reference: nothing was forgotten on the way.
+    expect(JSON.stringify(await h.client.transcript(taskId))).not.toContain('no longer available');
   });
 });
