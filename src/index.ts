@@ -4,6 +4,14 @@
  */
 export { defineTool, DEFAULT_TOOL_TIMEOUT_MS } from './tools/define-tool';
 export type { ToolConfig, ToolContext, ToolDefinition, SemanticIssue } from './tools/define-tool';
+export { jsonSchemaValidator, InvalidJsonSchemaError, type JsonSchema } from './tools/json-schema';
+export type { SchemaValidator, ToolSchema } from './tools/schema';
+export { NeedsInputError } from './tools/needs-input';
+export { McpClientPool, McpToolSource, classifyMcpError, effectOf as mcpEffectOf } from './mcp';
+export type * from './mcp/config';
+export { createTaskToolsServer, type TaskToolsServerOptions } from './mcp-server/task-tools-server';
+export { createDecisionSigner, findDecisionSigner, generateSecretKey, loadDecisionSigner, trustedKeysFromEnvironment } from './approvers';
+export type { ApproverIdentity, DecisionSigner } from './approvers';
 export { defineAgent } from './agents/define-agent';
 export type { AgentConfig, AgentDefinition } from './agents/define-agent';
 export { createAgentWorker, loadConnectionConfig, DEFAULT_ADDRESS } from './worker';
@@ -25,6 +33,7 @@ export { provisionTemporalCli, TEMPORAL_CLI_VERSION } from './server/temporal-cl
 export { ensureSearchAttributes } from './server/search-attributes';
 export * from './protocol';
 export { createDataConverter, createPayloadCodecs } from './codec';
+export { connectClient, clientConnectionOptions, MAX_RECEIVE_MESSAGE_BYTES } from './client/client-connection';
 export type { CodecOptions } from './codec';
-export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, BlobMissingError } from './blobs';
-export type { BlobStore } from './blobs';
+export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, EncryptedBlobStore, BlobMissingError, BlobKeyNotFoundError, BlobDecryptionError } from './blobs';
+export type { BlobStore, BlobBodyStore } from './blobs';
