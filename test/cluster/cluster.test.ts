@@ -97,7 +97,8 @@ test(`${TASKS_UNDER_LOAD} concurrent refund tasks, one of two worker processes S
   }
   process.stderr.write(
     `[cluster] kill under load: ${r.completedBeforeKill}/${r.tasks} done at the kill; ${r.movedTasks} tasks moved to the survivor; ` +
-      `${r.retriedToolCalls} calls retried, ${r.workflowTaskTimeouts} workflow tasks timed out on the dead worker; ` +
+      `${r.retriedToolCalls} calls retried (${JSON.stringify(r.retriedByActivity)}), ${r.workflowTaskTimeouts} workflow tasks timed out on the dead worker; ` +
+      `slowest held task resumed ${r.slowestResume.ms} ms after the kill (retried there: ${r.slowestResume.retried.join(', ') || 'none'}); ` +
       `${r.writeRequests} refund requests for ${r.tasks} refunds\n`,
   );
 }, 20 * 60_000);

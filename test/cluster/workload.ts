@@ -149,10 +149,14 @@ export interface KillUnderLoadResult {
   movedTasks: number;
   /** Tool or model calls the killed worker was running, run again on the survivor (attempt 2). */
   retriedToolCalls: number;
+  /** The same, per activity type (callModel, runTool, describeAgent, ...). */
+  retriedByActivity: Record<string, number>;
   /** Workflow tasks the killed worker held (on its sticky queue or mid-task) that timed out and moved. */
   workflowTaskTimeouts: number;
   /** Per task the killed worker held: SIGKILL -> its next completed workflow task (ms, from event times). */
   resumeMs: number[];
+  /** The held task that took longest to resume, and the activities retried in it. */
+  slowestResume: { ms: number; taskId?: string; retried: string[] };
   /** SIGKILL -> the last task's result (ms). */
   drainMs: number;
   totalSeconds: number;
@@ -220,8 +224,10 @@ export async function killUnderLoad(s: WorkloadSession, tasks: number, killAfter
   const dead = identityOf(doomed);
   let movedTasks = 0;
   let retriedToolCalls = 0;
+  const retriedByActivity: Record<string, number> = {};
   let workflowTaskTimeouts = 0;
   const resumeMs: number[] = [];
+  let slowest: { ms: number; taskId?: string; retried: string[] } = { ms: -1, retried: [] };
   await inChunks(ids, 20, async ({ taskId }) => {
     const events = (await s.client.handle(taskId).fetchHistory()).events ?? [];
     const after = events.filter((e) => timeOf(e) >= killedAt);
@@ -229,13 +235,22 @@ export async function killUnderLoad(s: WorkloadSession, tasks: number, killAfter
     if (events.some((e) => identityOfEvent(e) === dead)) movedTasks++;
     // What the dead worker held at the kill: a call it was running (retried: attempt 2 on the survivor)
     // or a workflow task (timed out on its sticky queue, or mid-task after the task timeout).
-    const retried = after.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2).length;
+    const retriedStarts = after.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
+    for (const started of retriedStarts) {
+      const scheduledId = Number(started.activityTaskStartedEventAttributes!.scheduledEventId);
+      const type = events.find((e) => Number(e.eventId) === scheduledId)?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'unknown';
+      retriedByActivity[type] = (retriedByActivity[type] ?? 0) + 1;
+    }
+    const retried = retriedStarts.length;
     const timeouts = after.filter((e) => e.workflowTaskTimedOutEventAttributes).length;
     retriedToolCalls += retried;
     workflowTaskTimeouts += timeouts;
     if (retried + timeouts > 0) {
       const next = after.find((e) => e.workflowTaskCompletedEventAttributes);
-      if (next) resumeMs.push(timeOf(next) - killedAt);
+      if (next) {
+        resumeMs.push(timeOf(next) - killedAt);
+        if (timeOf(next) - killedAt > slowest.ms) slowest = { ms: timeOf(next) - killedAt, taskId, retried: retriedStarts.map((e) => Number(e.activityTaskStartedEventAttributes!.scheduledEventId)).map((id) => events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'unknown') };
+      }
     }
   });
   return {
@@ -247,8 +262,10 @@ export async function killUnderLoad(s: WorkloadSession, tasks: number, killAfter
     writeRequests: s.orders.writes.filter((w) => effectsPerOrder.has(w.order_id)).length,
     movedTasks,
     retriedToolCalls,
+    retriedByActivity,
     workflowTaskTimeouts,
     resumeMs,
+    slowestResume: slowest,
     drainMs,
     totalSeconds,
   };
