@@ -34,9 +34,10 @@ const run = promisify(execFile);
 const GRPC_ALREADY_EXISTS = 6;
 
 async function sqlTool(bins: TemporalBinaries, database: string, args: string[]): Promise<void> {
-  const common = ['--endpoint', CLUSTER_HOST, '--port', String(CLUSTER_PORTS.postgres), '--user', PG_USER, '--password', PG_PASSWORD, '--plugin', 'postgres12', '--database', database];
+  const common = ['--endpoint', CLUSTER_HOST, '--port', String(CLUSTER_PORTS.postgres), '--user', PG_USER, '--plugin', 'postgres12', '--database', database];
   try {
-    await run(bins.sqlTool, [...common, ...args], { timeout: 5 * 60_000 });
+    // The password through the tool's environment variable, not the command line (which `ps` shows).
+    await run(bins.sqlTool, [...common, ...args], { timeout: 5 * 60_000, env: { ...process.env, SQL_PASSWORD: PG_PASSWORD } });
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
     throw new Error(`temporal-sql-tool ${args.join(' ')} (database ${database}) failed:\n${(e.stderr || e.stdout || e.message).trim()}`);
