@@ -177,7 +177,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     return cutIfLarge({ kind: 'ok', output: { ref, content: text } }, maxResultChars);
   }
 
-  return {
+  const activities: AgentActivities = {
     async prepareToolCall({ agent, tool: toolName, input: rawInput, scope, answerSchema }) {
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       if (answerSchema) {
@@ -340,4 +340,16 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return output === cut.output ? cut : { ...cut, output, summary: summarizeOutput(cut.output) };
     },
   };
+  // New tasks schedule these with a heartbeat timeout (shortActivityOptions): they must beat while
+  // they run (listing MCP servers, reading the store), or a slow one would time out.
+  for (const name of SHORT_ACTIVITIES) (activities as unknown as Record<string, Activity>)[name] = keepAlive(activities[name] as Activity);
+  return activities;
+}
+
+const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText'] as const;
+
+type Activity = (input: never) => Promise<unknown>;
+
+function keepAlive(activity: Activity): Activity {
+  return (input) => withHeartbeats(Context.current(), () => activity(input));
 }

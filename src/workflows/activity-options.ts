@@ -25,6 +25,18 @@ export const describeAgentOptions: ActivityOptions = {
  */
 export const HEARTBEAT_TIMEOUT_MS = 5_000;
 
+/**
+ * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText) for tasks
+ * started with the short-activity-heartbeats marker. Without a heartbeat, one of them on a worker
+ * that died held its task for the whole 30 s timeout (prepareToolCall runs before every tool
+ * call); with it, the retry starts on another worker within HEARTBEAT_TIMEOUT_MS. The activities
+ * heartbeat while they run (withHeartbeats).
+ */
+export const shortActivityOptions: ActivityOptions = {
+  ...describeAgentOptions,
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+};
+
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,

@@ -36,7 +36,7 @@ import { toolUsesOf } from '../protocol/messages';
 import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type DenyInput, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
 import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
-import { describeAgentOptions, modelCallOptions } from './activity-options';
+import { describeAgentOptions, modelCallOptions, shortActivityOptions } from './activity-options';
 import { TaskState } from './task-state';
 import { runTurnTools } from './turn-tools';
 import { approveProblem, messageProblem, taskInputProblem } from './input-checks';
@@ -48,7 +48,8 @@ import { ApproverGate, MESSAGE_NONCE_MEMORY } from './approver-gate';
 import { questionAnswerProblem } from './tool-questions';
 import type { MessageInput } from '../protocol/task';
 
-const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = proxyActivities<AgentActivities>(describeAgentOptions);
+const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
+const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
 /** Histories recorded before continue-as-new replay without it. */
@@ -83,6 +84,8 @@ export const VERIFIED_APPROVERS_PATCH = 'verified-approvers';
  * too, without waiting for them: the webhook body links to the approval's page in the inbox.
  */
 export const NOTIFY_PEOPLE_PATCH = 'notify-confirm-block';
+/** Tasks started with this marker run their short activities with a heartbeat timeout (see shortActivityOptions). */
+export const SHORT_ACTIVITY_HEARTBEATS_PATCH = 'short-activity-heartbeats';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -98,6 +101,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? newLimits : LEGACY_LIMITS);
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
+  const shortActivities = patched(SHORT_ACTIVITY_HEARTBEATS_PATCH) ? withShortHeartbeats : withoutHeartbeats;
+  const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = shortActivities;
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const v2 = state.limits.rulesVersion >= 2;
   const info = workflowInfo();
@@ -460,6 +465,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           ...(scope ? { scope, chain: `${info.workflowId}:${info.firstExecutionRunId}` } : {}),
           awaitApproval,
           inform,
+          prepareToolCall,
         },
         uses,
       );

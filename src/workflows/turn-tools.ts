@@ -39,9 +39,11 @@ export interface TurnContext {
   scope?: string;
   /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues (rules v2). */
   chain?: string;
+  /** The task's prepareToolCall (its options depend on the task's markers). */
+  prepareToolCall?: AgentActivities['prepareToolCall'];
 }
 
-const { prepareToolCall } = proxyActivities<AgentActivities>(describeAgentOptions);
+const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
 
 export interface TurnOutcome {
   results: ToolResultBlock[];
@@ -190,7 +192,7 @@ async function confirmThenRun(
   refuse: (error: ToolError) => Answer,
 ): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
-  const prepared = await prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
+  const prepared = await (ctx.prepareToolCall ?? prepareWithoutHeartbeats)({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
   const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, isV2(ctx));
   if (!prepared.ok) return { key, answer: refuse(prepared.error) };
 

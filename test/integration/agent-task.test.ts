@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
+import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/activity-options';
 import { answer, callTool, parsedResults, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -142,4 +143,14 @@ test('a non-idempotent write cannot be declared local', () => {
       run: async () => ({}),
     }),
   ).toThrow('a non-idempotent write cannot be local');
+});
+
+test('a new task schedules its short activities (describe, prepare, ...) with the 5 s heartbeat timeout, so a dead worker holds none of them for 30 s', async () => {
+  const script = h.script([callTool('list_files', {}), answer('done')]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'look around', script });
+  expect(run.result).toMatchObject({ outcome: 'answered' });
+  const scheduled = (await h.client.history(run.taskId)).events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
+  const short = scheduled.filter((a) => ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText'].includes(a.activityType!.name!));
+  expect(short.map((a) => a.activityType!.name)).toContain('describeAgent');
+  for (const activity of short) expect(Number(activity.heartbeatTimeout!.seconds)).toBe(HEARTBEAT_TIMEOUT_MS / 1000);
 });
