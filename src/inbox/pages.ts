@@ -9,6 +9,7 @@ import type { TaskPageData, WaitingTask } from './inbox-data';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
 import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
+import { ANSWER_FIELD, ANSWER_JSON, defaultAnswer, fieldTypeText, questionFields, type QuestionField } from './question-form';
 
 /**
  * Why the task's policy would refuse this person this decision (the same rule its validators
@@ -56,6 +57,11 @@ button.danger { background: #9d0208; border-color: #9d0208; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; }
 @media (max-width: 40rem) { .grid { grid-template-columns: 1fr; } }
 .transcript li { margin-bottom: .5rem; }
+blockquote.question { margin: .4rem 0; padding: .4rem .8rem; border-left: 4px solid #1d3557; background: #f1f3f5; white-space: pre-wrap; }
+.required { color: #9d0208; }
+fieldset.choices label { display: inline-block; font-weight: normal; margin-right: 1rem; }
+table.fields { border-collapse: collapse; width: 100%; margin: .4rem 0; }
+table.fields th, table.fields td { text-align: left; border-bottom: 1px solid #dde; padding: .2rem .4rem; vertical-align: top; }
 `;
 
 export interface Layout {
@@ -155,14 +161,23 @@ export function inboxPage(layout: Omit<Layout, 'title'>, tasks: WaitingTask[], n
   const approvals = tasks.flatMap((t) => (t.status?.pendingApprovals ?? []).map((a) => ({ t, a })));
   const blocked = tasks.filter((t) => t.status?.blocked || (!t.status && t.summary.agentStatus === 'blocked'));
   const unknown = tasks.filter((t) => !t.status);
+  const questions = approvals.filter(({ a }) => a.question).length;
   return page(
     { ...layout, title: 'Inbox' },
     html`<h1>Inbox</h1>
-<p>${approvals.length} pending approval${approvals.length === 1 ? '' : 's'}, ${blocked.length} blocked task${blocked.length === 1 ? '' : 's'}. <a href="/">Refresh</a></p>
+<p>${approvals.length} pending approval${approvals.length === 1 ? '' : 's'}${questions ? ` (${questions} of them question${questions === 1 ? '' : 's'} from tools)` : ''}, ${blocked.length} blocked task${blocked.length === 1 ? '' : 's'}. <a href="/">Refresh</a></p>
 <h2 id="approvals">Pending approvals</h2>
 ${approvals.length === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
-${approvals.map(
-  ({ t, a }) => html`<article class="card approval" aria-labelledby="ap-${a.id}">
+${approvals.map(({ t, a }) =>
+  a.question
+    ? html`<article class="card approval question" aria-labelledby="ap-${a.id}">
+  <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Question from ${a.question.server} on task ${t.summary.taskId}</a></h3>
+  <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt} during <code>${a.tool}</code></p>
+  ${questionDetails(a, a.question, now)}
+  ${policyNote(policyProblem(t.status, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect }))}
+  <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Answer or decline<span class="skip"> the question from ${a.question.server} on ${t.summary.taskId}</span></a></p>
+</article>`
+    : html`<article class="card approval" aria-labelledby="ap-${a.id}">
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
   <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt}</p>
   ${approvalDetails(a, now)}
@@ -188,7 +203,7 @@ function blockedDetails(e: Escalation): Html {
 
 /** The values a refused form is shown again with, and the refusal. */
 export interface FormState {
-  form: 'approve' | 'deny' | 'unblock' | 'message';
+  form: 'approve' | 'deny' | 'answer' | 'unblock' | 'message';
   approvalId?: string;
   values: Record<string, string>;
   error: string;
@@ -233,6 +248,112 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
       <label for="reason-${a.id}">Reason <span class="hint">(required; the model is told)</span></label>
       <textarea id="reason-${a.id}" name="reason" required>${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
       <button type="submit" class="danger">Deny</button>
+    </fieldset>
+  </form>
+  </div>
+</section>`;
+}
+
+type Question = NonNullable<ApprovalRequest['question']>;
+
+/** The question as asked: the server's words, the fields it wants, the call it came from. */
+function questionDetails(a: ApprovalRequest, q: Question, now: number): Html {
+  const fields = questionFields(q.requestedSchema);
+  return html`<p><strong>${q.server} asks:</strong></p>
+<blockquote class="question">${q.message}</blockquote>
+${
+  fields
+    ? fields.length
+      ? html`<table class="fields"><caption class="skip">Fields the answer has</caption>
+  <thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">About</th></tr></thead>
+  <tbody>${fields.map(
+    (f) => html`<tr><th scope="row"><code>${f.name}</code>${f.title && f.title !== f.name ? html` <span class="hint">${f.title}</span>` : ''}</th><td>${fieldTypeText(f)}${f.options ? html`: ${f.options.map((o) => o.label).join(', ')}` : ''}</td><td>${f.required ? 'required' : 'optional'}</td><td>${f.description ?? ''}</td></tr>`,
+  )}</tbody></table>`
+      : html`<p>The server asks for no fields: answering just says yes.</p>`
+    : html`<p><strong>The answer's schema</strong> (answer with a JSON object that matches it)</p><pre>${pretty(q.requestedSchema)}</pre>`
+}
+<dl>
+  <dt>During</dt><dd><code>${a.tool}</code> (turn ${a.turn})</dd>
+  <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry === 'deny' ? 'the server is told nobody answered' : a.onExpiry}</dd>
+  <dt>Question id</dt><dd><code>${a.id}</code></dd>
+</dl>
+<details><summary>The call's arguments</summary><pre>${pretty(a.input)}</pre></details>`;
+}
+
+/** One labelled input per field; a required field says so in its label and in `required`. */
+function answerField(a: ApprovalRequest, f: QuestionField, index: number, state: FormState | undefined): Html {
+  const id = `q-${a.id}-${index}`;
+  const name = ANSWER_FIELD + f.name;
+  // Shown again after a refusal: what was sent (no box ticked is an answer too), else the default.
+  const fallback = state?.form === 'answer' && state.approvalId === a.id ? '' : Array.isArray(f.defaultValue) ? f.defaultValue.join('\n') : (f.defaultValue ?? '');
+  const shown = valueOf(state, 'answer', name, fallback, a.id);
+  const hintId = `${id}-hint`;
+  const hint = html`<span class="hint" id="${hintId}">${[fieldTypeText(f), f.description].filter(Boolean).join('. ')}</span>`;
+  const labelText = html`${f.title ?? f.name}${f.title && f.title !== f.name ? html` <code class="hint">${f.name}</code>` : ''}${f.required ? html` <span class="required">(required)</span>` : html` <span class="hint">(optional)</span>`}`;
+  const required = f.required ? trusted(' required aria-required="true"') : '';
+  if (f.kind === 'choices') {
+    const chosen = new Set(shown ? shown.split('\n') : []);
+    return html`<fieldset class="choices" aria-describedby="${hintId}"><legend>${labelText}</legend>${hint}<br>
+    ${f.options!.map((o, j) => html`<label for="${id}-${j}"><input type="checkbox" id="${id}-${j}" name="${name}" value="${o.value}"${chosen.has(o.value) ? trusted(' checked') : ''}> ${o.label}</label>`)}
+    </fieldset>`;
+  }
+  if (f.kind === 'choice' || f.kind === 'boolean') {
+    const options = f.kind === 'boolean' ? [{ value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : f.options!;
+    return html`<label for="${id}">${labelText}</label> ${hint}
+    <select id="${id}" name="${name}" aria-describedby="${hintId}"${required}>
+      <option value=""${shown === '' ? trusted(' selected') : ''}>${f.required ? '(choose one)' : '(no answer)'}</option>
+      ${options.map((o) => html`<option value="${o.value}"${o.value === shown ? trusted(' selected') : ''}>${o.label}</option>`)}
+    </select>`;
+  }
+  const number = f.kind === 'number' || f.kind === 'integer';
+  const type = number ? 'number' : ({ email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' } as Record<string, string>)[f.format ?? ''] ?? 'text';
+  const limits = [
+    number && f.minimum !== undefined ? html` min="${f.minimum}"` : '',
+    number && f.maximum !== undefined ? html` max="${f.maximum}"` : '',
+    number ? html` step="${f.kind === 'integer' ? '1' : 'any'}"` : '',
+    f.maxLength !== undefined ? html` maxlength="${f.maxLength}"` : '',
+  ];
+  return html`<label for="${id}">${labelText}</label> ${hint}
+    <input type="${type}" id="${id}" name="${name}" value="${shown}" aria-describedby="${hintId}"${limits}${required}>`;
+}
+
+function questionForms(taskId: string, a: ApprovalRequest, csrf: string, state: FormState | undefined, now: number, problem: string | undefined): Html {
+  const q = a.question!;
+  const base = `/tasks/${encodeURIComponent(taskId)}`;
+  const fields = questionFields(q.requestedSchema);
+  return html`<section class="card approval question" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
+  <h3 id="h-approval-${a.id}">Question from ${q.server}</h3>
+  ${questionDetails(a, q, now)}
+  ${policyNote(problem)}
+  <div class="grid">
+  <form method="post" action="${base}/answer">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="approvalId" value="${a.id}">
+    <fieldset>
+      <legend>Answer</legend>
+      ${errorFor(state, 'answer', a.id)}
+      ${
+        fields
+          ? fields.map((f, i) => answerField(a, f, i, state))
+          : html`<label for="answer-json-${a.id}">Answer (JSON) <span class="hint" id="answer-json-hint-${a.id}">A JSON object matching the schema above; the task checks it.</span></label>
+      <textarea class="json" id="answer-json-${a.id}" name="${ANSWER_JSON}" aria-describedby="answer-json-hint-${a.id}" spellcheck="false">${valueOf(state, 'answer', ANSWER_JSON, pretty(defaultAnswer(q.requestedSchema)), a.id)}</textarea>`
+      }
+      <label for="answer-comment-${a.id}">Comment <span class="hint">(optional; recorded, not sent to the server)</span></label>
+      <input type="text" id="answer-comment-${a.id}" name="comment" value="${valueOf(state, 'answer', 'comment', '', a.id)}">
+      <button type="submit">Send answer</button>
+    </fieldset>
+  </form>
+  <form method="post" action="${base}/deny">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="approvalId" value="${a.id}">
+    <input type="hidden" name="question" value="1">
+    <fieldset>
+      <legend>Decline</legend>
+      ${errorFor(state, 'deny', a.id)}
+      <p class="hint">The server is told you declined; the call goes on without an answer.</p>
+      <label for="reason-${a.id}">Reason <span class="hint">(optional; recorded)</span></label>
+      <textarea id="reason-${a.id}" name="reason">${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
+      <button type="submit" class="danger">Decline</button>
     </fieldset>
   </form>
   </div>
@@ -329,7 +450,7 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
   <div id="live-notice" role="status" aria-live="polite"></div>
   ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
 </section>
-${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => approvalForms(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
+${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => (a.question ? questionForms : approvalForms)(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
 ${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
 ${open ? messageForm(data.taskId, layout.csrf, state, policyProblem(s, layout.approver, { kind: 'message' })) : ''}
 <h2 id="h-events">Recent events</h2>

@@ -14,6 +14,7 @@ import { liveStatus, liveView, taskPageData, waitingTasks } from './inbox-data';
 import { UsedLinks, verifyLink } from './links';
 import { inboxPage, messagePage, policyProblem, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
 import { constantTimeEqual } from './secret-hash';
+import { answerFromForm } from './question-form';
 import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
 
 export interface TrustedHeaderOptions {
@@ -141,7 +142,7 @@ export class InboxServer {
       res.setHeader('set-cookie', SessionStore.clearCookie(this.secure));
       return this.redirect(res, '/signin');
     }
-    const action = /^\/tasks\/([^/]+)\/(approve|deny|unblock|message)$/.exec(path);
+    const action = /^\/tasks\/([^/]+)\/(approve|deny|answer|unblock|message)$/.exec(path);
     if (!action) throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
     return this.decide(res, session, decodePart(action[1]!), action[2] as FormState['form'], form);
   }
@@ -297,7 +298,9 @@ export class InboxServer {
   // ---- decisions ------------------------------------------------------------------------------
 
   private async decide(res: http.ServerResponse, session: Session, taskId: string, form: FormState['form'], fields: Form): Promise<void> {
-    const values = Object.fromEntries([...fields.entries()].filter(([k]) => k !== '_csrf'));
+    // A field sent several times (an answer's ticked choices) is kept one value a line.
+    const values: Record<string, string> = {};
+    for (const [k, v] of fields.entries()) if (k !== '_csrf') values[k] = k in values ? `${values[k]}\n${v}` : v;
     const approvalId = fields.get('approvalId') ?? undefined;
     const refuse = (error: string, status = 422) => this.task(res, session, taskId, { form, ...(approvalId ? { approvalId } : {}), values, error }, status);
     const who = { by: session.approver.id, ...decisionRoles(session.approver) };
@@ -323,10 +326,24 @@ export class InboxServer {
         }
         case 'deny': {
           if (!approvalId) return refuse('The form named no approval.');
-          const reason = (fields.get('reason') ?? '').trim();
+          // Declining a tool's question needs no reason (the server is only told "decline"); the task still records one.
+          const question = fields.get('question') === '1';
+          const reason = (fields.get('reason') ?? '').trim() || (question ? 'Declined to answer.' : '');
           if (!reason) return refuse('A denial needs a reason: the model is told why.');
           await client.deny(taskId, { approvalId, ...who, reason });
-          done = `Denied ${approvalId}.`;
+          done = question ? `Declined question ${approvalId}.` : `Denied ${approvalId}.`;
+          break;
+        }
+        case 'answer': {
+          // A tool's question: the answer goes as the approval's editedInput, and the task checks it against the question's schema.
+          if (!approvalId) return refuse('The form named no question.');
+          const pending = (await liveStatus(client, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
+          if (!pending?.question) return refuse(`Question ${approvalId} is not pending on this task (already answered, declined or expired, or no worker answered).`, 409);
+          const answer = answerFromForm(pending.question.requestedSchema, fields);
+          if ('error' in answer) return refuse(answer.error);
+          const comment = (fields.get('comment') ?? '').trim();
+          await client.approve(taskId, { approvalId, ...who, editedInput: answer.value, ...(comment ? { comment } : {}) });
+          done = `Answered question ${approvalId}.`;
           break;
         }
         case 'unblock': {
