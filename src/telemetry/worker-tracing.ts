@@ -43,19 +43,29 @@ export interface WorkerTracing {
 }
 
 /**
- * The exporter the environment asks for, or undefined when tracing is not wanted. On when an OTLP
+ * Where the environment asks traces to go, or undefined when tracing is not wanted. On when an OTLP
  * endpoint is set (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, used as is, or OTEL_EXPORTER_OTLP_ENDPOINT,
- * plus /v1/traces) or OTEL_TRACES_EXPORTER names `otlp` or `console`; off when OTEL_SDK_DISABLED=true
- * or OTEL_TRACES_EXPORTER=none. The exporter reads its headers, timeout and compression from the
- * same variables.
+ * plus /v1/traces) or OTEL_TRACES_EXPORTER names `otlp` (default endpoint) or `console`; off when
+ * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
  */
-export function exporterFromEnvironment(env: NodeJS.ProcessEnv = process.env): SpanExporter | undefined {
+export function tracesTarget(env: NodeJS.ProcessEnv = process.env): { kind: 'otlp'; url: string } | { kind: 'console' } | undefined {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
   const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (named.includes('none')) return undefined;
-  if (named.includes('console')) return new ConsoleSpanExporter();
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!endpoint && !named.includes('otlp')) return undefined;
+  if (named.includes('console')) return { kind: 'console' };
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return { kind: 'otlp', url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT };
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return { kind: 'otlp', url: `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` };
+  return named.includes('otlp') ? { kind: 'otlp', url: 'http://localhost:4318/v1/traces' } : undefined;
+}
+
+/**
+ * The exporter the environment asks for (see tracesTarget), or undefined. The OTLP exporter reads
+ * its endpoint, headers, timeout and compression from the same variables itself.
+ */
+export function exporterFromEnvironment(env: NodeJS.ProcessEnv = process.env): SpanExporter | undefined {
+  const target = tracesTarget(env);
+  if (!target) return undefined;
+  if (target.kind === 'console') return new ConsoleSpanExporter();
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
   if (protocol && protocol !== 'http/json') {
     console.error(`warning: durable-agent exports traces as OTLP over HTTP with JSON bodies; OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported, sending http/json`);

@@ -261,6 +261,8 @@ test('after a SIGKILL mid-task and a replay on a second worker, each span is exp
     const result = await h.client.result(taskId);
     expect(result).toMatchObject({ outcome: 'answered', text: 'finished after the crash' });
 
+    expect(logs.join('')).toContain(`worker: traces to ${collector.url}/v1/traces`);
+    expect(logs.join('')).toContain(`worker: Prometheus metrics on http://127.0.0.1:${metricsPort}/metrics`);
     // The runtime's Prometheus endpoint serves Temporal's worker metrics.
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(metrics).toMatch(/^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} 1$/m);

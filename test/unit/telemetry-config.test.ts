@@ -1,7 +1,7 @@
 /** Which environment turns tracing and the metrics endpoint on, and what a bad value is told. */
 import { ConsoleSpanExporter, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { exporterFromEnvironment, metricsTelemetryOptions, workerTracing } from '../../src/telemetry';
+import { exporterFromEnvironment, metricsTelemetryOptions, tracesTarget, workerTracing } from '../../src/telemetry';
 import { RunIdGenerator } from '../../src/telemetry/span-ids';
 
 const noEffect = () => undefined;
@@ -43,4 +43,10 @@ test('span ids are a function of the run and the order of spans: the same on rep
   expect(new Set(all).size).toBe(all.length);
   expect(all[0]).toMatch(/^[0-9a-f]{32}$/);
   expect(all[1]).toMatch(/^[0-9a-f]{16}$/);
+});
+
+test('the traces endpoint is the traces-only variable as is, else the general one plus /v1/traces', () => {
+  expect(tracesTarget({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/custom', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318' })).toEqual({ kind: 'otlp', url: 'http://c:4318/custom' });
+  expect(tracesTarget({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toEqual({ kind: 'otlp', url: 'http://c:4318/v1/traces' });
+  expect(tracesTarget({ OTEL_TRACES_EXPORTER: 'otlp' })).toEqual({ kind: 'otlp', url: 'http://localhost:4318/v1/traces' });
 });

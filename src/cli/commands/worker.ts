@@ -3,6 +3,7 @@ import { DEFAULT_TASK_QUEUE } from '../../protocol/definitions';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
 import { loadConnectionConfig } from '../../worker/connection-config';
+import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { startDemoEnvironment } from '../demo-environment';
 import { loadAgents } from '../load-agents';
@@ -49,6 +50,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
     `worker: ${config.connectionOptions.address} namespace ${config.namespace} task queue ${taskQueue}; ` +
       `agents ${agents.map((a) => `"${a.name}"`).join(', ')}, workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
   );
+  const traces = tracesTarget();
+  if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
+  if (process.env[METRICS_ADDRESS_ENV]) console.error(`worker: Prometheus metrics on http://${process.env[METRICS_ADDRESS_ENV]}/metrics`);
   // Worker.run resolves after SIGINT/SIGTERM: the SDK's runtime drains in-flight activities first.
   await worker.run();
   await connection.close();
