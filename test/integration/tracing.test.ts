@@ -4,7 +4,7 @@
  * and a second one finishing it, both exporting over OTLP/HTTP to a collector on loopback: every
  * workflow-side span once (replay exports nothing again), one tree.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { FakeMessagesApi, type FakeReply } from '../../src/testing/fake-messages-api';
 import { ATTR, TRACING_WORKFLOW_MODULE } from '../../src/telemetry';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { sigkill, waitFor } from '../support/processes';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
@@ -151,6 +151,30 @@ test('a task is one trace: task -> turns -> model call and tool call spans -> at
 
   // The last turn answered without tools.
   expect(t.childrenOf(turns[2]!).map((s) => s.name)).toEqual(['ModelCall']);
+});
+
+test('a person\'s approval is a span in the turn that waited for it, naming the approval the destructive tool call then ran under; a refused update leaves no span', async () => {
+  const exporter = new InMemorySpanExporter();
+  writeFileSync(path.join(h.workspaceDir, 'traced.log'), 'old');
+  const script = h.script([callTool('delete_file', { path: 'traced.log' }), answer('deleted')]);
+  const taskId = h.taskId('traced-approval');
+  const worker = await h.worker(undefined, { telemetry: { exporter } });
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'delete traced.log', model: { provider: 'scripted', script } }, { taskId });
+    const pending = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+    await expect(h.client.approve(taskId, { approvalId: 'no-such-approval', by: 'ana' })).rejects.toThrow();
+    await h.client.approve(taskId, { approvalId: pending.id, by: 'ana' });
+    await h.client.result(taskId);
+  });
+  const t = tree(exporter.getFinishedSpans().map(seen));
+  const [turn1] = t.childrenOf(t.root, 'AgentTurn');
+  const [update, ...moreUpdates] = t.named('HandleUpdate:approve');
+  expect(moreUpdates).toHaveLength(0);
+  expect(update!.parentSpanId).toBe(turn1!.spanId);
+  const [call] = t.named('ToolCall:delete_file');
+  expect(call!.parentSpanId).toBe(turn1!.spanId);
+  expect(call!.attributes).toMatchObject({ [ATTR.effect]: 'destructive', [ATTR.approvalId]: update!.attributes[ATTR.approvalId] });
+  expect(update!.attributes[ATTR.approvalId]).toEqual(expect.any(String));
 });
 
 /** A tiny OTLP/HTTP trace collector on loopback: keeps what /v1/traces receives (OTLP JSON). */
