@@ -72,8 +72,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log(HELP);
     return EXIT.ok;
   }
-  if (verb === 'dev' || verb === 'demo' || verb === 'worker') installQuietRuntime();
   try {
+    if (verb === 'dev' || verb === 'demo' || verb === 'worker') installQuietRuntime();
     return await command(rest);
   } catch (err) {
     console.error(`durable-agent ${verb}: ${messageOf(err)}`);
