@@ -44,7 +44,7 @@ export class EchoModel implements Model {
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
     this.callTimes.push(performance.now());
-    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    const turn = nextTurn(request);
     const content: ModelTurn['content'] =
       turn < this.turns
         ? Array.from({ length: this.callsPerTurn }, (_, k) => ({
@@ -61,4 +61,22 @@ export class EchoModel implements Model {
   turnDurations(): number[] {
     return this.callTimes.slice(1).map((t, i) => t - this.callTimes[i]!);
   }
+}
+
+/**
+ * The turn a request asks for: one past the turn of the last echo result in the conversation (0 when
+ * there is none). Read from the tool_use ids, not by counting messages: the engine trims long
+ * conversations, and one model may serve many tasks at once (the throughput bench).
+ */
+function nextTurn(request: ModelRequest): number {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const content = request.messages[i]!.content;
+    if (!Array.isArray(content)) continue;
+    for (let j = content.length - 1; j >= 0; j--) {
+      const block = content[j] as { type: string; tool_use_id?: string };
+      const match = block.type === 'tool_result' ? /^toolu_echo_(\d+)_/.exec(block.tool_use_id ?? '') : null;
+      if (match) return Number(match[1]) + 1;
+    }
+  }
+  return 0;
 }

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Harness } from '../test/support/harness';
+import type { AgentWorkerOptions } from '../src/worker/create-worker';
 import { createBenchAgent, EchoModel } from './bench-agent';
 import { floorLoop } from './floor-loop';
 import { ensurePeerInstalled } from './peer/ensure-peer';
@@ -35,11 +36,15 @@ export interface TurnSeries {
 }
 
 /** Runs one task of `turns` turns on the engine and returns its turn durations. */
-export async function engineTurns(h: Harness, turns: number, options: { callsPerTurn?: number; localTool?: boolean } = {}): Promise<number[]> {
+export async function engineTurns(
+  h: Harness,
+  turns: number,
+  options: { callsPerTurn?: number; localTool?: boolean; worker?: Partial<AgentWorkerOptions> } = {},
+): Promise<number[]> {
   const callsPerTurn = options.callsPerTurn ?? 1;
   const model = new EchoModel(turns, callsPerTurn);
   const agent = createBenchAgent({ localTool: options.localTool ?? false });
-  const worker = await h.worker([agent], { models: { echo: model } });
+  const worker = await h.worker([agent], { ...options.worker, models: { echo: model } });
   await worker.runUntil(async () => {
     const taskId = h.taskId('overhead');
     await h.client.start(

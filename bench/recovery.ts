@@ -9,7 +9,7 @@
  *   task's last workflow task (`stickyQueueScheduleToStartTimeout`).
  * Two cases: a second worker already running (the usual deployment), and a worker process started
  * only after the kill (the only worker restarts). Each is run with the SDK's default sticky timeout
- * (10 s, what this project used before) and with the project's default, in the same run.
+ * (10 s, what this project used before), 1 s and the project's default, in the same run.
  */
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/activity-options';
 import { DEFAULT_STICKY_TIMEOUT_MS } from '../src/worker/create-worker';
@@ -117,12 +117,12 @@ export async function measureRecovery(
   const saved = process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS;
   try {
     const settings: RecoverySetting[] = [];
-    for (const stickyTimeoutMs of options.stickyTimeoutsMs ?? [SDK_DEFAULT_STICKY_TIMEOUT_MS, DEFAULT_STICKY_TIMEOUT_MS]) {
+    for (const stickyTimeoutMs of options.stickyTimeoutsMs ?? [...new Set([SDK_DEFAULT_STICKY_TIMEOUT_MS, 1_000, DEFAULT_STICKY_TIMEOUT_MS])]) {
       process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS = String(stickyTimeoutMs);
       const line = (what: string, i: number, s: RecoverySample) =>
         log(`  sticky ${stickyTimeoutMs} ms, ${what}, run ${i + 1}: tool call ${s.toolCompletedMs} ms, next workflow task ${s.workflowTaskCompletedMs} ms after SIGKILL (sticky timeouts: ${s.stickyTimeouts})`);
       const standby: RecoverySample[] = [];
-      for (let i = 0; i < (options.standby ?? 6); i++) {
+      for (let i = 0; i < (options.standby ?? 5); i++) {
         standby.push(
           await killDuringTool(h, async () => {
             // Created after the kill so it cannot have taken the task first; created in-process from a
@@ -138,7 +138,7 @@ export async function measureRecovery(
         line('standby worker', i, standby.at(-1)!);
       }
       const restarted: RecoverySample[] = [];
-      for (let i = 0; i < (options.restarted ?? 4); i++) {
+      for (let i = 0; i < (options.restarted ?? 3); i++) {
         restarted.push(
           await killDuringTool(h, async () => {
             const child = spawnWorker(h);

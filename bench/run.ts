@@ -12,6 +12,7 @@ import { clusterTables, measureCluster } from './cluster';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
+import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
@@ -67,6 +68,22 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
           flatness.series.map((s) => ({ label: s.contestant, color: colors[s.contestant] ?? '#555', values: s.turnMs })),
         ),
       );
+    }),
+  levers: () =>
+    withServer(async (h) => {
+      console.log('\nLevers on the overhead per turn (each variant, the floor and the LangGraph peer, rounds alternating):');
+      // The same kind of server as the default one (a SQLite file in WAL mode), eager dispatch off.
+      const dbFile = path.join(os.tmpdir(), `durable-agent-bench-eager-off-${process.pid}.db`);
+      const eagerOff = await startHarness({ dbFile, sqlitePragmas: SQLITE_PRAGMAS, dynamicConfig: { 'system.enableActivityEagerExecution': false } });
+      const loadBefore = os.loadavg();
+      const r = await measureLevers({ default: h, 'eager off': eagerOff }).finally(async () => {
+        await eagerOff.close();
+        for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
+      });
+      save('levers.json', { sqlitePragmas: SQLITE_PRAGMAS, loadAverage: { before: loadBefore, after: os.loadavg() }, ...r });
+      writeFileSync(path.join(out, 'levers.md'), leversTable(r) + '\n');
+      console.log(`\nactivities dispatched eagerly: default server ${JSON.stringify(r.eagerDispatch.default)}, eager off ${JSON.stringify(r.eagerDispatch['eager off'])}\n`);
+      console.log(leversTable(r));
     }),
   throughput: () =>
     withServer(async (h) => {

@@ -1,0 +1,82 @@
+/**
+ * The cheap levers on a turn's overhead, each measured against the same LangGraph.js + SQLite peer
+ * and the in-process floor in one run (`npm run bench -- levers`): the bench agent (zero-latency
+ * model and tool, one tool call per turn) run with one lever changed at a time. Rounds alternate
+ * the variants so a slow minute on a shared machine hits them all alike; each variant's number is
+ * the median over rounds of its per-round median turn.
+ */
+import type { Harness } from '../test/support/harness';
+import type { AgentWorkerOptions } from '../src/worker/create-worker';
+import { probeEagerDispatch, type EagerCounts } from './eager-probe';
+import { engineTurns, floorTurns, peerTurns } from './overhead';
+import { summarize } from './stats';
+
+export interface Lever {
+  name: string;
+  /** Which server: the embedded default (eager dispatch on) or one with eager dispatch off. */
+  server: 'default' | 'eager off';
+  localTool?: boolean;
+  worker?: Partial<AgentWorkerOptions>;
+}
+
+export const LEVERS: Lever[] = [
+  { name: 'eager dispatch off (before)', server: 'eager off' },
+  { name: 'default (eager dispatch on)', server: 'default' },
+  { name: 'eager + local tool', server: 'default', localTool: true },
+  { name: 'eager + compression codec off', server: 'default', worker: { codec: { compression: false } } },
+  { name: 'eager + 2 workflow and 2 activity pollers', server: 'default', worker: { workerOptions: { maxConcurrentWorkflowTaskPolls: 2, maxConcurrentActivityTaskPolls: 2 } } },
+  { name: 'eager + 2 workflow threads', server: 'default', worker: { workerOptions: { workflowThreadPoolSize: 2 } } },
+];
+
+export interface LeverRow {
+  name: string;
+  /** Median over rounds of each round's median turn, ms. */
+  medianMs: number;
+  perRoundMedianMs: number[];
+  p95Ms: number;
+  /** medianMs / the peer's. */
+  vsPeer?: number;
+}
+
+export interface LeversResult {
+  turns: number;
+  rounds: number;
+  rows: LeverRow[];
+  eagerDispatch: { default: EagerCounts; 'eager off': EagerCounts };
+  peerUnavailable?: string;
+}
+
+export async function measureLevers(servers: { default: Harness; 'eager off': Harness }, turns = 200, rounds = 3, levers = LEVERS): Promise<LeversResult> {
+  const eagerDispatch = { default: await probeEagerDispatch(servers.default.server.address), 'eager off': await probeEagerDispatch(servers['eager off'].server.address) };
+  // Warm-up: JIT, the workers' first connections.
+  for (const h of Object.values(servers)) await engineTurns(h, 10);
+  await floorTurns(10);
+  const samples = new Map<string, number[][]>();
+  const add = (name: string, turnMs: number[]) => samples.set(name, [...(samples.get(name) ?? []), turnMs]);
+  let peerUnavailable: string | undefined;
+  for (let round = 0; round < rounds; round++) {
+    for (const lever of levers) {
+      add(lever.name, await engineTurns(servers[lever.server], turns, { localTool: lever.localTool ?? false, ...(lever.worker ? { worker: lever.worker } : {}) }));
+    }
+    add('floor', await floorTurns(turns));
+    const peer = await peerTurns(turns);
+    if (Array.isArray(peer)) add('langgraph-sqlite', peer);
+    else peerUnavailable = peer.unavailable;
+    console.log(`  round ${round + 1}: ` + [...samples].map(([name, runs]) => `${name} ${summarize(runs.at(-1)!, 2).median} ms`).join('; '));
+  }
+  const rows: LeverRow[] = [...samples].map(([name, runs]) => {
+    const perRound = runs.map((r) => summarize(r, 2).median);
+    return { name, medianMs: summarize(perRound, 2).median, perRoundMedianMs: perRound, p95Ms: summarize(runs.flat(), 2).p95 };
+  });
+  const peer = rows.find((r) => r.name === 'langgraph-sqlite');
+  if (peer) for (const row of rows) row.vsPeer = Number((row.medianMs / peer.medianMs).toFixed(2));
+  return { turns, rounds, rows, eagerDispatch, ...(peerUnavailable ? { peerUnavailable } : {}) };
+}
+
+export function leversTable(r: LeversResult): string {
+  return [
+    '| variant | median per turn | per round | p95 | x LangGraph |',
+    '|---|---:|---|---:|---:|',
+    ...r.rows.map((row) => `| ${row.name} | ${row.medianMs} ms | ${row.perRoundMedianMs.join(', ')} | ${row.p95Ms} ms | ${row.vsPeer === undefined ? '' : `x${row.vsPeer}`} |`),
+  ].join('\n');
+}
