@@ -34,3 +34,17 @@ export function checkScope(scope: unknown, what = 'scope'): asserts scope is str
 export function checkScopePrefix(prefix: unknown): asserts prefix is string {
   checkScope(prefix, 'scope prefix');
 }
+
+/** A body's place: a valid scope and a content id (what putBody and getBody check first). */
+export function checkBodyPlace(scope: unknown, id: unknown): asserts scope is string {
+  checkScope(scope);
+  if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+}
+
+/** `put` for a store of bodies: the text's content id, its UTF-8 bytes stored under it. */
+export async function putText(store: { putBody(scope: string, id: string, body: Buffer): Promise<void> }, scope: string, text: string): Promise<string> {
+  if (typeof text !== 'string') throw new TypeError('a blob is a string');
+  const id = blobIdOf(text);
+  await store.putBody(scope, id, Buffer.from(text, 'utf8'));
+  return id;
+}

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { stateDir } from '../server/state-dir';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainTextOf } from './blob-envelope';
-import { blobIdOf, checkScope, checkScopePrefix, isBlobId } from './blob-id';
+import { checkBodyPlace, checkScopePrefix, putText } from './blob-id';
 
 /** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
 const MAX_DIRECT_NAME = 200;
@@ -60,11 +60,8 @@ export class LocalBlobStore implements BlobBodyStore {
     return path.join(this.root, name);
   }
 
-  async put(scope: string, text: string): Promise<string> {
-    if (typeof text !== 'string') throw new TypeError('a blob is a string');
-    const id = blobIdOf(text);
-    await this.putBody(scope, id, Buffer.from(text, 'utf8'));
-    return id;
+  put(scope: string, text: string): Promise<string> {
+    return putText(this, scope, text);
   }
 
   async get(scope: string, id: string): Promise<string> {
@@ -72,8 +69,7 @@ export class LocalBlobStore implements BlobBodyStore {
   }
 
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
-    checkScope(scope);
-    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    checkBodyPlace(scope, id);
     const folder = this.folderOf(scope);
     const file = path.join(folder, id.slice('sha256:'.length));
     if (await exists(file)) return;
@@ -85,8 +81,7 @@ export class LocalBlobStore implements BlobBodyStore {
   }
 
   async getBody(scope: string, id: string): Promise<Buffer> {
-    checkScope(scope);
-    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    checkBodyPlace(scope, id);
     try {
       return await readFile(path.join(this.folderOf(scope), id.slice('sha256:'.length)));
     } catch (err) {

@@ -11,7 +11,7 @@
 import { Pool, type PoolConfig } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainTextOf } from './blob-envelope';
-import { blobIdOf, checkScope, checkScopePrefix, isBlobId } from './blob-id';
+import { checkBodyPlace, checkScopePrefix, putText } from './blob-id';
 
 export interface PostgresBlobStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -83,12 +83,9 @@ export class PostgresBlobStore implements BlobBodyStore {
     return this.ready;
   }
 
-  async put(scope: string, text: string): Promise<string> {
-    if (typeof text !== 'string') throw new TypeError('a blob is a string');
-    const id = blobIdOf(text);
-    // bytea, not text: PostgreSQL text cannot hold NUL, and tool output can.
-    await this.putBody(scope, id, Buffer.from(text, 'utf8'));
-    return id;
+  put(scope: string, text: string): Promise<string> {
+    // Stored as bytea, not text: PostgreSQL text cannot hold NUL, and tool output can.
+    return putText(this, scope, text);
   }
 
   async get(scope: string, id: string): Promise<string> {
@@ -96,8 +93,7 @@ export class PostgresBlobStore implements BlobBodyStore {
   }
 
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
-    checkScope(scope);
-    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    checkBodyPlace(scope, id);
     await this.ensureTable();
     await this.pool.query(`INSERT INTO ${this.table} (scope, id, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, id) DO NOTHING`, [
       scope,
@@ -108,8 +104,7 @@ export class PostgresBlobStore implements BlobBodyStore {
   }
 
   async getBody(scope: string, id: string): Promise<Buffer> {
-    checkScope(scope);
-    if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
+    checkBodyPlace(scope, id);
     await this.ensureTable();
     const { rows } = await this.pool.query<{ body: Buffer }>(`SELECT body FROM ${this.table} WHERE scope = $1 AND id = $2`, [scope, id]);
     if (!rows[0]) throw new BlobMissingError(scope, id, this.description);
