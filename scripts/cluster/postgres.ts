@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { BLOB_DB, CLUSTER_HOST, CLUSTER_PORTS, PG_PASSWORD, PG_USER, type ClusterPaths } from './layout';
 import { startDetached, tail, type ManagedProcess } from './processes';
+import { postgresAccount } from '../postgres-account';
 
 const run = promisify(execFile);
 const ENSURE_POSTGRES = path.resolve(__dirname, '../ensure-postgres.mjs');
@@ -26,19 +27,9 @@ function postgresBin(): string {
   return execFileSync(process.execPath, [ENSURE_POSTGRES], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 10 * 60_000 }).trim();
 }
 
-/** initdb and postgres refuse to run as root: as root, they run as the `postgres` account. */
+/** As root, PostgreSQL runs as the `postgres` account (see postgres-account.ts). */
 function runAsPrefix(): { prefix: string[]; uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return { prefix: [] };
-  let uid: number;
-  let gid: number;
-  try {
-    uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  } catch {
-    throw new Error('Running as root, and there is no `postgres` account to run PostgreSQL as (initdb refuses root). Create one: useradd --system postgres');
-  }
-  // setpriv execs (no intermediate process), so the pid we record is the server's own.
-  return { prefix: ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--'], uid, gid };
+  return postgresAccount() ?? { prefix: [] };
 }
 
 function command(prefix: string[], binary: string, args: string[]): [string, string[]] {

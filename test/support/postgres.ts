@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { postgresAccount } from '../../scripts/postgres-account';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:PORT/DATABASE` (trust authentication on loopback). */
@@ -37,18 +38,10 @@ function postgresBin(): string {
 
 /** initdb refuses to run as root: as root, the server runs as the `postgres` account in a folder that account owns. */
 function runAs(dir: string): string[] {
-  if (process.getuid?.() !== 0) return [];
-  let uid: number;
-  let gid: number;
-  try {
-    uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  } catch {
-    throw new Error('Running as root, and there is no `postgres` account to run PostgreSQL as (initdb refuses root). Create one: useradd --system postgres');
-  }
-  chownSync(dir, uid, gid);
-  // setpriv execs (no intermediate process), so the pid we signal is the server's own.
-  return ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--'];
+  const account = postgresAccount();
+  if (!account) return [];
+  chownSync(dir, account.uid, account.gid);
+  return account.prefix;
 }
 
 async function freePort(): Promise<number> {
