@@ -16,6 +16,7 @@ import { InboxServer } from '../../src/inbox/server';
 import { McpClientPool } from '../../src/mcp/pool';
 import type { ApprovalRequest } from '../../src/protocol/task';
 import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { csrfIn, Visitor } from '../support/inbox-visitor';
 import mcpAgents from '../support/mcp-agents';
 
 jest.setTimeout(240_000);
@@ -64,58 +65,13 @@ async function askedQuestion(final: string): Promise<{ taskId: string; question:
   return { taskId, question };
 }
 
-/** A browserless client: fetch with a cookie jar and no automatic redirects. */
-class Visitor {
-  private readonly cookies = new Map<string, string>();
-
-  async get(url: string): Promise<Response> {
-    return this.keep(await fetch(new URL(url, base), { redirect: 'manual', headers: { cookie: this.cookieHeader() } }));
-  }
-
-  async post(url: string, fields: [string, string][]): Promise<Response> {
-    return this.keep(
-      await fetch(new URL(url, base), {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: this.cookieHeader(), origin: base },
-        body: new URLSearchParams(fields).toString(),
-      }),
-    );
-  }
-
-  async signIn(): Promise<void> {
-    const form = await (await this.get('/signin')).text();
-    const res = await this.post('/signin', [['_csrf', csrfIn(form)], ['next', '/'], ['id', 'ana'], ['password', 'ana-password-1']]);
-    expect(res.status).toBe(303);
-  }
-
-  private keep(res: Response): Response {
-    for (const cookie of res.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const eq = pair!.indexOf('=');
-      if (/Max-Age=0/.test(cookie)) this.cookies.delete(pair!.slice(0, eq));
-      else this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-    }
-    return res;
-  }
-
-  private cookieHeader(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
-
-function csrfIn(page: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(page);
-  if (!match) throw new Error(`no CSRF field in page: ${page.slice(0, 300)}`);
-  return match[1]!;
-}
 
 const pendingIds = async (taskId: string) => (await h.client.status(taskId)).pendingApprovals.map((a) => a.id);
 
 test("the inbox lists a tool's question as a question (the server's message and the fields it asks for) and its page has a labelled input per field; a wrong answer is refused by the task and stays pending, a right one completes the call and the task", async () => {
   const { taskId, question } = await askedQuestion('thanks for answering');
-  const ana = new Visitor();
-  await ana.signIn();
+  const ana = new Visitor(base);
+  expect((await ana.signIn('ana', 'ana-password-1')).status).toBe(303);
   // Visibility is eventually consistent: the list catches up with the task within moments.
   let list = '';
   for (let i = 0; i < 100 && !list.includes(taskId); i++) {
@@ -190,8 +146,8 @@ test("the inbox lists a tool's question as a question (the server's message and 
 
 test('a person declines a question without giving a reason: the server is told "decline", the task records who declined, and the task completes', async () => {
   const { taskId, question } = await askedQuestion('no answer then');
-  const ana = new Visitor();
-  await ana.signIn();
+  const ana = new Visitor(base);
+  expect((await ana.signIn('ana', 'ana-password-1')).status).toBe(303);
   const page = await (await ana.get(`/tasks/${taskId}`)).text();
   const declined = await ana.post(`/tasks/${taskId}/deny`, [['_csrf', csrfIn(page)], ['approvalId', question.id], ['question', '1'], ['reason', '']]);
   expect(declined.status).toBe(303);

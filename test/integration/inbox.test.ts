@@ -14,6 +14,7 @@ import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { escapeHtml } from '../../src/inbox/html';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { csrfIn, Visitor } from '../support/inbox-visitor';
 import { runCli, spawnCli, waitFor } from '../support/processes';
 import type { Worker } from '@temporalio/worker';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
@@ -94,65 +95,19 @@ async function pendingDelete(file: string, final = 'done'): Promise<{ taskId: st
   return { taskId, status };
 }
 
-/** A browserless client: fetch with a cookie jar and no automatic redirects. */
-class Visitor {
-  private readonly cookies = new Map<string, string>();
-  constructor(private readonly origin = base) {}
-
-  async get(url: string): Promise<Response> {
-    return this.keep(await fetch(new URL(url, base), { redirect: 'manual', headers: { cookie: this.cookieHeader() } }));
-  }
-
-  async post(url: string, fields: Record<string, string>, origin: string | null = this.origin): Promise<Response> {
-    return this.keep(
-      await fetch(new URL(url, base), {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: this.cookieHeader(), ...(origin ? { origin } : {}) },
-        body: new URLSearchParams(fields).toString(),
-      }),
-    );
-  }
-
-  async signIn(id: string, password: string): Promise<Response> {
-    const form = await (await this.get('/signin')).text();
-    return this.post('/signin', { _csrf: csrfIn(form), next: '/', id, password });
-  }
-
-  private keep(res: Response): Response {
-    for (const cookie of res.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const eq = pair!.indexOf('=');
-      const value = pair!.slice(eq + 1);
-      if (/Max-Age=0/.test(cookie)) this.cookies.delete(pair!.slice(0, eq));
-      else this.cookies.set(pair!.slice(0, eq), value);
-    }
-    return res;
-  }
-
-  private cookieHeader(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
-
-function csrfIn(page: string): string {
-  const match = /name="_csrf" value="([^"]+)"/.exec(page);
-  if (!match) throw new Error(`no CSRF field in page: ${page.slice(0, 300)}`);
-  return match[1]!;
-}
 
 const eventCount = async (taskId: string) => (await h.client.handle(taskId).fetchHistory()).events!.length;
 
 test('sign-in: a wrong password is refused and signs nobody in; the right one opens the inbox, which lists the pending approval with its exact arguments, effect, reason and expiry', async () => {
   const { taskId, status } = await pendingDelete('listed.txt');
-  const stranger = new Visitor();
+  const stranger = new Visitor(base);
   expect((await stranger.get('/')).headers.get('location')).toBe('/signin?next=%2F');
   const wrong = await stranger.signIn('ana', 'not-her-password');
   expect(wrong.status).toBe(401);
   expect(await wrong.text()).toContain('Sign-in failed: unknown approver, wrong password or wrong token.');
   expect((await stranger.get('/')).status).toBe(303);
 
-  const ana = new Visitor();
+  const ana = new Visitor(base);
   const signedIn = await ana.signIn('ana', 'ana-password-1');
   expect(signedIn.status).toBe(303);
   expect(signedIn.headers.getSetCookie().join('\n')).toMatch(/da_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
@@ -175,7 +130,7 @@ test('sign-in: a wrong password is refused and signs nobody in; the right one op
 test('CSRF: a POST without the session token, with another token, or from another origin is refused (403) and writes nothing; with the token it decides', async () => {
   const { taskId, status } = await pendingDelete('csrf.txt', 'kept it');
   const approvalId = status.pendingApprovals[0]!.id;
-  const ana = new Visitor();
+  const ana = new Visitor(base);
   await ana.signIn('ana', 'ana-password-1');
   const taskPage = await (await ana.get(`/tasks/${taskId}`)).text();
   const csrf = csrfIn(taskPage);
@@ -192,7 +147,7 @@ test('CSRF: a POST without the session token, with another token, or from anothe
   expect(await foreign.text()).toContain('Origin did not match');
   const noOrigin = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' }, null);
   expect(noOrigin.status).toBe(403);
-  const signedOut = await new Visitor().post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' });
+  const signedOut = await new Visitor(base).post(`/tasks/${taskId}/approve`, { _csrf: csrf, approvalId, arguments: '' });
   expect(signedOut.status).toBe(403);
   expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
   expect(await eventCount(taskId)).toBe(before);
@@ -248,7 +203,7 @@ test('links: the confirm notice (Slack-shaped) links to the approval; opened sig
   expect(notice.blocks.find((b) => b.type === 'actions')!.elements![0]!.url).toBe(notice.link);
   const link = notice.link!.slice(base.length);
 
-  const ana = new Visitor();
+  const ana = new Visitor(base);
   const signedOut = await ana.get(link);
   expect(signedOut.status).toBe(303);
   expect(signedOut.headers.get('location')).toBe(`/signin?next=${encodeURIComponent(link)}`);
@@ -359,7 +314,7 @@ browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows 
 test('a person the agent policy does not name is refused by the task: the page shows why and the approval stays pending, with nothing written', async () => {
   const { taskId, status } = await pendingDelete('not-for-bob.txt', 'fine');
   const approvalId = status.pendingApprovals[0]!.id;
-  const bob = new Visitor();
+  const bob = new Visitor(base);
   await bob.signIn('bob', 'bob-password-1');
   const taskPage = await (await bob.get(`/tasks/${taskId}`)).text();
   // The inbox warns before the task refuses: the same rule, read from the task's status.
@@ -403,7 +358,7 @@ test('a blocked task notifies with a signed link to its page, where a person sen
   await h.client.start({ agent: 'demo', prompt: 'list', budgets: { turns: 1 }, model: { provider: 'scripted', script } }, { taskId });
   const notice = await waitFor('the block notice', () => notices.find((n) => n.taskId === taskId && n.level === 'block'));
   expect(notice.code).toBe('turn_budget');
-  const ana = new Visitor();
+  const ana = new Visitor(base);
   await ana.signIn('ana', 'ana-password-1');
   const opened = await ana.get(notice.link!.slice(base.length));
   expect(opened.headers.get('location')).toBe(`/tasks/${taskId}`);
