@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Message } from '../protocol/messages';
-import { isMarker, MARKER_PATTERN, markerText, type Marker } from '../protocol/blob-marker';
+import { isMarker, markerIds, MARKER_PATTERN, MARKER_PREFIX, markerText, type Marker } from '../protocol/blob-marker';
 import { toolError } from '../protocol/tool-error';
 import { BlobMissingError, type BlobStore } from './blob-store';
 
@@ -43,10 +43,9 @@ export function unreadableBlobFailure(err: Error): ApplicationFailure {
 }
 
 export async function resolveText(store: BlobStore, scope: string, text: string): Promise<string> {
-  const ids = [...new Set([...text.matchAll(MARKER_PATTERN)].map((m) => m[1]!))];
+  const ids = markerIds(text);
   if (ids.length === 0) return text;
-  const bodies = new Map(await Promise.all(ids.map(async (id) => [id, await store.get(scope, id)] as const)));
-  return text.replace(MARKER_PATTERN, (_match, id: string) => bodies.get(id)!);
+  return substitute(text, await fetchBodies(store, scope, ids));
 }
 
 export async function resolveValue(store: BlobStore, scope: string, value: unknown): Promise<unknown> {
@@ -54,30 +53,50 @@ export async function resolveValue(store: BlobStore, scope: string, value: unkno
   return value;
 }
 
-/** The conversation as the API must see it: every marker replaced by the content it stands for. */
+type Block = Record<string, unknown>;
+/** The string field of each block type that may hold text markers. */
+const TEXT_FIELD: Record<string, string | undefined> = { text: 'text', thinking: 'thinking', tool_result: 'content' };
+
+/**
+ * The conversation as the API must see it: every marker replaced by the content it stands for. The
+ * markers are found first and each stored body is read once; a conversation without any (most
+ * turns of most tasks) comes back as it was, without a copy.
+ */
 export async function resolveMessages(store: BlobStore, scope: string, messages: Message[]): Promise<Message[]> {
-  return Promise.all(
-    messages.map(async (message): Promise<Message> => {
-      if (typeof message.content === 'string') return { ...message, content: await resolveText(store, scope, message.content) } as Message;
-      const content = await Promise.all(
-        (message.content as unknown as Record<string, unknown>[]).map(async (block) => {
-          switch (block.type) {
-            case 'text':
-              return { ...block, text: await resolveText(store, scope, block.text as string) };
-            case 'thinking':
-              return { ...block, thinking: await resolveText(store, scope, block.thinking as string) };
-            case 'tool_result':
-              return { ...block, content: await resolveText(store, scope, block.content as string) };
-            case 'tool_use':
-              return { ...block, input: await resolveValue(store, scope, block.input) };
-            default:
-              return block;
-          }
-        }),
-      );
-      return { ...message, content } as unknown as Message;
-    }),
-  );
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (typeof message.content === 'string') {
+      for (const id of markerIds(message.content)) ids.add(id);
+      continue;
+    }
+    for (const block of message.content as unknown as Block[]) {
+      const field = TEXT_FIELD[block.type as string];
+      if (field) for (const id of markerIds(block[field] as string)) ids.add(id);
+      else if (block.type === 'tool_use' && isMarker(block.input)) ids.add(block.input.$blob);
+    }
+  }
+  if (ids.size === 0) return messages;
+  const bodies = await fetchBodies(store, scope, [...ids]);
+  return messages.map((message): Message => {
+    if (typeof message.content === 'string') return { ...message, content: substitute(message.content, bodies) } as Message;
+    const content = (message.content as unknown as Block[]).map((block): Block => {
+      const field = TEXT_FIELD[block.type as string];
+      if (field) return { ...block, [field]: substitute(block[field] as string, bodies) };
+      if (block.type === 'tool_use' && isMarker(block.input)) return { ...block, input: JSON.parse(bodies.get(block.input.$blob)!) };
+      return block;
+    });
+    return { ...message, content } as unknown as Message;
+  });
+}
+
+async function fetchBodies(store: BlobStore, scope: string, ids: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  return new Map(await Promise.all(unique.map(async (id) => [id, await store.get(scope, id)] as const)));
+}
+
+function substitute(text: string, bodies: ReadonlyMap<string, string>): string {
+  if (!text.includes(MARKER_PREFIX)) return text;
+  return text.replace(MARKER_PATTERN, (match, id: string) => bodies.get(id) ?? match);
 }
 
 /** A model's answer with its large blocks stored: later requests carry markers, not the content. */

@@ -3,6 +3,8 @@
  * exactly `{"$blob":"sha256:<64 hex>","bytes":N}`. As a JSON value it stands for a stored JSON
  * value (a tool result, a long tool input); inside a string it stands for stored text. Sandbox-safe.
  */
+/** How every marker starts: a string without it holds none. */
+export const MARKER_PREFIX = '{"$blob":';
 export const MARKER_PATTERN = /\{"\$blob":"(sha256:[0-9a-f]{64})","bytes":(\d+)\}/g;
 
 export interface Marker {
@@ -22,6 +24,8 @@ export function isMarker(value: unknown): value is Marker {
 
 /** Characters a string stands for once its markers are resolved: what the model will read. */
 export function resolvedLength(text: string): number {
+  // Most text holds no marker; the workflow asks this of every message on every turn.
+  if (!text.includes(MARKER_PREFIX)) return text.length;
   let length = text.length;
   for (const match of text.matchAll(MARKER_PATTERN)) length += Number(match[2]) - match[0].length;
   return length;
@@ -29,5 +33,6 @@ export function resolvedLength(text: string): number {
 
 /** The stored ids a string refers to. */
 export function markerIds(text: string): string[] {
+  if (!text.includes(MARKER_PREFIX)) return [];
   return [...text.matchAll(MARKER_PATTERN)].map((m) => m[1]!);
 }

@@ -329,11 +329,16 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     ...(state.droppedTurns ? { droppedTurns: state.droppedTurns } : {}),
   });
 
-  /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
-  const archiveOverflow = async (force: boolean) => {
-    if (!scope || state.overflow.length === 0 || (!force && state.overflow.length < OVERFLOW_FLUSH_AT)) return;
+  /** Whether audit entries that left state are due for the archive (`force`: any at all). */
+  const overflowDue = (force: boolean): boolean => !!scope && state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
+  /**
+   * Archives audit entries that left state, so status keeps a bounded window and `status --all` the
+   * rest. Callers check overflowDue first: most turns have nothing to archive, and every async call
+   * costs the workflow a promise (with the SDK's stack capture) even when it returns at once.
+   */
+  const archiveOverflow = async () => {
     const entries = state.takeOverflow();
-    state.archive.push(await storeAudit({ scope, entries }));
+    state.archive.push(await storeAudit({ scope: scope!, entries }));
   };
 
   try {
@@ -390,7 +395,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       if (v2 && !withoutTools && continuations === 0 && (state.turn >= continueAsNewAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > firstTurnOfRun) {
         await noticesDelivered();
         state.spillEvents();
-        await archiveOverflow(true);
+        if (overflowDue(true)) await archiveOverflow();
         await condition(allHandlersFinished);
         const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
         if ('snapshot' in fitted) {
@@ -407,7 +412,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         );
         continueAsNewAfterTurn = state.turn + everyTurns;
       }
-      if (v2) await archiveOverflow(false);
+      if (v2 && overflowDue(false)) await archiveOverflow();
       if (state.turnsLeft === 0 && !withoutTools) {
         if (!guarded) return await finish('max_turns');
         const raised = await blockFor('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);

@@ -239,7 +239,12 @@ async function confirmThenRun(
   return { key, answer: { ...ran, content: `{"approval":${JSON.stringify(note)},"result":${ran.content}}` } };
 }
 
-async function execute(
+/**
+ * Runs the call; a tool with fallbacks gets them tried when it fails for good. Not async itself: a
+ * tool without fallbacks hands on the call's own promise, since every async layer costs the workflow
+ * a promise (and the SDK a stack capture for it) on every turn.
+ */
+function execute(
   ctx: TurnContext,
   tool: ToolManifest,
   use: ToolUseBlock,
@@ -248,8 +253,20 @@ async function execute(
   reuseKey?: string,
   approval?: { id: string; by: string },
 ): Promise<Answer> {
+  if (!withFallbacks || tool.fallbacks.length === 0) return runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
+  return executeWithFallbacks(ctx, tool, use, input, reuseKey, approval);
+}
+
+async function executeWithFallbacks(
+  ctx: TurnContext,
+  tool: ToolManifest,
+  use: ToolUseBlock,
+  input: unknown,
+  reuseKey?: string,
+  approval?: { id: string; by: string },
+): Promise<Answer> {
   const primary = await runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
-  if (!primary.error || primary.error.error_class !== 'permanent' || !withFallbacks || tool.fallbacks.length === 0) return primary;
+  if (!primary.error || primary.error.error_class !== 'permanent') return primary;
 
   const tried: string[] = [];
   for (const name of tool.fallbacks) {
@@ -297,10 +314,11 @@ async function runOnce(
     : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
   const answers: ToolQuestionAnswer[] = [];
-  const run = async (): Promise<ToolOutcome> => {
+  try {
+    let result: ToolOutcome;
     for (;;) {
       try {
-        return await runTool({
+        result = await runTool({
           agent: ctx.agent,
           tool: name,
           input,
@@ -310,6 +328,7 @@ async function runOnce(
           ...(v2 && approval ? { approval } : {}),
           ...(answers.length ? { answers: [...answers] } : {}),
         });
+        break;
       } catch (err) {
         const question = isCancellation(err) ? undefined : questionIn(err);
         // patched() only here: tasks that never met a question keep their histories unchanged.
@@ -317,9 +336,6 @@ async function runOnce(
         answers.push(await askPerson(state, ctx.awaitApproval, ctx.policy, ctx.nowMs(), { tool, name, toolUseId, input }, question));
       }
     }
-  };
-  try {
-    const result = await run();
     if (result.kind === 'flagged') {
       state.recordToolSucceeded(name, toolUseId, `${result.error.error_class}: ${result.error.detail}`);
       return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
