@@ -61,7 +61,6 @@ export interface ClusterBenchResult {
   killUnderLoad: ClusterKillRow[];
 }
 
-const SQLITE_PRAGMAS = { journal_mode: 'wal', synchronous: 'normal' };
 
 function killRow(target: string, r: Awaited<ReturnType<typeof killUnderLoad>>): ClusterKillRow {
   return {
@@ -89,7 +88,7 @@ export async function measureCluster(log: (line: string) => void = (l) => consol
   installQuietRuntime();
   const { state, started } = await up({ log: (line) => log(`  [cluster] ${line}`) });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-bench-dev-'));
-  const dev = await startDevServer({ dbFile: path.join(dir, 'temporal.db'), sqlitePragmas: SQLITE_PRAGMAS, logFile: path.join(dir, 'server.log') });
+  const dev = await startDevServer({ dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'server.log') });
   const targets: Target[] = [
     { name: 'cluster', address: state.address, namespace: state.namespace, blobStore: state.blobStore },
     { name: 'dev server', address: dev.address, namespace: dev.namespace, blobStore: `file:${path.join(dir, 'blobs')}` },

@@ -8,6 +8,7 @@
 import type { Harness } from '../test/support/harness';
 import type { AgentWorkerOptions } from '../src/worker/create-worker';
 import { probeEagerDispatch, type EagerCounts } from './eager-probe';
+import { bareTurns } from './bare-temporal';
 import { engineTurns, floorTurns, peerTurns } from './overhead';
 import { summarize } from './stats';
 
@@ -28,6 +29,9 @@ export const LEVERS: Lever[] = [
   { name: 'eager + 2 workflow threads', server: 'default', worker: { workerOptions: { workflowThreadPoolSize: 2 } } },
 ];
 
+export const BARE = 'bare Temporal SDK workflow, no engine';
+export const BARE_LOCAL = 'bare Temporal SDK workflow, local tool';
+
 export interface LeverRow {
   name: string;
   /** Median over rounds of each round's median turn, ms. */
@@ -36,6 +40,8 @@ export interface LeverRow {
   p95Ms: number;
   /** medianMs / the peer's. */
   vsPeer?: number;
+  /** An engine variant's medianMs / the bare SDK workflow's with the same kind of tool call. */
+  vsBare?: number;
 }
 
 export interface LeversResult {
@@ -50,6 +56,7 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
   const eagerDispatch = { default: await probeEagerDispatch(servers.default.server.address), 'eager off': await probeEagerDispatch(servers['eager off'].server.address) };
   // Warm-up: JIT, the workers' first connections.
   for (const h of Object.values(servers)) await engineTurns(h, 10);
+  await bareTurns(servers.default, 10);
   await floorTurns(10);
   const samples = new Map<string, number[][]>();
   const add = (name: string, turnMs: number[]) => samples.set(name, [...(samples.get(name) ?? []), turnMs]);
@@ -58,6 +65,9 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
     for (const lever of levers) {
       add(lever.name, await engineTurns(servers[lever.server], turns, { localTool: lever.localTool ?? false, ...(lever.worker ? { worker: lever.worker } : {}) }));
     }
+    // The same turn on the bare SDK: what any engine on this SDK and server pays.
+    add(BARE, await bareTurns(servers.default, turns));
+    add(BARE_LOCAL, await bareTurns(servers.default, turns, { localTool: true }));
     add('floor', await floorTurns(turns));
     const peer = await peerTurns(turns);
     if (Array.isArray(peer)) add('langgraph-sqlite', peer);
@@ -70,13 +80,22 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
   });
   const peer = rows.find((r) => r.name === 'langgraph-sqlite');
   if (peer) for (const row of rows) row.vsPeer = Number((row.medianMs / peer.medianMs).toFixed(2));
+  // The engine's own share: each variant against the bare SDK running the same kind of tool call.
+  const bare = { remote: rows.find((r) => r.name === BARE)!, local: rows.find((r) => r.name === BARE_LOCAL)! };
+  for (const lever of levers) {
+    const row = rows.find((r) => r.name === lever.name)!;
+    row.vsBare = Number((row.medianMs / (lever.localTool ? bare.local : bare.remote).medianMs).toFixed(2));
+  }
   return { turns, rounds, rows, eagerDispatch, ...(peerUnavailable ? { peerUnavailable } : {}) };
 }
 
 export function leversTable(r: LeversResult): string {
   return [
-    '| variant | median per turn | per round | p95 | x LangGraph |',
-    '|---|---:|---|---:|---:|',
-    ...r.rows.map((row) => `| ${row.name} | ${row.medianMs} ms | ${row.perRoundMedianMs.join(', ')} | ${row.p95Ms} ms | ${row.vsPeer === undefined ? '' : `x${row.vsPeer}`} |`),
+    '| variant | median per turn | per round | p95 | x LangGraph | x bare SDK |',
+    '|---|---:|---|---:|---:|---:|',
+    ...r.rows.map(
+      (row) =>
+        `| ${row.name} | ${row.medianMs} ms | ${row.perRoundMedianMs.join(', ')} | ${row.p95Ms} ms | ${row.vsPeer === undefined ? '' : `x${row.vsPeer}`} | ${row.vsBare === undefined ? '' : `x${row.vsBare}`} |`,
+    ),
   ].join('\n');
 }

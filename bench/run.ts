@@ -17,10 +17,11 @@ import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throu
 import { measureWaitingMemory } from './waiting-memory';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
+import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
 const out = path.join(__dirname, 'results');
-// The dev server's SQLite in WAL mode with normal syncs: what a single-machine deployment would set.
-const SQLITE_PRAGMAS = { journal_mode: 'wal', synchronous: 'normal' };
+// Recorded with each result: the embedded server's defaults (a SQLite file in WAL mode, normal syncs).
+const SQLITE_PRAGMAS = DEFAULT_SQLITE_PRAGMAS;
 
 function save(name: string, data: unknown): void {
   mkdirSync(out, { recursive: true });
@@ -32,7 +33,7 @@ function save(name: string, data: unknown): void {
 async function withServer<T>(run: (h: Harness) => Promise<T>): Promise<T> {
   const dbDir = path.join(os.tmpdir(), `durable-agent-bench-${process.pid}`);
   mkdirSync(dbDir, { recursive: true });
-  const h = await startHarness({ dbFile: path.join(dbDir, `temporal-${Date.now()}.db`), sqlitePragmas: SQLITE_PRAGMAS });
+  const h = await startHarness({ dbFile: path.join(dbDir, `temporal-${Date.now()}.db`) });
   try {
     return await run(h);
   } finally {
@@ -74,7 +75,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       console.log('\nLevers on the overhead per turn (each variant, the floor and the LangGraph peer, rounds alternating):');
       // The same kind of server as the default one (a SQLite file in WAL mode), eager dispatch off.
       const dbFile = path.join(os.tmpdir(), `durable-agent-bench-eager-off-${process.pid}.db`);
-      const eagerOff = await startHarness({ dbFile, sqlitePragmas: SQLITE_PRAGMAS, dynamicConfig: { 'system.enableActivityEagerExecution': false } });
+      const eagerOff = await startHarness({ dbFile, dynamicConfig: { 'system.enableActivityEagerExecution': false } });
       const loadBefore = os.loadavg();
       const r = await measureLevers({ default: h, 'eager off': eagerOff }).finally(async () => {
         await eagerOff.close();

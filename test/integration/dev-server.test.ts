@@ -1,5 +1,5 @@
 import { createDataConverter } from '../../src/codec';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -23,6 +23,11 @@ test('the embedded server keeps tasks in its state file across a restart, and re
     await h.close();
   }
 
+  // The state file is in write-ahead-log mode unless asked otherwise: SQLite's header says so in
+  // bytes 18 and 19 (2 = WAL, 1 = rollback journal).
+  const header = readFileSync(dbFile).subarray(0, 20);
+  expect([header[18], header[19]]).toEqual([2, 2]);
+
   const again = await startDevServer({ dbFile, logFile: path.join(dir, 'server2.log') });
   const connection = await Connection.connect({ address: again.address });
   try {
@@ -34,6 +39,15 @@ test('the embedded server keeps tasks in its state file across a restart, and re
     await connection.close();
     await again.stop();
   }
+});
+
+test('sqlitePragmas {} leaves the CLI its own rollback journal', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
+  const dbFile = path.join(dir, 'temporal.db');
+  const server = await startDevServer({ dbFile, sqlitePragmas: {}, logFile: path.join(dir, 'server.log') });
+  await server.stop();
+  const header = readFileSync(dbFile).subarray(0, 20);
+  expect([header[18], header[19]]).toEqual([1, 1]);
 });
 
 test('a start on a port where a server already answers is refused at once, not a hang', async () => {
