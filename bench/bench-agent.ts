@@ -22,7 +22,8 @@ export function createBenchAgent(options: { localTool?: boolean } = {}): AgentDe
     idempotent: true,
     // Every call is new: no ledger answers, so each turn really runs its tool.
     cacheTtlMs: 0,
-    local: options.localTool ?? false,
+    // Unset by default, as a user leaves it: the engine then runs it locally once it has proven fast.
+    ...(options.localTool ? { local: true } : {}),
     run: async ({ n }) => ({ echoed: n }),
   });
   return defineAgent({ name: options.localTool ? BENCH_AGENT_LOCAL_TOOL : BENCH_AGENT, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });

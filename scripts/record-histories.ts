@@ -187,6 +187,18 @@ async function main(): Promise<void> {
       undefined,
       [createBenchAgent({ localTool: true })],
     );
+    // A read that answered fast runs locally from its second call on (patched('fast-reads-local')).
+    await record(
+      h,
+      'fast-reads',
+      {
+        agent: 'bench',
+        prompt: 'echo',
+        model: { provider: 'scripted', script: h.script([1, 2, 3, 4].map((n) => callTool('echo', { n })).concat(answer('echoed'))) },
+      },
+      undefined,
+      [createBenchAgent()],
+    );
     // Rules v2 (pinned limits): tool results by reference, continue-as-new with a fitted snapshot.
     await record(
       h,

@@ -59,7 +59,8 @@ export interface ToolConfig<I, O> {
    * Run as a Temporal local activity: on the worker that runs the task, without a round trip through
    * the server's task queue, for tools that answer in milliseconds. There is no heartbeat, so a call
    * whose worker died runs again once the workflow task times out (10 s). Reads and idempotent
-   * writes only. Default false.
+   * writes only. Unset: a read runs locally once it has answered within a second on the regular
+   * path (src/workflows/fast-reads.ts), other tools never. `false`: never.
    */
   local?: boolean;
   /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */
@@ -125,7 +126,7 @@ export function defineTool<I, O>(config: SchemaToolConfig<I, O>): ToolDefinition
     fallbacks: config.fallbacks ?? [],
     cacheTtlMs: config.effect === 'read' ? (config.cacheTtlMs ?? DEFAULT_READ_CACHE_TTL_MS) : 0,
     // Absent unless set, so manifests recorded before local tools existed read the same.
-    ...(config.local ? { local: true } : {}),
+    ...(config.local !== undefined ? { local: config.local } : {}),
   };
   return { ...config, manifest };
 }

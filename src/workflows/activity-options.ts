@@ -2,6 +2,7 @@
 import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { NON_RETRYABLE_ERROR_CLASSES } from '../protocol/tool-error';
+import { LOCAL_READ_TIMEOUT_MS } from './fast-reads';
 
 // The activities set nextRetryDelay (with jitter) on transient failures; these intervals apply
 // only to failures that carry none, such as a worker that died mid-call, whose retry should start
@@ -60,5 +61,16 @@ export function localToolCallOptions(tool: ToolManifest): LocalActivityOptions {
   return {
     startToCloseTimeout: tool.timeoutMs,
     retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
+  };
+}
+
+/**
+ * A fast read run locally (fast-reads.ts): one attempt within LOCAL_READ_TIMEOUT_MS (or the tool's
+ * own timeout when shorter); anything else is the regular path's to retry.
+ */
+export function fastReadOptions(tool: ToolManifest): LocalActivityOptions {
+  return {
+    startToCloseTimeout: Math.min(tool.timeoutMs, LOCAL_READ_TIMEOUT_MS),
+    retry: { ...baseRetry, maximumAttempts: 1 },
   };
 }

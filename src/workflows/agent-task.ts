@@ -38,6 +38,7 @@ import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions, shortActivityOptions } from './activity-options';
 import { TaskState } from './task-state';
+import { FastReads } from './fast-reads';
 import { runTurnTools } from './turn-tools';
 import { approveProblem, messageProblem, taskInputProblem } from './input-checks';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limits';
@@ -369,6 +370,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     const firstTurnOfRun = state.turn;
     const everyTurns = input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     const tools = new Map(manifest.tools.map((t) => [t.name, t]));
+    // Per run: after a continue-as-new each read proves itself fast again on the regular path.
+    const fastReads = v2 ? new FastReads() : undefined;
     const baseSpecs: ToolSpec[] = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
     const recallSpec: ToolSpec = { name: RECALL_TOOL_MANIFEST.name, description: RECALL_TOOL_MANIFEST.description, input_schema: RECALL_TOOL_MANIFEST.inputSchema };
     // Once something was compacted the model may ask for it back (an agent's own tool of that name wins).
@@ -471,6 +474,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           awaitApproval,
           inform,
           prepareToolCall,
+          ...(fastReads ? { fastReads } : {}),
         },
         uses,
       );

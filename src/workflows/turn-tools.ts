@@ -13,7 +13,8 @@ import type { AgentActivities } from '../protocol/activity-contracts';
 import type { ToolResultBlock, ToolUseBlock } from '../protocol/messages';
 import { toolError, type ToolError } from '../protocol/tool-error';
 import { toolErrorFromFailure } from './activity-failures';
-import { localToolCallOptions, toolCallOptions } from './activity-options';
+import { fastReadOptions, localToolCallOptions, toolCallOptions } from './activity-options';
+import { failedForGood, type FastReads } from './fast-reads';
 import { callKey } from './canonical-key';
 import type { TaskState } from './task-state';
 import { gateToolCall } from './tool-gate';
@@ -41,6 +42,8 @@ export interface TurnContext {
   chain?: string;
   /** The task's prepareToolCall (its options depend on the task's markers). */
   prepareToolCall?: AgentActivities['prepareToolCall'];
+  /** Which reads run locally (rules v2); absent when replaying older histories. */
+  fastReads?: FastReads;
 }
 
 const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -312,13 +315,15 @@ async function runOnce(
   const { runTool } = tool.local
     ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
     : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
+  let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
   const answers: ToolQuestionAnswer[] = [];
   try {
     let result: ToolOutcome;
     for (;;) {
+      const startedMs = ctx.nowMs();
       try {
-        result = await runTool({
+        result = await (runsLocally ? proxyLocalActivities<AgentActivities>(fastReadOptions(tool)).runTool : runTool)({
           agent: ctx.agent,
           tool: name,
           input,
@@ -328,8 +333,15 @@ async function runOnce(
           ...(v2 && approval ? { approval } : {}),
           ...(answers.length ? { answers: [...answers] } : {}),
         });
+        if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
         break;
       } catch (err) {
+        if (runsLocally && !isCancellation(err) && !failedForGood(err)) {
+          // A read is safe to repeat: the regular path runs it again, with its heartbeat and retries.
+          ctx.fastReads!.demote(tool);
+          runsLocally = false;
+          continue;
+        }
         const question = isCancellation(err) ? undefined : questionIn(err);
         // patched() only here: tasks that never met a question keep their histories unchanged.
         if (!question || answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) throw err;
