@@ -7,7 +7,7 @@ import type { Harness } from '../test/support/harness';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
-export async function bareTurns(h: Harness, turns: number, options: { localTool?: boolean } = {}): Promise<number[]> {
+export async function bareTurns(h: Harness, turns: number, options: { local?: boolean } = {}): Promise<number[]> {
   bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('./bare-temporal/workflows'), logger: new DefaultLogger('WARN') });
   const callTimes: number[] = [];
   const taskQueue = `${h.taskQueue}-bare`;
@@ -24,7 +24,7 @@ export async function bareTurns(h: Harness, turns: number, options: { localTool?
     },
   });
   await worker.runUntil(
-    h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.localTool ?? false] }),
+    h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.local ?? false] }),
   );
   return callTimes.slice(1).map((t, i) => t - callTimes[i]!);
 }

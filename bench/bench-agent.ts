@@ -9,10 +9,13 @@ import type { ModelTurn } from '../src/protocol/messages';
 import { defineTool } from '../src/tools/define-tool';
 
 export const BENCH_AGENT = 'bench';
-/** The same agent with its tool run as a local activity. */
+/** The same agent with its tool declared `local: true`. */
 export const BENCH_AGENT_LOCAL_TOOL = 'bench-local-tool';
+/** The same agent with its tool declared `local: false`: every call through the task queue. */
+export const BENCH_AGENT_REGULAR_TOOL = 'bench-regular-tool';
 
-export function createBenchAgent(options: { localTool?: boolean } = {}): AgentDefinition {
+/** `local` as the tool declares it; unset (the default) lets the engine run it locally once it proved fast. */
+export function createBenchAgent(options: { local?: boolean } = {}): AgentDefinition {
   const echo = defineTool({
     name: 'echo',
     description: 'Returns its argument.',
@@ -22,11 +25,11 @@ export function createBenchAgent(options: { localTool?: boolean } = {}): AgentDe
     idempotent: true,
     // Every call is new: no ledger answers, so each turn really runs its tool.
     cacheTtlMs: 0,
-    // Unset by default, as a user leaves it: the engine then runs it locally once it has proven fast.
-    ...(options.localTool ? { local: true } : {}),
+    ...(options.local !== undefined ? { local: options.local } : {}),
     run: async ({ n }) => ({ echoed: n }),
   });
-  return defineAgent({ name: options.localTool ? BENCH_AGENT_LOCAL_TOOL : BENCH_AGENT, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });
+  const name = options.local === undefined ? BENCH_AGENT : options.local ? BENCH_AGENT_LOCAL_TOOL : BENCH_AGENT_REGULAR_TOOL;
+  return defineAgent({ name, system: 'Call echo until told to stop.', tools: [echo], policy: { write: 'allow' } });
 }
 
 /**

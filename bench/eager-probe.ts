@@ -56,7 +56,8 @@ async function main(address: string, turns: number): Promise<void> {
   const taskQueue = `eager-probe-${randomUUID().slice(0, 8)}`;
   try {
     const client = new TaskClient(new Client({ connection: clientConnection, dataConverter: createDataConverter() }), taskQueue);
-    const agent = createBenchAgent();
+    // Every tool call through the task queue: the probe counts how activity tasks reach the worker.
+    const agent = createBenchAgent({ local: false });
     const worker = await createAgentWorker({ agents: [agent], connection, namespace: 'default', taskQueue, models: { echo: new EchoModel(turns) } });
     await worker.runUntil(async () => {
       const taskId = `eager-probe-${randomUUID().slice(0, 8)}`;

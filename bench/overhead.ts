@@ -39,11 +39,11 @@ export interface TurnSeries {
 export async function engineTurns(
   h: Harness,
   turns: number,
-  options: { callsPerTurn?: number; localTool?: boolean; worker?: Partial<AgentWorkerOptions> } = {},
+  options: { callsPerTurn?: number; local?: boolean; worker?: Partial<AgentWorkerOptions> } = {},
 ): Promise<number[]> {
   const callsPerTurn = options.callsPerTurn ?? 1;
   const model = new EchoModel(turns, callsPerTurn);
-  const agent = createBenchAgent({ localTool: options.localTool ?? false });
+  const agent = createBenchAgent(options.local !== undefined ? { local: options.local } : {});
   const worker = await h.worker([agent], { ...options.worker, models: { echo: model } });
   await worker.runUntil(async () => {
     const taskId = h.taskId('overhead');
@@ -105,7 +105,7 @@ export async function measureOverhead(h: Harness, inMemory: Harness, turns = 200
   const engine = await engineTurns(h, turns);
   const engineInMemory = await engineTurns(inMemory, turns);
   const threeCalls = await engineTurns(h, turns, { callsPerTurn: 3 });
-  const localTool = await engineTurns(h, turns, { localTool: true });
+  const localTool = await engineTurns(h, turns, { local: true });
   const floor = await floorTurns(turns);
   const peer = await peerTurns(turns);
   const perTurnMs: OverheadResult['perTurnMs'] = {

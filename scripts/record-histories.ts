@@ -185,7 +185,7 @@ async function main(): Promise<void> {
         },
       },
       undefined,
-      [createBenchAgent({ localTool: true })],
+      [createBenchAgent({ local: true })],
     );
     // A read that answered fast runs locally from its second call on (patched('fast-reads-local')).
     await record(

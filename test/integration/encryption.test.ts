@@ -66,14 +66,32 @@ function payloadsOf(history: temporal.api.history.v1.IHistory): Found[] {
       out.push({ where, payload: maybe });
       return;
     }
+    const localActivityMarker = (node as { markerName?: string }).markerName === LOCAL_ACTIVITY_MARKER;
     for (const [key, value] of Object.entries(node)) {
       // The SDK's patch markers (`patched()`) hold the patch's name only, written by its core unencoded.
       if (key === 'searchAttributes' || key === 'header' || key === 'patch-data') continue;
+      // A local activity's marker: its core writes the bookkeeping (`data`) unencoded; the result
+      // (`result`) is the activity's, encoded like every other payload. localActivityBookkeeping checks `data`.
+      if (localActivityMarker && key === 'details') {
+        const { data: _bookkeeping, ...rest } = value as Record<string, unknown>;
+        walk(rest, `${where}.${key}`);
+        continue;
+      }
       walk(value, `${where}.${key}`);
     }
   };
   for (const e of history.events ?? []) walk(e, `event ${e.eventId}`);
   return out;
+}
+
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
+/** The unencoded bookkeeping of each local activity marker, parsed. */
+function localActivityBookkeeping(history: temporal.api.history.v1.IHistory): Record<string, unknown>[] {
+  return (history.events ?? [])
+    .map((e) => e.markerRecordedEventAttributes)
+    .filter((m) => m?.markerName === LOCAL_ACTIVITY_MARKER)
+    .map((m) => JSON.parse(Buffer.from(m!.details!.data!.payloads![0]!.data!).toString('utf8')) as Record<string, unknown>);
 }
 
 /** Every failure (with its causes) in the history. */
@@ -152,6 +170,13 @@ test('every payload in the raw history is encrypted under the current key; the l
   expect(found.length).toBeGreaterThan(10);
   for (const { where, payload } of found) {
     expect({ where, encoding: text(payload.metadata!.encoding), key: text(payload.metadata![KEY_ID_METADATA]) }).toEqual({ where, encoding: ENCRYPTED_ENCODING, key: 'it-new' });
+  }
+  // Fast reads ran locally; their markers' unencoded part is the SDK's bookkeeping, nothing of the task.
+  const bookkeeping = localActivityBookkeeping(raw);
+  expect(bookkeeping.length).toBeGreaterThan(0);
+  for (const entry of bookkeeping) {
+    expect(Object.keys(entry).every((k) => ['seq', 'attempt', 'activity_id', 'activity_type', 'complete_time', 'backoff', 'original_schedule_time'].includes(k))).toBe(true);
+    expect(entry.activity_type).toBe('runTool');
   }
   // One layer off (decryption only): compression ran first, so some payloads are gzip inside.
   const inner = await codecs[1]!.decode(found.map((f) => f.payload));
