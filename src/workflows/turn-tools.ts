@@ -312,9 +312,10 @@ async function runOnce(
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
   const idempotencyKey = v2 && ctx.chain ? reuseKey ?? `${ctx.chain}:${state.toolCalls.total}` : undefined;
-  const { runTool } = tool.local
+  const { runTool: runRegular } = tool.local
     ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
     : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
+  const { runTool: runFastRead } = proxyLocalActivities<AgentActivities>(fastReadOptions(tool));
   let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
   const answers: ToolQuestionAnswer[] = [];
@@ -323,7 +324,7 @@ async function runOnce(
     for (;;) {
       const startedMs = ctx.nowMs();
       try {
-        result = await (runsLocally ? proxyLocalActivities<AgentActivities>(fastReadOptions(tool)).runTool : runTool)({
+        result = await (runsLocally ? runFastRead : runRegular)({
           agent: ctx.agent,
           tool: name,
           input,
