@@ -16,47 +16,44 @@ afterAll(async () => {
   await h?.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const input = z.object({ n: z.number().int() });
+const output = z.object({ n: z.number().int() });
+
+/** A read of `{ n }` that answers `{ n }`; every call runs (no ledger answers). */
+function read(name: string, description: string, run: (n: number) => Promise<void>, local?: boolean) {
+  return defineTool({
+    name,
+    description,
+    input,
+    output,
+    effect: 'read',
+    idempotent: true,
+    cacheTtlMs: 0,
+    ...(local !== undefined ? { local } : {}),
+    run: async ({ n }) => {
+      await run(n);
+      return { n };
+    },
+  });
+}
 
 /** An agent whose tools count their runs; `lookup` sleeps `lookupDelayMs(run)` before answering. */
 function countingAgent(lookupDelayMs: (run: number) => number = () => 0) {
   const runs: Record<string, number> = {};
   const count = (name: string) => (runs[name] = (runs[name] ?? 0) + 1);
-  const input = z.object({ n: z.number().int() });
-  const output = z.object({ n: z.number().int() });
   const agent: AgentDefinition = defineAgent({
     name: `fast-reads-${Math.random().toString(36).slice(2, 8)}`,
     system: 'test',
     policy: { write: 'allow' },
     tools: [
-      defineTool({
-        name: 'lookup',
-        description: 'A read.',
-        input,
-        output,
-        effect: 'read',
-        idempotent: true,
-        cacheTtlMs: 0,
-        run: async ({ n }) => {
-          await sleep(lookupDelayMs(count('lookup')));
-          return { n };
-        },
-      }),
-      defineTool({ name: 'pinned_read', description: 'A read that opted out.', input, output, effect: 'read', idempotent: true, cacheTtlMs: 0, local: false, run: async ({ n }) => (count('pinned_read'), { n }) }),
+      read('lookup', 'A read.', () => sleep(lookupDelayMs(count('lookup')))),
+      read('pinned_read', 'A read that opted out.', async () => void count('pinned_read'), false),
       defineTool({ name: 'save', description: 'An idempotent write.', input, output: z.object({ saved: z.number().int() }), effect: 'write', idempotent: true, run: async ({ n }) => (count('save'), { saved: n }) }),
-      defineTool({
-        name: 'strict_read',
-        description: 'A read that refuses odd numbers for good.',
-        input,
-        output,
-        effect: 'read',
-        idempotent: true,
-        cacheTtlMs: 0,
-        run: async ({ n }) => {
-          count('strict_read');
-          if (n % 2 === 1) throw Object.assign(new Error(`odd: ${n}`), { name: 'ValidationError' });
-          return { n };
-        },
+      read('strict_read', 'A read that refuses odd numbers for good.', async (n) => {
+        count('strict_read');
+        if (n % 2 === 1) throw Object.assign(new Error(`odd: ${n}`), { name: 'ValidationError' });
       }),
     ],
   });
