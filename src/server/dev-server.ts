@@ -23,7 +23,7 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite file for persisted state. `null` keeps state in memory. Default `<stateDir>/temporal.db`. */
   dbFile?: string | null;
-  /** SQLite pragmas for the server's database file. Default DEFAULT_SQLITE_PRAGMAS; `{}` leaves the CLI's own. */
+  /** SQLite pragmas for the server's database. Default: DEFAULT_SQLITE_PRAGMAS for a file, none in memory; `{}` leaves the CLI's own. */
   sqlitePragmas?: Record<string, string>;
   /** `--dynamic-config-value KEY=JSON` settings, over DEV_SERVER_DYNAMIC_CONFIG. */
   dynamicConfig?: Record<string, unknown>;
@@ -96,8 +96,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   else args.push('--headless');
   if (options.uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (dbFile) args.push('--db-filename', dbFile);
-  // Pragmas apply to a file; the CLI refuses them for a database in memory.
-  if (dbFile) for (const [key, value] of Object.entries(options.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS)) args.push('--sqlite-pragma', `${key}=${value}`);
+  // The defaults are about a file's journal; a database in memory gets only the pragmas asked for.
+  for (const [key, value] of Object.entries(options.sqlitePragmas ?? (dbFile ? DEFAULT_SQLITE_PRAGMAS : {}))) args.push('--sqlite-pragma', `${key}=${value}`);
   for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
 
