@@ -140,6 +140,13 @@ test('a spent turn budget blocks the task; a bad unblock is rejected; unblock wi
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
     expect(blocked.blocked).toMatchObject({ code: 'turn_budget' });
     const historyLength = async () => (await h.client.handle(taskId).fetchHistory()).events!.length;
+    // The block's notice is delivered without the task waiting for it: let its activity and the
+    // workflow task after it land before counting, so only the rejected updates could add events.
+    for (;;) {
+      const { raw } = await h.client.handle(taskId).describe();
+      if (!raw.pendingActivities?.length && !raw.pendingWorkflowTask) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const before = await historyLength();
     await expect(h.client.unblock(taskId, { by: '', message: 'x' })).rejects.toThrow(/`by` must not be empty/);
     await expect(h.client.unblock(taskId, { by: 'ana', budget: { turns: 1 } })).rejects.toThrow(/budget.turns must be an integer above what is used \(2\)/);
