@@ -209,6 +209,12 @@ export interface FormState {
   error: string;
 }
 
+/** What every form that decides on an approval posts besides its own fields: the CSRF token and which approval. */
+function decisionFields(csrf: string, approvalId: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="approvalId" value="${approvalId}">`;
+}
+
 function errorFor(state: FormState | undefined, form: FormState['form'], approvalId?: string): Html {
   if (!state || state.form !== form || (approvalId && state.approvalId !== approvalId)) return html``;
   return html`<p class="status error" role="alert" id="${form}-error${approvalId ? `-${approvalId}` : ''}" tabindex="-1" data-focus>${state.error}</p>`;
@@ -227,8 +233,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
   ${policyNote(problem)}
   <div class="grid">
   <form method="post" action="${base}/approve">
-    <input type="hidden" name="_csrf" value="${csrf}">
-    <input type="hidden" name="approvalId" value="${a.id}">
+    ${decisionFields(csrf, a.id)}
     <fieldset>
       <legend>Approve</legend>
       ${errorFor(state, 'approve', a.id)}
@@ -240,8 +245,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
     </fieldset>
   </form>
   <form method="post" action="${base}/deny">
-    <input type="hidden" name="_csrf" value="${csrf}">
-    <input type="hidden" name="approvalId" value="${a.id}">
+    ${decisionFields(csrf, a.id)}
     <fieldset>
       <legend>Deny</legend>
       ${errorFor(state, 'deny', a.id)}
@@ -327,8 +331,7 @@ function questionForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
   ${policyNote(problem)}
   <div class="grid">
   <form method="post" action="${base}/answer">
-    <input type="hidden" name="_csrf" value="${csrf}">
-    <input type="hidden" name="approvalId" value="${a.id}">
+    ${decisionFields(csrf, a.id)}
     <fieldset>
       <legend>Answer</legend>
       ${errorFor(state, 'answer', a.id)}
@@ -344,8 +347,7 @@ function questionForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
     </fieldset>
   </form>
   <form method="post" action="${base}/deny">
-    <input type="hidden" name="_csrf" value="${csrf}">
-    <input type="hidden" name="approvalId" value="${a.id}">
+    ${decisionFields(csrf, a.id)}
     <input type="hidden" name="question" value="1">
     <fieldset>
       <legend>Decline</legend>

@@ -8,14 +8,13 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
 import { ApproverDirectory } from '../../src/inbox/approver-directory';
 import { UsedLinks } from '../../src/inbox/links';
 import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { McpClientPool } from '../../src/mcp/pool';
 import type { ApprovalRequest } from '../../src/protocol/task';
-import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { answer, callTool, parsedResults, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { csrfIn, Visitor } from '../support/inbox-visitor';
 import mcpAgents from '../support/mcp-agents';
 
@@ -28,9 +27,7 @@ let h: Harness;
 let inbox: InboxServer;
 let base: string;
 let pool: McpClientPool;
-let worker: Worker;
-let stopWorker: () => void;
-let workerDone: Promise<void>;
+let worker: { stop(): Promise<void> } | undefined;
 
 beforeAll(async () => {
   if (!HAVE_CHROMIUM) console.warn(`inbox-questions.test.ts: no Chromium at ${CHROMIUM}: the browser test is SKIPPED (install Debian's chromium package, or set CHROMIUM_PATH); the HTTP-level tests run.`);
@@ -39,16 +36,11 @@ beforeAll(async () => {
   inbox = new InboxServer({ client: h.client, directory, linkKey: Buffer.from('inbox-questions-link-key-0123456789'), usedLinks: new UsedLinks(path.join(mkdtempSync(path.join(os.tmpdir(), 'inbox-q-')), 'used')), pollMs: 250 });
   base = await inbox.start();
   pool = new McpClientPool();
-  worker = await h.worker(mcpAgents({ workspaceDir: h.workspaceDir }), { mcp: pool });
-  let stop!: () => void;
-  const stopped = new Promise<void>((r) => (stop = r));
-  stopWorker = stop;
-  workerDone = worker.runUntil(stopped);
+  worker = runInBackground(await h.worker(mcpAgents({ workspaceDir: h.workspaceDir }), { mcp: pool }));
 });
 
 afterAll(async () => {
-  stopWorker?.();
-  await workerDone;
+  await worker?.stop();
   await pool?.close();
   await inbox?.stop();
   await h?.close();

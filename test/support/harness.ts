@@ -139,6 +139,18 @@ export interface TaskRun {
 }
 
 /** Starts a task, runs a fresh worker until it closes, and reads its transcript and status meanwhile. */
+/** Runs `worker` until the returned stop() is called; stop() resolves once it has shut down. */
+export function runInBackground(worker: Worker): { stop(): Promise<void> } {
+  let release!: () => void;
+  const done = worker.runUntil(new Promise<void>((resolve) => (release = resolve)));
+  return {
+    stop: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 export async function runTask(h: Harness, input: Omit<TaskInput, 'model'> & { script: string }, agents?: AgentDefinition[]): Promise<TaskRun> {
   const { script, ...rest } = input;
   const taskId = h.taskId();
