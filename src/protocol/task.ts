@@ -53,6 +53,11 @@ export interface TaskInput {
 /** The serialisable state a task carries across continue-as-new. */
 export interface TaskSnapshot {
   version: 1;
+  /**
+   * 2: progress only; the run takes its configuration (tools, policy, approver keys) from its
+   * worker. Absent (schema 1): the snapshot also carried `manifest`, read only when old histories replay.
+   */
+  schemaVersion?: 2;
   /** Pinned decision numbers (absent in snapshots from before they were pinned: legacy values apply). */
   limits?: Partial<import('../workflows/task-limits').TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
@@ -62,7 +67,8 @@ export interface TaskSnapshot {
   droppedTurns?: number;
   runs: number;
   turn: number;
-  manifest: AgentManifest;
+  /** Schema 1 only. */
+  manifest?: AgentManifest;
   messages: Message[];
   toolCalls: { total: number; succeeded: number; failed: number };
   usage: Usage & { cacheWriteTokens: number; cacheReadTokens: number };

@@ -87,6 +87,12 @@ export const VERIFIED_APPROVERS_PATCH = 'verified-approvers';
 export const NOTIFY_PEOPLE_PATCH = 'notify-confirm-block';
 /** Tasks started with this marker run their short activities with a heartbeat timeout (see shortActivityOptions). */
 export const SHORT_ACTIVITY_HEARTBEATS_PATCH = 'short-activity-heartbeats';
+/**
+ * Tasks started with this marker take their configuration (tools, policy, approver keys and rules)
+ * from their worker on every run; a snapshot carries progress only, and only this task's own
+ * continue-as-new may hand one over (never a client, a cron run, a retry or a reset of such a run).
+ */
+export const CONFIG_FROM_WORKER_PATCH = 'config-from-worker';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -99,14 +105,19 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const clock = { now: () => new Date(), newId: () => uuid4() };
   const stablePrefix = newRules === true && patched(STABLE_PREFIX_PATCH);
   const newLimits = { ...DEFAULT_LIMITS, ...(stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) };
+  const configFromWorker = patched(CONFIG_FROM_WORKER_PATCH);
+  const info = workflowInfo();
+  // Before anything of a snapshot is read: only this task's own continue-as-new may hand one over.
+  const originProblem = configFromWorker ? runOriginProblem(input, info) : undefined;
+  if (originProblem) throw ApplicationFailure.create({ message: `Invalid task input: ${originProblem}`, type: 'invalid_input', nonRetryable: true });
   const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, newRules ? newLimits : LEGACY_LIMITS);
+  state.snapshotCarriesManifest = !configFromWorker;
   const guarded = patched(GUARDED_CALLS_PATCH);
   const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
   const shortActivities = patched(SHORT_ACTIVITY_HEARTBEATS_PATCH) ? withShortHeartbeats : withoutHeartbeats;
   const { describeAgent, prepareToolCall, notify, storeAudit, loadText } = shortActivities;
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const v2 = state.limits.rulesVersion >= 2;
-  const info = workflowInfo();
   // Content of this task chain in the blob store: the same for every run, never another task's.
   const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
   state.scope = scope;
@@ -348,8 +359,10 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       // task with a made-up snapshot (say, a policy that allows everything) is refused.
       throw ApplicationFailure.create({ message: 'Invalid task input: `resume` is set by the task itself when it continues as new; a new task cannot start with one.', type: 'invalid_input', nonRetryable: true });
     }
-    const manifest = input.resume?.manifest ?? (await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) }));
+    const manifest =
+      input.resume?.manifest && !configFromWorker ? input.resume.manifest : await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
     if (!input.resume) state.begin(manifest);
+    else state.adoptManifest(manifest);
     if (verifiedApprovers) {
       const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
       if (!input.resume) {
@@ -499,6 +512,24 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     // Failing the workflow (not the workflow task): a retry of the task would wedge it forever.
     throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
   }
+}
+
+/**
+ * Why this run may not start, or undefined. Cron runs and workflow retries get the first run's
+ * input again (a `resume` included) and set continuedFromExecutionRunId just as continue-as-new
+ * does, so they are refused outright: a schedule starts a new task each time instead, and the
+ * engine retries per activity. A reset run keeps the started event of the run it resets, so it
+ * passes only where that run was itself this task's own continuation.
+ */
+function runOriginProblem(input: TaskInput, info: ReturnType<typeof workflowInfo>): string | undefined {
+  if (info.cronSchedule) return 'agentTask does not run on a cron schedule (each run would repeat the whole task); use a Temporal Schedule that starts a new task each time.';
+  if (info.retryPolicy) return 'agentTask does not take a workflow retry policy (a retry would repeat the whole task and its writes); activities are retried per error class instead.';
+  const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
+  if (!resumed) return undefined;
+  if (!info.continuedFromExecutionRunId || info.attempt > 1 || info.lastFailure !== undefined || info.lastResult !== undefined) {
+    return '`resume` is set by the task itself when it continues as new; a new task cannot start with one.';
+  }
+  return undefined;
 }
 
 /** Validators reject by throwing; the reason reaches the caller and nothing reaches history. */

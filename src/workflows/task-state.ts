@@ -38,6 +38,10 @@ import { approveProblem, denyProblem, unblockShapeProblem } from './input-checks
 import { MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 
+/** Schema 2: progress only (no manifest). Schema 1 (no `schemaVersion`): the manifest rode along. */
+export const CURRENT_SNAPSHOT_SCHEMA = 2;
+export const READABLE_SNAPSHOT_SCHEMAS: readonly number[] = [1, 2];
+
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   starting: 'running',
   running: 'running',
@@ -99,6 +103,11 @@ export class TaskState {
   private eventCount = 0;
   /** How many runs (continue-as-new) this task has had before this one. */
   runs = 0;
+  /**
+   * Snapshots from before config-from-worker carried the manifest (trusted configuration); newer
+   * ones carry progress only, and each run asks its worker for the manifest again.
+   */
+  snapshotCarriesManifest = true;
 
   constructor(
     readonly input: TaskInput,
@@ -115,13 +124,14 @@ export class TaskState {
   snapshot(): TaskSnapshot {
     return {
       version: 1,
+      ...(this.snapshotCarriesManifest ? {} : { schemaVersion: CURRENT_SNAPSHOT_SCHEMA }),
       limits: this.limits,
       ...(this.modelOverride.model || this.modelOverride.maxTokens ? { modelOverride: { ...this.modelOverride } } : {}),
       ...(this.archive.length ? { archive: [...this.archive] } : {}),
       ...(this.compactions ? { compactions: this.compactions, droppedTurns: this.droppedTurns } : {}),
       runs: this.runs + 1,
       turn: this.turn,
-      manifest: this.manifest!,
+      ...(this.snapshotCarriesManifest ? { manifest: this.manifest! } : {}),
       messages: this.messages,
       toolCalls: { ...this.toolCalls },
       usage: { ...this.usage },
@@ -144,6 +154,8 @@ export class TaskState {
   }
 
   static restore(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
+    const schema = snapshot.schemaVersion ?? 1;
+    if (!READABLE_SNAPSHOT_SCHEMAS.includes(schema)) throw new Error(`snapshot schema ${schema} is not one this code reads (${READABLE_SNAPSHOT_SCHEMAS.join(', ')})`);
     const state = new TaskState(input, clock, limitsFrom(snapshot.limits));
     if (snapshot.modelOverride) state.modelOverride = { ...snapshot.modelOverride };
     state.archive.push(...(snapshot.archive ?? []));
@@ -152,7 +164,9 @@ export class TaskState {
     state.phase = 'running';
     state.runs = snapshot.runs;
     state.turn = snapshot.turn;
-    state.manifest = snapshot.manifest;
+    // Schema 1 only, and only where a history recorded before config-from-worker replays: every
+    // newer run takes the manifest from its worker (see adoptManifest).
+    if (snapshot.manifest) state.manifest = snapshot.manifest;
     state.messages.push(...snapshot.messages);
     Object.assign(state.toolCalls, snapshot.toolCalls);
     Object.assign(state.usage, snapshot.usage);
@@ -188,6 +202,11 @@ export class TaskState {
 
   get blocked(): Escalation | undefined {
     return this.phase === 'blocked' ? [...this.escalations].reverse().find((e) => e.level === 'block' && !e.resolved) : undefined;
+  }
+
+  /** A resumed run's configuration, from its own worker: a snapshot never supplies it. */
+  adoptManifest(manifest: AgentManifest): void {
+    this.manifest = manifest;
   }
 
   begin(manifest: AgentManifest): void {

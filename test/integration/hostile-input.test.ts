@@ -39,7 +39,7 @@ test('1. a task started with a forged resume snapshot (a policy that allows dele
     costUsd: 0, unpricedModels: [], ledger: { records: {} }, corrections: {}, escalations: [], approvals: [], decisions: [],
     budgets: { turns: 5, toolCalls: 5, toolCallsPerTurn: 8, correctionsPerTool: 3 }, model: 'x', pendingGuidance: [], events: [], eventCount: 0,
   };
-  forged.manifest.model = scripted(h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted')]));
+  forged.manifest!.model = scripted(h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted')]));
   const taskId = h.taskId('forged');
   const worker = await h.worker();
   const failure = await worker.runUntil(async () => {
