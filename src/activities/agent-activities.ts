@@ -25,6 +25,7 @@ import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
+import { decisionReceivedAt } from './decision-received-at';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
 import { BlobMissingError, missingBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
@@ -283,6 +284,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
     },
 
+    decisionReceivedAt,
+
     async storeAudit({ scope, entries }) {
       const text = JSON.stringify(entries);
       return markerText(await store().put(scope, text), text.length);
@@ -346,7 +349,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   return activities;
 }
 
-const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText'] as const;
+const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt'] as const;
 
 type Activity = (input: never) => Promise<unknown>;
 

@@ -18,6 +18,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   informed: 'i',
   task_blocked: '⏸',
   task_unblocked: '▶',
+  decision_refused: '⊘',
   guidance_added: '✎',
   task_completed: '■',
   task_failed: '✗',

@@ -123,7 +123,16 @@ export interface NotifyInput {
   approvalId?: string;
 }
 
+export interface DecisionReceivedAtInput {
+  /** The signal's name: approve, deny or unblock. */
+  signal: string;
+  /** The decision's proof signature, which tells it apart from every other signal. */
+  signature: string;
+}
+
 export interface AgentActivities {
+  /** The time (ms) the server recorded the signalled decision with this proof in the task's current run, or null. */
+  decisionReceivedAt(input: DecisionReceivedAtInput): Promise<number | null>;
   prepareToolCall(input: PrepareToolCallInput): Promise<PreparedToolCall>;
   notify(input: NotifyInput): Promise<void>;
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;

@@ -18,6 +18,14 @@ export const unblockUpdate = defineUpdate<{ resumed: true; escalationId: string 
 export const approveUpdate = defineUpdate<ApprovalAnswer, [ApproveInput]>('approve');
 /** Denies a pending approval; the model is told why and goes on. */
 export const denyUpdate = defineUpdate<ApprovalAnswer, [DenyInput]>('deny');
+/**
+ * The same decisions as signals, for when no worker runs: Temporal records a signal in history at
+ * once, and the task judges it by the update validators' rules when a worker runs it. A refused or
+ * superseded one changes nothing and is kept in the audit trail (status.decisions).
+ */
+export const approveSignal = defineSignal<[ApproveInput]>('approve');
+export const denySignal = defineSignal<[DenyInput]>('deny');
+export const unblockSignal = defineSignal<[UnblockInput]>('unblock');
 /** A person adds guidance to a running task; the model reads it before its next call. */
 export const messageSignal = defineSignal<[MessageInput]>('message');
 

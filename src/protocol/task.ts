@@ -147,12 +147,19 @@ export interface Decision {
   by: string;
   action: 'unblock' | 'message' | 'approve' | 'deny';
   detail: string;
+  /**
+   * A decision sent as a signal that changed nothing: `refused` (it broke a rule the update
+   * validator applies), `superseded` (what it answered was already resolved). Absent: it was taken.
+   */
+  outcome?: 'refused' | 'superseded';
   /** Tasks started with verified approvers: whether `by` was signed by a trusted front end, with roles and key. */
   identity?: VerifiedIdentity;
 }
 
 export interface UnblockInput {
   by: string;
+  /** The block the person saw (status.blocked.id): refused when the task is blocked on another one since. */
+  blockId?: string;
   /** The roles a trusted front end vouches for (signed in `proof`). */
   roles?: string[];
   /** Signed by a trusted front end over this unblock (see decision-proof.ts). */
@@ -304,6 +311,7 @@ export type TaskEventKind =
   | 'informed'
   | 'task_blocked'
   | 'task_unblocked'
+  | 'decision_refused'
   | 'guidance_added'
   | 'task_completed'
   | 'task_failed'
@@ -327,8 +335,16 @@ export interface BudgetReading {
   left: number;
 }
 
+/** The task memo's `pending`: what waits on a person, readable without a worker (tasks started with pending-in-memo). */
+export interface PendingMemo {
+  approvals: { id: string; tool: string; effect: string; reason: string; expiresAt: string }[];
+  block: { id: string; code: string; reason: string } | null;
+}
+
 export interface TaskStatus {
   agent: string;
+  /** Decisions sent as signals in this run that were refused or superseded (each of the first 100 is in `decisions`). */
+  untakenDecisions?: number;
   phase: TaskPhase;
   agentStatus: AgentStatus;
   model: string;

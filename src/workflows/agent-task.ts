@@ -25,29 +25,32 @@ import type { AgentActivities } from '../protocol/activity-contracts';
 import {
   AgentNameKey,
   AgentStatusKey,
+  approveSignal,
   approveUpdate,
+  denySignal,
   denyUpdate,
   messageSignal,
   statusQuery,
   transcriptQuery,
+  unblockSignal,
   unblockUpdate,
 } from '../protocol/definitions';
+import { Decisions } from './decisions';
+import { pendingMemo } from './pending-memo';
 import { toolUsesOf } from '../protocol/messages';
-import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type DenyInput, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
+import { CONTINUED_RUN_STATUS, DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type AgentStatus, type ApprovalRecord, type ApprovalRequest, type MessageInput, type TaskInput, type TaskOutcome, type TaskResult } from '../protocol/task';
 import { escalationLevel } from './escalation-policy';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { describeAgentOptions, modelCallOptions, shortActivityOptions } from './activity-options';
 import { TaskState } from './task-state';
 import { FastReads } from './fast-reads';
 import { runTurnTools } from './turn-tools';
-import { approveProblem, messageProblem, taskInputProblem } from './input-checks';
+import { messageProblem, taskInputProblem } from './input-checks';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limits';
 import { MARKER_PATTERN } from '../protocol/blob-marker';
 import { RECALL_TOOL_MANIFEST } from '../protocol/recall-tool';
 import type { ToolSpec } from '../protocol/messages';
 import { ApproverGate, MESSAGE_NONCE_MEMORY } from './approver-gate';
-import { questionAnswerProblem } from './tool-questions';
-import type { MessageInput } from '../protocol/task';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
@@ -93,6 +96,11 @@ export const SHORT_ACTIVITY_HEARTBEATS_PATCH = 'short-activity-heartbeats';
  * continue-as-new may hand one over (never a client, a cron run, a retry or a reset of such a run).
  */
 export const CONFIG_FROM_WORKER_PATCH = 'config-from-worker';
+/**
+ * Tasks started with this marker publish what waits on a person (pending approvals, the current
+ * block) in their memo, so a front end finds it with a describe when no worker runs.
+ */
+export const PENDING_IN_MEMO_PATCH = 'pending-in-memo';
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
 
@@ -106,6 +114,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const stablePrefix = newRules === true && patched(STABLE_PREFIX_PATCH);
   const newLimits = { ...DEFAULT_LIMITS, ...(stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) };
   const configFromWorker = patched(CONFIG_FROM_WORKER_PATCH);
+  const pendingInMemo = patched(PENDING_IN_MEMO_PATCH);
   const info = workflowInfo();
   // Before anything of a snapshot is read: only this task's own continue-as-new may hand one over.
   const originProblem = configFromWorker ? runOriginProblem(input, info) : undefined;
@@ -126,8 +135,6 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   let approverGate: ApproverGate | undefined;
   /** Messages that arrived before the manifest: judged once it is known. */
   const earlyMessages: MessageInput[] = [];
-  const gateProblem = (check: (gate: ApproverGate) => string | undefined): string | undefined =>
-    verifiedApprovers ? (approverGate ? check(approverGate) : 'the task is still starting') : undefined;
   const takeMessage = (message: MessageInput) => {
     if (!approverGate) return void earlyMessages.push(message);
     const identity = approverGate.messageIdentity(message, Date.now(), state.messageNonces);
@@ -138,57 +145,26 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     if (identity.verified && message.proof?.nonce) state.rememberNonce(message.proof.nonce, MESSAGE_NONCE_MEMORY);
     state.addGuidance(message, identity);
   };
+  const decisions = new Decisions({
+    state,
+    agent: input.agent,
+    scope,
+    verifiesApprovers: verifiedApprovers,
+    gate: () => approverGate,
+    prepareToolCall,
+    decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,
+  });
 
   setHandler(statusQuery, () => state.status());
   setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
-  setHandler(
-    unblockUpdate,
-    (request) =>
-      failAsUpdate(() => {
-        const escalation = state.unblock(request, approverGate?.identityOf(request));
-        return { resumed: true as const, escalationId: escalation.id };
-      }),
-    {
-      // Runs before anything is written to history: a wrong or stale unblock leaves no trace.
-      validator: (request) =>
-        rejectIf(state.unblockProblem(request) ?? gateProblem((gate) => gate.problem('unblock', request, state.blocked?.id ?? '', { kind: 'unblock' }, Date.now()))),
-    },
-  );
-  setHandler(
-    approveUpdate,
-    async (request) => failAsUpdateAsync(async () => {
-      let editedInput: unknown;
-      if (request.editedInput !== undefined) {
-        const approval = state.pendingApprovals.find((a) => a.id === request.approvalId)!;
-        // A tool's question is answered with its answer, checked against what the question asked for.
-        const prepared = await prepareToolCall({ agent: input.agent, tool: approval.tool, input: request.editedInput, ...(scope ? { scope } : {}), ...(approval.question ? { answerSchema: approval.question.requestedSchema } : {}) });
-        if (!prepared.ok) {
-          throw ApplicationFailure.create({ message: `the edited arguments are invalid: ${prepared.error.detail}`, type: 'invalid_edit', nonRetryable: true });
-        }
-        // The check above awaited an activity: someone else may have decided meanwhile.
-        if (!state.isPending(request.approvalId)) {
-          throw ApplicationFailure.create({ message: `approval ${request.approvalId} was decided while the edit was checked`, type: 'stale_approval', nonRetryable: true });
-        }
-        editedInput = prepared.input;
-      }
-      state.decide(request.approvalId, 'approved', request.by, {
-        ...(request.comment ? { comment: request.comment } : {}),
-        ...(editedInput !== undefined ? { editedInput } : {}),
-        ...(approverGate ? { identity: approverGate.identityOf(request) } : {}),
-      });
-      return { approvalId: request.approvalId, decision: 'approved' as const };
-    }),
-    { validator: (request) => rejectIf(state.decisionProblem(request, 'approve') ?? questionAnswerProblem(state.pendingApprovals, request) ?? approvalGateProblem('approve', request)) },
-  );
-  setHandler(
-    denyUpdate,
-    (request) =>
-      failAsUpdate(() => {
-        state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason, ...(approverGate ? { identity: approverGate.identityOf(request) } : {}) });
-        return { approvalId: request.approvalId, decision: 'denied' as const };
-      }),
-    { validator: (request) => rejectIf(state.decisionProblem(request, 'deny') ?? approvalGateProblem('deny', request)) },
-  );
+  // Validators run before anything is written to history: a wrong or stale decision leaves no trace.
+  setHandler(unblockUpdate, (request) => failAsUpdate(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });
+  setHandler(approveUpdate, (request) => failAsUpdateAsync(() => decisions.approve(request)), { validator: (request) => rejectIf(decisions.problem('approve', request, Date.now())) });
+  setHandler(denyUpdate, (request) => failAsUpdate(() => decisions.deny(request)), { validator: (request) => rejectIf(decisions.problem('deny', request, Date.now())) });
+  // The same decisions as signals: recorded by the server even when no worker runs.
+  setHandler(unblockSignal, (request) => decisions.fromSignal('unblock', request));
+  setHandler(approveSignal, (request) => decisions.fromSignal('approve', request));
+  setHandler(denySignal, (request) => decisions.fromSignal('deny', request));
   setHandler(messageSignal, (message) => {
     // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
     const problem = v2 ? messageProblem(message) : typeof message?.by !== 'string' || typeof message?.text !== 'string' || !message.text.trim() ? 'malformed' : undefined;
@@ -203,15 +179,6 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       log.warn('Ignored a message signal that could not be added', { error: String(err) });
     }
   });
-
-  /** Called by validators after the state checks passed, so the approval is pending. */
-  function approvalGateProblem(kind: 'approve' | 'deny', request: ApproveInput | DenyInput): string | undefined {
-    return gateProblem((gate) => {
-      const approval = state.pendingApprovals.find((a) => a.id === request.approvalId);
-      if (!approval) return `no pending approval ${request.approvalId}`;
-      return gate.problem(kind, request, approval.id, { kind, tool: approval.tool, effect: approval.effect }, Date.now());
-    });
-  }
 
   let publishedStatus: AgentStatus | undefined;
   const publishStatus = () => {
@@ -232,9 +199,11 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const blockFor = async (code: string, reason: string, budgetLeft: () => number): Promise<boolean> => {
     state.block(code, reason);
     publishStatus();
+    publishPending();
     askPeople('block', code, reason);
     await condition(() => state.phase !== 'blocked');
     publishStatus();
+    publishPending();
     return budgetLeft() > 0;
   };
 
@@ -250,16 +219,20 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   };
 
   const setWaitingFor = (text: string | null) => upsertMemo({ waitingFor: text });
+  /** Tasks with pending-in-memo: what waits on a person, in the memo, each time it changes. */
+  const publishPending = pendingInMemo ? () => upsertMemo(pendingMemo(state)) : () => undefined;
 
   const awaitApproval = async (approval: ApprovalRequest): Promise<ApprovalRecord> => {
     publishStatus();
-    setWaitingFor(`approval ${approval.id}: ${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}`);
+    if (pendingInMemo) publishPending();
+    else setWaitingFor(`approval ${approval.id}: ${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}`);
     askPeople('confirm', 'approval_requested', `${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}: ${approval.reason}`, approval.id);
     const answered = await condition(() => !state.isPending(approval.id), Math.max(1, Date.parse(approval.expiresAt) - Date.now()));
     if (!answered) {
       if (approval.onExpiry === 'block') {
         state.block('approval_expired', `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`);
         publishStatus();
+        publishPending();
         askPeople('block', 'approval_expired', `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`, approval.id);
         // Either a late decision or an unblock ends the wait; an unblock counts as "do not run it".
         await condition(() => !state.isPending(approval.id) || state.phase !== 'blocked');
@@ -267,7 +240,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       if (state.isPending(approval.id)) state.decide(approval.id, 'expired', 'expiry', { denyReason: `no decision before ${approval.expiresAt}` });
     }
-    setWaitingFor(null);
+    if (pendingInMemo) publishPending();
+    else setWaitingFor(null);
     publishStatus();
     return state.approvals.find((a) => a.id === approval.id)!;
   };

@@ -98,10 +98,11 @@ export function denyProblem(input: unknown): string | undefined {
 const RAISABLE = ['turns', 'toolCalls', 'tokens', 'costUsd'];
 
 export function unblockShapeProblem(input: unknown): string | undefined {
-  const obj = asObject(input, 'unblock', '{by, message?, budget?, model?, maxTokens?}');
+  const obj = asObject(input, 'unblock', '{by, blockId?, message?, budget?, model?, maxTokens?}');
   if (typeof obj === 'string') return obj;
   const problems: Problems = [];
   text(problems, obj, 'by', { required: true, max: MAX_ID_CHARS, nonEmpty: true });
+  text(problems, obj, 'blockId', { required: false, max: MAX_ID_CHARS, nonEmpty: true });
   text(problems, obj, 'message', { required: false, max: MAX_TEXT_CHARS });
   text(problems, obj, 'model', { required: false, max: MAX_ID_CHARS, nonEmpty: true });
   if (obj.maxTokens !== undefined && !(Number.isInteger(obj.maxTokens) && (obj.maxTokens as number) >= 1 && (obj.maxTokens as number) <= 1_000_000)) {
@@ -118,7 +119,7 @@ export function unblockShapeProblem(input: unknown): string | undefined {
     }
   }
   identityFields(problems, obj);
-  unknownFields(problems, obj, ['by', 'message', 'budget', 'model', 'maxTokens', 'roles', 'proof']);
+  unknownFields(problems, obj, ['by', 'blockId', 'message', 'budget', 'model', 'maxTokens', 'roles', 'proof']);
   return done(problems);
 }
 

@@ -40,6 +40,8 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 
 /** Schema 2: progress only (no manifest). Schema 1 (no `schemaVersion`): the manifest rode along. */
 export const CURRENT_SNAPSHOT_SCHEMA = 2;
+/** Refused or superseded signalled decisions itemised in the audit trail per run; the rest are counted. */
+export const REFUSED_DECISIONS_ITEMISED = 100;
 export const READABLE_SNAPSHOT_SCHEMAS: readonly number[] = [1, 2];
 
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
@@ -103,6 +105,8 @@ export class TaskState {
   private eventCount = 0;
   /** How many runs (continue-as-new) this task has had before this one. */
   runs = 0;
+  /** Decisions sent as signals in this run that were refused or superseded (see recordUntakenDecision). */
+  untakenDecisions = 0;
   /**
    * Snapshots from before config-from-worker carried the manifest (trusted configuration); newer
    * ones carry progress only, and each run asks its worker for the manifest again.
@@ -355,6 +359,20 @@ export class TaskState {
   refuseGuidance({ by, text }: MessageInput, identity: VerifiedIdentity): void {
     this.decisions.push({ at: this.nowIso(), by, action: 'message', detail: `not given to the model (${oneLine(identity.problem ?? 'unverified')}): ${oneLine(text)}`, identity });
     this.bound('decision', this.decisions);
+  }
+
+  /**
+   * A decision sent as a signal that changes nothing: kept in the audit trail with why. Only the
+   * first REFUSED_DECISIONS_ITEMISED of a run are itemised; the rest are counted, so a flood of
+   * signals costs the task's state a number, not a list.
+   */
+  recordUntakenDecision(action: Decision['action'], by: unknown, outcome: 'refused' | 'superseded', problem: string): void {
+    this.untakenDecisions += 1;
+    if (this.untakenDecisions > REFUSED_DECISIONS_ITEMISED) return;
+    const who = typeof by === 'string' && by ? by.slice(0, 200) : 'unknown';
+    this.decisions.push({ at: this.nowIso(), by: who, action, outcome, detail: `${outcome} (sent as a signal): ${oneLine(problem)}` });
+    this.bound('decision', this.decisions);
+    this.record('decision_refused', `${action} by ${who} ${outcome}: ${oneLine(problem)}`);
   }
 
   /** A signed message's nonce, remembered so the same proof is taken once. */
@@ -618,6 +636,9 @@ export class TaskState {
     const shape = unblockShapeProblem(input);
     if (shape) return shape;
     if (this.phase !== 'blocked') return `the task is not blocked (it is ${this.agentStatus})`;
+    if (input.blockId !== undefined && input.blockId !== this.blocked?.id) {
+      return `block ${input.blockId} is not the current one: the task is blocked on ${this.blocked?.id} (${this.blocked?.code}) now; look at it before you unblock`;
+    }
     const used: Record<string, number> = { turns: this.turn, toolCalls: this.toolCalls.total, tokens: this.tokensUsed, costUsd: this.costUsd };
     for (const [name, value] of Object.entries(input.budget ?? {})) {
       if (!(name in used)) return `unknown budget "${name}" (turns, toolCalls, tokens, costUsd)`;
@@ -727,6 +748,7 @@ export class TaskState {
       approvals: this.approvals.map((a) => ({ ...a })),
       escalations: this.escalations.map((e) => ({ ...e })),
       decisions: [...this.decisions],
+      ...(this.untakenDecisions ? { untakenDecisions: this.untakenDecisions } : {}),
       ...(this.approverStatus ? { approvers: this.approverStatus } : {}),
       ...(this.starter ? { starter: { ...this.starter } } : {}),
       ...(blocked ? { blocked: { ...blocked } } : {}),
