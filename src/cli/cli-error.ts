@@ -9,6 +9,8 @@ export const EXIT = {
   notFound: 3,
   /** Temporal could not be reached. */
   unreachable: 4,
+  /** A decision was recorded in the task's history but not yet taken: it applies when a worker runs the task. */
+  recorded: 5,
 } as const;
 
 export class CliError extends Error {

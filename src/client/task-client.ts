@@ -49,6 +49,7 @@ import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
+import { sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
 
 export interface TaskSummary {
   taskId: string;
@@ -209,6 +210,18 @@ export class TaskClient {
   /** Denies a pending approval; the model is told the reason. */
   async deny(taskId: string, input: DenyInput): Promise<ApprovalAnswer> {
     return this.update(taskId, denyUpdate, this.signer && !input.proof ? { ...input, proof: this.signed('deny', taskId, input.approvalId, input) } : input);
+  }
+
+  /**
+   * A decision that counts even when no worker runs: taken at once when a worker answers within a
+   * second, else recorded in history as a signal that the task judges when a worker runs it
+   * (`applied: false`). Refused at once when the task is closed, or when its memo shows the
+   * approval or block is no longer pending; a rule broken later is in status.decisions.
+   */
+  async decide(taskId: string, decision: DecisionToSend): Promise<DecisionOutcome> {
+    return this.withNotFound(taskId, () =>
+      sendDecision({ client: this.client, signer: this.signer, status: (id) => this.status(id), rejected: (id, reason) => new TaskRejectedError(id, reason) }, taskId, decision),
+    );
   }
 
   /** The signer's proof for a decision; `request` carries `by` and `roles` and the content signed. */

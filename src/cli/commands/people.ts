@@ -6,16 +6,19 @@ import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient as connectPlainClient } from '../connect';
 import { safeJson, safeLine } from '../render';
+import { describeAtRest, type DecisionOutcome } from '../../client/send-decision';
 
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
-durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
+durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
                          [--model ID] [--max-tokens N] [--json]
 durable-agent message TASK_ID TEXT --as NAME [--role ROLE]...
 durable-agent cancel TASK_ID
   With a signing key (${SIGNING_KEY_ENV}, or the state dir's approvers/signing-key.json) decisions are signed:
-  the operator at this terminal vouches for --as and --role. Tasks whose worker trusts keys refuse unsigned ones.`;
+  the operator at this terminal vouches for --as and --role. Tasks whose worker trusts keys refuse unsigned ones.
+  approve, deny and unblock never wait on a worker: taken at once they exit 0; with no worker to take them they
+  are recorded in the task's history, apply when a worker runs it, and exit 5 (status shows the outcome).`;
 
 /** The signing key this terminal holds, if any: its operator is a trusted front end. */
 function cliSigner(): DecisionSigner | undefined {
@@ -54,6 +57,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
       'cost-usd': { type: 'string' },
       model: { type: 'string' },
       'max-tokens': { type: 'string' },
+      block: { type: 'string' },
       json: { type: 'boolean' },
       ...roleOption,
     },
@@ -75,16 +79,19 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   try {
-    const result = await client.unblock(taskId, {
-      by,
-      ...rolesFrom(values),
-      ...(message !== undefined ? { message } : {}),
-      ...(Object.keys(budget).length ? { budget } : {}),
-      ...(model !== undefined ? { model } : {}),
-      ...(maxTokens ? { maxTokens } : {}),
+    const outcome = await client.decide(taskId, {
+      kind: 'unblock',
+      input: {
+        by,
+        ...(values.block !== undefined ? { blockId: values.block } : {}),
+        ...rolesFrom(values),
+        ...(message !== undefined ? { message } : {}),
+        ...(Object.keys(budget).length ? { budget } : {}),
+        ...(model !== undefined ? { model } : {}),
+        ...(maxTokens ? { maxTokens } : {}),
+      },
     });
-    console.log(values.json ? safeJson(result) : `${taskId} resumed (escalation ${safeLine(result.escalationId)})`);
-    return EXIT.ok;
+    return reported(outcome, values.json, (answer) => `${taskId} resumed (escalation ${safeLine((answer as { escalationId: string }).escalationId)})`);
   } catch (err) {
     throw rejection(err, taskId, client);
   }
@@ -131,15 +138,11 @@ export async function approveCommand(argv: string[]): Promise<number> {
   const taskId = positionals[0]!;
   const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
-    const answer = await client.approve(taskId, {
-      approvalId,
-      by,
-      ...rolesFrom(values),
-      ...(comment !== undefined ? { comment } : {}),
-      ...(editedInput !== undefined ? { editedInput } : {}),
+    const outcome = await client.decide(taskId, {
+      kind: 'approve',
+      input: { approvalId, by, ...rolesFrom(values), ...(comment !== undefined ? { comment } : {}), ...(editedInput !== undefined ? { editedInput } : {}) },
     });
-    console.log(values.json ? safeJson(answer) : `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
-    return EXIT.ok;
+    return reported(outcome, values.json, () => `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
   } catch (err) {
     throw rejection(err, taskId, client);
   }
@@ -159,9 +162,8 @@ export async function denyCommand(argv: string[]): Promise<number> {
   const taskId = positionals[0]!;
   const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
-    const answer = await client.deny(taskId, { approvalId, by, ...rolesFrom(values), reason: values.reason });
-    console.log(values.json ? safeJson(answer) : `denied ${approvalId} on ${taskId}`);
-    return EXIT.ok;
+    const outcome = await client.decide(taskId, { kind: 'deny', input: { approvalId, by, ...rolesFrom(values), reason: values.reason } });
+    return reported(outcome, values.json, () => `denied ${approvalId} on ${taskId}`);
   } catch (err) {
     throw rejection(err, taskId, client);
   }
@@ -204,9 +206,20 @@ function editedArguments(text: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * Taken (exit 0), or recorded for when a worker runs the task (exit 5): a person who walks away
+ * knows which. The outcome of a recorded decision shows later in `status` and `watch`.
+ */
+function reported(outcome: DecisionOutcome, json: boolean | undefined, taken: (answer: unknown) => string): number {
+  if (json) console.log(safeJson(outcome));
+  else console.log(outcome.applied ? taken(outcome.answer) : outcome.note);
+  return outcome.applied ? EXIT.ok : EXIT.recorded;
+}
+
+/** The one pending approval, from the task's memo when it has one (no worker needed), else from a worker. */
 async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<string> {
-  const status = await client.status(taskId);
-  const pending = status.pendingApprovals;
+  const memo = (await describeAtRest(client.client, taskId).catch(() => undefined))?.pending;
+  const pending = memo ? memo.approvals : (await client.status(taskId)).pendingApprovals;
   if (pending.length === 1) return pending[0]!.id;
   throw new CliError(
     pending.length === 0

@@ -1,0 +1,118 @@
+/**
+ * A person's decision that counts even when no worker runs. What is pending comes from the task's
+ * memo (a describe: no worker needed); the decision goes as an update when a worker answers within
+ * a second (the caller learns at once whether it was taken), else as a signal, which the server
+ * records in history at once and the task judges by the same rules when a worker runs it.
+ */
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { DecisionSigner } from '../approvers/signer';
+import { approveSignal, approveUpdate, denySignal, denyUpdate, unblockSignal, unblockUpdate } from '../protocol/definitions';
+import type { ApprovalAnswer, ApproveInput, DenyInput, PendingMemo, TaskStatus, UnblockInput } from '../protocol/task';
+
+/** How long a decision waits for a worker to take it before it is sent as a signal instead. */
+export const DECISION_UPDATE_WAIT_MS = 1_000;
+
+export type DecisionToSend = { kind: 'approve'; input: ApproveInput } | { kind: 'deny'; input: DenyInput } | { kind: 'unblock'; input: UnblockInput };
+
+export type DecisionOutcome =
+  | { applied: true; answer: ApprovalAnswer | { resumed: true; escalationId: string } }
+  /** Recorded in the task's history; the task takes (or refuses) it when a worker runs it. */
+  | { applied: false; recorded: true; taskQueue: string; note: string };
+
+/** What the sender needs of the task, without a worker. */
+export interface TaskAtRest {
+  executionStatus: string;
+  taskQueue: string;
+  /** Absent for tasks started before pending-in-memo. */
+  pending?: PendingMemo;
+}
+
+export interface DecisionSender {
+  client: Client;
+  signer?: DecisionSigner | undefined;
+  /** The live status, for tasks whose memo does not say what is pending (a worker must answer). */
+  status(taskId: string): Promise<TaskStatus>;
+  rejected(taskId: string, reason: string): Error;
+}
+
+export async function describeAtRest(client: Client, taskId: string): Promise<TaskAtRest> {
+  const described = await client.workflow.getHandle(taskId).describe();
+  const pending = (described.memo as { pending?: PendingMemo } | undefined)?.pending;
+  return { executionStatus: described.status.name, taskQueue: described.taskQueue, ...(pending ? { pending } : {}) };
+}
+
+export async function sendDecision(sender: DecisionSender, taskId: string, decision: DecisionToSend): Promise<DecisionOutcome> {
+  const task = await describeAtRest(sender.client, taskId);
+  if (task.executionStatus !== 'RUNNING') throw sender.rejected(taskId, `the task is ${task.executionStatus.toLowerCase()}; it takes no more requests`);
+  const input = await bound(sender, taskId, task, decision);
+  const handle = sender.client.workflow.getHandle(taskId);
+  const pollers = await workflowPollers(sender.client, task.taskQueue);
+  if (pollers.length > 0) {
+    try {
+      const answer = await sender.client.connection.withDeadline<ApprovalAnswer | { resumed: true; escalationId: string }>(Date.now() + DECISION_UPDATE_WAIT_MS, () =>
+        decision.kind === 'approve'
+          ? handle.executeUpdate(approveUpdate, { args: [input as ApproveInput] })
+          : decision.kind === 'deny'
+            ? handle.executeUpdate(denyUpdate, { args: [input as DenyInput] })
+            : handle.executeUpdate(unblockUpdate, { args: [input as UnblockInput] }),
+      );
+      return { applied: true, answer };
+    } catch (err) {
+      // The validator (or handler) said no: the caller hears why, and nothing is recorded.
+      if (err instanceof WorkflowUpdateFailedError) throw sender.rejected(taskId, err.cause?.message ?? err.message);
+      // No worker took it in time: the signal below records it. Should the update still be
+      // delivered later, the one that comes second is recorded as superseded (single use).
+    }
+  }
+  if (decision.kind === 'approve') await handle.signal(approveSignal, input as ApproveInput);
+  else if (decision.kind === 'deny') await handle.signal(denySignal, input as DenyInput);
+  else await handle.signal(unblockSignal, input as UnblockInput);
+  return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers) };
+}
+
+/**
+ * The decision as it is sent: bound to what the person decided on (an unblock names its block)
+ * and signed over that. What the memo shows as no longer pending is refused here already.
+ */
+async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, decision: DecisionToSend): Promise<ApproveInput | DenyInput | UnblockInput> {
+  const sign = <T extends { by: string; roles?: string[] }>(kind: DecisionToSend['kind'], subject: string, request: T): T =>
+    sender.signer && !(request as { proof?: unknown }).proof
+      ? { ...request, proof: sender.signer.sign({ kind, taskId, subject, by: request.by, roles: request.roles ?? [], request: request as unknown as Record<string, unknown> }) }
+      : request;
+  if (decision.kind === 'unblock') {
+    const blockId = decision.input.blockId ?? (task.pending ? task.pending.block?.id : (await sender.status(taskId)).blocked?.id);
+    if (!blockId) throw sender.rejected(taskId, `the task is not blocked`);
+    return sign('unblock', blockId, { ...decision.input, blockId });
+  }
+  const { approvalId } = decision.input;
+  if (task.pending && !task.pending.approvals.some((a) => a.id === approvalId)) {
+    const waiting = task.pending.approvals.map((a) => `${a.id} (${a.tool})`).join(', ');
+    throw sender.rejected(taskId, `no pending approval ${approvalId} on this task${waiting ? ` (pending: ${waiting})` : ' (none pending)'}`);
+  }
+  return sign(decision.kind, approvalId, decision.input);
+}
+
+interface Poller {
+  lastAccessTime?: { seconds?: unknown } | null;
+}
+
+async function workflowPollers(client: Client, taskQueue: string): Promise<Poller[]> {
+  try {
+    const { pollers } = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    return pollers ?? [];
+  } catch {
+    return [{}]; // Unknown: let the update try.
+  }
+}
+
+function recordedNote(taskQueue: string, pollers: Poller[]): string {
+  if (!pollers.length) return `recorded; it applies when a worker runs the task (no worker polls queue ${taskQueue})`;
+  const last = Math.max(0, ...pollers.map((p) => Number(p.lastAccessTime?.seconds ?? 0)));
+  const ago = last > 0 ? `; queue ${taskQueue} was last polled ${Math.max(0, Math.round(Date.now() / 1000 - last))} s ago` : '';
+  return `recorded; it applies when a worker runs the task (no worker took it within ${DECISION_UPDATE_WAIT_MS / 1000} s${ago})`;
+}
