@@ -15,6 +15,7 @@ import { measureRecovery, recoveryTable } from './recovery';
 import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
+import { decisionTable, measureDecisionCost } from './decisions';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
@@ -107,6 +108,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'recovery.md'), recoveryTable(r) + '\n');
     console.log(`\nheartbeat timeout ${r.heartbeatTimeoutMs} ms; target for the median SIGKILL -> next workflow task: under ${r.targetMs} ms\n`);
     console.log(recoveryTable(r));
+  },
+  decisions: async () => {
+    const h = await startHarness();
+    const cost = await measureDecisionCost(h).finally(() => h.close());
+    save('decisions.json', cost);
+    writeFileSync(path.join(out, 'decisions.md'), decisionTable(cost) + '\n');
+    console.log('\nA decision made while no worker runs (issue 28):\n');
+    console.log(decisionTable(cost));
   },
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');

@@ -65,9 +65,17 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
       // delivered later, the one that comes second is recorded as superseded (single use).
     }
   }
-  if (decision.kind === 'approve') await handle.signal(approveSignal, input as ApproveInput);
-  else if (decision.kind === 'deny') await handle.signal(denySignal, input as DenyInput);
-  else await handle.signal(unblockSignal, input as UnblockInput);
+  const offered = pollers.length > 0;
+  const signalled =
+    decision.kind === 'approve' ? handle.signal(approveSignal, input as ApproveInput) : decision.kind === 'deny' ? handle.signal(denySignal, input as DenyInput) : handle.signal(unblockSignal, input as UnblockInput);
+  await signalled.catch((err: Error & { cause?: Error }) => {
+    // e.g. a flood of signals reached the server's per-run limit: say what the server said.
+    if (/limit for signal events/.test(err.cause?.message ?? '')) {
+      const offeredNote = offered ? '; it was offered as an update first, which a worker may still take (see status)' : '';
+      throw sender.rejected(taskId, `the server refused the decision: ${err.cause!.message}${offeredNote}`);
+    }
+    throw err;
+  });
   return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers) };
 }
 

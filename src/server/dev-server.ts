@@ -54,6 +54,9 @@ export interface DevServer {
  * about 50 ms before it is dispatched (a 10 ms turn became 200 ms in the overhead benchmark).
  * A cluster spreads the same limit over hundreds of shards; one shard needs a higher one.
  */
+/** Signals one run of a task accepts (decisions and messages); a continue-as-new starts a new count. */
+export const MAX_SIGNALS_PER_RUN = 2_000;
+
 export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, unknown> = {
   'history.transferProcessorMaxPollRPS': 1000,
   'history.timerProcessorMaxPollRPS': 1000,
@@ -66,6 +69,10 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, unknown> = {
   // completed it, in the same response, instead of through the task queue and a poll (the SDK asks
   // for it when it has a free slot). Off by default before server 1.32; on in Temporal Cloud.
   'system.enableActivityEagerExecution': true,
+  // Decisions can arrive as signals (recorded without a worker). A flood of them is refused by the
+  // server past this many per run ("exceeded workflow execution limit for signal events"), well
+  // before the history limits that would terminate the task (default 10,000 per run).
+  'history.maximumSignalsPerExecution': MAX_SIGNALS_PER_RUN,
 };
 
 /**

@@ -219,3 +219,50 @@ describe('on one server', () => {
     expect(await workflowTaskFailures(h, taskId)).toBe(0);
   });
 });
+
+describe('a flood of signals', () => {
+  let h: Harness;
+  const LIMIT = 30;
+  beforeAll(async () => {
+    h = await startHarness({ dynamicConfig: { 'history.maximumSignalsPerExecution': LIMIT } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('is refused by the server past the per-run limit with a clear error; the task is not terminated and still takes a person\'s decision', async () => {
+    const signed = new TaskClient(h.client.client, h.taskQueue, signer);
+    const { taskId, approvalId } = await waitingTask(h, signed, 'flood.txt', 'flood');
+    const handle = h.client.handle(taskId);
+    let refusedAt: number | undefined;
+    let refusal = '';
+    for (let i = 0; i < LIMIT + 5 && refusedAt === undefined; i++) {
+      await handle.signal(denySignal, { approvalId, by: 'mallory', reason: `flood ${i}` }).catch((err: Error & { cause?: Error }) => {
+        refusedAt = i;
+        refusal = `${err.message}: ${err.cause?.message}`;
+      });
+    }
+    expect(refusal).toMatch(/limit for signal events/);
+    expect(refusedAt).toBeLessThanOrEqual(LIMIT);
+    // A front end says so in words. (It offered the decision as an update first, if the queue had pollers.)
+    const offered = await signed.decide(taskId, { kind: 'deny', input: { approvalId, by: 'olga', reason: 'no' } }).then(() => 'sent', (err: Error) => err.message);
+    expect(offered).toMatch(/server refused the decision: .*limit for signal events/);
+    const worker = runInBackground(await h.worker(agentsFor(h), { approverKeys: [signer.trustedKey()] }));
+    try {
+      if (/offered as an update first/.test(offered)) {
+        // The update the server held is taken once a worker runs: olga's denial.
+        await h.client.result(taskId);
+        expect((await h.client.status(taskId)).approvals).toEqual([expect.objectContaining({ id: approvalId, decision: 'denied', by: 'olga' })]);
+      } else {
+        await statusWhen(h, taskId, (s) => (s.untakenDecisions ?? 0) === refusedAt);
+        expect(await signed.approve(taskId, { approvalId, by: 'olga' })).toMatchObject({ decision: 'approved' });
+        await h.client.result(taskId);
+      }
+      const status = await h.client.status(taskId);
+      expect(status.untakenDecisions).toBe(refusedAt);
+      expect(status.agentStatus).toBe('completed');
+    } finally {
+      await worker.stop();
+    }
+  });
+});
