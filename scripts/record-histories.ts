@@ -1,13 +1,17 @@
 /**
  * Records the histories that the replay test keeps, from representative tasks run on a real dev
- * server. Existing files are kept: each stands for the code that recorded it. Run it when a new kind of task path is worth protecting, never to "fix" a failing replay:
+ * server. Existing files are kept (the recorder never overwrites one): each stands for the code that
+ * recorded it. Run it when a new kind of task path is worth protecting, never to "fix" a failing replay:
  * a replay failure means the workflow change would break tasks already in flight (use patched()).
  *   npx tsx scripts/record-histories.ts
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
+import { createDemoAgent, DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
+import { createDecisionSigner, generateSecretKey } from '../src/approvers';
+import { approveSignal, denySignal } from '../src/protocol/definitions';
+import type { AgentWorkerOptions } from '../src/worker/create-worker';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../test/support/harness';
 import type { AgentDefinition } from '../src/agents/define-agent';
 import { createBenchAgent } from '../bench/bench-agent';
@@ -21,6 +25,7 @@ async function record(
   input: Parameters<Harness['client']['start']>[0],
   drive: (taskId: string) => Promise<void> = async () => undefined,
   agents?: AgentDefinition[],
+  workerOptions: Partial<AgentWorkerOptions> = {},
 ): Promise<void> {
   const file = path.join(OUT, `${name}.json`);
   // A committed history stands for tasks recorded by older code: never overwrite one.
@@ -28,8 +33,10 @@ async function record(
     console.log(`kept ${name} (already recorded)`);
     return;
   }
-  const taskId = `${name}-${h.taskId('')}`;
-  const worker = await h.worker(agents);
+  // The history's name is its workflow id: the replay test replays it under the same id, since a
+  // proof in a signalled decision is bound to the task's id (a fresh server per run keeps it unique).
+  const taskId = name;
+  const worker = await h.worker(agents, workerOptions);
   await worker.runUntil(async () => {
     await h.client.start(input, { taskId });
     await drive(taskId);
@@ -234,9 +241,81 @@ async function main(): Promise<void> {
         await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
       },
     );
+    await recordCurrentPaths(h);
   } finally {
     await h.close();
   }
+}
+
+/**
+ * One history per path under the code of round 3 (config from the worker, decisions as signals,
+ * pending in the memo): approve with edits and deny, block -> unblock, the run after a
+ * continue-as-new, cancel, context compaction, signalled and refused decisions on a verifying task.
+ */
+async function recordCurrentPaths(h: Harness): Promise<void> {
+  const next = async (taskId: string) => (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+  writeFileSync(path.join(h.workspaceDir, 'r3-a.tmp'), 'a');
+  writeFileSync(path.join(h.workspaceDir, 'r3-b.tmp'), 'b');
+  await record(
+    h,
+    'r3-approve-edit-deny',
+    { agent: 'demo', prompt: 'approvals', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]) } },
+    async (taskId) => {
+      await h.client.approve(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', editedInput: { path: 'r3-a.tmp' }, comment: 'the other one' });
+      await h.client.deny(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', reason: 'keep the note' });
+    },
+  );
+  await record(
+    h,
+    'r3-block-unblock',
+    { agent: 'demo', prompt: 'loop', maxTurns: 2, model: { provider: 'scripted', script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('list_files', { dir: '.' }), answer('done after more turns')]) } },
+    async (taskId) => {
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+      await h.client.unblock(taskId, { by: 'recorder', blockId: blocked.blocked!.id, budget: { turns: 4 }, message: 'two more' });
+    },
+  );
+  await record(h, 'r3-continued-run', {
+    agent: 'demo',
+    prompt: 'continue',
+    continueAsNewEveryTurns: 2,
+    model: { provider: 'scripted', script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('read_file', { path: 'inbox/customer-note.txt' }), answer('done over two runs')]) },
+  });
+  await record(
+    h,
+    'r3-cancel',
+    { agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('never')]) } },
+    async (taskId) => {
+      await next(taskId);
+      await h.client.cancel(taskId);
+    },
+  );
+  await record(
+    h,
+    'r3-compaction',
+    { agent: 'bench', prompt: 'echo', maxTurns: 60, model: { provider: 'scripted', script: h.script([...Array.from({ length: 45 }, (_, n) => callTool('echo', { n })), answer('echoed')]) } },
+    undefined,
+    [createBenchAgent()],
+  );
+  // A verifying worker: decisions arrive as signals, one forged (refused), one superseded.
+  const signer = createDecisionSigner('recorder', generateSecretKey());
+  const policy = { destructive: 'confirm' as const, approvers: { destructive: ['olga'] } };
+  writeFileSync(path.join(h.workspaceDir, 'r3-c.tmp'), 'c');
+  await record(
+    h,
+    'r3-signalled-decisions',
+    { agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-c.tmp' }), answer('deleted')]) } },
+    async (taskId) => {
+      const { id: approvalId } = await next(taskId);
+      const handle = h.client.handle(taskId);
+      await handle.signal(approveSignal, { approvalId, by: 'olga' });
+      const request = { approvalId, by: 'olga' };
+      await handle.signal(approveSignal, { ...request, proof: signer.sign({ kind: 'approve', taskId, subject: approvalId, by: 'olga', roles: [], request }) });
+      await handle.signal(denySignal, { approvalId, by: 'olga', reason: 'late', proof: signer.sign({ kind: 'deny', taskId, subject: approvalId, by: 'olga', roles: [], request: { approvalId, by: 'olga', reason: 'late' } }) });
+      await statusWhen(h, taskId, (s) => s.decisions.some((d) => d.outcome === 'superseded'));
+    },
+    [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy })],
+    { approverKeys: [signer.trustedKey()] },
+  );
 }
 
 main().catch((err) => {

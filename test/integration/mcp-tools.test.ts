@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { defineAgent } from '../../src/agents/define-agent';
 import { McpClientPool } from '../../src/mcp/pool';
 import { renderView } from '../../src/cli/render';
@@ -157,8 +156,6 @@ test("an MCP server's question (elicitation) is asked durably, answered by a per
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
     .map((e) => Buffer.from(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8'));
   expect(patches.some((p) => p.includes('"mcp-tools"'))).toBe(true);
-  // DURABLE_AGENT_RECORD_MCP_HISTORY=1 refreshes the committed history that replay.test.ts replays.
-  if (process.env.DURABLE_AGENT_RECORD_MCP_HISTORY) writeFileSync(path.join(__dirname, '../histories/mcp-question.json'), historyToJSON(run.history) + '\n');
 });
 
 test('a worker SIGKILLed during an MCP call: the call resumes on another worker and the task completes', async () => {

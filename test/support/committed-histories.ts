@@ -1,0 +1,27 @@
+/**
+ * The committed histories the replay tests replay, by name: deleting or renaming one fails the
+ * tests, so coverage of an old code path cannot go away quietly. Each was recorded once by
+ * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
+ * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals).
+ */
+export const COMMITTED_HISTORIES = [
+  'approvals-approve-edit-deny',
+  'continued-as-new-run',
+  'demo-task',
+  'fast-reads',
+  'guarded-loop-unblock-fallback',
+  'local-tool',
+  'max-turns',
+  'mcp-question',
+  'refund-and-approved-cancel',
+  'tool-failures',
+  'turn-budget-blocked-then-final-answer',
+  'v2-approval-and-keys',
+  'v2-results-by-reference',
+  'r3-approve-edit-deny',
+  'r3-block-unblock',
+  'r3-cancel',
+  'r3-compaction',
+  'r3-continued-run',
+  'r3-signalled-decisions',
+] as const;
