@@ -42,3 +42,12 @@ export function toolErrorFromFailure(err: unknown, tool: ToolManifest): ToolErro
   }
   return toolError('permanent', 'tool_failed', err instanceof Error ? err.message : String(err));
 }
+
+/** The ToolError a failure carries (directly or as its cause), or a permanent `task_failed` describing it. */
+export function taskErrorFrom(err: unknown): ToolError {
+  if (err instanceof ApplicationFailure && isToolError(err.details?.[0])) return err.details[0];
+  const cause = (err as { cause?: unknown })?.cause;
+  if (cause instanceof ApplicationFailure && isToolError(cause.details?.[0])) return cause.details[0];
+  const message = err instanceof Error ? `${err.message}${cause instanceof Error ? `: ${cause.message}` : ''}` : String(err);
+  return toolError('permanent', 'task_failed', message);
+}

@@ -1,0 +1,88 @@
+/**
+ * The task's message handlers: queries, the decision updates and their signal twins, and the
+ * `message` signal. Decisions follow the rules in decisions.ts; a message is judged once the
+ * run knows its approver gate (the ones that arrive earlier wait for it).
+ */
+import { log, setHandler } from '@temporalio/workflow';
+import {
+  approveSignal,
+  approveUpdate,
+  denySignal,
+  denyUpdate,
+  messageSignal,
+  statusQuery,
+  transcriptQuery,
+  unblockSignal,
+  unblockUpdate,
+} from '../protocol/definitions';
+import type { MessageInput } from '../protocol/task';
+import { MESSAGE_NONCE_MEMORY, type ApproverGate } from './approver-gate';
+import { Decisions } from './decisions';
+import { failAsUpdate, failAsUpdateAsync, rejectIf } from './update-failures';
+import { messageProblem } from './input-checks';
+import { legacyMessageProblem } from './legacy';
+import type { Run } from './run-setup';
+
+export class TaskHandlers {
+  /** Set once the manifest (with the worker's trusted keys) is known. */
+  private gate: ApproverGate | undefined;
+  /** Messages that arrived before the manifest: judged once it is known. */
+  private readonly earlyMessages: MessageInput[] = [];
+
+  constructor(private readonly run: Run) {}
+
+  register(): void {
+    const { state, rules, v2 } = this.run;
+    const decisions = new Decisions({
+      state,
+      agent: this.run.input.agent,
+      scope: this.run.scope,
+      verifiesApprovers: rules.verifiedApprovers,
+      gate: () => this.gate,
+      prepareToolCall: this.run.activities.prepareToolCall,
+      decisionReceivedAt: this.run.decisionReceivedAt,
+    });
+    setHandler(statusQuery, () => state.status());
+    setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
+    // Validators run before anything is written to history: a wrong or stale decision leaves no trace.
+    setHandler(unblockUpdate, (request) => failAsUpdate(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });
+    setHandler(approveUpdate, (request) => failAsUpdateAsync(() => decisions.approve(request)), { validator: (request) => rejectIf(decisions.problem('approve', request, Date.now())) });
+    setHandler(denyUpdate, (request) => failAsUpdate(() => decisions.deny(request)), { validator: (request) => rejectIf(decisions.problem('deny', request, Date.now())) });
+    // The same decisions as signals: recorded by the server even when no worker runs.
+    setHandler(unblockSignal, (request) => decisions.fromSignal('unblock', request));
+    setHandler(approveSignal, (request) => decisions.fromSignal('approve', request));
+    setHandler(denySignal, (request) => decisions.fromSignal('deny', request));
+    setHandler(messageSignal, (message) => {
+      // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
+      const problem = v2 ? messageProblem(message) : legacyMessageProblem(message);
+      if (problem) {
+        log.warn('Ignored a malformed message signal', { problem });
+        return;
+      }
+      try {
+        if (rules.verifiedApprovers) this.takeMessage(message);
+        else state.addGuidance(message);
+      } catch (err) {
+        log.warn('Ignored a message signal that could not be added', { error: String(err) });
+      }
+    });
+  }
+
+  /** The run's approver gate is known: messages that waited for it are judged now. */
+  gateKnown(gate: ApproverGate): void {
+    this.gate = gate;
+    for (const message of this.earlyMessages.splice(0)) this.takeMessage(message);
+  }
+
+  private takeMessage(message: MessageInput): void {
+    const { state } = this.run;
+    if (!this.gate) return void this.earlyMessages.push(message);
+    const identity = this.gate.messageIdentity(message, Date.now(), state.messageNonces);
+    if (identity.problem) {
+      log.warn('A message was kept out of the conversation', { by: message.by, problem: identity.problem });
+      return state.refuseGuidance(message, identity);
+    }
+    if (identity.verified && message.proof?.nonce) state.rememberNonce(message.proof.nonce, MESSAGE_NONCE_MEMORY);
+    state.addGuidance(message, identity);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Every patch marker of the workflow, with what it changed, in one place. A history recorded before
+ * a marker replays with the behaviour it was recorded with; tasks started since take the new one.
+ * Retire one through Temporal's lifecycle (deprecatePatch, then removal) only once no task started
+ * before it can still be running and no committed history needs it (test/histories).
+ */
+import { patched } from '@temporalio/workflow';
+
+/** Histories recorded before the ledger, budgets and escalations replay with the old behaviour. */
+export const GUARDED_CALLS_PATCH = 'guarded-calls';
+/** Histories recorded before approvals, inform notices and model-failure blocks replay without them. */
+export const PEOPLE_IN_THE_LOOP_PATCH = 'people-in-the-loop';
+/** Histories recorded before continue-as-new replay without it. */
+export const CONTINUE_AS_NEW_PATCH = 'continue-as-new';
+/**
+ * Tasks started with this marker pin DEFAULT_LIMITS (rules v2: the claim check, bounded state,
+ * context compaction, the ledger that knows state changes, inform without waiting); histories
+ * without it replay with LEGACY_LIMITS and the behaviour they were recorded with.
+ */
+export const PINNED_LIMITS_PATCH = 'pinned-limits-v2';
+/**
+ * Tasks started with this marker trim the conversation several turns at a time (a prompt prefix
+ * that stays cacheable), and a run that continues as new publishes AgentStatus=continued.
+ */
+export const STABLE_PREFIX_PATCH = 'stable-prefix';
+/**
+ * Tasks started with this marker check who decides: with trusted keys in the manifest, approve,
+ * deny and unblock must carry a trusted front end's signature and pass the policy's `approvers`;
+ * unsigned messages stay out of the model's context. Identities are recorded as verified or not.
+ */
+export const VERIFIED_APPROVERS_PATCH = 'verified-approvers';
+/**
+ * Tasks started with this marker (rules v2) send `confirm` and `block` notices through the notifier
+ * too, without waiting for them: the webhook body links to the approval's page in the inbox.
+ * Asked lazily, at a task's first such notice, so tasks that never needed a person kept their histories.
+ */
+export const NOTIFY_PEOPLE_PATCH = 'notify-confirm-block';
+/** Tasks started with this marker run their short activities with a heartbeat timeout (see shortActivityOptions). */
+export const SHORT_ACTIVITY_HEARTBEATS_PATCH = 'short-activity-heartbeats';
+/**
+ * Tasks started with this marker take their configuration (tools, policy, approver keys and rules)
+ * from their worker on every run; a snapshot carries progress only, and only this task's own
+ * continue-as-new may hand one over (never a client, a cron run, a retry or a reset of such a run).
+ */
+export const CONFIG_FROM_WORKER_PATCH = 'config-from-worker';
+/**
+ * Tasks started with this marker publish what waits on a person (pending approvals, the current
+ * block) in their memo, so a front end finds it with a describe when no worker runs.
+ */
+export const PENDING_IN_MEMO_PATCH = 'pending-in-memo';
+
+/** The behaviour a run takes, decided once at its start (the order of the patched() calls is part of history). */
+export interface RunRules {
+  /** Undefined for a resumed run (its limits came with the snapshot). */
+  newRules: boolean | undefined;
+  stablePrefix: boolean;
+  configFromWorker: boolean;
+  pendingInMemo: boolean;
+  guarded: boolean;
+  people: boolean;
+  shortActivityHeartbeats: boolean;
+  canContinueAsNew: boolean;
+  verifiedApprovers: boolean;
+}
+
+/** Asks each marker in the order tasks have always asked them: a new order would not replay. */
+export function runRules(resumed: boolean, beforeState: (newRules: boolean | undefined) => void): RunRules {
+  const newRules = resumed ? undefined : patched(PINNED_LIMITS_PATCH);
+  beforeState(newRules);
+  const stablePrefix = newRules === true && patched(STABLE_PREFIX_PATCH);
+  const configFromWorker = patched(CONFIG_FROM_WORKER_PATCH);
+  const pendingInMemo = patched(PENDING_IN_MEMO_PATCH);
+  const guarded = patched(GUARDED_CALLS_PATCH);
+  const people = patched(PEOPLE_IN_THE_LOOP_PATCH);
+  const shortActivityHeartbeats = patched(SHORT_ACTIVITY_HEARTBEATS_PATCH);
+  const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
+  const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
+  return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers };
+}

@@ -1,0 +1,84 @@
+/**
+ * Between turns, a long task starts a fresh run carrying its progress (continue-as-new), so no
+ * run's history grows without bound; audit entries that left state go to the archive on the way.
+ * Callers ask `due()` first: most turns have nothing to do, and every async call costs the
+ * workflow a promise (with the SDK's stack capture) even when it returns at once.
+ */
+import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type TaskInput, type TaskSnapshot } from '../protocol/task';
+import type { People } from './people';
+import type { Run } from './run-setup';
+
+/** Audit entries waiting for the store before they are archived between turns. */
+const OVERFLOW_FLUSH_AT = 200;
+
+export class Rollover {
+  private readonly firstTurnOfRun: number;
+  private readonly everyTurns: number;
+  private continueAfterTurn: number;
+
+  constructor(
+    private readonly run: Run,
+    private readonly people: People,
+  ) {
+    this.firstTurnOfRun = run.state.turn;
+    this.everyTurns = run.input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
+    this.continueAfterTurn = this.firstTurnOfRun + this.everyTurns;
+  }
+
+  /** Whether this run should hand over to a new one before the next turn. */
+  due(): boolean {
+    const { state, v2, rules } = this.run;
+    if (!v2) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || workflowInfo().continueAsNewSuggested);
+    return (state.turn >= this.continueAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > this.firstTurnOfRun;
+  }
+
+  /**
+   * Continues as new (never returns), or, when the state cannot be made to fit the ceiling for a
+   * new run's input, blocks for a person and goes on in this run (Temporal would terminate a run
+   * whose continue-as-new input is too large, losing the task).
+   */
+  async handOver(): Promise<void> {
+    const { state, v2 } = this.run;
+    if (!v2) {
+      // Rules v1: old tool results are compacted on the way.
+      state.compactOldToolResults(10);
+      await condition(allHandlersFinished);
+      await this.continueWith(state.snapshot());
+      return;
+    }
+    await this.people.delivered();
+    state.spillEvents();
+    if (this.archiveDue(true)) await this.archive();
+    await condition(allHandlersFinished);
+    const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
+    if ('snapshot' in fitted) {
+      this.people.publishContinued();
+      await this.continueWith(fitted.snapshot);
+    }
+    await this.people.block(
+      'state_too_large',
+      `The task's state is ${fitted.bytes} bytes after shrinking (${fitted.shrunk.join(', ') || 'nothing to shrink'}), above the ${state.limits.snapshotCeilingBytes}-byte ceiling for a new run. Unblock to go on in this run; it tries again after ${this.everyTurns} more turns.`,
+      () => 1,
+    );
+    this.continueAfterTurn = state.turn + this.everyTurns;
+  }
+
+  /** Whether audit entries that left state are due for the archive (`force`: any at all; rules v2). */
+  archiveDue(force = false): boolean {
+    const { state, scope, v2 } = this.run;
+    return v2 && !!scope && state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
+  }
+
+  /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
+  async archive(): Promise<void> {
+    const { state, scope } = this.run;
+    const entries = state.takeOverflow();
+    state.archive.push(await this.run.activities.storeAudit({ scope: scope!, entries }));
+  }
+
+  private async continueWith(snapshot: TaskSnapshot): Promise<never> {
+    const { resume: _previous, ...rest } = this.run.input;
+    return continueAsNew<(input: TaskInput) => Promise<unknown>>({ ...rest, resume: snapshot });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The start of a run: which rules it follows, whether its input may start it, the state it begins
+ * with (new, or the progress its own continue-as-new handed over), and its configuration from the
+ * worker (manifest, trusted keys, the starter's identity).
+ */
+import { ApplicationFailure, proxyActivities, uuid4, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import type { AgentActivities } from '../protocol/activity-contracts';
+import type { AgentManifest } from '../protocol/agent-manifest';
+import type { TaskInput } from '../protocol/task';
+import { toolError } from '../protocol/tool-error';
+import { describeAgentOptions, shortActivityOptions } from './activity-options';
+import { ApproverGate } from './approver-gate';
+import { taskInputProblem } from './input-checks';
+import { legacyInputChecks } from './legacy';
+import { runRules, type RunRules } from './patches';
+import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limits';
+import { TaskState } from './task-state';
+
+const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
+const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
+
+/** What every part of a run shares: its input, rules, state and the activities it calls. */
+export interface Run {
+  input: TaskInput;
+  info: WorkflowInfo;
+  rules: RunRules;
+  state: TaskState;
+  /** Rules v2 (pinned limits) and later. */
+  v2: boolean;
+  /** The task chain's content in the blob store: the same for every run, never another task's (v2). */
+  scope: string | undefined;
+  /** The short activities, with the heartbeat timeout tasks with that marker schedule them with. */
+  activities: AgentActivities;
+  /** Always with heartbeats: added after that marker, so no history schedules it without. */
+  decisionReceivedAt: AgentActivities['decisionReceivedAt'];
+}
+
+export function beginRun(input: TaskInput): Run {
+  const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
+  const rules = runRules(resumed, (newRules) => {
+    // Histories from before the full input checks fail (or not) exactly as they were recorded.
+    if (newRules === false) legacyInputChecks(input);
+    else assertValidInput(input);
+  });
+  const info = workflowInfo();
+  // Before anything of a snapshot is read: only this task's own continue-as-new may hand one over.
+  const originProblem = rules.configFromWorker ? runOriginProblem(input, info) : undefined;
+  if (originProblem) throw invalidInput(originProblem);
+  const clock = { now: () => new Date(), newId: () => uuid4() };
+  const limits = rules.newRules
+    ? { ...DEFAULT_LIMITS, ...(rules.stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) }
+    : LEGACY_LIMITS;
+  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, limits);
+  state.snapshotCarriesManifest = !rules.configFromWorker;
+  const v2 = state.limits.rulesVersion >= 2;
+  const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
+  state.scope = scope;
+  return {
+    input,
+    info,
+    rules,
+    state,
+    v2,
+    scope,
+    activities: rules.shortActivityHeartbeats ? withShortHeartbeats : withoutHeartbeats,
+    decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,
+  };
+}
+
+/**
+ * The run's configuration, from its worker (a snapshot never supplies it, except where a history
+ * recorded before config-from-worker replays), and the approver gate built from it.
+ */
+export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate | undefined }> {
+  const { input, info, state, rules } = run;
+  if (input.resume && !info.continuedFromExecutionRunId) {
+    // Only this workflow's own continue-as-new may hand a run its state: a client that starts a
+    // task with a made-up snapshot (say, a policy that allows everything) is refused.
+    throw invalidInput('`resume` is set by the task itself when it continues as new; a new task cannot start with one.');
+  }
+  const manifest =
+    input.resume?.manifest && !rules.configFromWorker ? input.resume.manifest : await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
+  if (!input.resume) state.begin(manifest);
+  else state.adoptManifest(manifest);
+  if (!rules.verifiedApprovers) return { manifest, gate: undefined };
+  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
+  if (!input.resume) {
+    // Checked at the time the server accepted the start, not when a worker got to it.
+    const starter = gate.starterOf(input, info.startTime.getTime());
+    if (starter.problem && manifest.policy?.forbidSelfApproval) {
+      // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.
+      const error = toolError('policy', 'unverified_starter', `Agent ${manifest.name} forbids self-approval, so its tasks must be started with a start claim signed by a trusted front end: ${starter.problem}`, 'Start the task through TaskClient.start with a signer (or the durable-agent CLI with a signing key).');
+      throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+    }
+    state.starter = starter;
+    gate.starter = starter;
+  }
+  state.approverStatus = gate.status();
+  return { manifest, gate };
+}
+
+/**
+ * Why this run may not start, or undefined. Cron runs and workflow retries get the first run's
+ * input again (a `resume` included) and set continuedFromExecutionRunId just as continue-as-new
+ * does, so they are refused outright: a schedule starts a new task each time instead, and the
+ * engine retries per activity. A reset run keeps the started event of the run it resets, so it
+ * passes only where that run was itself this task's own continuation.
+ */
+export function runOriginProblem(input: TaskInput, info: WorkflowInfo): string | undefined {
+  if (info.cronSchedule) return 'agentTask does not run on a cron schedule (each run would repeat the whole task); use a Temporal Schedule that starts a new task each time.';
+  if (info.retryPolicy) return 'agentTask does not take a workflow retry policy (a retry would repeat the whole task and its writes); activities are retried per error class instead.';
+  const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
+  if (!resumed) return undefined;
+  if (!info.continuedFromExecutionRunId || info.attempt > 1 || info.lastFailure !== undefined || info.lastResult !== undefined) {
+    return '`resume` is set by the task itself when it continues as new; a new task cannot start with one.';
+  }
+  return undefined;
+}
+
+function assertValidInput(input: TaskInput): void {
+  const problem = taskInputProblem(input);
+  if (problem) throw invalidInput(problem);
+}
+
+function invalidInput(problem: string): ApplicationFailure {
+  return ApplicationFailure.create({ message: `Invalid task input: ${problem}`, type: 'invalid_input', nonRetryable: true });
+}
