@@ -71,7 +71,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       people.publishStatus();
-      if (v2) state.compactForContext(toolbox.contextWindow, toolbox.fixedPromptChars);
+      if (v2) state.conversation.compactForContext(toolbox.contextWindow, toolbox.fixedPromptChars);
       const reply = await callModelOrBlock(run, people, {
         model: manifest.model,
         system: manifest.system,
@@ -89,7 +89,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         return await finish('max_tokens');
       }
       continuations = 0;
-      if (uses.length > 0) state.clearAnswerParts();
+      if (uses.length > 0) state.conversation.clearAnswerParts();
       if (uses.length === 0 || withoutTools) {
         if (!withoutTools && goesOnWithoutTools(run, reply)) continue;
         return await finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
@@ -111,7 +111,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         },
         uses,
       );
-      state.addToolResults(turn.results, guarded ? [state.budgetNote()] : []);
+      state.conversation.addToolResults(turn.results, guarded ? [state.budgetNote()] : []);
       if (turn.perTurnBudgetSpent) withoutTools = true;
       if (turn.escalation) {
         const isBudget = turn.escalation.code === 'tool_call_budget';
@@ -141,7 +141,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 function continueCutAnswer(run: Run, continuations: number): boolean {
   const { state, v2 } = run;
   if (continuations > (v2 ? state.limits.maxContinuations : LEGACY_MAX_CONTINUATIONS) || state.turnsLeft <= 0) return false;
-  if (v2) state.continueCutAnswer();
+  if (v2) state.conversation.continueCutAnswer();
   return true;
 }
 
@@ -150,5 +150,5 @@ function goesOnWithoutTools(run: Run, reply: ModelTurn): boolean {
   // pause_turn: the API paused a long turn; sending the conversation back resumes it.
   if (reply.stopReason === 'pause_turn') return true;
   // A person's message arrived while the model answered: it reads it before the task ends.
-  return run.state.hasPendingGuidance;
+  return run.state.conversation.hasPendingGuidance;
 }

@@ -21,7 +21,7 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
   const { state } = run;
   let compacted = false;
   for (;;) {
-    state.flushGuidance();
+    state.conversation.flushGuidance();
     try {
       const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run) });
       if (reply.stopReason !== 'model_context_window_exceeded') return reply;
@@ -34,7 +34,7 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
     } catch (err) {
       if (isCancellation(err) || !run.rules.people) throw err;
       const error = taskErrorFrom(err);
-      if (error.code === 'context_too_long' && !compacted && state.compactOldToolResults() > 0) {
+      if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) {
         compacted = true;
         continue;
       }
@@ -42,7 +42,7 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
       state.lastError = error;
       await people.block(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
       // A person chose to go on without content the store lost: the model is told it is gone.
-      if (error.code === 'blob_missing') state.forgetMissingBlob(error.detail);
+      if (error.code === 'blob_missing') state.conversation.forgetMissingBlob(error.detail);
       compacted = false;
     }
   }

@@ -42,13 +42,13 @@ export class Rollover {
     const { state, v2 } = this.run;
     if (!v2) {
       // Rules v1: old tool results are compacted on the way.
-      state.compactOldToolResults(10);
+      state.conversation.compactOldToolResults(10);
       await condition(allHandlersFinished);
       await this.continueWith(state.snapshot());
       return;
     }
     await this.people.delivered();
-    state.spillEvents();
+    state.audit.spillEvents();
     if (this.archiveDue(true)) await this.archive();
     await condition(allHandlersFinished);
     const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
@@ -73,7 +73,7 @@ export class Rollover {
   /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
   async archive(): Promise<void> {
     const { state, scope } = this.run;
-    const entries = state.takeOverflow();
+    const entries = state.audit.takeOverflow();
     state.archive.push(await this.run.activities.storeAudit({ scope: scope!, entries }));
   }
 

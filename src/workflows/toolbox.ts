@@ -29,7 +29,7 @@ export class Toolbox {
   }
 
   specs(): ToolSpec[] {
-    if (!this.state.offersRecall || this.manifest.tools.some((t) => t.name === RECALL_TOOL_MANIFEST.name)) return this.baseSpecs;
+    if (!this.state.conversation.offersRecall || this.manifest.tools.some((t) => t.name === RECALL_TOOL_MANIFEST.name)) return this.baseSpecs;
     this.tools.set(RECALL_TOOL_MANIFEST.name, RECALL_TOOL_MANIFEST);
     return [...this.baseSpecs, RECALL_SPEC];
   }
