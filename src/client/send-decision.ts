@@ -45,9 +45,9 @@ export async function describeAtRest(client: Client, taskId: string): Promise<Ta
 export async function sendDecision(sender: DecisionSender, taskId: string, decision: DecisionToSend): Promise<DecisionOutcome> {
   const task = await describeAtRest(sender.client, taskId);
   if (task.executionStatus !== 'RUNNING') throw sender.rejected(taskId, `the task is ${task.executionStatus.toLowerCase()}; it takes no more requests`);
-  const input = await bound(sender, taskId, task, decision);
-  const handle = sender.client.workflow.getHandle(taskId);
   const pollers = await workflowPollers(sender.client, task.taskQueue);
+  const input = await bound(sender, taskId, task, decision, pollers.length > 0);
+  const handle = sender.client.workflow.getHandle(taskId);
   if (pollers.length > 0) {
     try {
       const answer = await sender.client.connection.withDeadline<ApprovalAnswer | { resumed: true; escalationId: string }>(Date.now() + DECISION_UPDATE_WAIT_MS, () =>
@@ -81,9 +81,10 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
 
 /**
  * The decision as it is sent: bound to what the person decided on (an unblock names its block)
- * and signed over that. What the memo shows as no longer pending is refused here already.
+ * and signed over that. With no worker to ask, what the memo shows as not pending is refused here
+ * already (a worker's validator gives the more precise reason, e.g. who decided it first).
  */
-async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, decision: DecisionToSend): Promise<ApproveInput | DenyInput | UnblockInput> {
+async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, decision: DecisionToSend, workerPolls: boolean): Promise<ApproveInput | DenyInput | UnblockInput> {
   const sign = <T extends { by: string; roles?: string[] }>(kind: DecisionToSend['kind'], subject: string, request: T): T =>
     sender.signer && !(request as { proof?: unknown }).proof
       ? { ...request, proof: sender.signer.sign({ kind, taskId, subject, by: request.by, roles: request.roles ?? [], request: request as unknown as Record<string, unknown> }) }
@@ -94,7 +95,7 @@ async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, d
     return sign('unblock', blockId, { ...decision.input, blockId });
   }
   const { approvalId } = decision.input;
-  if (task.pending && !task.pending.approvals.some((a) => a.id === approvalId)) {
+  if (!workerPolls && task.pending && !task.pending.approvals.some((a) => a.id === approvalId)) {
     const waiting = task.pending.approvals.map((a) => `${a.id} (${a.tool})`).join(', ');
     throw sender.rejected(taskId, `no pending approval ${approvalId} on this task${waiting ? ` (pending: ${waiting})` : ' (none pending)'}`);
   }
