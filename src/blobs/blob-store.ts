@@ -16,7 +16,10 @@ export interface BlobStore {
   readonly description: string;
   /** Stores UTF-8 text in the scope; returns `sha256:<hex>` of the text. Idempotent: the same text gives the same id. */
   put(scope: string, text: string): Promise<string>;
-  /** The text stored under `id` in the scope. Throws BlobMissingError when it is not there. */
+  /**
+   * The text stored under `id` in the scope. Throws BlobMissingError when it is not there, and
+   * BlobTamperedError when what is there is not the text the id names (its sha256 differs).
+   */
   get(scope: string, id: string): Promise<string>;
   /** Deletes every blob of the scopes whose name starts with `scopePrefix` (e.g. `<workflowId>/`). Returns how many blobs went. */
   purge(scopePrefix: string): Promise<number>;
@@ -45,5 +48,22 @@ export class BlobMissingError extends Error {
     where: string,
   ) {
     super(`blob ${id} of ${scope} is missing from ${where} (purged, or the workers do not share one store)`);
+  }
+}
+
+/**
+ * What the store holds under an id is not the content the id names: its sha256 differs, or (with
+ * encryption keys configured) it is stored unencrypted. Whoever can write the blob folder or table
+ * changed it; it is never handed on as if it were the task's content.
+ */
+export class BlobTamperedError extends Error {
+  override readonly name = 'BlobTamperedError';
+  constructor(
+    readonly scope: string,
+    readonly id: string,
+    where: string,
+    readonly reason: string,
+  ) {
+    super(`blob ${id} of ${scope} in ${where} was tampered with: ${reason}; it was not used`);
   }
 }

@@ -65,7 +65,7 @@ export class LocalBlobStore implements BlobBodyStore {
   }
 
   async get(scope: string, id: string): Promise<string> {
-    return plainTextOf(await this.getBody(scope, id), scope, id);
+    return plainTextOf(await this.getBody(scope, id), scope, id, this.description);
   }
 
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
