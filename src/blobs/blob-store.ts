@@ -21,8 +21,14 @@ export interface BlobStore {
    * BlobTamperedError when what is there is not the text the id names (its sha256 differs).
    */
   get(scope: string, id: string): Promise<string>;
-  /** Deletes every blob of the scopes whose name starts with `scopePrefix` (e.g. `<workflowId>/`). Returns how many blobs went. */
+  /**
+   * Deletes every blob of the scopes whose name starts with `scopePrefix`. Returns how many blobs went.
+   * Not for purging a task: workflow ids may contain `/`, so `team/` is also the start of task
+   * `team/alpha`'s scopes (use purgeScope with the task's own scopes).
+   */
   purge(scopePrefix: string): Promise<number>;
+  /** Deletes every blob of exactly this scope (one task chain's). Returns how many blobs went. */
+  purgeScope(scope: string): Promise<number>;
   /** Scopes with blobs, for retention and `purge`. */
   scopes(): Promise<string[]>;
   close(): Promise<void>;

@@ -65,6 +65,10 @@ export class EncryptedBlobStore implements BlobStore {
     return this.inner.purge(scopePrefix);
   }
 
+  purgeScope(scope: string): Promise<number> {
+    return this.inner.purgeScope(scope);
+  }
+
   scopes(): Promise<string[]> {
     return this.inner.scopes();
   }

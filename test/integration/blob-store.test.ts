@@ -113,6 +113,20 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
     expect(await store.purge('task-1/')).toBe(0);
   });
 
+  test('purgeScope deletes exactly one scope: not the scopes it is a prefix of, nor a neighbour', async () => {
+    await store.put('team/run-1', 'one');
+    await store.put('team/run-1', 'two');
+    await store.put('team/alpha/run-1', 'a task whose id is team/alpha');
+    await store.put('team/run-10', 'another run id sharing the characters');
+    expect(await store.purgeScope('team/run-1')).toBe(2);
+    expect((await store.scopes()).sort()).toEqual(['team/alpha/run-1', 'team/run-10']);
+    expect(await store.get('team/alpha/run-1', blobIdOf('a task whose id is team/alpha'))).toBe('a task whose id is team/alpha');
+    await expect(store.get('team/run-1', blobIdOf('one'))).rejects.toBeInstanceOf(BlobMissingError);
+    expect(await store.purgeScope('team/run-1')).toBe(0);
+    expect(await store.purgeScope('never/used')).toBe(0);
+    await expect(store.purgeScope('')).rejects.toThrow(TypeError);
+  });
+
   test('an empty purge prefix is refused instead of deleting every task', async () => {
     await store.put('t/r', 'kept');
     await expect(store.purge('')).rejects.toThrow(TypeError);
@@ -313,6 +327,15 @@ describe('LRU cache', () => {
     await inner.purge('t/'); // behind the cache's back
     expect(await cache.get('t/r', a)).toBe('a'.repeat(200));
     await expect(cache.get('t/r', b)).rejects.toBeInstanceOf(BlobMissingError);
+  });
+
+  test('purgeScope through the cache forgets that scope\'s cached copies and keeps the others', async () => {
+    const cache = new CachedBlobStore(new LocalBlobStore(tmp()));
+    const gone = await cache.put('team/run', 'cached');
+    const kept = await cache.put('team/alpha/run', 'kept');
+    expect(await cache.purgeScope('team/run')).toBe(1);
+    await expect(cache.get('team/run', gone)).rejects.toBeInstanceOf(BlobMissingError);
+    expect(await cache.get('team/alpha/run', kept)).toBe('kept');
   });
 
   test('purge through the cache also forgets the cached copies', async () => {
