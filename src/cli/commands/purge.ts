@@ -98,8 +98,18 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
   const skipped: { taskId: string; reason: string }[] = [];
   for (const taskId of taskIds) {
     // The id may since have been reused by a task that is running now: its chain's scope is the task's too.
-    const current = await client.describe(taskId).catch(() => undefined);
-    if (current?.executionStatus === 'RUNNING') {
+    let running: boolean;
+    try {
+      running = (await client.describe(taskId)).executionStatus === 'RUNNING';
+    } catch (err) {
+      // Gone since the list (past retention) is safe to purge; an unanswered check is not.
+      if (!(err instanceof TaskNotFoundError)) {
+        skipped.push({ taskId, reason: `could not check whether it is running: ${(err as Error).message}` });
+        continue;
+      }
+      running = false;
+    }
+    if (running) {
       skipped.push({ taskId, reason: 'a task with this id is running' });
       continue;
     }
