@@ -9,15 +9,15 @@
  * Environment: DURABLE_AGENT_COMPRESSION=off turns compression off; DURABLE_AGENT_COMPRESSION_THRESHOLD
  * sets the size in bytes from which payloads are compressed (default 4096). Turning compression off
  * only stops new payloads being compressed: the codec keeps decoding compressed ones already in history.
+ * DURABLE_AGENT_ENCRYPTION_KEYS / DURABLE_AGENT_ENCRYPTION_KEY_FILE turn encryption on (see
+ * encryption-keys.ts); with encryption on, failure messages and stack traces are encoded too
+ * (failureConverterPath). Without keys nothing is encrypted, and an encrypted payload is refused
+ * with a message naming its key id.
  *
  * With encryption on, compression is off unless asked for (DURABLE_AGENT_COMPRESSION=on, or the
  * `compression` option): compressed size depends on content, so text an attacker gets into a payload
  * next to a secret (a tool result quoting a web page, a message) would reveal, by the ciphertext's
  * length, whether it repeats part of the secret (the CRIME/BREACH attacks on TLS compression).
- * DURABLE_AGENT_ENCRYPTION_KEYS / DURABLE_AGENT_ENCRYPTION_KEY_FILE turn encryption on (see
- * encryption-keys.ts); with encryption on, failure messages and stack traces are encoded too
- * (failureConverterPath). Without keys nothing is encrypted, and an encrypted payload is refused
- * with a message naming its key id.
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { CompressionCodec, DEFAULT_COMPRESSION_THRESHOLD, type CompressionOptions } from './compression-codec';
