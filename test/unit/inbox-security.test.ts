@@ -129,9 +129,9 @@ describe('the inbox sign-in over HTTP', () => {
   afterEach(() => jest.restoreAllMocks());
 
   /** One sign-in form's pre-session token, and a POST of it (no redirects followed). */
-  async function signInForm(query = ''): Promise<{ pre: string; page: string }> {
-    const page = await (await fetch(`${base}/signin${query}`)).text();
-    return { pre: /name="_csrf" value="([^"]+)"/.exec(page)![1]!, page };
+  async function signInForm(): Promise<{ pre: string }> {
+    const page = await (await fetch(`${base}/signin`)).text();
+    return { pre: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
   }
   const post = (pre: string, fields: Record<string, string>) =>
     fetch(`${base}/signin`, {
