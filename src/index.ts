@@ -35,5 +35,5 @@ export * from './protocol';
 export { createDataConverter, createPayloadCodecs } from './codec';
 export { connectClient, clientConnectionOptions, MAX_RECEIVE_MESSAGE_BYTES } from './client/client-connection';
 export type { CodecOptions } from './codec';
-export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, EncryptedBlobStore, BlobMissingError, BlobKeyNotFoundError, BlobDecryptionError } from './blobs';
+export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, EncryptedBlobStore, BlobMissingError, BlobTamperedError, BlobKeyNotFoundError, BlobDecryptionError } from './blobs';
 export type { BlobStore, BlobBodyStore } from './blobs';

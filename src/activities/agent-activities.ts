@@ -28,7 +28,7 @@ import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
-import { BlobMissingError, missingBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
+import { BlobMissingError, BlobTamperedError, missingBlobFailure, tamperedBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
@@ -140,6 +140,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return await work();
     } catch (err) {
       if (err instanceof BlobMissingError) throw missingBlobFailure(err);
+      if (err instanceof BlobTamperedError) throw tamperedBlobFailure(err);
       if (err instanceof BlobKeyNotFoundError || err instanceof BlobDecryptionError) throw unreadableBlobFailure(err);
       throw err;
     }

@@ -5,13 +5,15 @@
  *   0xFF 'D' 'A' 'B' | version 1 | key id length (1 byte) | key id (ASCII) | nonce (12) | ciphertext | tag (16)
  *
  * 0xFF never occurs in UTF-8, and plain blobs are the UTF-8 bytes of their text: a body that starts
- * with the magic is sealed, anything else is a blob written before encryption was turned on.
+ * with the magic is sealed, anything else is a plain blob (written before encryption was turned on,
+ * or put there by someone else: EncryptedBlobStore refuses it unless told to read plain blobs).
  *
  * The associated data is the header plus the blob's scope and id: a body relabelled with another key
  * id, moved to another id or another task's scope, cut or altered fails authentication.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from '../codec/encryption-keys';
+import { verifiedText } from './blob-id';
 
 const MAGIC = Buffer.from([0xff, 0x44, 0x41, 0x42]);
 const VERSION = 1;
@@ -69,8 +71,8 @@ export function sealedKeyId(body: Buffer, scope: string, id: string): { keyId: s
   return { keyId: body.subarray(MAGIC.length + 2, headerBytes).toString('latin1'), headerBytes };
 }
 
-/** The text of a sealed body. Throws BlobKeyNotFoundError or BlobDecryptionError. */
-export function open(keyring: Keyring | undefined, body: Buffer, scope: string, id: string): string {
+/** The plain bytes of a sealed body (the caller checks them against the id). Throws BlobKeyNotFoundError or BlobDecryptionError. */
+export function open(keyring: Keyring | undefined, body: Buffer, scope: string, id: string): Buffer {
   const { keyId, headerBytes } = sealedKeyId(body, scope, id);
   const key = keyring?.byId.get(keyId);
   if (!key) throw new BlobKeyNotFoundError(scope, id, keyId, [...(keyring?.byId.keys() ?? [])]);
@@ -78,7 +80,7 @@ export function open(keyring: Keyring | undefined, body: Buffer, scope: string, 
     const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(headerBytes, headerBytes + NONCE_BYTES));
     decipher.setAAD(associatedData(body.subarray(0, headerBytes), scope, id));
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(body.subarray(headerBytes + NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(body.subarray(headerBytes + NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]);
   } catch {
     throw new BlobDecryptionError(
       `blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`,
@@ -87,12 +89,12 @@ export function open(keyring: Keyring | undefined, body: Buffer, scope: string, 
 }
 
 /**
- * What a store without keys returns for a body: its text, or, for a sealed body, an error naming
- * the key id (never the ciphertext read as text).
+ * What a store without keys returns for a body: its text once checked against the id, or, for a
+ * sealed body, an error naming the key id (never the ciphertext read as text).
  */
-export function plainTextOf(body: Buffer, scope: string, id: string): string {
+export function plainTextOf(body: Buffer, scope: string, id: string, where: string): string {
   if (isSealed(body)) throw new BlobKeyNotFoundError(scope, id, sealedKeyId(body, scope, id).keyId, []);
-  return body.toString('utf8');
+  return verifiedText(body, scope, id, where);
 }
 
 function associatedData(header: Uint8Array, scope: string, id: string): Buffer {

@@ -3,6 +3,7 @@
  * command line, so each store checks them here before they reach a path or a query.
  */
 import { createHash } from 'node:crypto';
+import { BlobTamperedError } from './blob-store';
 
 const BLOB_ID = /^sha256:[0-9a-f]{64}$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -47,4 +48,15 @@ export async function putText(store: { putBody(scope: string, id: string, body: 
   const id = blobIdOf(text);
   await store.putBody(scope, id, Buffer.from(text, 'utf8'));
   return id;
+}
+
+/**
+ * The text of a body read back under `id`, once its sha256 is checked against the id. Ids are
+ * recorded in history, where a store's writer cannot change them; the body can be swapped by anyone
+ * who can write the folder or the table, so no read trusts it without this check.
+ */
+export function verifiedText(bytes: Buffer, scope: string, id: string, where: string): string {
+  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (actual !== id) throw new BlobTamperedError(scope, id, where, `its content hashes to ${actual}`);
+  return bytes.toString('utf8');
 }

@@ -16,10 +16,19 @@ export interface BlobStore {
   readonly description: string;
   /** Stores UTF-8 text in the scope; returns `sha256:<hex>` of the text. Idempotent: the same text gives the same id. */
   put(scope: string, text: string): Promise<string>;
-  /** The text stored under `id` in the scope. Throws BlobMissingError when it is not there. */
+  /**
+   * The text stored under `id` in the scope. Throws BlobMissingError when it is not there, and
+   * BlobTamperedError when what is there is not the text the id names (its sha256 differs).
+   */
   get(scope: string, id: string): Promise<string>;
-  /** Deletes every blob of the scopes whose name starts with `scopePrefix` (e.g. `<workflowId>/`). Returns how many blobs went. */
+  /**
+   * Deletes every blob of the scopes whose name starts with `scopePrefix`. Returns how many blobs went.
+   * Not for purging a task: workflow ids may contain `/`, so `team/` is also the start of task
+   * `team/alpha`'s scopes (use purgeScope with the task's own scopes).
+   */
   purge(scopePrefix: string): Promise<number>;
+  /** Deletes every blob of exactly this scope (one task chain's). Returns how many blobs went. */
+  purgeScope(scope: string): Promise<number>;
   /** Scopes with blobs, for retention and `purge`. */
   scopes(): Promise<string[]>;
   close(): Promise<void>;
@@ -45,5 +54,22 @@ export class BlobMissingError extends Error {
     where: string,
   ) {
     super(`blob ${id} of ${scope} is missing from ${where} (purged, or the workers do not share one store)`);
+  }
+}
+
+/**
+ * What the store holds under an id is not the content the id names: its sha256 differs, or (with
+ * encryption keys configured) it is stored unencrypted. Whoever can write the blob folder or table
+ * changed it; it is never handed on as if it were the task's content.
+ */
+export class BlobTamperedError extends Error {
+  override readonly name = 'BlobTamperedError';
+  constructor(
+    readonly scope: string,
+    readonly id: string,
+    where: string,
+    readonly reason: string,
+  ) {
+    super(`blob ${id} of ${scope} in ${where} was tampered with: ${reason}; it was not used`);
   }
 }

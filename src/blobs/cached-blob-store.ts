@@ -66,11 +66,13 @@ export class CachedBlobStore implements BlobStore {
 
   async purge(scopePrefix: string): Promise<number> {
     const removed = await this.inner.purge(scopePrefix);
-    for (const [key, text] of this.entries) {
-      if (!key.startsWith(scopePrefix)) continue;
-      this.entries.delete(key);
-      this.bytes -= costOf(text);
-    }
+    this.forget(scopePrefix);
+    return removed;
+  }
+
+  async purgeScope(scope: string): Promise<number> {
+    const removed = await this.inner.purgeScope(scope);
+    this.forget(keyOf(scope, ''));
     return removed;
   }
 
@@ -82,6 +84,15 @@ export class CachedBlobStore implements BlobStore {
     this.entries.clear();
     this.bytes = 0;
     await this.inner.close();
+  }
+
+  /** Drops the cached blobs whose key starts with `keyPrefix`. */
+  private forget(keyPrefix: string): void {
+    for (const [key, text] of this.entries) {
+      if (!key.startsWith(keyPrefix)) continue;
+      this.entries.delete(key);
+      this.bytes -= costOf(text);
+    }
   }
 
   private remember(key: string, text: string): void {

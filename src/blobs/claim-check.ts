@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Message } from '../protocol/messages';
 import { isMarker, markerIds, MARKER_PATTERN, MARKER_PREFIX, markerText, type Marker } from '../protocol/blob-marker';
 import { toolError } from '../protocol/tool-error';
-import { BlobMissingError, type BlobStore } from './blob-store';
+import { BlobMissingError, BlobTamperedError, type BlobStore } from './blob-store';
 
 /** Content above this many characters is stored and referenced. Small content stays inline: a store round trip costs more than it saves. */
 export const DEFAULT_INLINE_CHARS = 2_048;
@@ -40,6 +40,21 @@ export function missingBlobFailure(err: BlobMissingError): ApplicationFailure {
 export function unreadableBlobFailure(err: Error): ApplicationFailure {
   const error = toolError('resource', 'blob_unreadable', err.message, 'Stored content of this task cannot be decrypted on this worker: configure the key it names (DURABLE_AGENT_ENCRYPTION_KEYS) and unblock.');
   return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error] });
+}
+
+/**
+ * Content that is not what its reference names (swapped in the store, or stored unencrypted where
+ * keys are configured). The task blocks rather than act on it: an approved call must run with the
+ * arguments that were approved, and the model must not read text someone put in its place.
+ */
+export function tamperedBlobFailure(err: BlobTamperedError): ApplicationFailure {
+  const error = toolError(
+    'resource',
+    'blob_tampered',
+    err.message,
+    `Stored content of this task was changed in the blob store. Find out who can write the store; restore the original content (its sha256 is ${err.id}) and unblock, or cancel the task.`,
+  );
+  return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error, { tampered: err.id }] });
 }
 
 export async function resolveText(store: BlobStore, scope: string, text: string): Promise<string> {
@@ -112,4 +127,4 @@ export async function storeLargeBlocks<B extends { type: string }>(store: BlobSt
   );
 }
 
-export { BlobMissingError };
+export { BlobMissingError, BlobTamperedError };

@@ -8,22 +8,37 @@
  * before; the price is that someone who reads the store or the history can tell when two blobs hold
  * the same text, and can confirm a guess of a whole blob's exact text (docs/encryption.md).
  *
- * Rotation: bodies name their key id; any configured key decrypts, the current one encrypts. Blobs
- * written before encryption was turned on are plain UTF-8 and are read as they are. A blob already
- * stored in plain text stays so when the same text is put again (same id): purge removes it with its task.
+ * Rotation: bodies name their key id; any configured key decrypts, the current one encrypts.
+ *
+ * Every read is checked against its id (the sha256 of the plain text). A plain body is refused by
+ * default: with keys configured every blob this store writes is sealed, so a plain one was put
+ * there by someone who can write the store, or predates encryption. `plainBlobs: 'read'` reads the
+ * latter during a migration (still checked against the id, so only the exact original text reads).
+ * A blob already stored in plain text stays so when the same text is put again (same id): purge
+ * removes it with its task.
  */
 import type { Keyring } from '../codec/encryption-keys';
-import type { BlobBodyStore, BlobStore } from './blob-store';
-import { blobIdOf } from './blob-id';
+import { BlobTamperedError, type BlobBodyStore, type BlobStore } from './blob-store';
+import { blobIdOf, verifiedText } from './blob-id';
 import { isSealed, open, seal } from './blob-envelope';
+
+/** `refuse` (default): a plain body is BlobTamperedError. `read`: plain bodies that match their id are read (blobs from before encryption). */
+export type PlainBlobs = 'refuse' | 'read';
+
+export interface EncryptedBlobStoreOptions {
+  plainBlobs?: PlainBlobs;
+}
 
 export class EncryptedBlobStore implements BlobStore {
   readonly description: string;
+  readonly plainBlobs: PlainBlobs;
 
   constructor(
     readonly inner: BlobBodyStore,
     readonly keyring: Keyring,
+    options: EncryptedBlobStoreOptions = {},
   ) {
+    this.plainBlobs = options.plainBlobs ?? 'refuse';
     this.description = `${inner.description}, encrypted (key ${keyring.current.id})`;
   }
 
@@ -36,11 +51,22 @@ export class EncryptedBlobStore implements BlobStore {
 
   async get(scope: string, id: string): Promise<string> {
     const body = await this.inner.getBody(scope, id);
-    return isSealed(body) ? open(this.keyring, body, scope, id) : body.toString('utf8');
+    if (isSealed(body)) return verifiedText(open(this.keyring, body, scope, id), scope, id, this.inner.description);
+    if (this.plainBlobs === 'read') return verifiedText(body, scope, id, this.inner.description);
+    throw new BlobTamperedError(
+      scope,
+      id,
+      this.inner.description,
+      'it is stored unencrypted while encryption keys are configured (blobs written before encryption was turned on read only with DURABLE_AGENT_BLOB_PLAIN=read)',
+    );
   }
 
   purge(scopePrefix: string): Promise<number> {
     return this.inner.purge(scopePrefix);
+  }
+
+  purgeScope(scope: string): Promise<number> {
+    return this.inner.purgeScope(scope);
   }
 
   scopes(): Promise<string[]> {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { stateDir } from '../server/state-dir';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainTextOf } from './blob-envelope';
-import { checkBodyPlace, checkScopePrefix, putText } from './blob-id';
+import { checkBodyPlace, checkScope, checkScopePrefix, putText } from './blob-id';
 
 /** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
 const MAX_DIRECT_NAME = 200;
@@ -65,7 +65,7 @@ export class LocalBlobStore implements BlobBodyStore {
   }
 
   async get(scope: string, id: string): Promise<string> {
-    return plainTextOf(await this.getBody(scope, id), scope, id);
+    return plainTextOf(await this.getBody(scope, id), scope, id, this.description);
   }
 
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
@@ -99,6 +99,20 @@ export class LocalBlobStore implements BlobBodyStore {
       await rm(folder, { recursive: true, force: true });
     }
     return removed;
+  }
+
+  async purgeScope(scope: string): Promise<number> {
+    checkScope(scope);
+    const folder = this.folderOf(scope);
+    let names: string[];
+    try {
+      names = await readdir(folder);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    await rm(folder, { recursive: true, force: true });
+    return names.filter((name) => /^[0-9a-f]{64}$/.test(name)).length;
   }
 
   async scopes(): Promise<string[]> {

@@ -4,18 +4,21 @@
  * folder `<state dir>/blobs`). Workers on several machines must all point at one shared store.
  * With encryption keys configured (the same CodecOptions and environment as the payload codec:
  * DURABLE_AGENT_ENCRYPTION_KEYS / DURABLE_AGENT_ENCRYPTION_KEY_FILE), blobs are encrypted at rest;
- * the read cache sits in front of the encryption, so it holds plain text in memory only.
+ * the read cache sits in front of the encryption, so it holds plain text in memory only. With keys,
+ * a plain blob is refused unless DURABLE_AGENT_BLOB_PLAIN=read (blobs written before encryption was
+ * turned on, while the tasks that wrote them finish).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encryptionKeyring, type CodecOptions } from '../codec';
 import type { BlobBodyStore, BlobStore } from './blob-store';
 import { blobCacheBytesFromEnv, CachedBlobStore } from './cached-blob-store';
-import { EncryptedBlobStore } from './encrypted-blob-store';
+import { EncryptedBlobStore, type PlainBlobs } from './encrypted-blob-store';
 import { defaultBlobDir, LocalBlobStore } from './local-blob-store';
 import { PostgresBlobStore } from './postgres-blob-store';
 
 export const BLOB_STORE_ENV = 'DURABLE_AGENT_BLOB_STORE';
+export const BLOB_PLAIN_ENV = 'DURABLE_AGENT_BLOB_PLAIN';
 
 export interface OpenBlobStoreOptions {
   /** Bytes of read cache in front of the store; 0 for none (e.g. a one-shot `purge`). Default DURABLE_AGENT_BLOB_CACHE_MB, else 64 MB. */
@@ -26,13 +29,27 @@ export interface OpenBlobStoreOptions {
    * encryption. Throws EncryptionKeyError for a bad key.
    */
   codec?: CodecOptions;
+  /**
+   * With encryption keys: whether plain (unsealed) blobs are read. Default DURABLE_AGENT_BLOB_PLAIN
+   * (in the codec options' env, else the environment), else `refuse`. Every read is checked against
+   * its id either way.
+   */
+  plainBlobs?: PlainBlobs;
+}
+
+function plainBlobsFrom(env: NodeJS.ProcessEnv): PlainBlobs {
+  const raw = (env[BLOB_PLAIN_ENV] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === 'refuse') return 'refuse';
+  if (raw === 'read') return 'read';
+  throw new RangeError(`${BLOB_PLAIN_ENV} must be "read" or "refuse", got "${env[BLOB_PLAIN_ENV]}"`);
 }
 
 export function openBlobStore(spec: string | undefined = process.env[BLOB_STORE_ENV], options: OpenBlobStoreOptions = {}): BlobStore {
   // Keys first: a bad key stops here, before a database pool is opened for nothing.
   const keyring = encryptionKeyring(options.codec);
+  const plainBlobs = keyring ? (options.plainBlobs ?? plainBlobsFrom(options.codec?.env ?? process.env)) : 'refuse';
   const bodies = storeOf(spec?.trim() || undefined);
-  const store: BlobStore = keyring ? new EncryptedBlobStore(bodies, keyring) : bodies;
+  const store: BlobStore = keyring ? new EncryptedBlobStore(bodies, keyring, { plainBlobs }) : bodies;
   const cacheBytes = options.cacheBytes ?? blobCacheBytesFromEnv();
   return cacheBytes > 0 ? new CachedBlobStore(store, cacheBytes) : store;
 }

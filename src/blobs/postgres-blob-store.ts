@@ -11,7 +11,7 @@
 import { Pool, type PoolConfig } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainTextOf } from './blob-envelope';
-import { checkBodyPlace, checkScopePrefix, putText } from './blob-id';
+import { checkBodyPlace, checkScope, checkScopePrefix, putText } from './blob-id';
 
 export interface PostgresBlobStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -89,7 +89,7 @@ export class PostgresBlobStore implements BlobBodyStore {
   }
 
   async get(scope: string, id: string): Promise<string> {
-    return plainTextOf(await this.getBody(scope, id), scope, id);
+    return plainTextOf(await this.getBody(scope, id), scope, id, this.description);
   }
 
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
@@ -116,6 +116,13 @@ export class PostgresBlobStore implements BlobBodyStore {
     await this.ensureTable();
     const pattern = `${scopePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const { rowCount } = await this.pool.query(`DELETE FROM ${this.table} WHERE scope LIKE $1`, [pattern]);
+    return rowCount ?? 0;
+  }
+
+  async purgeScope(scope: string): Promise<number> {
+    checkScope(scope);
+    await this.ensureTable();
+    const { rowCount } = await this.pool.query(`DELETE FROM ${this.table} WHERE scope = $1`, [scope]);
     return rowCount ?? 0;
   }
 

@@ -13,6 +13,11 @@
  * encryption-keys.ts); with encryption on, failure messages and stack traces are encoded too
  * (failureConverterPath). Without keys nothing is encrypted, and an encrypted payload is refused
  * with a message naming its key id.
+ *
+ * With encryption on, compression is off unless asked for (DURABLE_AGENT_COMPRESSION=on, or the
+ * `compression` option): compressed size depends on content, so text an attacker gets into a payload
+ * next to a secret (a tool result quoting a web page, a message) would reveal, by the ciphertext's
+ * length, whether it repeats part of the secret (the CRIME/BREACH attacks on TLS compression).
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { CompressionCodec, DEFAULT_COMPRESSION_THRESHOLD, type CompressionOptions } from './compression-codec';
@@ -60,7 +65,11 @@ export interface EncryptionOptions {
 }
 
 export interface CodecOptions {
-  /** `false` stops compressing new payloads (they still decode). Default: on, unless DURABLE_AGENT_COMPRESSION=off. */
+  /**
+   * `false` stops compressing new payloads (they still decode); `true` or options compress, with
+   * encryption too. Default: on without encryption unless DURABLE_AGENT_COMPRESSION=off; with
+   * encryption, off unless DURABLE_AGENT_COMPRESSION=on (compressed length leaks content, see above).
+   */
   compression?: boolean | CompressionOptions;
   /**
    * AES-256-GCM keys. `false` encrypts nothing new (a payload encrypted earlier is refused with a
@@ -73,12 +82,16 @@ export interface CodecOptions {
 }
 
 const OFF = new Set(['off', 'false', '0', 'no']);
+const ON = new Set(['on', 'true', '1', 'yes']);
 
-function compressionOptions(options: CodecOptions): CompressionOptions | false {
+function compressionOptions(options: CodecOptions, encrypting: boolean): CompressionOptions | false {
   const env = options.env ?? process.env;
   if (options.compression === false) return false;
   if (typeof options.compression === 'object') return options.compression;
-  if (options.compression === undefined && OFF.has((env.DURABLE_AGENT_COMPRESSION ?? '').trim().toLowerCase())) return false;
+  if (options.compression === undefined) {
+    const setting = (env.DURABLE_AGENT_COMPRESSION ?? '').trim().toLowerCase();
+    if (OFF.has(setting) || (encrypting && !ON.has(setting))) return false;
+  }
   const raw = env.DURABLE_AGENT_COMPRESSION_THRESHOLD;
   if (raw === undefined || raw === '') return {};
   const thresholdBytes = Number(raw);
@@ -103,12 +116,13 @@ export function encryptionEnabled(options: CodecOptions = {}): boolean {
 
 /** The payload codecs in encode order: compression, then encryption. */
 export function createPayloadCodecs(options: CodecOptions = {}): PayloadCodec[] {
-  const compression = compressionOptions(options);
+  const keyring = encryptionKeyring(options);
+  const compression = compressionOptions(options, keyring !== undefined);
   return [
     // Off means "compress nothing new": an infinite threshold keeps the decoder for what history already holds.
     new CompressionCodec(compression === false ? { thresholdBytes: Number.MAX_SAFE_INTEGER } : compression),
     // Without keys it encrypts nothing, and names the missing key id when history holds encrypted payloads.
-    new EncryptionCodec(encryptionKeyring(options)),
+    new EncryptionCodec(keyring),
   ];
 }
 

@@ -199,7 +199,8 @@ export class InboxServer {
     const token = form.get('token') ?? '';
     const address = [req.socket.remoteAddress ?? '?'];
     const name = id ? [id] : [];
-    const wait = Math.max(this.limiters.byAddress.retryAfter(address), this.limiters.byName.retryAfter(name));
+    // Counted before the check's await (see SignInLimiter): a concurrent burst gets the limit, no more.
+    const wait = this.beginSignIn(address, name);
     if (wait > 0) {
       res.setHeader('retry-after', String(wait));
       return this.signInForm(req, res, next, `Too many failed sign-ins. Try again in ${wait} s.`, 429);
@@ -208,16 +209,24 @@ export class InboxServer {
     if (token) approver = this.options.directory.signInWithToken(token);
     else if (id) approver = await this.options.directory.signInWithPassword(id, form.get('password') ?? '');
     if (!approver) {
-      this.limiters.byAddress.fail(address);
-      this.limiters.byName.fail(name);
       return this.signInForm(req, res, next, 'Sign-in failed: unknown approver, wrong password or wrong token.', 401);
     }
     this.limiters.byName.succeed(name);
+    this.limiters.byAddress.release(address);
     const old = cookies(req)[SESSION_COOKIE];
     if (old) this.sessions.destroy(old); // A fresh id at sign-in: no session fixation.
     const session = this.sessions.create(approver);
     res.setHeader('set-cookie', [this.sessions.cookie(session, this.secure), `${PRE_SESSION_COOKIE}=; Path=/signin; Max-Age=0; HttpOnly; SameSite=Strict`]);
     this.redirect(res, next);
+  }
+
+  /** Seconds to wait, or 0 with the attempt counted for the address and the name (both, or neither). */
+  private beginSignIn(address: string[], name: string[]): number {
+    const wait = Math.max(this.limiters.byAddress.retryAfter(address), this.limiters.byName.retryAfter(name));
+    if (wait > 0) return wait;
+    this.limiters.byAddress.begin(address);
+    this.limiters.byName.begin(name);
+    return 0;
   }
 
   // ---- links ----------------------------------------------------------------------------------
@@ -425,10 +434,26 @@ function safeOrigin(url: string): string | undefined {
   }
 }
 
-/** Only a path on this site: `next` must never send a person elsewhere after sign-in. */
+const SELF = 'http://inbox.invalid';
+
+/**
+ * Only a path on this site: `next` must never send a person elsewhere after sign-in. Browsers drop
+ * tabs and newlines from a Location and read `\` as `/`, so a check of the raw text is not enough
+ * (`/\t/evil.example` is `//evil.example` to them): `next` is parsed as a URL against this site and
+ * must stay on it, and what goes back is the parsed, percent-encoded path, never the raw text.
+ */
 function localPath(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return '/';
-  return next;
+  if (!next || !next.startsWith('/') || /[\u0000-\u0020\u007f\\]/.test(next)) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, SELF);
+  } catch {
+    return '/';
+  }
+  const path = url.pathname + url.search + url.hash;
+  // `/.//host` parses to the path `//host`, which a browser would read as another host.
+  if (url.origin !== SELF || path.startsWith('//')) return '/';
+  return path;
 }
 
 async function readForm(req: http.IncomingMessage): Promise<Form> {

@@ -88,38 +88,65 @@ export function csrfMatches(session: Session, presented: unknown): boolean {
 }
 
 /**
- * A little friction for guessing: after `maxFailures` failed sign-ins for one name (or from one
- * address) within `windowMs`, further attempts are refused until the window has passed.
+ * A little friction for guessing: after `maxAttempts` sign-in attempts for one name (or from one
+ * address) within `windowMs` that did not sign in, further attempts are refused until the window
+ * has passed.
+ *
+ * An attempt is counted when it starts, before the password check's `await` (scrypt takes tens of
+ * milliseconds): counting failures after the check let a burst of concurrent guesses all pass the
+ * limit before the first failure was recorded.
  */
 export class SignInLimiter {
-  private readonly failures = new Map<string, number[]>();
+  private readonly attempts = new Map<string, number[]>();
 
   constructor(
-    private readonly maxFailures = 5,
+    private readonly maxAttempts = 5,
     private readonly windowMs = 5 * 60 * 1000,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Seconds to wait before trying again, or 0 when an attempt is allowed. */
+  /** Seconds to wait before trying again, or 0 when an attempt would be allowed. Counts nothing. */
   retryAfter(keys: string[]): number {
     const at = this.now();
     let wait = 0;
     for (const key of keys) {
-      const recent = (this.failures.get(key) ?? []).filter((t) => at - t < this.windowMs);
-      this.failures.set(key, recent);
-      if (recent.length >= this.maxFailures) wait = Math.max(wait, Math.ceil((recent[0]! + this.windowMs - at) / 1000));
+      const recent = this.recent(key, at);
+      if (recent.length >= this.maxAttempts) wait = Math.max(wait, Math.ceil((recent[0]! + this.windowMs - at) / 1000));
     }
     return wait;
   }
 
-  fail(keys: string[]): void {
+  /**
+   * Starts an attempt: returns the seconds to wait (nothing counted), or 0 and counts the attempt
+   * against every key at once, before the caller checks the secret. Check and count happen in one
+   * synchronous step, so concurrent requests cannot both see room for one last attempt.
+   */
+  begin(keys: string[]): number {
+    const wait = this.retryAfter(keys);
+    if (wait > 0) return wait;
     const at = this.now();
-    for (const key of keys) this.failures.set(key, [...(this.failures.get(key) ?? []).filter((t) => at - t < this.windowMs), at]);
+    for (const key of keys) this.attempts.set(key, [...this.recent(key, at), at]);
     // Bounded memory under a flood of names.
-    if (this.failures.size > 10_000) for (const [k, v] of this.failures) if (v.every((t) => at - t >= this.windowMs)) this.failures.delete(k);
+    if (this.attempts.size > 10_000) for (const [k, v] of this.attempts) if (v.every((t) => at - t >= this.windowMs)) this.attempts.delete(k);
+    return 0;
   }
 
+  /** The attempt begun for these keys signed in: it and the earlier failures of these keys stop counting. */
   succeed(keys: string[]): void {
-    for (const key of keys) this.failures.delete(key);
+    for (const key of keys) this.attempts.delete(key);
+  }
+
+  /**
+   * The attempt begun for these keys signed in, but only it stops counting: for an address that
+   * many people share, one person signing in must not wipe the failures of someone guessing.
+   */
+  release(keys: string[]): void {
+    for (const key of keys) this.attempts.set(key, (this.attempts.get(key) ?? []).slice(0, -1));
+  }
+
+  private recent(key: string, at: number): number[] {
+    const recent = (this.attempts.get(key) ?? []).filter((t) => at - t < this.windowMs);
+    this.attempts.set(key, recent);
+    return recent;
   }
 }

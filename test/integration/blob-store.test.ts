@@ -2,11 +2,15 @@
  * One contract for every blob store, run against the local folder and a real PostgreSQL server
  * provisioned for this file (test/support/postgres.ts), plus what only one store or the cache does.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { BlobMissingError, type BlobStore } from '../../src/blobs/blob-store';
+import { BlobMissingError, BlobTamperedError, type BlobBodyStore, type BlobStore } from '../../src/blobs/blob-store';
+import { seal } from '../../src/blobs/blob-envelope';
+import { EncryptedBlobStore } from '../../src/blobs/encrypted-blob-store';
+import { createKeyring } from '../../src/codec/encryption-keys';
 import { blobIdOf } from '../../src/blobs/blob-id';
 import { CachedBlobStore } from '../../src/blobs/cached-blob-store';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
@@ -109,6 +113,20 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
     expect(await store.purge('task-1/')).toBe(0);
   });
 
+  test('purgeScope deletes exactly one scope: not the scopes it is a prefix of, nor a neighbour', async () => {
+    await store.put('team/run-1', 'one');
+    await store.put('team/run-1', 'two');
+    await store.put('team/alpha/run-1', 'a task whose id is team/alpha');
+    await store.put('team/run-10', 'another run id sharing the characters');
+    expect(await store.purgeScope('team/run-1')).toBe(2);
+    expect((await store.scopes()).sort()).toEqual(['team/alpha/run-1', 'team/run-10']);
+    expect(await store.get('team/alpha/run-1', blobIdOf('a task whose id is team/alpha'))).toBe('a task whose id is team/alpha');
+    await expect(store.get('team/run-1', blobIdOf('one'))).rejects.toBeInstanceOf(BlobMissingError);
+    expect(await store.purgeScope('team/run-1')).toBe(0);
+    expect(await store.purgeScope('never/used')).toBe(0);
+    await expect(store.purgeScope('')).rejects.toThrow(TypeError);
+  });
+
   test('an empty purge prefix is refused instead of deleting every task', async () => {
     await store.put('t/r', 'kept');
     await expect(store.purge('')).rejects.toThrow(TypeError);
@@ -153,6 +171,94 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
     expect(text.length).toBe(1024 * 1024);
     const id = await store.put('big/run', text);
     expect(await store.get('big/run', id)).toBe(text);
+  });
+});
+
+/**
+ * Someone who can write the folder or the table (not the history, where the id is recorded) swaps
+ * an approved tool input. Each store reads back only the content its id names.
+ */
+describe('a body swapped in the store is refused with BlobTamperedError naming the ref, never returned', () => {
+  const approved = JSON.stringify({ to: 'ACME', amount: 120, memo: 'm'.repeat(9_000) });
+  const swapped = JSON.stringify({ to: 'attacker', amount: 99_000, memo: 'm'.repeat(9_000) });
+  const keyring = createKeyring([{ id: 'k1', key: randomBytes(32) }]);
+  const SCOPE = 'task-pay/run-1';
+
+  /** The raw place each store keeps a body, written behind its back. */
+  const places: [string, () => { bodies: BlobBodyStore; overwrite(id: string, body: Buffer): Promise<void> }][] = [
+    [
+      'local folder',
+      () => {
+        const root = tmp();
+        return {
+          bodies: new LocalBlobStore(root),
+          overwrite: async (id, body) => {
+            const file = readdirSync(root, { recursive: true, withFileTypes: true }).find((e) => e.isFile() && e.name === id.slice('sha256:'.length))!;
+            writeFileSync(path.join(file.parentPath, file.name), body);
+          },
+        };
+      },
+    ],
+    [
+      'PostgreSQL',
+      () => {
+        const table = `blobs_${++tables}`;
+        return {
+          bodies: new PostgresBlobStore({ url: pg.url, table }),
+          overwrite: async (id, body) => {
+            const db = new Client({ connectionString: pg.url });
+            await db.connect();
+            try {
+              const { rowCount } = await db.query(`UPDATE ${table} SET body = $1 WHERE scope = $2 AND id = $3`, [body, SCOPE, id]);
+              expect(rowCount).toBe(1);
+            } finally {
+              await db.end();
+            }
+          },
+        };
+      },
+    ],
+  ];
+
+  describe.each(places)('%s', (_name, place) => {
+    test('plain store: other text under the id is refused; so is it through the read cache, which then keeps nothing', async () => {
+      const { bodies, overwrite } = place();
+      try {
+        const id = await bodies.put(SCOPE, approved);
+        await overwrite(id, Buffer.from(swapped));
+        const err = await bodies.get(SCOPE, id).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(BlobTamperedError);
+        expect(err).toMatchObject({ scope: SCOPE, id });
+        expect((err as Error).message).toContain(id);
+        expect((err as Error).message).toContain(bodies.description);
+        const cached = new CachedBlobStore(bodies);
+        await expect(cached.get(SCOPE, id)).rejects.toBeInstanceOf(BlobTamperedError);
+        expect(cached.cachedBytes).toBe(0);
+        // Put back, the original reads again: the check is against the content, not a flag.
+        await overwrite(id, Buffer.from(approved));
+        expect(await bodies.get(SCOPE, id)).toBe(approved);
+      } finally {
+        await bodies.close();
+      }
+    });
+
+    test('encrypted store: a plain body (even the original text) is refused; other text sealed under the right scope and id is refused by its hash', async () => {
+      const { bodies, overwrite } = place();
+      const store = new EncryptedBlobStore(bodies, keyring);
+      try {
+        const id = await store.put(SCOPE, approved);
+        await overwrite(id, Buffer.from(swapped));
+        await expect(store.get(SCOPE, id)).rejects.toThrow(/stored unencrypted while encryption keys are configured/);
+        await overwrite(id, Buffer.from(approved));
+        await expect(store.get(SCOPE, id)).rejects.toBeInstanceOf(BlobTamperedError);
+        await overwrite(id, seal(keyring, SCOPE, id, swapped));
+        await expect(store.get(SCOPE, id)).rejects.toThrow(/its content hashes to sha256:/);
+        await overwrite(id, seal(keyring, SCOPE, id, approved));
+        expect(await store.get(SCOPE, id)).toBe(approved);
+      } finally {
+        await store.close();
+      }
+    });
   });
 });
 
@@ -221,6 +327,15 @@ describe('LRU cache', () => {
     await inner.purge('t/'); // behind the cache's back
     expect(await cache.get('t/r', a)).toBe('a'.repeat(200));
     await expect(cache.get('t/r', b)).rejects.toBeInstanceOf(BlobMissingError);
+  });
+
+  test('purgeScope through the cache forgets that scope\'s cached copies and keeps the others', async () => {
+    const cache = new CachedBlobStore(new LocalBlobStore(tmp()));
+    const gone = await cache.put('team/run', 'cached');
+    const kept = await cache.put('team/alpha/run', 'kept');
+    expect(await cache.purgeScope('team/run')).toBe(1);
+    await expect(cache.get('team/run', gone)).rejects.toBeInstanceOf(BlobMissingError);
+    expect(await cache.get('team/alpha/run', kept)).toBe('kept');
   });
 
   test('purge through the cache also forgets the cached copies', async () => {

@@ -4,8 +4,8 @@
  * worker's default store (built from its codec options); every file of the blob folder is scanned
  * and holds none of it, while the task completes, recall finds a compacted result by its sha256 ref,
  * and `durable-agent status --all` reads the archive back. A task started before encryption was
- * turned on finishes on an encrypting worker, reading its old plain blobs. The PostgreSQL store
- * keeps only ciphertext too.
+ * turned on finishes on an encrypting worker told to read plain blobs (a migration); by default
+ * they are refused. The PostgreSQL store keeps only ciphertext too.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Client as PgClient } from 'pg';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
-import { EncryptedBlobStore, LocalBlobStore, openBlobStore, PostgresBlobStore } from '../../src/blobs';
+import { BlobTamperedError, EncryptedBlobStore, LocalBlobStore, openBlobStore, PostgresBlobStore } from '../../src/blobs';
 import { isSealed, sealedKeyId } from '../../src/blobs/blob-envelope';
 import { TaskClient } from '../../src/client/task-client';
 import { encryptionKeyring, type CodecOptions } from '../../src/codec';
@@ -138,7 +138,7 @@ test('a long task with 40 KB secret results leaves no plaintext in any file of t
   expect(bad.stderr).toMatch(/Encryption keys are misconfigured: .*"blobs-new"\): the key is 16 bytes/);
 });
 
-test('a task started before encryption was turned on finishes on an encrypting worker: old blobs stay readable plain text, new ones are sealed', async () => {
+test('a task started before encryption was turned on finishes on an encrypting worker told to read plain blobs (DURABLE_AGENT_BLOB_PLAIN=read): old blobs stay readable plain text, new ones are sealed; by default the old plain blobs are refused', async () => {
   const blobDir = path.join(h.tmpDir, 'mixed-blobs');
   const plainStore = new LocalBlobStore(blobDir);
   const script = h.script([callTool('vault_read', { offset: 100 }), callTool('vault_read', { offset: 101 }), answer('read both pages')]);
@@ -152,9 +152,12 @@ test('a task started before encryption was turned on finishes on an encrypting w
   expect(before.length).toBeGreaterThan(0);
   expect(before.every((f) => readFileSync(f).includes(SECRET.result))).toBe(true);
 
-  // After: keys on; a fresh worker (empty cache) resends the first page to the model from the plain blob.
-  const store = openBlobStore(`file:${blobDir}`, { codec, cacheBytes: 0 });
-  const [scope] = await store.scopes();
+  // After: keys on; a store that refuses plain bodies (the default) does not read them as content.
+  const refusing = openBlobStore(`file:${blobDir}`, { codec, cacheBytes: 0 });
+  const [scope] = await refusing.scopes();
+  await expect(refusing.get(scope!, `sha256:${path.basename(before[0]!)}`)).rejects.toBeInstanceOf(BlobTamperedError);
+  // Told to read them (a migration), a fresh worker (empty cache) resends the first page to the model from the plain blob.
+  const store = openBlobStore(`file:${blobDir}`, { codec: { ...codec, env: { DURABLE_AGENT_BLOB_PLAIN: 'read' } }, cacheBytes: 0 });
   await (await h.worker([vaultAgent()], { codec, blobStore: store })).runUntil(async () => {
     await encrypted.unblock(taskId, { by: 'ops', budget: { turns: 5 } });
     expect(await encrypted.result(taskId)).toMatchObject({ outcome: 'answered', text: 'read both pages' });
@@ -178,15 +181,18 @@ describe('PostgreSQL store', () => {
     await pg?.stop();
   });
 
-  test('rows hold ciphertext only; a row written before encryption reads back through the encrypted store', async () => {
+  test('rows hold ciphertext only; a row written before encryption reads back through an encrypted store told to read plain blobs, and is refused by default', async () => {
     const plain = new PostgresBlobStore({ url: pg.url });
     const oldId = await plain.put('task-pg/run-1', `old ${secretPage(1)}`);
     await plain.close();
     const store = openBlobStore(pg.url, { codec, cacheBytes: 0 });
     const id = await store.put('task-pg/run-1', `${secretPage(2)} ${SECRET.input}`);
     expect(await store.get('task-pg/run-1', id)).toBe(`${secretPage(2)} ${SECRET.input}`);
-    expect(await store.get('task-pg/run-1', oldId)).toBe(`old ${secretPage(1)}`);
+    await expect(store.get('task-pg/run-1', oldId)).rejects.toBeInstanceOf(BlobTamperedError);
     await store.close();
+    const migrating = openBlobStore(pg.url, { codec, cacheBytes: 0, plainBlobs: 'read' });
+    expect(await migrating.get('task-pg/run-1', oldId)).toBe(`old ${secretPage(1)}`);
+    await migrating.close();
 
     const db = new PgClient({ connectionString: pg.url });
     await db.connect();

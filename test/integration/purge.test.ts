@@ -1,6 +1,7 @@
 /**
  * `durable-agent purge` against a real dev server and a blob folder: closed tasks' blobs go, a
- * running task's stay, other tasks are untouched, exit codes say what happened.
+ * running task's stay, other tasks (also those whose id starts with the purged one's and a `/`) are
+ * untouched, exit codes say what happened.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -74,6 +75,23 @@ test('purge TASK_ID deletes a closed task\'s blobs, and only its own (not task-1
   expect(await blobsIn(neighbour)).toBe(1);
 });
 
+test('purge TASK_ID takes only the task\'s own scopes: purging team keeps every blob of the running task team/alpha', async () => {
+  const team = await startTask('team');
+  const alpha = await startTask(`${team.taskId}/alpha`);
+  await store.put(team.scope, 'blob of team');
+  await store.put(alpha.scope, 'conversation of team/alpha, still running');
+  await h.client.handle(team.taskId).terminate('closing team');
+  const { code, out } = await cli(team.taskId, '--json');
+  expect(code).toBe(EXIT.ok);
+  expect(JSON.parse(out)).toMatchObject({ taskId: team.taskId, blobs: 1 });
+  expect(await blobsIn(team.scope)).toBe(0);
+  expect(await blobsIn(alpha.scope)).toBe(1);
+  // team/alpha itself, once closed, is purged by its own id.
+  await h.client.handle(alpha.taskId).terminate('test done');
+  expect(JSON.parse((await cli(alpha.taskId, '--json')).out)).toMatchObject({ taskId: alpha.taskId, blobs: 1 });
+  expect(await blobsIn(alpha.scope)).toBe(0);
+});
+
 test('a task Temporal does not know is exit 3 unless --force', async () => {
   await store.put('ghost/run', 'orphan');
   const refused = await cli('ghost');
@@ -85,11 +103,12 @@ test('a task Temporal does not know is exit 3 unless --force', async () => {
   expect(JSON.parse(forced.out)).toMatchObject({ taskId: 'ghost', blobs: 1 });
 });
 
-test('purge --closed-before purges every task closed before then and skips running ones', async () => {
+test('purge --closed-before purges every task closed before then and skips running ones, also those whose id extends a closed one\'s with /', async () => {
   const a = await startTask('old-a');
   const b = await startTask('old-b');
   const live = await startTask('live');
-  for (const t of [a, b, live]) await store.put(t.scope, `blob of ${t.taskId}`);
+  const liveChild = await startTask(`${a.taskId}/child`);
+  for (const t of [a, b, live, liveChild]) await store.put(t.scope, `blob of ${t.taskId}`);
   await h.client.handle(a.taskId).terminate('old');
   await h.client.handle(b.taskId).cancel();
   await h.client.handle(b.taskId).terminate('old'); // no worker to act on the cancel
@@ -109,6 +128,8 @@ test('purge --closed-before purges every task closed before then and skips runni
   expect(await blobsIn(a.scope)).toBe(0);
   expect(await blobsIn(b.scope)).toBe(0);
   expect(await blobsIn(live.scope)).toBe(1);
+  expect(await blobsIn(liveChild.scope)).toBe(1);
+  await h.client.handle(liveChild.taskId).terminate('test done');
 
   // Nothing closed a day before now: nothing purged.
   const none = await cli('--closed-before', '1d', '--json');

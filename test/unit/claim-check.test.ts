@@ -25,6 +25,7 @@ function countingStore(): { store: BlobStore; reads: string[] } {
       return inner.get(scope, id);
     },
     purge: (prefix) => inner.purge(prefix),
+    purgeScope: (scope) => inner.purgeScope(scope),
     scopes: () => inner.scopes(),
     close: () => inner.close(),
   };

@@ -8,6 +8,7 @@ import {
   ORIGINAL_ENCODING_KEY,
   PayloadDecompressionError,
 } from '../../src/codec';
+import { randomBytes } from 'node:crypto';
 
 const text = (bytes?: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array());
 const payloadOf = (value: unknown) => defaultPayloadConverter.toPayload(value) as Payload;
@@ -112,5 +113,54 @@ describe('createPayloadCodecs / createDataConverter', () => {
   test('explicit options win over the environment', () => {
     const [codec] = createPayloadCodecs({ compression: { thresholdBytes: 1 }, env: { DURABLE_AGENT_COMPRESSION: 'off' } });
     expect((codec as CompressionCodec).thresholdBytes).toBe(1);
+  });
+});
+
+describe('compression under encryption (length must not reveal content)', () => {
+  const keys = `k1:${randomBytes(32).toString('base64')}`;
+  const secret = `sk-${randomBytes(16).toString('hex')}`;
+  /** A payload holding a secret and, beside it, text an attacker chose (a tool result quoting a page). */
+  const withGuess = (guess: string) => payloadOf({ apiKey: secret, page: `${'lorem ipsum dolor sit amet '.repeat(200)}${guess}` });
+  const sizeOf = async (codecs: ReturnType<typeof createPayloadCodecs>, payload: Payload) => {
+    let out: Payload[] = [payload];
+    for (const codec of codecs) out = await codec.encode(out);
+    return out[0]!.data!.length;
+  };
+
+  test('with encryption keys, compression is off by default: a guess that repeats the secret gives the same ciphertext size as one that does not', async () => {
+    const codecs = createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: keys } });
+    const right = await sizeOf(codecs, withGuess(secret));
+    const wrong = await sizeOf(codecs, withGuess(`sk-${randomBytes(16).toString('hex')}`));
+    expect(right).toBe(wrong);
+  });
+
+  test('asked for explicitly (DURABLE_AGENT_COMPRESSION=on, or the option), compression runs under encryption, and then the size does tell', async () => {
+    for (const codecs of [
+      createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: keys, DURABLE_AGENT_COMPRESSION: 'on' } }),
+      createPayloadCodecs({ compression: true, env: { DURABLE_AGENT_ENCRYPTION_KEYS: keys } }),
+    ]) {
+      const right = await sizeOf(codecs, withGuess(secret));
+      const wrong = await sizeOf(codecs, withGuess(`sk-${randomBytes(16).toString('hex')}`));
+      // The documented price of opting in: the matching guess compresses into a back-reference.
+      expect(right).toBeLessThan(wrong);
+    }
+  });
+
+  test('history compressed before (by a worker with compression on) still decodes with the default codecs under encryption', async () => {
+    const keyEnv = { DURABLE_AGENT_ENCRYPTION_KEYS: keys };
+    const before = createPayloadCodecs({ env: { ...keyEnv, DURABLE_AGENT_COMPRESSION: 'on' } });
+    const now = createPayloadCodecs({ env: keyEnv });
+    let stored = [payloadOf(large)];
+    for (const codec of before) stored = await codec.encode(stored);
+    // Decoding runs the codecs in reverse, as Temporal does.
+    let decoded = stored;
+    for (const codec of [...now].reverse()) decoded = await codec.decode(decoded);
+    expect(defaultPayloadConverter.fromPayload(decoded[0]!)).toEqual(large);
+    // And an unencrypted compressed payload from before encryption was turned on decodes too.
+    const [plainGzip] = await new CompressionCodec().encode([payloadOf(large)]);
+    expect(text(plainGzip!.metadata!.encoding)).toBe(GZIP_ENCODING);
+    let old = [plainGzip!];
+    for (const codec of [...now].reverse()) old = await codec.decode(old);
+    expect(defaultPayloadConverter.fromPayload(old[0]!)).toEqual(large);
   });
 });

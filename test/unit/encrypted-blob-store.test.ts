@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobDecryptionError, BlobKeyNotFoundError, CachedBlobStore, EncryptedBlobStore, LocalBlobStore, blobIdOf, openBlobStore } from '../../src/blobs';
-import { sealedKeyId } from '../../src/blobs/blob-envelope';
+import { BlobDecryptionError, BlobKeyNotFoundError, BlobTamperedError, CachedBlobStore, EncryptedBlobStore, LocalBlobStore, blobIdOf, openBlobStore } from '../../src/blobs';
+import { seal, sealedKeyId } from '../../src/blobs/blob-envelope';
 import { createKeyring, EncryptionKeyError } from '../../src/codec';
 import { connectClient } from '../../src/cli/connect';
 import { CliError, EXIT } from '../../src/cli/cli-error';
@@ -155,14 +155,45 @@ describe('EncryptedBlobStore', () => {
     });
   });
 
-  test('plain blobs written before encryption was turned on are read as they are; new ones are sealed', async () => {
+  test('a plain body where keys are configured is refused as tampered (BlobTamperedError naming the ref), never read as the task\'s content', async () => {
+    const root = tmp();
+    const store = new EncryptedBlobStore(new LocalBlobStore(root), ring(['k1', k1]));
+    const approved = JSON.stringify({ to: 'ACME', amount: 120, memo: 'x'.repeat(3_000) });
+    const id = await store.put(SCOPE, approved);
+    // Someone with write access to the folder replaces the sealed body with plain text.
+    writeFileSync(fileOf(root, id), JSON.stringify({ to: 'attacker', amount: 99_000, memo: 'x'.repeat(3_000) }));
+    const swapped = await store.get(SCOPE, id).catch((e: Error) => e);
+    expect(swapped).toBeInstanceOf(BlobTamperedError);
+    expect(swapped).toMatchObject({ scope: SCOPE, id });
+    expect((swapped as Error).message).toContain(id);
+    expect((swapped as Error).message).toMatch(/stored unencrypted while encryption keys are configured/);
+    // Even the original text, stored plain, is refused: with keys, this store writes only sealed bodies.
+    writeFileSync(fileOf(root, id), approved);
+    await expect(store.get(SCOPE, id)).rejects.toThrow(BlobTamperedError);
+  });
+
+  test('a body sealed with a configured key for this scope and id but holding other text is refused by the hash check', async () => {
+    const root = tmp();
+    const keyring = ring(['k1', k1]);
+    const store = new EncryptedBlobStore(new LocalBlobStore(root), keyring);
+    const id = await store.put(SCOPE, JSON.stringify({ to: 'ACME', amount: 120 }));
+    writeFileSync(fileOf(root, id), seal(keyring, SCOPE, id, JSON.stringify({ to: 'attacker', amount: 99_000 })));
+    const err = await store.get(SCOPE, id).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(BlobTamperedError);
+    expect((err as Error).message).toMatch(new RegExp(`blob ${id} of ${SCOPE} .* its content hashes to sha256:[0-9a-f]{64}`));
+  });
+
+  test('plainBlobs: read (a migration) reads plain blobs written before encryption was turned on, still checked against their id; new ones are sealed', async () => {
     const root = tmp();
     const plainId = await new LocalBlobStore(root).put(SCOPE, `before ${SECRET}`);
-    const store = new EncryptedBlobStore(new LocalBlobStore(root), ring(['k1', k1]));
+    const store = new EncryptedBlobStore(new LocalBlobStore(root), ring(['k1', k1]), { plainBlobs: 'read' });
     expect(await store.get(SCOPE, plainId)).toBe(`before ${SECRET}`);
     const newId = await store.put(SCOPE, `after ${SECRET}`);
     expect(readFileSync(fileOf(root, newId)).includes(SECRET)).toBe(false);
     expect(await store.get(SCOPE, newId)).toBe(`after ${SECRET}`);
+    // A plain body that is not the text its id names is refused in this mode too.
+    writeFileSync(fileOf(root, plainId), `before ${SECRET} and something else`);
+    await expect(store.get(SCOPE, plainId)).rejects.toThrow(/its content hashes to/);
     expect(await store.scopes()).toEqual([SCOPE]);
     expect(await store.purge('task-1/')).toBe(2);
   });
@@ -198,6 +229,17 @@ describe('openBlobStore with encryption', () => {
     await expect(off.get(SCOPE, id)).rejects.toThrow(/key id "env-key"/);
     const none = openBlobStore(`file:${root}`, { cacheBytes: 0, codec: { env: {} } });
     expect(none).toBeInstanceOf(LocalBlobStore);
+  });
+
+  test('DURABLE_AGENT_BLOB_PLAIN=read lets the encrypted store read plain blobs from before encryption; unset it refuses them; another value is an error naming the variable', async () => {
+    const root = tmp();
+    const plainId = await new LocalBlobStore(root).put(SCOPE, `before ${SECRET}`);
+    const keysEnv = { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${k1.toString('base64')}` };
+    const refusing = openBlobStore(`file:${root}`, { cacheBytes: 0, codec: { env: keysEnv } });
+    await expect(refusing.get(SCOPE, plainId)).rejects.toThrow(BlobTamperedError);
+    const reading = openBlobStore(`file:${root}`, { cacheBytes: 0, codec: { env: { ...keysEnv, DURABLE_AGENT_BLOB_PLAIN: 'read' } } });
+    expect(await reading.get(SCOPE, plainId)).toBe(`before ${SECRET}`);
+    expect(() => openBlobStore(`file:${root}`, { codec: { env: { ...keysEnv, DURABLE_AGENT_BLOB_PLAIN: 'yes' } } })).toThrow(/DURABLE_AGENT_BLOB_PLAIN must be "read" or "refuse"/);
   });
 
   test('a bad key stops openBlobStore with an EncryptionKeyError naming the key id, not the key', () => {

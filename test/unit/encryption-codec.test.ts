@@ -185,8 +185,8 @@ describe('keys and configuration', () => {
 describe('composition with compression', () => {
   const large = { transcript: Array.from({ length: 300 }, (_, i) => `turn ${i}: ${SECRET} said the same thing again`) };
 
-  test('compress first, then encrypt: a large payload is encrypted gzip (smaller than the JSON), and decodes back through both', async () => {
-    const codecs = createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${k1}` } });
+  test('asked for under encryption (DURABLE_AGENT_COMPRESSION=on), compress first, then encrypt: a large payload is encrypted gzip (smaller than the JSON), and decodes back through both', async () => {
+    const codecs = createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${k1}`, DURABLE_AGENT_COMPRESSION: 'on' } });
     expect(codecs[0]).toBeInstanceOf(CompressionCodec);
     expect(codecs[1]).toBeInstanceOf(EncryptionCodec);
     const original = payloadOf(large);
@@ -199,6 +199,15 @@ describe('composition with compression', () => {
     expect(text(inner!.metadata!.encoding)).toBe(GZIP_ENCODING);
     const [decoded] = await decode(codecs, [stored!]);
     expect(valueOf(decoded!)).toEqual(large);
+  });
+
+  test('by default under encryption nothing is compressed: what encryption wrapped is the JSON payload itself', async () => {
+    const codecs = createPayloadCodecs({ env: { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${k1}` } });
+    const [stored] = await encode(codecs, [payloadOf(large)]);
+    expect(text(stored!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
+    const [inner] = await codecs[1]!.decode([stored!]);
+    expect(text(inner!.metadata!.encoding)).toBe('json/plain');
+    expect(valueOf((await decode(codecs, [stored!]))[0]!)).toEqual(large);
   });
 
   test('with compression off too, small and large payloads are still encrypted', async () => {

@@ -16,6 +16,9 @@ import { webhookBody } from '../../src/inbox/notification';
 import { inboxPage } from '../../src/inbox/pages';
 import { constantTimeEqual, hashPassword, hashToken, newToken, tokenMatches, verifyPassword } from '../../src/inbox/secret-hash';
 import { csrfMatches, SessionStore, SignInLimiter } from '../../src/inbox/sessions';
+import { InboxServer } from '../../src/inbox/server';
+import { TaskClient } from '../../src/client/task-client';
+import { Client, Connection } from '@temporalio/client';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'inbox-unit-'));
 
@@ -83,17 +86,113 @@ test('sessions end on the server after idle time and after their absolute lifeti
   expect(csrfMatches(u, undefined)).toBe(false);
 });
 
-test('after 5 failed sign-ins for a name the next attempt waits, and the wait ends with the window', () => {
+test('after 5 sign-in attempts for a name that did not sign in the next attempt waits, and the wait ends with the window', () => {
   let now = 0;
   const limiter = new SignInLimiter(5, 60_000, () => now);
-  for (let i = 0; i < 5; i++) {
-    expect(limiter.retryAfter(['id:ana'])).toBe(0);
-    limiter.fail(['id:ana']);
-  }
+  for (let i = 0; i < 5; i++) expect(limiter.begin(['id:ana'])).toBe(0);
+  expect(limiter.begin(['id:ana'])).toBe(60);
   expect(limiter.retryAfter(['id:ana'])).toBe(60);
-  expect(limiter.retryAfter(['id:bob'])).toBe(0);
+  expect(limiter.begin(['id:bob'])).toBe(0);
   now = 60_001;
-  expect(limiter.retryAfter(['id:ana'])).toBe(0);
+  expect(limiter.begin(['id:ana'])).toBe(0);
+});
+
+test('an attempt counts when it begins, before its check: five attempts in flight leave no room for a sixth; a success clears the name, a release only its own attempt', () => {
+  const limiter = new SignInLimiter(5, 60_000, () => 0);
+  // Five begun, none answered yet (each would be awaiting scrypt).
+  for (let i = 0; i < 5; i++) expect(limiter.begin(['id:ana'])).toBe(0);
+  expect(limiter.begin(['id:ana'])).toBeGreaterThan(0);
+  limiter.succeed(['id:ana']);
+  expect(limiter.begin(['id:ana'])).toBe(0);
+
+  for (let i = 0; i < 4; i++) limiter.begin(['addr:10.0.0.1']);
+  limiter.begin(['addr:10.0.0.1']);
+  limiter.release(['addr:10.0.0.1']); // that one signed in: four failures still count
+  expect(limiter.begin(['addr:10.0.0.1'])).toBe(0);
+  expect(limiter.begin(['addr:10.0.0.1'])).toBeGreaterThan(0);
+});
+
+describe('the inbox sign-in over HTTP', () => {
+  let inbox: InboxServer;
+  let base: string;
+  let directory: ApproverDirectory;
+  beforeAll(async () => {
+    directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'cy', password: await hashPassword('cy-password-1') }] }));
+    // Sign-in never reaches Temporal; this client points at a closed port, so a page that did would fail.
+    const client = new TaskClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }));
+    inbox = new InboxServer({ client, directory, linkKey: Buffer.from('k'.repeat(32)), usedLinks: new UsedLinks(path.join(tmp(), 'used-links')) });
+    base = await inbox.start();
+  });
+  afterAll(async () => {
+    await inbox?.stop();
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  /** One sign-in form's pre-session token, and a POST of it (no redirects followed). */
+  async function signInForm(): Promise<{ pre: string }> {
+    const page = await (await fetch(`${base}/signin`)).text();
+    return { pre: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
+  }
+  const post = (pre: string, fields: Record<string, string>) =>
+    fetch(`${base}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base, cookie: `da_pre=${pre}` },
+      body: new URLSearchParams({ _csrf: pre, ...fields }).toString(),
+    });
+
+  test('a burst of 40 concurrent wrong guesses gets at most 5 password checks (the rest are answered 429), and then even the right password must wait', async () => {
+    const checks = jest.spyOn(directory, 'signInWithPassword');
+    const { pre } = await signInForm();
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => post(pre, { id: 'cy', password: `wrong-guess-${i}` })));
+    const statuses = answers.map((a) => a.status);
+    expect(checks.mock.calls.length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(checks.mock.calls.length);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40 - checks.mock.calls.length);
+    const right = await post(pre, { id: 'cy', password: 'cy-password-1' });
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(checks.mock.calls.length).toBeLessThanOrEqual(5);
+  });
+
+  test('after sign-in, `next` leads only to a path on this site: tab, newline, backslash and dot-segment disguises of another host land on /', async () => {
+    const other = new InboxServer({
+      client: new TaskClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) })),
+      directory,
+      linkKey: Buffer.from('k'.repeat(32)),
+      usedLinks: new UsedLinks(path.join(tmp(), 'used-links')),
+      maxFailedSignIns: 1_000,
+    });
+    const url = await other.start();
+    try {
+      const signIn = async (next: string) => {
+        const page = await (await fetch(`${url}/signin`)).text();
+        const pre = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+        const res = await fetch(`${url}/signin`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url, cookie: `da_pre=${pre}` },
+          body: new URLSearchParams({ _csrf: pre, next, id: 'cy', password: 'cy-password-1' }).toString(),
+        });
+        expect(res.status).toBe(303);
+        return res.headers.get('location')!;
+      };
+      const disguises = ['/\t/evil.example', '/\n/evil.example', '/\r\n/evil.example', '/ /evil.example', '/\\evil.example', '//evil.example', '/.//evil.example', '/x/..//evil.example', 'https://evil.example/', '/\u0000/evil.example'];
+      for (const next of disguises) {
+        const location = await signIn(next);
+        // What a browser does with the Location: tabs and newlines dropped, then resolved against the inbox.
+        expect({ next, location, lands: new URL(location.replace(/[\t\n\r]/g, ''), url).origin }).toEqual({ next, location: '/', lands: new URL(url).origin });
+      }
+      // The same from the query string of GET /signin (decoded %09 is a tab): the form carries / instead.
+      const page = await (await fetch(`${url}/signin?next=/%09/evil.example`)).text();
+      expect(page).toMatch(/name="next" value="\/"/);
+      // Paths on this site keep their query and fragment.
+      expect(await signIn('/tasks/t-1?tab=events#a-1')).toBe('/tasks/t-1?tab=events#a-1');
+      expect(await signIn('/l/abc.def')).toBe('/l/abc.def');
+    } finally {
+      await other.stop();
+    }
+  });
 });
 
 test('links: a signed link verifies; a changed, cut or foreign-key link is refused; an expired one says so; each is usable once, across restarts', () => {

@@ -2,7 +2,8 @@
  * `purge`: retention for the blob store. Temporal deletes a closed task's history after the
  * namespace's retention period; the blobs its history pointed to are deleted here, by task id or
  * for every task closed before a date. A running task's blobs are never touched: its next model
- * call would find its conversation gone.
+ * call would find its conversation gone. Only the task's own scopes go (see scopesOfTask), never
+ * those of another task whose id starts the same way.
  */
 import type { BlobStore } from '../../blobs/blob-store';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
@@ -80,7 +81,7 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
     }
     known = false;
   }
-  const blobs = await store.purge(`${taskId}/`);
+  const blobs = await purgeTask(store, await store.scopes(), taskId);
   if (options.json) console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(known ? {} : { note: 'unknown to Temporal' }) }));
   else console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
   return EXIT.ok;
@@ -92,16 +93,27 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
   const taskIds = new Set<string>();
   for await (const execution of client.client.workflow.list({ query })) taskIds.add(execution.workflowId);
 
+  const scopes = await store.scopes();
   const purged: { taskId: string; blobs: number }[] = [];
   const skipped: { taskId: string; reason: string }[] = [];
   for (const taskId of taskIds) {
-    // The id may since have been reused by a task that is running now; its blobs share the prefix.
-    const current = await client.describe(taskId).catch(() => undefined);
-    if (current?.executionStatus === 'RUNNING') {
+    // The id may since have been reused by a task that is running now: its chain's scope is the task's too.
+    let running: boolean;
+    try {
+      running = (await client.describe(taskId)).executionStatus === 'RUNNING';
+    } catch (err) {
+      // Gone since the list (past retention) is safe to purge; an unanswered check is not.
+      if (!(err instanceof TaskNotFoundError)) {
+        skipped.push({ taskId, reason: `could not check whether it is running: ${(err as Error).message}` });
+        continue;
+      }
+      running = false;
+    }
+    if (running) {
       skipped.push({ taskId, reason: 'a task with this id is running' });
       continue;
     }
-    purged.push({ taskId, blobs: await store.purge(`${taskId}/`) });
+    purged.push({ taskId, blobs: await purgeTask(store, scopes, taskId) });
   }
   const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
   if (json) {
@@ -112,4 +124,20 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
     for (const s of skipped) console.log(`  skipped ${s.taskId}: ${s.reason}`);
   }
   return EXIT.ok;
+}
+
+/**
+ * The scopes of the task chains that ran under `taskId`, out of `scopes`: `<taskId>/<first run id>`.
+ * Workflow ids may contain `/` but run ids never do, so the scopes of task `team/alpha`
+ * (`team/alpha/<run id>`) are never taken for task `team`'s, as a prefix match would.
+ */
+export function scopesOfTask(scopes: readonly string[], taskId: string): string[] {
+  const prefix = `${taskId}/`;
+  return scopes.filter((scope) => scope.startsWith(prefix) && scope.length > prefix.length && !scope.slice(prefix.length).includes('/'));
+}
+
+async function purgeTask(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
+  let blobs = 0;
+  for (const scope of scopesOfTask(scopes, taskId)) blobs += await store.purgeScope(scope);
+  return blobs;
 }
