@@ -37,7 +37,9 @@ import { gateToolCall } from '../workflows/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { trustedKeysFromEnvironment } from '../approvers/keys';
-import { linkSettingsFromEnv, webhookBody, type LinkSettings } from '../inbox/notification';
+import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../inbox/notification';
+import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { MARKER_PREFIX } from '../protocol/blob-marker';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -155,6 +157,12 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw toApplicationFailure(classifyMcpError(err, server), Context.current().info.attempt);
     }
   }
+  /** The task's blob scope, asked of Temporal through the worker's own client (notices name only the task). */
+  const noticeScope = (taskId: string): Promise<string> => {
+    const info = Context.current().info.workflowExecution;
+    if (info?.workflowId !== taskId) return Promise.reject(new Error(`a notice for task ${taskId} came from another workflow`));
+    return taskBlobScope(Context.current().client, taskId);
+  };
   const prices = loadPrices(deps.prices);
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
@@ -201,7 +209,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       };
     },
 
-    async notify(notice) {
+    async notify(input) {
+      // A long call's arguments are a reference in the workflow's message: people get the arguments.
+      const notice = input.message.includes(MARKER_PREFIX) ? await noticeWithArguments(input, async (marker) => readStoredArguments(store(), await noticeScope(input.taskId), marker)) : input;
       const line = `[${notice.level}] task ${notice.taskId} (${notice.agent}) ${notice.code}: ${notice.message}`;
       Context.current().log.warn(line);
       if (!webhookUrl) return;

@@ -5,6 +5,8 @@
  * when the worker knows the inbox (DURABLE_AGENT_INBOX_URL and the shared link key).
  */
 import { DEFAULT_LINK_TTL_MS, linkUrl, loadLinkKey, signLink } from './links';
+import { MARKER_PATTERN, MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
+import { argumentsLine } from '../client/arguments-view';
 
 export interface Notice {
   taskId: string;
@@ -68,4 +70,28 @@ export function webhookBody(notice: Notice, line: string, links?: LinkSettings, 
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `The link works once and expires in ${Math.round(links!.ttlMs / 3_600_000) || '<1'} h; sign-in required.` }] });
   }
   return { ...notice, text: link ? `${line}\n${link}` : line, blocks, ...(link ? { link } : {}) };
+}
+
+/** Characters of a call's arguments a notice quotes, at most (the inbox link shows them all). */
+export const NOTICE_ARGUMENTS_CHARS = 1_200;
+
+/**
+ * The notice with each stored-arguments reference in its message replaced by the arguments
+ * themselves (shortened to a line, every key kept): a person reads what they are asked to approve,
+ * not a hash. `read` returns the stored JSON, checked against its hash; a reference it cannot read
+ * becomes a plain sentence that sends the reader to the inbox.
+ */
+export async function noticeWithArguments(notice: Notice, read: (marker: Marker) => Promise<unknown>): Promise<Notice> {
+  if (!notice.message.includes(MARKER_PREFIX)) return notice;
+  const shown = new Map<string, string>();
+  for (const match of notice.message.matchAll(MARKER_PATTERN)) {
+    if (shown.has(match[0])) continue;
+    const marker: Marker = { $blob: match[1]!, bytes: Number(match[2]) };
+    const text = await read(marker).then(
+      (value) => argumentsLine(value, NOTICE_ARGUMENTS_CHARS),
+      (err: Error) => `(arguments of ${marker.bytes.toLocaleString('en-US')} characters, not readable here: ${err.message.slice(0, 200)}; read them in the inbox before deciding)`,
+    );
+    shown.set(match[0], text);
+  }
+  return { ...notice, message: notice.message.replace(MARKER_PATTERN, (m) => shown.get(m) ?? m) };
 }
