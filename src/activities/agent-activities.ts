@@ -36,7 +36,7 @@ import { summarizeOutput } from '../workflows/tool-result-content';
 import { gateToolCall } from '../workflows/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 import type { TrustedKey } from '../protocol/decision-proof';
-import { trustedKeysFromEnvironment } from '../approvers/keys';
+import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../inbox/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
 import { MARKER_PREFIX } from '../protocol/blob-marker';
@@ -98,6 +98,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   const agents = new Map(deps.agents.map((a) => [a.name, a]));
   // Read once, at worker start: a malformed key setting stops the worker instead of turning verification off.
   const approverKeys = deps.approverKeys ?? trustedKeysFromEnvironment();
+  requireTrustedKeysFor(deps.agents, approverKeys);
   const modelEnv: ModelEnvironment = {
     anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
