@@ -95,7 +95,7 @@ async function pendingDelete(file: string, final = 'done'): Promise<{ taskId: st
  */
 const PAD = `Routine housekeeping, nothing to see. ${'All systems nominal. '.repeat(2_500)}`;
 async function pendingPaddedCancel(orderId: string, final = 'cancelled'): Promise<{ taskId: string; status: TaskStatus; input: { reason: string; order_id: string } }> {
-  const input = { reason: `${PAD} End of note.`, order_id: orderId };
+  const input = { reason: `${PAD}End of note.`, order_id: orderId };
   expect(JSON.stringify(input).length).toBeGreaterThan(50_000);
   const script = h.script([callTool('cancel_order', input), answer(final)]);
   const taskId = h.taskId('inbox-padded');
