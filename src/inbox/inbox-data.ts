@@ -64,7 +64,7 @@ export async function taskPageData(client: TaskClient, args: ApprovalArguments, 
     shownStatus(client, args, taskId),
     withDeadline(client, () => client.transcript(taskId)).catch(() => undefined),
   ]);
-  const data: TaskPageData = { taskId, summary, recent: transcript?.messages.slice(-RECENT_MESSAGES) ?? [] };
+  const data: TaskPageData = { taskId, summary, recent: await args.resolveMessages(taskId, transcript?.messages.slice(-RECENT_MESSAGES) ?? []) };
   if (status) data.status = status;
   else data.note = 'No worker answered the status query: is a worker running for this task?';
   if (summary.executionStatus !== 'RUNNING' && !status?.result) {
@@ -90,8 +90,8 @@ export interface LiveView {
   closed: boolean;
 }
 
-export async function liveView(client: TaskClient, taskId: string): Promise<LiveView> {
-  const [summary, status] = await Promise.all([withDeadline(client, () => client.describe(taskId)), liveStatus(client, taskId)]);
+export async function liveView(client: TaskClient, args: ApprovalArguments, taskId: string): Promise<LiveView> {
+  const [summary, status] = await Promise.all([withDeadline(client, () => client.describe(taskId)), shownStatus(client, args, taskId)]);
   const closed = summary.executionStatus !== 'RUNNING';
   const view: LiveView = {
     executionStatus: summary.executionStatus,

@@ -5,8 +5,8 @@
  * when the worker knows the inbox (DURABLE_AGENT_INBOX_URL and the shared link key).
  */
 import { DEFAULT_LINK_TTL_MS, linkUrl, loadLinkKey, signLink } from './links';
-import { MARKER_PATTERN, MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
-import { argumentsLine } from '../client/arguments-view';
+import { MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
+import { replaceStoredArguments } from '../client/approval-arguments';
 
 export interface Notice {
   taskId: string;
@@ -83,15 +83,5 @@ export const NOTICE_ARGUMENTS_CHARS = 1_200;
  */
 export async function noticeWithArguments(notice: Notice, read: (marker: Marker) => Promise<unknown>): Promise<Notice> {
   if (!notice.message.includes(MARKER_PREFIX)) return notice;
-  const shown = new Map<string, string>();
-  for (const match of notice.message.matchAll(MARKER_PATTERN)) {
-    if (shown.has(match[0])) continue;
-    const marker: Marker = { $blob: match[1]!, bytes: Number(match[2]) };
-    const text = await read(marker).then(
-      (value) => argumentsLine(value, NOTICE_ARGUMENTS_CHARS),
-      (err: Error) => `(arguments of ${marker.bytes.toLocaleString('en-US')} characters, not readable here: ${err.message.slice(0, 200)}; read them in the inbox before deciding)`,
-    );
-    shown.set(match[0], text);
-  }
-  return { ...notice, message: notice.message.replace(MARKER_PATTERN, (m) => shown.get(m) ?? m) };
+  return { ...notice, message: await replaceStoredArguments(notice.message, read, NOTICE_ARGUMENTS_CHARS) };
 }

@@ -304,7 +304,7 @@ export class InboxServer {
     let quietSince = Date.now();
     try {
       while (open && Date.now() < until && this.sessions.get(session.id)) {
-        const view = await liveView(this.options.client, taskId).catch(() => undefined);
+        const view = await liveView(this.options.client, this.args, taskId).catch(() => undefined);
         const text = view ? JSON.stringify(view) : '';
         if (view && text !== last) {
           res.write(`event: status\ndata: ${text}\n\n`);

@@ -169,6 +169,17 @@ test('a 50 KB destructive call: the task holds only a reference, but the inbox l
   expect(notice.text).toContain(`[confirm] task ${taskId} (demo) approval_requested: cancel_order {"reason":"Routine housekeeping, nothing to see.`);
   expect(notice.text).toContain('"order_id":"O-0011"');
 
+  // The CLI reads the same store: `status` shortens, `--full` prints the exact JSON.
+  const cli = ['status', taskId, '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`];
+  const shown = await runCli(cli);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).not.toContain('$blob');
+  expect(shown.stdout).toContain('"order_id":"O-0011"');
+  expect(shown.stdout).toContain(`see them whole: durable-agent status ${taskId} --full`);
+  const full = await runCli([...cli, '--full']);
+  const line = full.stdout.split('\n').find((l) => l.startsWith('  arguments: '))!;
+  expect(JSON.parse(line.slice('  arguments: '.length))).toEqual(input);
+
   // The form carries the hash of the call the person read: a form for other arguments approves nothing.
   const before = await eventCount(taskId);
   const stale = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrfIn(page), approvalId: approval.id, inputHash: 'not-the-shown-call', arguments: '' });

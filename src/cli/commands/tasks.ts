@@ -9,7 +9,8 @@ import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, type TaskStatus } from '../../protocol/task';
 import { openBlobStore } from '../../blobs/open-blob-store';
-import { ApprovalArguments } from '../../client/approval-arguments';
+import { ApprovalArguments, replaceStoredArguments } from '../../client/approval-arguments';
+import { MARKER_PREFIX } from '../../protocol/blob-marker';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
@@ -204,9 +205,11 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
   let lastProgressAt = 0;
   for (;;) {
     const view = await client.view(taskId);
-    for (const event of view.status?.events ?? []) {
-      if (event.seq <= lastSeq) continue;
-      lastSeq = event.seq;
+    for (const raw of view.status?.events ?? []) {
+      if (raw.seq <= lastSeq) continue;
+      lastSeq = raw.seq;
+      // An event names a long call by its stored reference: print the arguments instead.
+      const event = raw.detail.includes(MARKER_PREFIX) ? { ...raw, detail: await replaceStoredArguments(raw.detail, (m) => args.read(taskId, m), 600) } : raw;
       out(asJson ? JSON.stringify({ event }) : renderEvent(event));
     }
     const fresh = (view.status?.pendingApprovals ?? []).filter((a) => !shownApprovals.has(a.id));
