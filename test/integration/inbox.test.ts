@@ -179,6 +179,11 @@ test('a 50 KB destructive call: the task holds only a reference, but the inbox l
   const full = await runCli([...cli, '--full']);
   const line = full.stdout.split('\n').find((l) => l.startsWith('  arguments: '))!;
   expect(JSON.parse(line.slice('  arguments: '.length))).toEqual(input);
+  // `list` shows what a waiting task waits for (its memo) with the arguments, not the reference.
+  const listed = await runCli(['list', '--status', 'awaiting_approval', '--address', h.server.address, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
+  const row = listed.stdout.split('\n').find((l) => l.startsWith(taskId))!;
+  expect(row).toContain(`approval ${approval.id}: cancel_order {"order_id":"O-0011","reason":"Routine housekeeping`);
+  expect(row).not.toContain('$blob');
 
   // The form carries the hash of the call the person read: a form for other arguments approves nothing.
   const before = await eventCount(taskId);

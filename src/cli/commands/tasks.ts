@@ -23,7 +23,7 @@ durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   --full prints a pending approval's arguments whole (long ones are shortened, every key shown);
   arguments stored in the blob store are read from it and checked against their hash
 durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
-durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--json]
+durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--blob-store SPEC] [--json]
 durable-agent result TASK_ID [--json]`;
 
 const json = { json: { type: 'boolean' } } as const;
@@ -152,7 +152,7 @@ export async function resultCommand(argv: string[]): Promise<number> {
 export async function listCommand(argv: string[]): Promise<number> {
   const { values } = parse(
     argv,
-    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' } },
+    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' }, 'blob-store': { type: 'string' } },
     { min: 0, max: 0, names: '' },
   );
   if (values.status && !AGENT_STATUSES.includes(values.status as AgentStatus)) {
@@ -160,11 +160,21 @@ export async function listCommand(argv: string[]): Promise<number> {
   }
   const limit = intOption(values.limit, 'limit');
   const client = await connectClient(values);
-  const tasks = await client.list({
+  const listed = await client.list({
     ...(values.status ? { status: values.status as AgentStatus } : {}),
     ...(values.agent ? { agent: values.agent } : {}),
     ...(limit ? { limit } : {}),
   });
+  // A waiting task's memo names a long call by its stored reference: show the arguments instead.
+  const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
+  let tasks;
+  try {
+    tasks = await Promise.all(
+      listed.map(async (t) => (t.waitingFor?.includes(MARKER_PREFIX) ? { ...t, waitingFor: await replaceStoredArguments(t.waitingFor, (m) => args.read(t.taskId, m), 200) } : t)),
+    );
+  } finally {
+    await args.close();
+  }
   console.log(values.json ? safeJson(tasks, 2) : renderSummaries(tasks));
   return EXIT.ok;
 }
