@@ -166,15 +166,17 @@ export function isShortened(a: ApprovalRequest): boolean {
  * last characters, the gaps are marked and sized) with a download of the exact JSON. Arguments the
  * inbox could not read are never shown as their reference alone.
  */
-function argumentsBlock(taskId: string, a: ApprovalRequest): Html {
+function argumentsBlock(taskId: string, a: ApprovalRequest, titled = true): Html {
   const problem = argumentsProblemOf(a);
   if (problem) return html`<p class="status error"><strong>The arguments cannot be shown here:</strong> ${problem}. Do not approve arguments you have not read.</p>`;
   const stored = storedAsOf(a);
   const view = argumentsView(a.input, { maxChars: ARGUMENTS_PAGE_CHARS });
   const hash = stored ? html` <span class="hint">(sha256 <code>${stored.$blob.slice('sha256:'.length)}</code>, checked)</span>` : '';
-  if (!view.shortened) return html`<p><strong>Exact arguments</strong>${hash}</p>
+  // A tool's question shows its call's arguments under its own summary, not as a call to approve.
+  const title = (text: string) => (titled ? html`<strong>${text}</strong>` : '');
+  if (!view.shortened) return html`${titled || stored ? html`<p>${title('Exact arguments')}${hash}</p>` : ''}
 <pre>${pretty(a.input)}</pre>`;
-  return html`<p><strong>Exact arguments, shortened</strong> <span class="hint">(${view.chars.toLocaleString('en-US')} characters in all: every field is shown; long values keep their first and last characters)</span></p>
+  return html`<p>${title('Exact arguments, shortened')} <span class="hint">(${view.chars.toLocaleString('en-US')} characters in all: every field is shown; long values keep their first and last characters)</span></p>
 <pre class="arguments">${view.parts.map((p) => (typeof p === 'string' ? p : html`<span class="omitted">… ${p.omitted} not shown …</span>`))}</pre>
 <p><a href="${argumentsPath(taskId, a.id)}" download="${`${a.id}-arguments.json`}">Download the exact arguments (JSON, ${view.chars.toLocaleString('en-US')} characters)</a>${hash}</p>`;
 }
@@ -320,7 +322,7 @@ ${
   <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry === 'deny' ? 'the server is told nobody answered' : a.onExpiry}</dd>
   <dt>Question id</dt><dd><code>${a.id}</code></dd>
 </dl>
-<details><summary>The call's arguments</summary>${argumentsBlock(taskId, a)}</details>`;
+<details><summary>The call's arguments</summary>${argumentsBlock(taskId, a, false)}</details>`;
 }
 
 /** One labelled input per field; a required field says so in its label and in `required`. */
