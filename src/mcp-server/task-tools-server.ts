@@ -145,12 +145,18 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         approval_id: approvalId,
         edited_arguments: z.record(z.string(), z.unknown()).optional().describe('Run these arguments instead; the model is told.'),
         comment: z.string().max(2_000).optional(),
+        input_hash: z.string().min(1).max(200).optional().describe('The input_hash task_status showed: the approval goes through only if the pending call is still that one.'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args) =>
       answer(async () => {
         const who = requireIdentity();
+        if (args.input_hash !== undefined) {
+          // The caller approves the call it read: refuse if the pending one has other arguments.
+          const pending = (await client.status(args.task_id)).pendingApprovals.find((a) => a.id === args.approval_id);
+          if (pending && pending.inputHash !== args.input_hash) throw new UsageProblem(`approval ${args.approval_id} is not the call you read: its input_hash is ${pending.inputHash}; read it again with task_status`);
+        }
         return client.approve(args.task_id, {
           approvalId: args.approval_id,
           by: who.by,

@@ -151,7 +151,7 @@ test('on a worker that verifies approvers, the server signs with its key: its ap
   }
 });
 
-test('a 50 KB destructive call: task_status and list_pending_approvals give its exact arguments (read from the workers\' blob store, hash-checked), not the reference the task holds; a server on another store says it cannot', async () => {
+test('a 50 KB destructive call: task_status and list_pending_approvals give its exact arguments (read from the workers\' blob store, hash-checked), not the reference the task holds; approve with another input_hash is refused; a server on another store says it cannot', async () => {
   const input = { reason: `Routine housekeeping. ${'All systems nominal. '.repeat(2_500)}`, order_id: 'O-0020' };
   const script = h.script([callTool('cancel_order', input), answer('cancelled')]);
   const taskId = h.taskId('mcp-padded');
@@ -172,6 +172,11 @@ test('a 50 KB destructive call: task_status and list_pending_approvals give its 
         return all.find((a) => a.task_id === taskId);
       });
       expect(listed).toMatchObject({ approval_id: held!.id, arguments: input });
+
+      const stale = await call(client, 'approve', { task_id: taskId, approval_id: held!.id, input_hash: 'cancel_order#another-call' });
+      expect(stale.isError).toBe(true);
+      expect(text(stale)).toContain(`approval ${held!.id} is not the call you read: its input_hash is ${held!.inputHash}`);
+      expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([held!.id]);
 
       const blind = data(await call(elsewhere, 'task_status', { task_id: taskId })).pending_approvals[0];
       expect(blind.arguments).toBeUndefined();
