@@ -27,7 +27,7 @@ import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
-import { BlobMissingError, missingBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
+import { alteredBlobFailure, BlobAlteredError, BlobMissingError, missingBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
@@ -142,6 +142,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return await work();
     } catch (err) {
       if (err instanceof BlobMissingError) throw missingBlobFailure(err);
+      if (err instanceof BlobAlteredError) throw alteredBlobFailure(err);
       if (err instanceof BlobKeyNotFoundError || err instanceof BlobDecryptionError) throw unreadableBlobFailure(err);
       throw err;
     }

@@ -8,6 +8,7 @@ import type { Message } from '../protocol/messages';
 import { isMarker, markerIds, MARKER_PATTERN, MARKER_PREFIX, markerText, type Marker } from '../protocol/blob-marker';
 import { toolError } from '../protocol/tool-error';
 import { BlobMissingError, type BlobStore } from './blob-store';
+import { blobIdOf } from './blob-id';
 
 /** Content above this many characters is stored and referenced. Small content stays inline: a store round trip costs more than it saves. */
 export const DEFAULT_INLINE_CHARS = 2_048;
@@ -48,9 +49,32 @@ export async function resolveText(store: BlobStore, scope: string, text: string)
   return substitute(text, await fetchBodies(store, scope, ids));
 }
 
+/** Stored content that no longer matches the hash its marker names: someone changed the store. */
+export class BlobAlteredError extends Error {
+  override readonly name = 'BlobAlteredError';
+  constructor(
+    readonly scope: string,
+    readonly id: string,
+  ) {
+    super(`blob ${id} of ${scope} does not match its hash: the blob store was altered`);
+  }
+}
+
+/** Altered content is never used: a call's arguments run only as the content its approval was bound to. */
+export function alteredBlobFailure(err: BlobAlteredError): ApplicationFailure {
+  const error = toolError('resource', 'blob_altered', err.message, 'Restore the content from a backup and unblock, or unblock to go on without it; check who can write the blob store.');
+  return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error, { altered: err.id }] });
+}
+
+/**
+ * A JSON value, read back when it is a marker (a long tool input). Checked against the marker's
+ * hash: the approval of a long call is bound to that hash, so the call runs only with that content.
+ */
 export async function resolveValue(store: BlobStore, scope: string, value: unknown): Promise<unknown> {
-  if (isMarker(value)) return JSON.parse(await store.get(scope, value.$blob));
-  return value;
+  if (!isMarker(value)) return value;
+  const text = await store.get(scope, value.$blob);
+  if (blobIdOf(text) !== value.$blob) throw new BlobAlteredError(scope, value.$blob);
+  return JSON.parse(text);
 }
 
 type Block = Record<string, unknown>;

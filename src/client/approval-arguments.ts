@@ -6,7 +6,7 @@
  * bound to the marker, and through it to that hash.
  */
 import type { Client } from '@temporalio/client';
-import { blobIdOf } from '../blobs/blob-id';
+import { resolveValue } from '../blobs/claim-check';
 import type { BlobStore } from '../blobs/blob-store';
 import { isMarker, MARKER_PATTERN, MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
 import type { Message } from '../protocol/messages';
@@ -42,10 +42,9 @@ export async function taskBlobScope(client: Client, taskId: string): Promise<str
 
 /** The stored JSON a marker stands for, after checking it is the content the marker's hash names. */
 export async function readStoredArguments(store: BlobStore, scope: string, marker: Marker): Promise<unknown> {
-  const text = await store.get(scope, marker.$blob);
-  // A store anyone can write to must not change what a person reads: the id is the content's hash.
-  if (blobIdOf(text) !== marker.$blob) throw new StoredArgumentsError(`the stored arguments do not match their hash ${marker.$blob}: the blob store was altered`);
-  return JSON.parse(text);
+  // A store anyone can write to must not change what a person reads: the id is the content's hash
+  // (resolveValue checks it, as the worker does before the call runs).
+  return resolveValue(store, scope, marker);
 }
 
 /**
