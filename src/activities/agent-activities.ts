@@ -37,8 +37,10 @@ import { summarizeOutput } from '../workflows/tool-result-content';
 import { gateToolCall } from '../workflows/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 import type { TrustedKey } from '../protocol/decision-proof';
-import { trustedKeysFromEnvironment } from '../approvers/keys';
-import { linkSettingsFromEnv, webhookBody, type LinkSettings } from '../inbox/notification';
+import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
+import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../inbox/notification';
+import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { MARKER_PREFIX } from '../protocol/blob-marker';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -97,6 +99,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   const agents = new Map(deps.agents.map((a) => [a.name, a]));
   // Read once, at worker start: a malformed key setting stops the worker instead of turning verification off.
   const approverKeys = deps.approverKeys ?? trustedKeysFromEnvironment();
+  requireTrustedKeysFor(deps.agents, approverKeys);
   const modelEnv: ModelEnvironment = {
     anthropicApiKey: deps.modelEnv?.anthropicApiKey ?? process.env.ANTHROPIC_API_KEY,
     anthropicBaseURL: deps.modelEnv?.anthropicBaseURL ?? process.env.ANTHROPIC_BASE_URL,
@@ -157,6 +160,12 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw toApplicationFailure(classifyMcpError(err, server), Context.current().info.attempt);
     }
   }
+  /** The task's blob scope, asked of Temporal through the worker's own client (notices name only the task). */
+  const noticeScope = (taskId: string): Promise<string> => {
+    const info = Context.current().info.workflowExecution;
+    if (info?.workflowId !== taskId) return Promise.reject(new Error(`a notice for task ${taskId} came from another workflow`));
+    return taskBlobScope(Context.current().client, taskId);
+  };
   const prices = loadPrices(deps.prices);
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
@@ -203,7 +212,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       };
     },
 
-    async notify(notice) {
+    async notify(input) {
+      // A long call's arguments are a reference in the workflow's message: people get the arguments.
+      const notice = input.message.includes(MARKER_PREFIX) ? await noticeWithArguments(input, async (marker) => readStoredArguments(store(), await noticeScope(input.taskId), marker)) : input;
       const line = `[${notice.level}] task ${notice.taskId} (${notice.agent}) ${notice.code}: ${notice.message}`;
       Context.current().log.warn(line);
       if (!webhookUrl) return;

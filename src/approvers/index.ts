@@ -10,10 +10,12 @@ export {
   loadDecisionSigner,
   LOCAL_KEY_TOKEN,
   parseTrustedKeys,
+  requireTrustedKeysFor,
   SIGNING_KEY_ENV,
   signingKeyFile,
   trustedKeyEntry,
   trustedKeysFromEnvironment,
+  UnverifiedApproversError,
 } from './keys';
 export {
   canonicalJson,

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { stateDir as defaultStateDir } from '../server/state-dir';
 import { trustedKeyProblem, type TrustedKey } from '../protocol/decision-proof';
 import { createDecisionSigner, generateSecretKey, type DecisionSigner } from './signer';
+import type { PermissionPolicy } from '../protocol/task';
 
 export const SIGNING_KEY_ENV = 'DURABLE_AGENT_SIGNING_KEY';
 export const APPROVER_KEYS_ENV = 'DURABLE_AGENT_APPROVER_KEYS';
@@ -119,4 +120,28 @@ export function parseTrustedKeys(text: string, localKey: () => TrustedKey): Trus
 /** `keyId:publicKey`, the entry a worker's DURABLE_AGENT_APPROVER_KEYS needs for this signer. */
 export function trustedKeyEntry(signer: DecisionSigner): string {
   return `${signer.keyId}:${signer.publicKey}`;
+}
+
+/**
+ * A worker with no trusted keys runs tasks in dev mode: `by` and roles are taken as claimed. That
+ * must never happen silently to an agent whose policy says who may decide (`approvers`) or that the
+ * starter may not approve (`forbidSelfApproval`): on one machine of a fleet without
+ * DURABLE_AGENT_APPROVER_KEYS, anyone could claim the right name or role. Such a worker refuses to
+ * start; agents that declare neither still run in dev mode.
+ */
+export class UnverifiedApproversError extends Error {
+  override readonly name = 'UnverifiedApproversError';
+}
+
+export function requireTrustedKeysFor(agents: readonly { name: string; policy?: PermissionPolicy | undefined }[], keys: readonly TrustedKey[]): void {
+  if (keys.length > 0) return;
+  for (const agent of agents) {
+    const settings = [agent.policy?.approvers !== undefined ? 'approvers' : '', agent.policy?.forbidSelfApproval ? 'forbidSelfApproval' : ''].filter(Boolean);
+    if (settings.length === 0) continue;
+    throw new UnverifiedApproversError(
+      `agent "${agent.name}" sets ${settings.map((s) => `policy.${s}`).join(' and ')}, which needs verified approvers, but this worker trusts no approver keys: ` +
+        `set ${APPROVER_KEYS_ENV} (KEYID:PUBLICKEY entries, or "local" for this machine's key; see docs/approvers.md) or pass approverKeys. ` +
+        `Without keys every decision's "by" and roles would be taken as claimed.`,
+    );
+  }
 }

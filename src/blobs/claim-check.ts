@@ -63,9 +63,14 @@ export async function resolveText(store: BlobStore, scope: string, text: string)
   return substitute(text, await fetchBodies(store, scope, ids));
 }
 
+/**
+ * A JSON value, read back when it is a marker (a long tool input). The store checks the content
+ * against the marker's hash on every read (BlobTamperedError): the approval of a long call is
+ * bound to that hash, so the call runs only with that content.
+ */
 export async function resolveValue(store: BlobStore, scope: string, value: unknown): Promise<unknown> {
-  if (isMarker(value)) return JSON.parse(await store.get(scope, value.$blob));
-  return value;
+  if (!isMarker(value)) return value;
+  return JSON.parse(await store.get(scope, value.$blob));
 }
 
 type Block = Record<string, unknown>;

@@ -6,6 +6,8 @@
 import type { TaskSummary, TaskView } from '../client/task-client';
 import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
+import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
+import { argumentsView, viewText } from '../client/arguments-view';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
@@ -62,10 +64,11 @@ export function safeLine(text: unknown): string {
  * as JSON \u escapes too.
  */
 export function safeJson(value: unknown, indent?: number): string {
-  return (JSON.stringify(value, null, indent) ?? 'null').replace(
-    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return terminalSafeJsonText(JSON.stringify(value, null, indent) ?? 'null');
+}
+
+function terminalSafeJsonText(text: string): string {
+  return text.replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function renderEvent(e: TaskEvent): string {
@@ -73,7 +76,7 @@ export function renderEvent(e: TaskEvent): string {
   return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}`;
 }
 
-export function renderStatus(taskId: string, s: TaskStatus): string {
+export function renderStatus(taskId: string, s: TaskStatus, options: { full?: boolean } = {}): string {
   const lines = [
     `task       ${safeLine(taskId)}`,
     `agent      ${safeLine(s.agent)}   model ${safeLine(s.model)}`,
@@ -85,7 +88,7 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
-  for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a));
+  for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a, options));
   if (s.blocked) lines.push('', renderBlocked(taskId, s.blocked));
   if (s.escalations.length || s.decisions.length) {
     lines.push('', 'audit trail:');
@@ -98,7 +101,7 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
       lines.push(
         `  ${safeLine(a.decidedAt)}  ${safeLine(a.tool)} ${safeLine(a.decision)} by ${safeLine(a.by)}` +
           `${a.comment ? ` ("${safeLine(a.comment)}")` : ''}${a.denyReason ? `: ${safeLine(a.denyReason)}` : ''}` +
-          `${a.editedInput !== undefined ? ` with arguments ${safeJson(a.editedInput)}` : ''}`,
+          `${a.editedInput !== undefined ? ` with arguments ${options.full ? safeJson(a.editedInput) : terminalSafeJsonText(viewText(argumentsView(a.editedInput, { indent: 0, maxChars: ARGUMENTS_LINE_CHARS })))}` : ''}`,
       );
     }
   }
@@ -110,10 +113,10 @@ export function renderStatus(taskId: string, s: TaskStatus): string {
   return lines.join('\n');
 }
 
-export function renderView(view: TaskView): string {
+export function renderView(view: TaskView, options: { full?: boolean } = {}): string {
   // A long tool's own progress (MCP progress notifications), e.g. "fs__search_files 3/5 scanning".
   const progress = (view.toolProgress ?? []).map((p) => `progress   ${safeLine(p.tool)} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${safeLine(p.message)}` : ''}`);
-  if (view.status) return [renderStatus(view.summary.taskId, view.status), ...progress].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
+  if (view.status) return [renderStatus(view.summary.taskId, view.status, options), ...progress].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
   const lines = [
     `task       ${safeLine(view.summary.taskId)}`,
     `agent      ${safeLine(view.summary.agent ?? '?')}`,
@@ -125,8 +128,34 @@ export function renderView(view: TaskView): string {
   return lines.join('\n');
 }
 
+/** Arguments up to this many characters (one line of JSON) are printed whole; longer ones shortened unless `--full`. */
+export const ARGUMENTS_LINE_CHARS = 2_000;
+
+/**
+ * The arguments that will run, resolved from the blob store when they were stored there: whole when
+ * short or with `full`, else shortened (every key shown, long values cut in their middle, the gaps
+ * named) with the way to see them whole. Arguments that could not be read say so loudly.
+ */
+export function renderArguments(taskId: string, a: ApprovalRequest, full = false): string[] {
+  const problem = argumentsProblemOf(a);
+  if (problem) {
+    return [
+      `  arguments: NOT SHOWN: ${safeLine(problem)}`,
+      `             the task holds only their reference ${safeJson(a.input)}; do not approve arguments you have not read`,
+    ];
+  }
+  const stored = storedAsOf(a);
+  const hash = stored ? ` (stored as ${safeLine(stored.$blob)}, checked)` : '';
+  const view = argumentsView(a.input, { indent: 0, maxChars: ARGUMENTS_LINE_CHARS });
+  if (full || !view.shortened) return [`  arguments: ${safeJson(a.input)}`, ...(hash ? [`            ${hash}`] : [])];
+  return [
+    `  arguments: ${terminalSafeJsonText(viewText(view))}`,
+    `             (shortened: ${view.chars.toLocaleString('en-US')} characters in all${hash}; see them whole: durable-agent status ${safeLine(taskId)} --full)`,
+  ];
+}
+
 /** A pending approval: the exact arguments, why, until when, and the commands that answer it. */
-export function renderApproval(taskId: string, a: ApprovalRequest): string {
+export function renderApproval(taskId: string, a: ApprovalRequest, options: { full?: boolean } = {}): string {
   const task = safeLine(taskId);
   const id = safeLine(a.id);
   if (a.question) {
@@ -142,7 +171,7 @@ export function renderApproval(taskId: string, a: ApprovalRequest): string {
   }
   return [
     `APPROVAL NEEDED (${id}): ${safeLine(a.tool)} [${safeLine(a.effect)}]`,
-    `  arguments: ${safeJson(a.input)}`,
+    ...renderArguments(taskId, a, options.full),
     `  why:       ${safeLine(a.reason)}`,
     `  expires:   ${safeLine(a.expiresAt)} (then: ${safeLine(a.onExpiry)})`,
     '  answer it:',

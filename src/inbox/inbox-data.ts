@@ -8,6 +8,7 @@ import type { Message } from '../protocol/messages';
 import type { TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 import { failureOf } from '../client/task-client';
+import type { ApprovalArguments } from '../client/approval-arguments';
 
 const READ_DEADLINE_MS = 5_000;
 
@@ -39,25 +40,31 @@ export async function liveStatus(client: TaskClient, taskId: string): Promise<Ta
   return withDeadline(client, () => client.status(taskId)).catch(() => undefined);
 }
 
+/** The live status with its approvals' stored arguments resolved (what people read and decide on). */
+export async function shownStatus(client: TaskClient, args: ApprovalArguments, taskId: string): Promise<TaskStatus | undefined> {
+  const status = await liveStatus(client, taskId);
+  return status && args.resolveStatus(taskId, status);
+}
+
 /** Every task awaiting approval or blocked, oldest first, with its live status. */
-export async function waitingTasks(client: TaskClient, limit = 200): Promise<WaitingTask[]> {
+export async function waitingTasks(client: TaskClient, args: ApprovalArguments, limit = 200): Promise<WaitingTask[]> {
   const [awaiting, blocked] = await Promise.all([client.list({ status: 'awaiting_approval', limit }), client.list({ status: 'blocked', limit })]);
   const summaries = [...awaiting, ...blocked].sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
   return Promise.all(
     summaries.map(async (summary) => {
-      const status = await liveStatus(client, summary.taskId);
+      const status = await shownStatus(client, args, summary.taskId);
       return status ? { summary, status } : { summary, note: 'No worker answered the status query; details appear when a worker runs.' };
     }),
   );
 }
 
-export async function taskPageData(client: TaskClient, taskId: string): Promise<TaskPageData> {
+export async function taskPageData(client: TaskClient, args: ApprovalArguments, taskId: string): Promise<TaskPageData> {
   const summary = await client.describe(taskId);
   const [status, transcript] = await Promise.all([
-    liveStatus(client, taskId),
+    shownStatus(client, args, taskId),
     withDeadline(client, () => client.transcript(taskId)).catch(() => undefined),
   ]);
-  const data: TaskPageData = { taskId, summary, recent: transcript?.messages.slice(-RECENT_MESSAGES) ?? [] };
+  const data: TaskPageData = { taskId, summary, recent: await args.resolveMessages(taskId, transcript?.messages.slice(-RECENT_MESSAGES) ?? []) };
   if (status) data.status = status;
   else data.note = 'No worker answered the status query: is a worker running for this task?';
   if (summary.executionStatus !== 'RUNNING' && !status?.result) {
@@ -83,8 +90,8 @@ export interface LiveView {
   closed: boolean;
 }
 
-export async function liveView(client: TaskClient, taskId: string): Promise<LiveView> {
-  const [summary, status] = await Promise.all([withDeadline(client, () => client.describe(taskId)), liveStatus(client, taskId)]);
+export async function liveView(client: TaskClient, args: ApprovalArguments, taskId: string): Promise<LiveView> {
+  const [summary, status] = await Promise.all([withDeadline(client, () => client.describe(taskId)), shownStatus(client, args, taskId)]);
   const closed = summary.executionStatus !== 'RUNNING';
   const view: LiveView = {
     executionStatus: summary.executionStatus,

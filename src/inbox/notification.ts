@@ -5,6 +5,8 @@
  * when the worker knows the inbox (DURABLE_AGENT_INBOX_URL and the shared link key).
  */
 import { DEFAULT_LINK_TTL_MS, linkUrl, loadLinkKey, signLink } from './links';
+import { MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
+import { replaceStoredArguments } from '../client/approval-arguments';
 
 export interface Notice {
   taskId: string;
@@ -68,4 +70,18 @@ export function webhookBody(notice: Notice, line: string, links?: LinkSettings, 
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `The link works once and expires in ${Math.round(links!.ttlMs / 3_600_000) || '<1'} h; sign-in required.` }] });
   }
   return { ...notice, text: link ? `${line}\n${link}` : line, blocks, ...(link ? { link } : {}) };
+}
+
+/** Characters of a call's arguments a notice quotes, at most (the inbox link shows them all). */
+export const NOTICE_ARGUMENTS_CHARS = 1_200;
+
+/**
+ * The notice with each stored-arguments reference in its message replaced by the arguments
+ * themselves (shortened to a line, every key kept): a person reads what they are asked to approve,
+ * not a hash. `read` returns the stored JSON, checked against its hash; a reference it cannot read
+ * becomes a plain sentence that sends the reader to the inbox.
+ */
+export async function noticeWithArguments(notice: Notice, read: (marker: Marker) => Promise<unknown>): Promise<Notice> {
+  if (!notice.message.includes(MARKER_PREFIX)) return notice;
+  return { ...notice, message: await replaceStoredArguments(notice.message, read, NOTICE_ARGUMENTS_CHARS) };
 }

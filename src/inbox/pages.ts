@@ -9,6 +9,8 @@ import type { TaskPageData, WaitingTask } from './inbox-data';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
 import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
+import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
+import { argumentsView } from '../client/arguments-view';
 import { ANSWER_FIELD, ANSWER_JSON, defaultAnswer, fieldTypeText, questionFields, type QuestionField } from './question-form';
 
 /**
@@ -59,6 +61,7 @@ button.danger { background: #9d0208; border-color: #9d0208; }
 .transcript li { margin-bottom: .5rem; }
 blockquote.question { margin: .4rem 0; padding: .4rem .8rem; border-left: 4px solid #1d3557; background: #f1f3f5; white-space: pre-wrap; }
 .required { color: #9d0208; }
+.omitted { background: #fff3cd; color: #5c4400; font-style: italic; border: 1px dashed #b08900; border-radius: 3px; padding: 0 .2rem; }
 fieldset.choices label { display: inline-block; font-weight: normal; margin-right: 1rem; }
 table.fields { border-collapse: collapse; width: 100%; margin: .4rem 0; }
 table.fields th, table.fields td { text-align: left; border-bottom: 1px solid #dde; padding: .2rem .4rem; vertical-align: top; }
@@ -145,7 +148,40 @@ function expiry(iso: string, now: number): string {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2) ?? 'undefined';
 
-function approvalDetails(a: ApprovalRequest, now: number): Html {
+/** Where the inbox serves an approval's exact arguments as a JSON download. */
+export function argumentsPath(taskId: string, approvalId: string): string {
+  return `/tasks/${encodeURIComponent(taskId)}/approvals/${encodeURIComponent(approvalId)}/arguments`;
+}
+
+/** Pretty JSON up to this many characters is shown (and editable) whole; longer arguments are shortened. */
+export const ARGUMENTS_PAGE_CHARS = 6_000;
+
+/** Arguments too long to show whole: a shortened view, every key kept and each gap marked. */
+export function isShortened(a: ApprovalRequest): boolean {
+  return !argumentsProblemOf(a) && argumentsView(a.input, { maxChars: ARGUMENTS_PAGE_CHARS }).shortened;
+}
+
+/**
+ * The arguments that will run: whole when they fit, else shortened (long values keep their first and
+ * last characters, the gaps are marked and sized) with a download of the exact JSON. Arguments the
+ * inbox could not read are never shown as their reference alone.
+ */
+function argumentsBlock(taskId: string, a: ApprovalRequest, titled = true): Html {
+  const problem = argumentsProblemOf(a);
+  if (problem) return html`<p class="status error"><strong>The arguments cannot be shown here:</strong> ${problem}. Do not approve arguments you have not read.</p>`;
+  const stored = storedAsOf(a);
+  const view = argumentsView(a.input, { maxChars: ARGUMENTS_PAGE_CHARS });
+  const hash = stored ? html` <span class="hint">(sha256 <code>${stored.$blob.slice('sha256:'.length)}</code>, checked)</span>` : '';
+  // A tool's question shows its call's arguments under its own summary, not as a call to approve.
+  const title = (text: string) => (titled ? html`<strong>${text}</strong>` : '');
+  if (!view.shortened) return html`${titled || stored ? html`<p>${title('Exact arguments')}${hash}</p>` : ''}
+<pre>${pretty(a.input)}</pre>`;
+  return html`<p>${title('Exact arguments, shortened')} <span class="hint">(${view.chars.toLocaleString('en-US')} characters in all: every field is shown; long values keep their first and last characters)</span></p>
+<pre class="arguments">${view.parts.map((p) => (typeof p === 'string' ? p : html`<span class="omitted">… ${p.omitted} not shown …</span>`))}</pre>
+<p><a href="${argumentsPath(taskId, a.id)}" download="${`${a.id}-arguments.json`}">Download the exact arguments (JSON, ${view.chars.toLocaleString('en-US')} characters)</a>${hash}</p>`;
+}
+
+function approvalDetails(taskId: string, a: ApprovalRequest, now: number): Html {
   return html`<dl>
   <dt>Tool</dt><dd><code>${a.tool}</code></dd>
   <dt>Effect</dt><dd><span class="badge ${a.effect}">${a.effect}</span></dd>
@@ -153,8 +189,7 @@ function approvalDetails(a: ApprovalRequest, now: number): Html {
   <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry}</dd>
   <dt>Approval id</dt><dd><code>${a.id}</code></dd>
 </dl>
-<p><strong>Exact arguments</strong></p>
-<pre>${pretty(a.input)}</pre>`;
+${argumentsBlock(taskId, a)}`;
 }
 
 export function inboxPage(layout: Omit<Layout, 'title'>, tasks: WaitingTask[], now = Date.now()): string {
@@ -173,14 +208,14 @@ ${approvals.map(({ t, a }) =>
     ? html`<article class="card approval question" aria-labelledby="ap-${a.id}">
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Question from ${a.question.server} on task ${t.summary.taskId}</a></h3>
   <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt} during <code>${a.tool}</code></p>
-  ${questionDetails(a, a.question, now)}
+  ${questionDetails(t.summary.taskId, a, a.question, now)}
   ${policyNote(policyProblem(t.status, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect }))}
   <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Answer or decline<span class="skip"> the question from ${a.question.server} on ${t.summary.taskId}</span></a></p>
 </article>`
     : html`<article class="card approval" aria-labelledby="ap-${a.id}">
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
   <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt}</p>
-  ${approvalDetails(a, now)}
+  ${approvalDetails(t.summary.taskId, a, now)}
   ${policyNote(policyProblem(t.status, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect }))}
   <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Review and answer<span class="skip"> ${a.tool} on ${t.summary.taskId}</span></a></p>
 </article>`,
@@ -229,16 +264,22 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
   const base = `/tasks/${encodeURIComponent(taskId)}`;
   return html`<section class="card approval" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
   <h3 id="h-approval-${a.id}">Approval: ${a.tool}</h3>
-  ${approvalDetails(a, now)}
+  ${approvalDetails(taskId, a, now)}
   ${policyNote(problem)}
   <div class="grid">
   <form method="post" action="${base}/approve">
     ${decisionFields(csrf, a.id)}
+    <input type="hidden" name="inputHash" value="${a.inputHash}">
     <fieldset>
       <legend>Approve</legend>
       ${errorFor(state, 'approve', a.id)}
-      <label for="args-${a.id}">Arguments (JSON) <span class="hint" id="args-hint-${a.id}">Edit them to run different ones; the task checks them against the tool's schema.</span></label>
-      <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', pretty(a.input), a.id)}</textarea>
+      ${
+        isShortened(a)
+          ? html`<label for="args-${a.id}">Different arguments (JSON) <span class="hint" id="args-hint-${a.id}">Leave empty to approve the arguments above exactly as they are; to run different ones, paste a whole JSON object (the task checks it against the tool's schema).</span></label>
+      <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', '', a.id)}</textarea>`
+          : html`<label for="args-${a.id}">Arguments (JSON) <span class="hint" id="args-hint-${a.id}">Edit them to run different ones; the task checks them against the tool's schema.</span></label>
+      <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', pretty(a.input), a.id)}</textarea>`
+      }
       <label for="comment-${a.id}">Comment <span class="hint">(optional)</span></label>
       <input type="text" id="comment-${a.id}" name="comment" value="${valueOf(state, 'approve', 'comment', '', a.id)}">
       <button type="submit">Approve</button>
@@ -261,7 +302,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
 type Question = NonNullable<ApprovalRequest['question']>;
 
 /** The question as asked: the server's words, the fields it wants, the call it came from. */
-function questionDetails(a: ApprovalRequest, q: Question, now: number): Html {
+function questionDetails(taskId: string, a: ApprovalRequest, q: Question, now: number): Html {
   const fields = questionFields(q.requestedSchema);
   return html`<p><strong>${q.server} asks:</strong></p>
 <blockquote class="question">${q.message}</blockquote>
@@ -281,7 +322,7 @@ ${
   <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry === 'deny' ? 'the server is told nobody answered' : a.onExpiry}</dd>
   <dt>Question id</dt><dd><code>${a.id}</code></dd>
 </dl>
-<details><summary>The call's arguments</summary><pre>${pretty(a.input)}</pre></details>`;
+<details><summary>The call's arguments</summary>${argumentsBlock(taskId, a, false)}</details>`;
 }
 
 /** One labelled input per field; a required field says so in its label and in `required`. */
@@ -327,7 +368,7 @@ function questionForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
   const fields = questionFields(q.requestedSchema);
   return html`<section class="card approval question" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
   <h3 id="h-approval-${a.id}">Question from ${q.server}</h3>
-  ${questionDetails(a, q, now)}
+  ${questionDetails(taskId, a, q, now)}
   ${policyNote(problem)}
   <div class="grid">
   <form method="post" action="${base}/answer">

@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
 import type { ApprovalRequest, UnblockInput } from '../protocol/task';
 import type { Approver, ApproverDirectory } from './approver-directory';
-import { liveStatus, liveView, taskPageData, waitingTasks } from './inbox-data';
+import { liveStatus, liveView, shownStatus, taskPageData, waitingTasks } from './inbox-data';
+import type { BlobStore } from '../blobs/blob-store';
+import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
 import { UsedLinks, verifyLink } from './links';
 import { inboxPage, messagePage, policyProblem, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
 import { constantTimeEqual } from './secret-hash';
@@ -39,6 +41,11 @@ export interface InboxOptions {
   pollMs?: number;
   /** Failed sign-ins for one approver id within 5 minutes before a pause (ten times as many per address). Default 5. */
   maxFailedSignIns?: number;
+  /**
+   * The blob store the workers use (openBlobStore()): long arguments travel there, and the inbox
+   * reads them so people see what they approve. Without it such approvals say they cannot be shown.
+   */
+  blobStore?: BlobStore;
 }
 
 const PRE_SESSION_COOKIE = 'da_pre';
@@ -71,9 +78,11 @@ export class InboxServer {
   /** Failed sign-ins per approver id (a few) and per address (more: many people may share a proxy or NAT). */
   private readonly limiters: { byName: SignInLimiter; byAddress: SignInLimiter };
   private readonly streams = new Set<http.ServerResponse>();
+  private readonly args: ApprovalArguments;
 
   constructor(private readonly options: InboxOptions) {
     this.sessions = new SessionStore(options.sessions);
+    this.args = new ApprovalArguments(options.client.client, options.blobStore);
     const perName = options.maxFailedSignIns ?? 5;
     this.limiters = { byName: new SignInLimiter(perName), byAddress: new SignInLimiter(perName * 10) };
   }
@@ -124,6 +133,8 @@ export class InboxServer {
     if (method === 'GET' || method === 'HEAD') {
       if (!session) return this.redirect(res, `/signin?next=${encodeURIComponent(path + url.search)}`);
       if (path === '/') return this.inbox(res, session);
+      const download = /^\/tasks\/([^/]+)\/approvals\/([^/]+)\/arguments$/.exec(path);
+      if (download) return this.argumentsFile(res, decodePart(download[1]!), decodePart(download[2]!));
       const task = /^\/tasks\/([^/]+)(\/events)?$/.exec(path);
       if (task) {
         const taskId = decodePart(task[1]!);
@@ -260,16 +271,33 @@ export class InboxServer {
   }
 
   private async inbox(res: http.ServerResponse, session: Session): Promise<void> {
-    const tasks = await waitingTasks(this.options.client);
+    const tasks = await waitingTasks(this.options.client, this.args);
     this.send(res, 200, inboxPage(this.layout(session), tasks));
   }
 
   private async task(res: http.ServerResponse, session: Session, taskId: string, state?: FormState, status = 200): Promise<void> {
-    const data = await taskPageData(this.options.client, taskId).catch((err: unknown) => {
+    const data = await taskPageData(this.options.client, this.args, taskId).catch((err: unknown) => {
       if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
       throw err;
     });
     this.send(res, status, taskPage(this.layout(session), data, state));
+  }
+
+  /** An approval's exact arguments as a JSON download (pending or decided): what the shortened view stands for. */
+  private async argumentsFile(res: http.ServerResponse, taskId: string, approvalId: string): Promise<void> {
+    const status = await shownStatus(this.options.client, this.args, taskId);
+    if (!status) throw new HttpError(404, 'Not available', `Task "${taskId}" did not answer (no such task, or no worker is running for it).`);
+    const approval = [...status.pendingApprovals, ...status.approvals].find((a) => a.id === approvalId);
+    if (!approval) throw new HttpError(404, 'No such approval', `Task "${taskId}" has no approval "${approvalId}".`);
+    const problem = argumentsProblemOf(approval);
+    if (problem) throw new HttpError(503, 'Arguments unavailable', `The arguments cannot be read here: ${problem}.`);
+    const body = `${JSON.stringify(approval.input, null, 2)}\n`;
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+      'content-disposition': `attachment; filename="${approvalId.replace(/[^\w.-]/g, '_')}-arguments.json"`,
+    });
+    res.end(body);
   }
 
   /** Server-sent events: the task's live view each time it changes, until the task closes. */
@@ -285,7 +313,7 @@ export class InboxServer {
     let quietSince = Date.now();
     try {
       while (open && Date.now() < until && this.sessions.get(session.id)) {
-        const view = await liveView(this.options.client, taskId).catch(() => undefined);
+        const view = await liveView(this.options.client, this.args, taskId).catch(() => undefined);
         const text = view ? JSON.stringify(view) : '';
         if (view && text !== last) {
           res.write(`event: status\ndata: ${text}\n\n`);
@@ -321,7 +349,12 @@ export class InboxServer {
           if (!approvalId) return refuse('The form named no approval.');
           const edited = parseArguments(fields.get('arguments') ?? '');
           if ('error' in edited) return refuse(edited.error);
-          const pending = (await liveStatus(client, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
+          const pending = (await shownStatus(client, this.args, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
+          // The person approves the call they read: the form carries its hash, and a call they could not read is not approved as is.
+          const shownHash = fields.get('inputHash');
+          if (pending && shownHash && shownHash !== pending.inputHash) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
+          const unread = pending && argumentsProblemOf(pending);
+          if (unread && edited.value === undefined) return refuse(`The arguments of this call cannot be shown here, so the inbox will not approve them as they are: ${unread}.`, 409);
           const comment = (fields.get('comment') ?? '').trim();
           const changed = !pending || !sameArguments(pending, edited.value);
           await client.approve(taskId, {

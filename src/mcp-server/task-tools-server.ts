@@ -9,6 +9,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
 import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
+import type { BlobStore } from '../blobs/blob-store';
+import { ApprovalArguments, argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 
 export interface TaskToolsIdentity {
   /** Who answers approvals through this server (recorded with each decision). */
@@ -21,6 +23,8 @@ export interface TaskToolsServerOptions {
   /** Without one, the answering tools refuse: a decision must say who took it. */
   identity?: TaskToolsIdentity;
   version: string;
+  /** The workers' blob store: long arguments travel there, and are read from it so the caller sees what it approves. */
+  blobStore?: BlobStore;
 }
 
 /** How long `task_result` may wait for a task to close, at most. */
@@ -31,6 +35,7 @@ const approvalId = z.string().min(1).max(200).describe('The approval id, from ta
 
 export function createTaskToolsServer(options: TaskToolsServerOptions): McpServer {
   const { client, identity } = options;
+  const stored = new ApprovalArguments(client.client, options.blobStore);
   const server = new McpServer({ name: 'durable-agent', version: options.version });
 
   server.registerTool(
@@ -75,7 +80,12 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
       inputSchema: { task_id: taskId },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (args) => answer(async () => statusView(args.task_id, await client.view(args.task_id))),
+    async (args) =>
+      answer(async () => {
+        const view = await client.view(args.task_id);
+        if (view.status) view.status = await stored.resolveStatus(args.task_id, view.status);
+        return statusView(args.task_id, view);
+      }),
   );
 
   server.registerTool(
@@ -112,7 +122,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         const tasks = await client.list({ status: 'awaiting_approval', limit: args.limit ?? 50, ...(args.agent ? { agent: args.agent } : {}) });
         const approvals = [];
         for (const task of tasks) {
-          const status = await client.status(task.taskId).catch(() => undefined);
+          const live = await client.status(task.taskId).catch(() => undefined);
+          const status = live && (await stored.resolveStatus(task.taskId, live));
           for (const a of status?.pendingApprovals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...approvalView(a) });
         }
         return { approvals };
@@ -134,12 +145,18 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         approval_id: approvalId,
         edited_arguments: z.record(z.string(), z.unknown()).optional().describe('Run these arguments instead; the model is told.'),
         comment: z.string().max(2_000).optional(),
+        input_hash: z.string().min(1).max(200).optional().describe('The input_hash task_status showed: the approval goes through only if the pending call is still that one.'),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args) =>
       answer(async () => {
         const who = requireIdentity();
+        if (args.input_hash !== undefined) {
+          // The caller approves the call it read: refuse if the pending one has other arguments.
+          const pending = (await client.status(args.task_id)).pendingApprovals.find((a) => a.id === args.approval_id);
+          if (pending && pending.inputHash !== args.input_hash) throw new UsageProblem(`approval ${args.approval_id} is not the call you read: its input_hash is ${pending.inputHash}; read it again with task_status`);
+        }
         return client.approve(args.task_id, {
           approvalId: args.approval_id,
           by: who.by,
@@ -185,8 +202,21 @@ async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {
   }
 }
 
+/** An approval with the exact arguments that will run (resolved from the blob store when they were stored there). */
 function approvalView(a: ApprovalRequest) {
-  return { approval_id: a.id, tool: a.tool, arguments: a.input, effect: a.effect, reason: a.reason, requested_at: a.requestedAt, expires_at: a.expiresAt };
+  const problem = argumentsProblemOf(a);
+  const stored = storedAsOf(a);
+  return {
+    approval_id: a.id,
+    tool: a.tool,
+    ...(problem ? { arguments_unavailable: problem } : { arguments: a.input }),
+    ...(stored ? { arguments_sha256: stored.$blob } : {}),
+    input_hash: a.inputHash,
+    effect: a.effect,
+    reason: a.reason,
+    requested_at: a.requestedAt,
+    expires_at: a.expiresAt,
+  };
 }
 
 function statusView(id: string, view: Awaited<ReturnType<TaskClient['view']>>) {

@@ -12,6 +12,7 @@ import { cachedWorkflowBundle } from './workflow-bundle';
 import { flushTracingOnStop, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
 import { loadConnectionConfig } from './connection-config';
 import { McpClientPool } from '../mcp/pool';
+import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 
 /** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
@@ -98,6 +99,9 @@ async function defaultWorkflowCode(failureConverterPath?: string, workflowInterc
 
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
+  // Before connecting: an agent that names its approvers must not run with identities unchecked.
+  const approverKeys = options.approverKeys ?? trustedKeysFromEnvironment();
+  requireTrustedKeysFor(options.agents, approverKeys);
   const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
   const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
   const dataConverter = createDataConverter(options.codec);
@@ -120,7 +124,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
       ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
-      ...(options.approverKeys ? { approverKeys: options.approverKeys } : {}),
+      approverKeys,
       mcp,
     }),
     shutdownGraceTime: '10s',

@@ -3,7 +3,7 @@
  * Origin and links are checked at the HTTP level; the whole flow runs in a real headless Chromium
  * (Debian's `chromium`, driven by playwright-core) when one is installed.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -49,7 +49,8 @@ beforeAll(async () => {
   // The inbox signs what signed-in people decide; the worker trusts its key, so every decision must be signed.
   const signer = createDecisionSigner('inbox-test', generateSecretKey());
   const client = new TaskClient(h.client.client, h.taskQueue, signer);
-  inbox = new InboxServer({ client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-links')), pollMs: 250 });
+  // The workers' blob store: long arguments travel there, and the inbox reads them for people.
+  inbox = new InboxServer({ client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-links')), pollMs: 250, blobStore: h.blobStore });
   base = await inbox.start();
   // Destructive calls may be approved by people with the ops role only.
   const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { approvers: { destructive: ['role:ops'] } } });
@@ -88,6 +89,21 @@ async function pendingDelete(file: string, final = 'done'): Promise<{ taskId: st
 }
 
 
+/**
+ * A task waiting for approval of a destructive cancel_order padded past 50 KB, the way a
+ * prompt-injected model would hide a call: the order id comes after the filler.
+ */
+const PAD = `Routine housekeeping, nothing to see. ${'All systems nominal. '.repeat(2_500)}`;
+async function pendingPaddedCancel(orderId: string, final = 'cancelled'): Promise<{ taskId: string; status: TaskStatus; input: { reason: string; order_id: string } }> {
+  const input = { reason: `${PAD}End of note.`, order_id: orderId };
+  expect(JSON.stringify(input).length).toBeGreaterThan(50_000);
+  const script = h.script([callTool('cancel_order', input), answer(final)]);
+  const taskId = h.taskId('inbox-padded');
+  await h.client.start({ agent: 'demo', prompt: 'tidy up', model: { provider: 'scripted', script } }, { taskId });
+  const status = await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval');
+  return { taskId, status, input };
+}
+
 const eventCount = async (taskId: string) => (await h.client.handle(taskId).fetchHistory()).events!.length;
 
 test('sign-in: a wrong password is refused and signs nobody in; the right one opens the inbox, which lists the pending approval with its exact arguments, effect, reason and expiry', async () => {
@@ -117,6 +133,93 @@ test('sign-in: a wrong password is refused and signs nobody in; the right one op
   expect(page).toContain(approval.expiresAt);
   expect(page).toContain('Signed in as <strong>Ana Lima</strong>');
   await h.client.handle(taskId).terminate('test over');
+});
+
+test('a 50 KB destructive call: the task holds only a reference, but the inbox list and task page show its arguments (every field, the padding shortened and sized), the download is the exact JSON, and the confirm notice quotes them', async () => {
+  const { taskId, status, input } = await pendingPaddedCancel('O-0011');
+  const approval = status.pendingApprovals[0]!;
+  expect(approval.input).toMatchObject({ $blob: expect.stringMatching(/^sha256:/) }); // what every front end used to show
+  const ana = new Visitor(base);
+  await ana.signIn('ana', 'ana-password-1');
+  let list = '';
+  for (let i = 0; i < 100 && !list.includes(taskId); i++) {
+    list = await (await ana.get('/')).text();
+    if (!list.includes(taskId)) await new Promise((r) => setTimeout(r, 200));
+  }
+  const page = await (await ana.get(`/tasks/${taskId}`)).text();
+  for (const html of [list, page]) {
+    expect(html).not.toContain('$blob');
+    expect(html).toContain('&quot;order_id&quot;: &quot;O-0011&quot;');
+    expect(html).toContain('&quot;reason&quot;: &quot;Routine housekeeping, nothing to see.');
+    expect(html).toContain('nominal. End of note.&quot;');
+    expect(html).toMatch(/<span class="omitted">… [\d,]+ characters not shown …<\/span>/);
+    expect(html).toContain(`Download the exact arguments (JSON, ${JSON.stringify(input, null, 2).length.toLocaleString('en-US')} characters)`);
+    expect(html).toContain((approval.input as { $blob: string }).$blob.slice('sha256:'.length));
+    expect(html.length).toBeLessThan(60_000); // shortened, not the 50 KB pasted into the page
+  }
+  expect(page).toContain(`name="inputHash" value="${approval.inputHash}"`);
+  const download = await ana.get(`/tasks/${taskId}/approvals/${approval.id}/arguments`);
+  expect(download.status).toBe(200);
+  expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${approval.id}-arguments.json"`);
+  expect(JSON.parse(await download.text())).toEqual(input);
+  expect((await new Visitor(base).get(`/tasks/${taskId}/approvals/${approval.id}/arguments`)).status).toBe(303); // signed out: sign in first
+
+  const notice = await waitFor('the confirm notice', () => notices.find((n) => n.taskId === taskId && n.level === 'confirm'));
+  expect(notice.text).not.toContain('$blob');
+  expect(notice.text).toContain(`[confirm] task ${taskId} (demo) approval_requested: cancel_order {"order_id":"O-0011","reason":"Routine housekeeping, nothing to see.`);
+  expect(notice.text).toMatch(/characters not shown\]….*End of note\."\} \(shortened; [\d,]+ characters in all\)/);
+
+  // The CLI reads the same store: `status` shortens, `--full` prints the exact JSON.
+  const cli = ['status', taskId, '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`];
+  const shown = await runCli(cli);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).not.toContain('$blob');
+  expect(shown.stdout).toContain('"order_id":"O-0011"');
+  expect(shown.stdout).toContain(`see them whole: durable-agent status ${taskId} --full`);
+  const full = await runCli([...cli, '--full']);
+  const line = full.stdout.split('\n').find((l) => l.startsWith('  arguments: '))!;
+  expect(JSON.parse(line.slice('  arguments: '.length))).toEqual(input);
+  // `list` shows what a waiting task waits for (its memo) with the arguments, not the reference.
+  const listed = await runCli(['list', '--status', 'awaiting_approval', '--address', h.server.address, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
+  const row = listed.stdout.split('\n').find((l) => l.startsWith(taskId))!;
+  expect(row).toContain(`approval ${approval.id}: cancel_order {"order_id":"O-0011","reason":"Routine housekeeping`);
+  expect(row).not.toContain('$blob');
+
+  // The form carries the hash of the call the person read: a form for other arguments approves nothing.
+  const before = await eventCount(taskId);
+  const stale = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrfIn(page), approvalId: approval.id, inputHash: 'not-the-shown-call', arguments: '' });
+  expect(stale.status).toBe(409);
+  expect(await stale.text()).toContain('This approval is not the call you read');
+  expect(await eventCount(taskId)).toBe(before);
+  await h.client.handle(taskId).terminate('test over');
+});
+
+test('an inbox without the workers\' blob store says it cannot show a stored call\'s arguments and will not approve it as is', async () => {
+  const { taskId, status } = await pendingPaddedCancel('O-0012');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const signer = createDecisionSigner('inbox-test-2', generateSecretKey());
+  const blind = new InboxServer({
+    client: new TaskClient(h.client.client, h.taskQueue, signer),
+    directory: ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', roles: ['ops'], password: await hashPassword('ana-password-1') }] })),
+    linkKey,
+    usedLinks: new UsedLinks(path.join(stateDir, 'used-blind')),
+  });
+  const url = await blind.start();
+  try {
+    const ana = new Visitor(url);
+    await ana.signIn('ana', 'ana-password-1');
+    const page = await (await ana.get(`/tasks/${taskId}`)).text();
+    expect(page).toContain('<strong>The arguments cannot be shown here:</strong>');
+    expect(page).toContain('no blob store is configured here');
+    expect(page).toContain('Do not approve arguments you have not read.');
+    const refused = await ana.post(`/tasks/${taskId}/approve`, { _csrf: csrfIn(page), approvalId, arguments: '' });
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('cannot be shown here, so the inbox will not approve them as they are');
+    expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
+  } finally {
+    await blind.stop();
+    await h.client.handle(taskId).terminate('test over');
+  }
 });
 
 test('CSRF: a POST without the session token, with another token, or from another origin is refused (403) and writes nothing; with the token it decides', async () => {
@@ -342,6 +445,42 @@ browserTest('in Chromium: a wrong approver clicks Approve and sees the task refu
   }
   expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
   await h.client.handle(taskId).terminate('test over');
+});
+
+browserTest('in Chromium: a 50 KB destructive call shows its arguments (the order id after the padding, the padding shortened, a download of the exact JSON); approved as shown, it runs once with exactly those arguments', async () => {
+  const { chromium } = await import('playwright-core');
+  const { taskId, status, input } = await pendingPaddedCancel('O-0016', 'cancelled O-0016');
+  const approvalId = status.pendingApprovals[0]!.id;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const context = await browser.newContext({ acceptDownloads: true });
+    const page = await context.newPage();
+    await page.goto(`${base}/tasks/${taskId}`);
+    await page.getByLabel('Approver id').fill('ana');
+    await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/tasks/${taskId}`);
+    const card = page.locator(`#approval-${approvalId}`);
+    const shown = (await card.locator('pre').first().innerText()).trim();
+    expect(shown).toContain('"order_id": "O-0016"');
+    expect(shown).toContain('"reason": "Routine housekeeping, nothing to see.');
+    expect(shown).toMatch(/… [\d,]+ characters not shown …/);
+    expect(shown).not.toContain('$blob');
+    await expect(card.locator('.omitted').count()).resolves.toBe(1);
+    const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('link', { name: /Download the exact arguments/ }).click()]);
+    expect(JSON.parse(readFileSync((await download.path())!, 'utf8'))).toEqual(input);
+    // Too long to edit in place: the box starts empty, and empty approves the arguments shown.
+    expect(await card.getByLabel(/Different arguments \(JSON\)/).inputValue()).toBe('');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').filter({ hasText: `Approved ${approvalId}.` }).waitFor();
+    await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
+  } finally {
+    await browser.close();
+  }
+  expect(h.orders.effects.filter((e) => e.order_id === 'O-0016')).toMatchObject([{ kind: 'cancel' }]);
+  const [decided] = (await h.client.status(taskId)).approvals;
+  expect(decided).toMatchObject({ decision: 'approved', by: 'ana', identity: { verified: true } });
+  expect(decided!.editedInput).toBeUndefined();
 });
 
 test('a blocked task notifies with a signed link to its page, where a person sends a message and unblocks it with a raised budget', async () => {

@@ -150,3 +150,40 @@ test('on a worker that verifies approvers, the server signs with its key: its ap
     await Promise.all([unsigned.close(), trusted.close()]);
   }
 });
+
+test('a 50 KB destructive call: task_status and list_pending_approvals give its exact arguments (read from the workers\' blob store, hash-checked), not the reference the task holds; approve with another input_hash is refused; a server on another store says it cannot', async () => {
+  const input = { reason: `Routine housekeeping. ${'All systems nominal. '.repeat(2_500)}`, order_id: 'O-0020' };
+  const script = h.script([callTool('cancel_order', input), answer('cancelled')]);
+  const taskId = h.taskId('mcp-padded');
+  const worker = await h.worker();
+  const client = await mcpClient(['--as', 'alice'], { DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}` });
+  const elsewhere = await mcpClient(['--as', 'alice', '--blob-store', `file:${mkdtempSync(path.join(os.tmpdir(), 'other-blobs-'))}`]);
+  try {
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'demo', prompt: 'tidy up', model: { provider: 'scripted', script } }, { taskId });
+      const [held] = (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals;
+      const marker = held!.input as { $blob: string; bytes: number };
+      expect(marker.$blob).toMatch(/^sha256:/);
+
+      const status = data(await call(client, 'task_status', { task_id: taskId }));
+      expect(status.pending_approvals).toEqual([expect.objectContaining({ tool: 'cancel_order', arguments: input, arguments_sha256: marker.$blob, input_hash: held!.inputHash })]);
+      const listed = await waitFor('the approval in list_pending_approvals', async () => {
+        const all = data(await call(client, 'list_pending_approvals', {})).approvals as { task_id: string }[];
+        return all.find((a) => a.task_id === taskId);
+      });
+      expect(listed).toMatchObject({ approval_id: held!.id, arguments: input });
+
+      const stale = await call(client, 'approve', { task_id: taskId, approval_id: held!.id, input_hash: 'cancel_order#another-call' });
+      expect(stale.isError).toBe(true);
+      expect(text(stale)).toContain(`approval ${held!.id} is not the call you read: its input_hash is ${held!.inputHash}`);
+      expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([held!.id]);
+
+      const blind = data(await call(elsewhere, 'task_status', { task_id: taskId })).pending_approvals[0];
+      expect(blind.arguments).toBeUndefined();
+      expect(blind.arguments_unavailable).toMatch(/stored in the blob store and cannot be read here: blob sha256:[0-9a-f]{64} of .* is missing/);
+      await h.client.handle(taskId).terminate('test over');
+    });
+  } finally {
+    await Promise.all([client.close(), elsewhere.close()]);
+  }
+});

@@ -238,6 +238,20 @@ test('without trusted keys (dev mode) decisions are taken as claimed and recorde
   });
 });
 
+test('a worker without trusted keys refuses to start an agent that names approvers or forbids self-approval (createAgentWorker and `durable-agent worker`, exit 2), naming the agent and the setting; nothing is polled', async () => {
+  // One machine of a fleet without DURABLE_AGENT_APPROVER_KEYS: it must not take unsigned decisions with self-declared roles.
+  await expect(h.worker(agent())).rejects.toThrow(/agent "demo" sets policy\.approvers and policy\.forbidSelfApproval, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/);
+  await expect(h.worker(agent({ destructive: 'confirm', forbidSelfApproval: true }), { approverKeys: [] })).rejects.toThrow(/agent "demo" sets policy\.forbidSelfApproval/);
+  const file = path.join(h.tmpDir, 'approver-agents.ts');
+  const defineAgentModule = JSON.stringify(path.resolve(__dirname, '../../src/agents/define-agent'));
+  writeFileSync(file, `import { defineAgent } from ${defineAgentModule};\nexport default [defineAgent({ name: 'payments', system: 'pay', tools: [], policy: { approvers: { write: ['role:finance'] } } })];\n`);
+  const run = await runCli(['worker', '--agents', file, '--address', h.server.address, '--task-queue', `${h.taskQueue}-keyless`], { DURABLE_AGENT_APPROVER_KEYS: '' });
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain('agent "payments" sets policy.approvers, which needs verified approvers, but this worker trusts no approver keys');
+  const pollers = await h.client.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: `${h.taskQueue}-keyless` } });
+  expect(pollers.pollers ?? []).toEqual([]);
+});
+
 test('the durable-agent CLI signs with its key (the operator vouches for --as and --role) and prints the refusal clearly without one', async () => {
   const worker = await verifyingWorker();
   await worker.runUntil(async () => {

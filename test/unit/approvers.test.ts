@@ -16,11 +16,15 @@ import {
   generateSecretKey,
   loadDecisionSigner,
   parseTrustedKeys,
+  requireTrustedKeysFor,
   trustedKeyEntry,
+  UnverifiedApproversError,
   trustedKeysFromEnvironment,
   type DecisionSigner,
 } from '../../src/approvers';
 import { utf8 } from '../../src/protocol/decision-proof';
+import { createActivities } from '../../src/activities/agent-activities';
+import { defineAgent } from '../../src/agents/define-agent';
 import { approverProblem } from '../../src/protocol/approver-policy';
 import { ApproverGate } from '../../src/workflows/approver-gate';
 import { approveProblem, messageProblem, taskInputProblem } from '../../src/workflows/input-checks';
@@ -271,5 +275,35 @@ describe('keys', () => {
     expect(() => parseTrustedKeys('inbox-1:abcd', () => keys[0]!)).toThrow(/publicKey must be 64 hex/);
     expect(() => parseTrustedKeys('justakey', () => keys[0]!)).toThrow(/not KEYID:PUBLICKEY/);
     expect(() => parseTrustedKeys(`${trustedKeyEntry(signer)} inbox-1:${other.publicKey}`, () => keys[0]!)).toThrow(/names two different keys/);
+  });
+});
+
+describe('no trusted keys never means unsigned decisions for an agent that names its approvers', () => {
+  const named = { name: 'payments', policy: { approvers: { write: ['role:finance'] } } };
+  const selfApproval = { name: 'ops-bot', policy: { forbidSelfApproval: true } };
+  const plain = { name: 'demo', policy: { destructive: 'confirm' as const } };
+
+  test('an agent with `approvers` or `forbidSelfApproval` and no keys is refused, the error naming the agent, the setting and the fix', () => {
+    expect(() => requireTrustedKeysFor([plain, named], [])).toThrow(UnverifiedApproversError);
+    expect(() => requireTrustedKeysFor([plain, named], [])).toThrow(/agent "payments" sets policy\.approvers, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/);
+    expect(() => requireTrustedKeysFor([selfApproval], [])).toThrow(/agent "ops-bot" sets policy\.forbidSelfApproval/);
+    expect(() => requireTrustedKeysFor([{ name: 'both', policy: { approvers: {}, forbidSelfApproval: true } }], [])).toThrow(/policy\.approvers and policy\.forbidSelfApproval/);
+  });
+
+  test('with a trusted key they start; agents that declare neither still run in dev mode without keys', () => {
+    expect(() => requireTrustedKeysFor([named, selfApproval], keys)).not.toThrow();
+    expect(() => requireTrustedKeysFor([plain, { name: 'bare' }, { name: 'off', policy: { forbidSelfApproval: false } }], [])).not.toThrow();
+  });
+
+  test('createActivities (every worker builds them) refuses the same agent when DURABLE_AGENT_APPROVER_KEYS is absent', () => {
+    const saved = process.env.DURABLE_AGENT_APPROVER_KEYS;
+    delete process.env.DURABLE_AGENT_APPROVER_KEYS;
+    try {
+      const agent = defineAgent({ name: 'payments', system: 'pay', tools: [], policy: { approvers: { write: ['role:finance'] } } });
+      expect(() => createActivities({ agents: [agent] })).toThrow(/agent "payments" sets policy\.approvers/);
+      expect(() => createActivities({ agents: [agent], approverKeys: keys })).not.toThrow();
+    } finally {
+      if (saved !== undefined) process.env.DURABLE_AGENT_APPROVER_KEYS = saved;
+    }
   });
 });

@@ -3,12 +3,12 @@
  * block that can hold a marker is restored, each stored body is read once, and a conversation
  * without markers comes back untouched (the common turn, so it must cost no copy and no store call).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobMissingError, LocalBlobStore, type BlobStore } from '../../src/blobs';
-import { resolveMessages, resolveText } from '../../src/blobs/claim-check';
-import { markerIds, markerText, resolvedLength } from '../../src/protocol/blob-marker';
+import { BlobMissingError, BlobTamperedError, LocalBlobStore, type BlobStore } from '../../src/blobs';
+import { resolveMessages, resolveText, resolveValue, storeValueIfLarge } from '../../src/blobs/claim-check';
+import { isMarker, markerIds, markerText, resolvedLength } from '../../src/protocol/blob-marker';
 import type { Message } from '../../src/protocol/messages';
 
 const SCOPE = 'task-1/run-1';
@@ -106,3 +106,24 @@ describe('marker scanning', () => {
     expect(markerIds(`${marker} and ${marker}`)).toEqual([id, id]);
   });
 });
+
+describe('stored tool inputs are bound to their hash', () => {
+  test('a long call\'s arguments changed in the store after they were stored are refused (BlobTamperedError), never returned; the content as stored reads back', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'claim-altered-'));
+    const store = new LocalBlobStore(root);
+    const input = { order_id: 'O-0004', reason: 'x'.repeat(10_000) };
+    const marker = await storeValueIfLarge(store, 'task-a/run-1', input, 2_048);
+    expect(isMarker(marker)).toBe(true);
+    expect(await resolveValue(store, 'task-a/run-1', marker)).toEqual(input);
+    // Someone with write access to the store swaps the body for another call's arguments.
+    const hex = (marker as { $blob: string }).$blob.slice('sha256:'.length);
+    const file = filesUnder(root).find((f) => path.basename(f) === hex)!;
+    writeFileSync(file, JSON.stringify({ order_id: 'O-0008', reason: 'x'.repeat(10_000) }));
+    await expect(resolveValue(store, 'task-a/run-1', marker)).rejects.toThrow(BlobTamperedError);
+    await expect(resolveValue(store, 'task-a/run-1', marker)).rejects.toThrow(/was tampered with/);
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}

@@ -18,6 +18,8 @@ import {
   safeText,
 } from '../../src/cli/render';
 import type { ApprovalRequest, Escalation, TaskResult, TaskStatus } from '../../src/protocol/task';
+import { argumentsView, viewText } from '../../src/client/arguments-view';
+import { noticeWithArguments, NOTICE_ARGUMENTS_CHARS } from '../../src/inbox/notification';
 
 const ESC = '\u001b';
 const HOSTILE = {
@@ -196,5 +198,94 @@ describe("the people commands' own argument checks say precisely what is wrong",
   test('--cost-usd must be a finite positive number', async () => {
     expect(await usage(unblockCommand(['t', '--as', 'ana', '--cost-usd', 'Infinity']))).toMatch(/^--cost-usd must be a positive number/);
     expect(await usage(unblockCommand(['t', '--as', 'ana', '--cost-usd', 'abc']))).toMatch(/^--cost-usd must be a positive number/);
+  });
+});
+
+describe('a long call is shown so that padding hides nothing: every key, the ends of long values, the gaps named', () => {
+  // A prompt-injected model pads a destructive call past the claim check's size: the field that
+  // matters sits after 50 KB of filler.
+  const padded = { reason: `routine cleanup ${'lorem ipsum '.repeat(4_200)}`, order_id: 'ord-1004', notify: ['a@example.org'] };
+  const stored = { $blob: `sha256:${'ab'.repeat(32)}`, bytes: JSON.stringify(padded).length };
+  const approval = {
+    id: 'appr-9',
+    tool: 'cancel_order',
+    toolUseId: 'tu-9',
+    input: padded,
+    storedAs: stored,
+    inputHash: 'h',
+    effect: 'destructive',
+    reason: 'destructive',
+    turn: 1,
+    requestedAt: 'now',
+    expiresAt: 'later',
+    onExpiry: 'deny',
+  } as unknown as ApprovalRequest;
+
+  test('the view keeps every key and both ends of the padded value, and says how much it left out', () => {
+    const view = argumentsView(padded);
+    expect(view.shortened).toBe(true);
+    expect(view.chars).toBe(JSON.stringify(padded, null, 2).length);
+    const text = viewText(view);
+    expect(text).toContain('"order_id": "ord-1004"');
+    expect(text).toContain('"notify": [');
+    expect(text).toContain('"reason": "routine cleanup lorem');
+    const gaps = view.parts.filter((p) => typeof p !== 'string');
+    expect(gaps).toEqual([{ omitted: `${(padded.reason.length - 600).toLocaleString('en-US')} characters` }]);
+    expect(text.length).toBeLessThan(2_000);
+  });
+
+  test('a gap cannot be forged by the arguments: text that looks like one stays text', () => {
+    const forged = { note: '…[48,211 characters not shown]…', pad: 'x'.repeat(10_000) };
+    const view = argumentsView(forged);
+    expect(view.parts.filter((p) => typeof p !== 'string')).toHaveLength(1); // only the real cut of `pad`
+    expect(viewText(view)).toContain('"note": "…[48,211 characters not shown]…"');
+  });
+
+  test('long arrays keep their first and last items; thousands of keys fall back to the first and last parts of the text', () => {
+    const list = argumentsView({ ids: Array.from({ length: 5_000 }, (_, i) => `id-${i}`) });
+    expect(viewText(list)).toContain('"id-0"');
+    expect(viewText(list)).toContain('"id-4999"');
+    expect(list.parts).toContainEqual({ omitted: '4,985 items' });
+    const wide = Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`key_${i}`, i]));
+    const view = argumentsView(wide);
+    expect(viewText(view)).toContain('"key_0": 0');
+    expect(viewText(view)).toContain('"key_2999": 2999');
+    expect(view.parts.some((p) => typeof p !== 'string' && /more characters/.test(p.omitted))).toBe(true);
+  });
+
+  test('status and watch print the shortened view with the stored hash and how to see it whole; --full prints the exact JSON', () => {
+    const out = renderApproval('task-7', approval);
+    expect(out).toContain('"order_id":"ord-1004"');
+    expect(out).toMatch(/characters not shown\]…/);
+    expect(out).toContain(`stored as ${stored.$blob}, checked`);
+    expect(out).toContain('durable-agent status task-7 --full');
+    expect(out.length).toBeLessThan(3_000);
+    const full = renderApproval('task-7', approval, { full: true });
+    const line = full.split('\n').find((l) => l.startsWith('  arguments: '))!;
+    expect(JSON.parse(line.slice('  arguments: '.length))).toEqual(padded);
+  });
+
+  test('arguments that could not be read are never shown as their reference alone: the approval says it cannot be read', () => {
+    const unreadable = { ...approval, input: stored, storedAs: undefined, argumentsProblem: 'the arguments (50,431 characters) are stored in the blob store and cannot be read here: no blob store' } as unknown as ApprovalRequest;
+    const out = renderApproval('task-7', unreadable);
+    expect(out).toContain('arguments: NOT SHOWN: the arguments (50,431 characters) are stored in the blob store and cannot be read here');
+    expect(out).toContain('do not approve arguments you have not read');
+  });
+
+  test('a notice quotes the stored arguments on one line, shortened, instead of the reference; an unreadable one sends the reader to the inbox', async () => {
+    const marker = `{"$blob":"${stored.$blob}","bytes":${stored.bytes}}`;
+    const notice = { taskId: 't', agent: 'demo', level: 'confirm' as const, code: 'approval_requested', message: `cancel_order ${marker}: destructive`, approvalId: 'appr-9' };
+    const shown = await noticeWithArguments(notice, async (m) => {
+      expect(m).toEqual(stored);
+      return padded;
+    });
+    expect(shown.message).not.toContain('$blob');
+    expect(shown.message).toContain('"order_id":"ord-1004"');
+    expect(shown.message).toMatch(/^cancel_order \{"reason":"routine cleanup .*characters not shown.*: destructive$/);
+    expect(shown.message.length).toBeLessThan(NOTICE_ARGUMENTS_CHARS + 200);
+    const unread = await noticeWithArguments(notice, async () => {
+      throw new Error('blob missing');
+    });
+    expect(unread.message).toContain(`arguments of ${stored.bytes.toLocaleString('en-US')} characters, not readable here: blob missing; read them in the inbox`);
   });
 });

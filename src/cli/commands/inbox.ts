@@ -1,6 +1,7 @@
 /** `durable-agent inbox`: the approvals web app; `inbox hash-password`: hashes for its approvers file. */
 import { loadDecisionSigner, trustedKeyEntry } from '../../approvers';
 import { TaskClient } from '../../client/task-client';
+import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
 import { ApproverDirectory, ApproverFileError, defaultApproversFile } from '../../inbox/approver-directory';
 import { loadLinkKey, UsedLinks } from '../../inbox/links';
 import { hashPassword, newToken } from '../../inbox/secret-hash';
@@ -10,13 +11,14 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
 export const inboxHelp = `durable-agent inbox [--port N] [--host ADDR] [--approvers FILE] [--public-url URL]
-                    [--trusted-header NAME [--trusted-proxy ADDR]...]
+                    [--trusted-header NAME [--trusted-proxy ADDR]...] [--blob-store SPEC]
   The approvals web app: every pending approval and blocked task in the namespace; approve (with
   edited arguments), deny, unblock, message. Approvers sign in from FILE (default
   <state dir>/approvers.json). Default 127.0.0.1:7280. --public-url (or DURABLE_AGENT_INBOX_URL) is the
   address people open; notification links are signed with DURABLE_AGENT_LINK_KEY or
   <state dir>/inbox-link.key. --trusted-header lets an authenticating reverse proxy name the approver
-  (off by default; only from --trusted-proxy addresses, default loopback). See docs/inbox.md.
+  (off by default; only from --trusted-proxy addresses, default loopback). Long tool arguments are
+  read from the workers' blob store (--blob-store, else ${BLOB_STORE_ENV}, else the state dir's). See docs/inbox.md.
 durable-agent inbox hash-password [--token]
   Reads a password from stdin and prints its scrypt hash for the approvers file; with --token, makes
   a new access token and prints it (once) with its hash.`;
@@ -33,6 +35,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
       'public-url': { type: 'string' },
       'trusted-header': { type: 'string' },
       'trusted-proxy': { type: 'string', multiple: true },
+      'blob-store': { type: 'string' },
     },
     { min: 0, max: 0, names: '' },
   );
@@ -63,6 +66,12 @@ export async function inboxCommand(argv: string[]): Promise<number> {
   // The inbox vouches for the people it signed in: each decision carries this signer's proof of
   // `by` and `roles` (workers trust its public key through DURABLE_AGENT_APPROVER_KEYS).
   const signer = loadDecisionSigner();
+  let blobStore;
+  try {
+    blobStore = openBlobStore(values['blob-store']);
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
   const connected = await connectClient(values);
   const client = new TaskClient(connected.client, connected.taskQueue, signer);
   const server = new InboxServer({
@@ -70,6 +79,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
     directory,
     linkKey: loadLinkKey({ create: true })!,
     usedLinks: new UsedLinks(),
+    blobStore,
     ...(publicUrl ? { publicUrl } : {}),
     ...(values['trusted-header']
       ? { trustedHeader: { header: values['trusted-header'], ...(values['trusted-proxy'] ? { proxies: values['trusted-proxy'] } : {}) } }
@@ -83,6 +93,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   await server.stop();
+  await blobStore.close();
   await client.client.connection.close();
   return EXIT.ok;
 }

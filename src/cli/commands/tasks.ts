@@ -9,6 +9,8 @@ import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, type TaskStatus } from '../../protocol/task';
 import { openBlobStore } from '../../blobs/open-blob-store';
+import { ApprovalArguments, replaceStoredArguments } from '../../client/approval-arguments';
+import { MARKER_PREFIX } from '../../protocol/blob-marker';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
@@ -16,10 +18,12 @@ import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, 
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
                    [--max-turns N] [--id TASK_ID] [--watch] [--json]
-durable-agent status TASK_ID [--all [--blob-store SPEC]] [--json]
+durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   --all also prints the audit entries a long task archived to its blob store (default: DURABLE_AGENT_BLOB_STORE)
-durable-agent watch TASK_ID [--json]
-durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--json]
+  --full prints a pending approval's arguments whole (long ones are shortened, every key shown);
+  arguments stored in the blob store are read from it and checked against their hash
+durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
+durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--blob-store SPEC] [--json]
 durable-agent result TASK_ID [--json]`;
 
 const json = { json: { type: 'boolean' } } as const;
@@ -97,17 +101,25 @@ function scriptedChoice(file: string): ModelChoice {
 export async function statusCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...connectionOptions, ...json, all: { type: 'boolean' }, 'blob-store': { type: 'string' } },
+    { ...connectionOptions, ...json, all: { type: 'boolean' }, full: { type: 'boolean' }, 'blob-store': { type: 'string' } },
     { min: 1, max: 1, names: 'TASK_ID' },
   );
   const client = await connectClient(values);
-  const view = await client.view(positionals[0]!);
+  const taskId = positionals[0]!;
+  const view = await client.view(taskId);
+  // Approvals show the arguments that will run, not the reference a long one travels as.
+  const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
+  try {
+    if (view.status) view.status = await args.resolveStatus(taskId, view.status);
+  } finally {
+    await args.close();
+  }
   // --all: the audit entries a long task archived to its blob store, before the recent ones.
   const archived = values.all && view.status?.archive ? await readArchive(client, view.status, values['blob-store']) : [];
   if (values.json) console.log(safeJson(values.all ? { ...view, archived } : view, 2));
   else {
     for (const { kind, entry } of archived) console.log(safeLine(`[archived ${kind}] ${JSON.stringify(entry)}`));
-    console.log(renderView(view));
+    console.log(renderView(view, { full: !!values.full }));
   }
   return EXIT.ok;
 }
@@ -140,7 +152,7 @@ export async function resultCommand(argv: string[]): Promise<number> {
 export async function listCommand(argv: string[]): Promise<number> {
   const { values } = parse(
     argv,
-    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' } },
+    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' }, 'blob-store': { type: 'string' } },
     { min: 0, max: 0, names: '' },
   );
   if (values.status && !AGENT_STATUSES.includes(values.status as AgentStatus)) {
@@ -148,19 +160,34 @@ export async function listCommand(argv: string[]): Promise<number> {
   }
   const limit = intOption(values.limit, 'limit');
   const client = await connectClient(values);
-  const tasks = await client.list({
+  const listed = await client.list({
     ...(values.status ? { status: values.status as AgentStatus } : {}),
     ...(values.agent ? { agent: values.agent } : {}),
     ...(limit ? { limit } : {}),
   });
+  // A waiting task's memo names a long call by its stored reference: show the arguments instead.
+  const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
+  let tasks;
+  try {
+    tasks = await Promise.all(
+      listed.map(async (t) => (t.waitingFor?.includes(MARKER_PREFIX) ? { ...t, waitingFor: await replaceStoredArguments(t.waitingFor, (m) => args.read(t.taskId, m), 200) } : t)),
+    );
+  } finally {
+    await args.close();
+  }
   console.log(values.json ? safeJson(tasks, 2) : renderSummaries(tasks));
   return EXIT.ok;
 }
 
 export async function watchCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...json }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, ...json, full: { type: 'boolean' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
   const client = await connectClient(values);
-  return watchTask(client, positionals[0]!, !!values.json);
+  const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
+  try {
+    return await watchTask(client, positionals[0]!, !!values.json, undefined, { full: !!values.full, args });
+  } finally {
+    await args.close();
+  }
 }
 
 /** Live progress: prints each new event once, then the outcome. Returns the exit code. */
@@ -169,7 +196,17 @@ export async function watchTask(
   taskId: string,
   asJson: boolean,
   out: (line: string) => void = (line) => console.log(line),
+  options: { full?: boolean; args?: ApprovalArguments } = {},
 ): Promise<number> {
+  const args = options.args ?? new ApprovalArguments(client.client, () => openBlobStore());
+  try {
+    return await watchLoop(client, taskId, asJson, out, args, !!options.full);
+  } finally {
+    if (!options.args) await args.close();
+  }
+}
+
+async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, out: (line: string) => void, args: ApprovalArguments, full: boolean): Promise<number> {
   let lastSeq = 0;
   let lastNote = '';
   const shownApprovals = new Set<string>();
@@ -178,15 +215,19 @@ export async function watchTask(
   let lastProgressAt = 0;
   for (;;) {
     const view = await client.view(taskId);
-    for (const event of view.status?.events ?? []) {
-      if (event.seq <= lastSeq) continue;
-      lastSeq = event.seq;
+    for (const raw of view.status?.events ?? []) {
+      if (raw.seq <= lastSeq) continue;
+      lastSeq = raw.seq;
+      // An event names a long call by its stored reference: print the arguments instead.
+      const event = raw.detail.includes(MARKER_PREFIX) ? { ...raw, detail: await replaceStoredArguments(raw.detail, (m) => args.read(taskId, m), 600) } : raw;
       out(asJson ? JSON.stringify({ event }) : renderEvent(event));
     }
-    for (const approval of view.status?.pendingApprovals ?? []) {
-      if (shownApprovals.has(approval.id)) continue;
+    const fresh = (view.status?.pendingApprovals ?? []).filter((a) => !shownApprovals.has(a.id));
+    // Resolved once each, when first shown: the stored arguments of an approval never change.
+    const resolved = fresh.length && view.status ? (await args.resolveStatus(taskId, { ...view.status, pendingApprovals: fresh, approvals: [] })).pendingApprovals : [];
+    for (const approval of resolved) {
       shownApprovals.add(approval.id);
-      out(asJson ? JSON.stringify({ approval }) : renderApproval(taskId, approval));
+      out(asJson ? JSON.stringify({ approval }) : renderApproval(taskId, approval, { full }));
     }
     const blocked = view.status?.blocked;
     if (blocked && blocked.id !== shownBlock) {

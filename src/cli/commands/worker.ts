@@ -7,6 +7,8 @@ import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { startDemoEnvironment } from '../demo-environment';
 import { loadAgents } from '../load-agents';
+import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
+import { CliError, EXIT } from '../cli-error';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the built-in demo agent, or for the agents FILE exports (a .ts or .js module whose
@@ -37,6 +39,14 @@ export async function workerCommand(argv: string[]): Promise<number> {
   });
   // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
   const agents = values.agents ? await loadAgents(values.agents, env) : [env.agent];
+  const approverKeys = trustedKeysFromEnvironment();
+  try {
+    requireTrustedKeysFor(agents, approverKeys);
+  } catch (err) {
+    await env.stop();
+    if (err instanceof UnverifiedApproversError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
   const config = loadConnectionConfig({
     ...(values.address ? { address: values.address } : {}),
     ...(values.namespace ? { namespace: values.namespace } : {}),
@@ -45,7 +55,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const attrs = await ensureSearchAttributes(connection, config.namespace);
   if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName: ${attrs.error}`);
   const taskQueue = values['task-queue'] ?? DEFAULT_TASK_QUEUE;
-  const worker = await createAgentWorker({ agents, connection, namespace: config.namespace, taskQueue });
+  const worker = await createAgentWorker({ agents, connection, namespace: config.namespace, taskQueue, approverKeys });
   console.error(
     `worker: ${config.connectionOptions.address} namespace ${config.namespace} task queue ${taskQueue}; ` +
       `agents ${agents.map((a) => `"${a.name}"`).join(', ')}, workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
