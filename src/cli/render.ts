@@ -184,8 +184,10 @@ export function renderSummaries(tasks: TaskSummary[]): string {
     safeLine(t.executionStatus),
     t.startTime.toISOString().replace('T', ' ').slice(0, 19),
   ]);
-  const waiting = tasks.some((t) => t.waitingFor);
-  if (waiting) rows.forEach((row, i) => row.push(safeLine(tasks[i]!.waitingFor ?? '')));
+  // A task can wait for a person and, with its worker gone, for a worker too: both are said.
+  const waitsFor = (t: TaskSummary) => [t.waitingFor, t.note].filter(Boolean).join('; ');
+  const waiting = tasks.some((t) => waitsFor(t));
+  if (waiting) rows.forEach((row, i) => row.push(safeLine(waitsFor(tasks[i]!))));
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
