@@ -216,6 +216,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const blobStore = options.blobStore ?? openBlobStore(undefined, options.codec ? { codec: options.codec } : {});
   const queues: QueueWorker[] = [];
   for (const { taskQueue, agents } of queuesOf(options)) {
+    // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.
+    const shared = taskQueue === DEFAULT_TASK_QUEUE && options.taskQueue === undefined;
     const worker = await Worker.create({
       connection,
       namespace: options.namespace ?? config.namespace,
@@ -232,6 +234,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
         ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
         ...(options.approverKeys ? { approverKeys: options.approverKeys } : {}),
         mcp,
+        ...(shared ? { sharedQueue: true } : {}),
       }),
       shutdownGraceTime: '10s',
       // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
