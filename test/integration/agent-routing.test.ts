@@ -11,6 +11,8 @@ import type { TaskInput } from '../../src/protocol/task';
 import { answer, callTool, parsedResults, startHarness, type Harness } from '../support/harness';
 import { runCli, spawnCli } from '../support/processes';
 import { routingAgent } from '../support/routing-agents';
+import { defineAgent } from '../../src/agents/define-agent';
+import { createAgentWorker } from '../../src/worker/create-worker';
 
 const AGENTS_FILE = path.join(__dirname, '../support/routing-agents.ts');
 const TASKS_PER_AGENT = 20;
@@ -150,6 +152,19 @@ test('a task for an agent no worker serves waits: start, status and list say whi
   const worker = await h.worker([routingAgent('ghost')], { taskQueue: agentTaskQueue('ghost') });
   await expect(worker.runUntil(client.result(taskId))).resolves.toMatchObject({ outcome: 'answered', text: 'finally served' });
 }, 240_000);
+
+test("an agent that declares its queue is served on it alone, and a client given that queue starts the agent's tasks there", async () => {
+  const pinned = defineAgent({ ...routingAgent('pinned'), taskQueue: `team-${h.taskQueue}` });
+  const worker = await createAgentWorker({ agents: [pinned], connection: h.connection, namespace: 'default', workflowBundle: h.bundle, blobStore: h.blobStore, modelEnv: { scriptRoots: [h.tmpDir] }, legacyTaskQueue: false });
+  expect(worker.taskQueues).toEqual([`team-${h.taskQueue}`]);
+  const script = h.script([callTool('who_serves', {}), answer('pinned served')]);
+  const teamClient = new TaskClient(h.client.client, `team-${h.taskQueue}`);
+  const result = await worker.runUntil(async () => {
+    const handle = await teamClient.start({ agent: 'pinned', prompt: 'who?', model: { provider: 'scripted', script } });
+    return teamClient.result(handle.workflowId);
+  });
+  expect(result).toMatchObject({ outcome: 'answered', text: 'pinned served' });
+}, 120_000);
 
 test('`worker` with no server exits 4 with the same one-line hint as `list`, not the transport\'s error', async () => {
   const worker = await runCli(['worker', '--address', '127.0.0.1:1']);
