@@ -1,6 +1,6 @@
 import { TaskClient } from '../client/task-client';
 import { EncryptionKeyError, encryptionKeyring } from '../codec';
-import { loadConnectionConfig, type ConnectionConfig } from '../worker/connection-config';
+import { DEFAULT_ADDRESS, loadConnectionConfig } from '../worker/connection-config';
 import { CliError, EXIT, usageError } from './cli-error';
 
 export async function connectClient(values: { address?: string; namespace?: string; 'task-queue'?: string }): Promise<TaskClient> {
@@ -19,7 +19,8 @@ export async function connectClient(values: { address?: string; namespace?: stri
     return await TaskClient.connect({ ...overrides, ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}) });
   } catch (err) {
     if (err instanceof EncryptionKeyError) throw keyError(err);
-    throw unreachableError(loadConnectionConfig(overrides), err);
+    const config = loadConnectionConfig(overrides);
+    throw unreachableError(config.connectionOptions.address, config.namespace, err);
   }
 }
 
@@ -28,9 +29,9 @@ export async function connectClient(values: { address?: string; namespace?: stri
  * cause is cut to its first line, and the Rust core's `tonic::transport::Error(...)` debug text
  * is read down to what it means.
  */
-export function unreachableError(config: ConnectionConfig, err: unknown): CliError {
+export function unreachableError(address: string | undefined, namespace: string, err: unknown): CliError {
   return new CliError(
-    `Cannot reach Temporal at ${config.connectionOptions.address} (namespace ${config.namespace}): ${causeOf(err)}. ` +
+    `Cannot reach Temporal at ${address ?? DEFAULT_ADDRESS} (namespace ${namespace}): ${causeOf(err)}. ` +
       'Start one with `durable-agent dev`, or point TEMPORAL_ADDRESS at your cluster.',
     EXIT.unreachable,
   );

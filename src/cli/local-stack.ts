@@ -11,6 +11,7 @@ import { ensureSearchAttributes } from '../server/search-attributes';
 import { stateDir } from '../server/state-dir';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker';
 import { startDemoEnvironment, type DemoEnvironment } from './demo-environment';
+import { unreachableError } from './connect';
 
 export interface LocalStackOptions {
   port: number;
@@ -64,7 +65,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
   });
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect({ address }).catch(async (err: unknown) => {
+    // The server answered a moment ago (or was just started): say so in the CLI's terms, exit 4.
+    await env.stop();
+    await server?.stop();
+    await codecServer?.close();
+    throw unreachableError(address, 'default', err);
+  });
   const attrs = await ensureSearchAttributes(connection, 'default');
   if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
   const taskQueue = options.taskQueue;

@@ -50,7 +50,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   });
   const connection = await NativeConnection.connect(config.connectionOptions).catch(async (err: unknown) => {
     await env.stop();
-    throw unreachableError(config, err);
+    throw unreachableError(config.connectionOptions.address, config.namespace, err);
   });
   const attrs = await ensureSearchAttributes(connection, config.namespace);
   if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName: ${attrs.error}`);
