@@ -6,6 +6,8 @@
 import type { TaskSummary, TaskView } from '../client/task-client';
 import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
+import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import type { QueueWorker } from '../worker/create-worker';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
@@ -191,4 +193,11 @@ export function renderSummaries(tasks: TaskSummary[]): string {
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** What a worker polls: `task queue durable-agent.a (agent "a"), durable-agent (agent "a": tasks started before routing by agent)`. */
+export function describeQueues(queues: Pick<QueueWorker, 'taskQueue' | 'agents'>[]): string {
+  const legacy = (q: Pick<QueueWorker, 'taskQueue'>) => (q.taskQueue === DEFAULT_TASK_QUEUE && queues.length > 1 ? ': tasks started before routing by agent' : '');
+  const agents = (names: string[]) => `agent${names.length > 1 ? 's' : ''} ${names.map((a) => `"${safeLine(a)}"`).join(', ')}`;
+  return `task queue ${queues.map((q) => `${safeLine(q.taskQueue)} (${agents(q.agents)}${legacy(q)})`).join(', ')}`;
 }

@@ -1,6 +1,6 @@
 import { intOption, parse } from '../args';
 import { startLocalStack } from '../local-stack';
-import { describeQueues } from './worker';
+import { describeQueues } from '../render';
 
 export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--task-queue Q] [--workspace DIR]
                  [--orders-fault KIND[:N]]...

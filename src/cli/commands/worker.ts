@@ -1,13 +1,13 @@
 import { NativeConnection } from '@temporalio/worker';
 import { ensureSearchAttributes } from '../../server/search-attributes';
-import { createAgentWorker, type QueueWorker } from '../../worker/create-worker';
-import { DEFAULT_TASK_QUEUE } from '../../protocol/definitions';
+import { createAgentWorker } from '../../worker/create-worker';
 import { loadConnectionConfig } from '../../worker/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { unreachableError } from '../connect';
 import { startDemoEnvironment } from '../demo-environment';
 import { loadAgents } from '../load-agents';
+import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
                     [--task-queue Q] [--no-legacy-queue]
@@ -74,10 +74,4 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await env.stop();
   console.error('worker: stopped');
   return 0;
-}
-
-/** `task queue durable-agent.a (agent "a"), durable-agent (agents "a", "b": tasks started before routing by agent)`. */
-export function describeQueues(queues: QueueWorker[]): string {
-  const legacy = (q: QueueWorker) => (q.taskQueue === DEFAULT_TASK_QUEUE && queues.length > 1 ? ': tasks started before routing by agent' : '');
-  return `task queue ${queues.map((q) => `${q.taskQueue} (agent${q.agents.length > 1 ? 's' : ''} ${q.agents.map((a) => `"${a}"`).join(', ')}${legacy(q)})`).join(', ')}`;
 }
