@@ -158,7 +158,10 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
     for (let i = 1; i <= workerCount; i++) {
       const args = [
         '--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'worker',
-        '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE, '--task-queue', state.taskQueue,
+        '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE,
+        // Without a queue of its own, each worker serves its agents' queues (where `durable-agent start`
+        // sends tasks) and the shared durable-agent queue, whose pollers are counted below.
+        ...(options.taskQueue ? ['--task-queue', options.taskQueue] : []),
         '--orders-url', state.ordersUrl, '--workspace', paths.workspace,
         ...(options.agents ? ['--agents', path.resolve(options.agents)] : []),
       ];
@@ -177,7 +180,7 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
     }
     alive(orders, 'The orders service');
     await waitForPollers(state, workerCount, () => state.processes.filter((p) => p.name.startsWith('worker-')).forEach((p) => alive(p, p.name)));
-    log(`${workerCount} workers polling task queue ${state.taskQueue} (blob store: database ${BLOB_DB}; orders ${state.ordersUrl}).`);
+    log(`${workerCount} workers polling ${options.taskQueue ? `task queue ${state.taskQueue}` : `their agents' task queues (durable-agent.<agent>) and ${state.taskQueue}`} (blob store: database ${BLOB_DB}; orders ${state.ordersUrl}).`);
     return { state, started: true };
   } catch (err) {
     log(`Start failed; stopping what was started. Logs: ${paths.logs}`);

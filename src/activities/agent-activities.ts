@@ -67,7 +67,17 @@ export interface ActivityDependencies {
   approverKeys?: TrustedKey[];
   /** The worker's MCP connections (docs/mcp.md). Default: a new pool; whoever creates the worker closes it (createAgentWorker does). */
   mcp?: McpClientPool;
+  /**
+   * The activities poll a queue shared by workers serving other agents (the legacy `durable-agent`
+   * queue of tasks started before routing by agent): a call for an agent not served here is then
+   * retried, so another poller can take it, instead of failing the task. Default false: on an
+   * agent's own queue, an unknown agent is a task started on the wrong queue, and final.
+   */
+  sharedQueue?: boolean;
 }
+
+/** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
+const SHARED_QUEUE_RETRY_MS = 250;
 
 /** Keeps a huge result out of history: the model gets the start and how to ask for the rest. */
 function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
@@ -111,11 +121,18 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   function agentNamed(name: string): AgentDefinition {
     const agent = agents.get(name);
     if (agent) return agent;
-    const error = toolError(
-      'permanent',
-      'unknown_agent',
-      `No agent named "${name}" on this worker. Registered: ${[...agents.keys()].join(', ') || 'none'}.`,
-    );
+    const registered = [...agents.keys()].join(', ') || 'none';
+    if (deps.sharedQueue) {
+      const error = toolError('transient', 'agent_served_elsewhere', `No agent named "${name}" on this worker (registered: ${registered}); offered again on the shared queue.`);
+      throw ApplicationFailure.create({
+        message: error.detail,
+        type: 'transient',
+        nonRetryable: false,
+        details: [error],
+        nextRetryDelay: Math.round(SHARED_QUEUE_RETRY_MS * (1 + Math.random())),
+      });
+    }
+    const error = toolError('permanent', 'unknown_agent', `No agent named "${name}" on this worker. Registered: ${registered}.`);
     throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
   }
 

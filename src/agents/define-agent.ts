@@ -8,6 +8,7 @@ import type { ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 import { approverRulesProblem } from '../protocol/approver-policy';
 import { MCP_NAME_SEPARATOR, mcpServerProblem, type McpServerConfig } from '../mcp/config';
+import { AGENT_NAME_PATTERN, agentTaskQueue, taskQueueProblem } from '../protocol/definitions';
 
 export interface AgentConfig {
   name: string;
@@ -27,6 +28,12 @@ export interface AgentConfig {
    * agent (docs/mcp.md). Default none.
    */
   mcpServers?: McpServerConfig[];
+  /**
+   * The task queue this agent's tasks run on. Default `durable-agent.<name>` (agentTaskQueue), which
+   * clients derive by themselves; a queue declared here must also be given to the clients that start
+   * the agent's tasks (`--task-queue`, TaskClient's taskQueue), since they do not load agent modules.
+   */
+  taskQueue?: string;
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -34,10 +41,15 @@ export interface AgentDefinition extends AgentConfig {
   manifest(model: ModelChoice): AgentManifest;
 }
 
+/** The queue a worker polls for the agent: the one it declares, else the derived `durable-agent.<name>`. */
+export function agentQueue(agent: Pick<AgentConfig, 'name' | 'taskQueue'>): string {
+  return agent.taskQueue ?? agentTaskQueue(agent.name);
+}
+
 const RISK: Record<ToolEffect, number> = { read: 0, write: 1, destructive: 2 };
 
 export function defineAgent(config: AgentConfig): AgentDefinition {
-  if (!/^[a-zA-Z0-9_.-]{1,64}$/.test(config.name)) {
+  if (!AGENT_NAME_PATTERN.test(config.name)) {
     throw new TypeError(`Agent name "${config.name}" must be 1-64 letters, digits, ".", "_" or "-"`);
   }
   const byName = new Map<string, ToolDefinition<any, any>>();
@@ -71,6 +83,10 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.
   const approversProblem = approverRulesProblem(config.policy?.approvers);
   if (approversProblem) throw new TypeError(`Agent "${config.name}": policy ${approversProblem}`);
+  if (config.taskQueue !== undefined) {
+    const problem = taskQueueProblem(config.taskQueue);
+    if (problem) throw new TypeError(`Agent "${config.name}": taskQueue ${problem}`);
+  }
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   return {

@@ -3,19 +3,20 @@
  * on the port), the demo environment, and a worker. Used by `dev` and `demo`.
  */
 import path from 'node:path';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { createPayloadCodecs, encryptionEnabled } from '../codec';
 import { startCodecServer, type RunningCodecServer } from '../codec/codec-server';
-import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { startDevServer, isTemporalServing, type DevServer } from '../server/dev-server';
 import { ensureSearchAttributes } from '../server/search-attributes';
 import { stateDir } from '../server/state-dir';
-import { createAgentWorker } from '../worker/create-worker';
+import { createAgentWorker, type AgentWorker } from '../worker/create-worker';
 import { startDemoEnvironment, type DemoEnvironment } from './demo-environment';
+import { unreachableError } from './connect';
 
 export interface LocalStackOptions {
   port: number;
   uiPort?: number | false;
+  /** One queue for the demo agent instead of its own (durable-agent.demo) and the legacy shared one. */
   taskQueue?: string;
   workspaceDir?: string;
   faults?: string[];
@@ -26,11 +27,14 @@ export interface LocalStack {
   address: string;
   /** Set when this process started the server (and so stops it). */
   server?: DevServer;
+  /** True when a server already answered on the port and this process only connected to it. */
+  reused: boolean;
   /** With encryption on and a Web UI: the codec server the UI decodes payloads through. */
   codecServer?: RunningCodecServer;
   env: DemoEnvironment;
-  worker: Worker;
-  taskQueue: string;
+  worker: AgentWorker;
+  /** The explicit queue (options.taskQueue); undefined when the demo agent is on its own derived queue. */
+  taskQueue?: string;
   /** Resolves when the worker stops (SIGINT/SIGTERM or stop()). */
   running: Promise<void>;
   stop(): Promise<void>;
@@ -61,20 +65,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
   });
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect({ address }).catch(async (err: unknown) => {
+    // The server answered a moment ago (or was just started): say so in the CLI's terms, exit 4.
+    await env.stop();
+    await server?.stop();
+    await codecServer?.close();
+    throw unreachableError(address, 'default', err);
+  });
   const attrs = await ensureSearchAttributes(connection, 'default');
   if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
-  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', taskQueue });
+  const taskQueue = options.taskQueue;
+  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', ...(taskQueue ? { taskQueue } : {}) });
   const running = worker.run();
   let stopped = false;
   return {
     address,
+    reused: !server,
     ...(server ? { server } : {}),
     ...(codecServer ? { codecServer } : {}),
     env,
     worker,
-    taskQueue,
+    ...(taskQueue ? { taskQueue } : {}),
     running,
     async stop() {
       if (stopped) return;

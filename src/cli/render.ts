@@ -8,6 +8,8 @@ import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } f
 import type { ToolError } from '../protocol/tool-error';
 import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { argumentsView, viewText } from '../client/arguments-view';
+import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import type { QueueWorker } from '../worker/create-worker';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
@@ -214,9 +216,18 @@ export function renderSummaries(tasks: TaskSummary[]): string {
     safeLine(t.executionStatus),
     t.startTime.toISOString().replace('T', ' ').slice(0, 19),
   ]);
-  const waiting = tasks.some((t) => t.waitingFor);
-  if (waiting) rows.forEach((row, i) => row.push(safeLine(tasks[i]!.waitingFor ?? '')));
+  // A task can wait for a person and, with its worker gone, for a worker too: both are said.
+  const waitsFor = (t: TaskSummary) => [t.waitingFor, t.note].filter(Boolean).join('; ');
+  const waiting = tasks.some((t) => waitsFor(t));
+  if (waiting) rows.forEach((row, i) => row.push(safeLine(waitsFor(tasks[i]!))));
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** What a worker polls: `task queue durable-agent.a (agent "a"), durable-agent (agent "a": tasks started before routing by agent)`. */
+export function describeQueues(queues: Pick<QueueWorker, 'taskQueue' | 'agents'>[]): string {
+  const legacy = (q: Pick<QueueWorker, 'taskQueue'>) => (q.taskQueue === DEFAULT_TASK_QUEUE && queues.length > 1 ? ': tasks started before routing by agent' : '');
+  const agents = (names: string[]) => `agent${names.length > 1 ? 's' : ''} ${names.map((a) => `"${safeLine(a)}"`).join(', ')}`;
+  return `task queue ${queues.map((q) => `${safeLine(q.taskQueue)} (${agents(q.agents)}${legacy(q)})`).join(', ')}`;
 }

@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AgentNameKey,
   AgentStatusKey,
+  agentTaskQueue,
   approveUpdate,
   DEFAULT_TASK_QUEUE,
   denyUpdate,
@@ -62,6 +63,10 @@ export interface TaskSummary {
   closeTime?: Date;
   /** What a waiting task waits for (e.g. an approval with its tool and arguments), from its memo. */
   waitingFor?: string;
+  /** The task queue the task runs on (its agent's, unless it was started on another). */
+  taskQueue?: string;
+  /** Set by list() for a running task that no worker polls for: "no worker serves agent X on queue Q". */
+  note?: string;
 }
 
 export interface ListFilter {
@@ -115,10 +120,19 @@ export interface ArchivedEntry {
   entry: unknown;
 }
 
+/** What status and list say of a running task whose queue no worker polls: it waits, it does not fail. */
+export function noWorkerNote(agent: string | undefined, taskQueue: string): string {
+  return `no worker serves agent ${JSON.stringify(agent ?? '?')} on queue ${JSON.stringify(taskQueue)}: the task waits until one does`;
+}
+
 export class TaskClient {
   constructor(
     readonly client: Client,
-    readonly taskQueue: string = DEFAULT_TASK_QUEUE,
+    /**
+     * One queue for every task this client starts, for workers started with the same explicit
+     * queue. Default: each task on its agent's queue (`durable-agent.<agent>`, agentTaskQueue).
+     */
+    readonly taskQueue?: string,
     /**
      * A trusted front end's signer (see src/approvers): starts, approvals, denials, unblocks and
      * messages then carry a signed proof of `by` and `roles`. Default: none (unsigned, which a task
@@ -138,15 +152,43 @@ export class TaskClient {
     return new TaskClient(new Client({ connection, namespace: config.namespace, dataConverter: createDataConverter(codec) }), taskQueue, signer);
   }
 
-  /** With a signer and `startedBy`, the start carries a signed claim of who started it (forbidSelfApproval relies on it). */
-  async start(input: TaskInput, options: { taskId?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  /**
+   * The queue a task for `agent` is started on: this client's explicit queue, else the agent's
+   * derived one. Throws a RangeError for a name no agent can have (the name comes from whoever starts).
+   */
+  queueFor(agent: string): string {
+    return this.taskQueue ?? agentTaskQueue(agent);
+  }
+
+  /**
+   * Whether any worker polls `taskQueue` for workflow tasks (Temporal remembers a poller for a few
+   * minutes after its last poll). Undefined when the server cannot say (permissions, an old server).
+   */
+  async isServed(taskQueue: string): Promise<boolean | undefined> {
+    try {
+      const { pollers } = await this.client.workflowService.describeTaskQueue({
+        namespace: this.client.options.namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return (pollers?.length ?? 0) > 0;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * With a signer and `startedBy`, the start carries a signed claim of who started it (forbidSelfApproval
+   * relies on it). The task goes to `options.taskQueue`, else queueFor(input.agent).
+   */
+  async start(input: TaskInput, options: { taskId?: string; taskQueue?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
     const args: TaskInput =
       this.signer && input.startedBy && !input.startProof
         ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) }
         : input;
     return this.client.workflow.start(WORKFLOW_TYPE, {
-      taskQueue: this.taskQueue,
+      taskQueue: options.taskQueue ?? this.queueFor(input.agent),
       workflowId: taskId,
       args: [args],
       // A task id names one task for good: reusing it would confuse its audit trail and its people.
@@ -248,8 +290,11 @@ export class TaskClient {
   async view(taskId: string): Promise<TaskView> {
     const summary = await this.describe(taskId);
     const view: TaskView = { summary };
+    // The server always reports the queue; the fallbacks are for a summary built by hand.
+    const taskQueue = summary.taskQueue ?? this.taskQueue ?? DEFAULT_TASK_QUEUE;
     // A query needs a worker to answer; without one it would only wait out the deadline.
-    if (await this.hasWorkflowPollers()) {
+    const served = await this.isServed(taskQueue);
+    if (served !== false) {
       const status = await this.client.connection
         .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery))
         .catch(() => undefined);
@@ -257,9 +302,11 @@ export class TaskClient {
     }
     if (!view.status) {
       view.note =
-        summary.executionStatus === 'RUNNING'
-          ? `No worker answered within ${QUERY_DEADLINE_MS / 1000} s: is a worker running on task queue "${this.taskQueue}"?`
-          : `Live status unavailable (no worker answered); showing the outcome from history.`;
+        summary.executionStatus !== 'RUNNING'
+          ? `Live status unavailable (no worker answered); showing the outcome from history.`
+          : served === false
+            ? noWorkerNote(summary.agent, taskQueue)
+            : `No worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; is the worker serving agent "${summary.agent ?? '?'}" busy or stopping?`;
     }
     if (summary.executionStatus === 'RUNNING') {
       const progress = await this.toolProgress(taskId);
@@ -297,19 +344,6 @@ export class TaskClient {
     }
   }
 
-  private async hasWorkflowPollers(): Promise<boolean> {
-    try {
-      const { pollers } = await this.client.workflowService.describeTaskQueue({
-        namespace: this.client.options.namespace,
-        taskQueue: { name: this.taskQueue },
-        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-      });
-      return (pollers?.length ?? 0) > 0;
-    } catch {
-      return true; // Unknown: let the query try.
-    }
-  }
-
   /** Waits for the task to close and returns its result; throws the task's failure if it failed. */
   async result(taskId: string): Promise<TaskResult> {
     return this.withNotFound(taskId, () => this.handle(taskId).result() as Promise<TaskResult>);
@@ -339,6 +373,13 @@ export class TaskClient {
     for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
       out.push(toSummary(execution));
       if (out.length >= limit) break;
+    }
+    // A running task that no worker polls for waits: say so on its row, asking once per queue.
+    const served = new Map<string, Promise<boolean | undefined>>();
+    for (const summary of out) {
+      if (summary.executionStatus !== 'RUNNING' || !summary.taskQueue) continue;
+      if (!served.has(summary.taskQueue)) served.set(summary.taskQueue, this.isServed(summary.taskQueue));
+      if ((await served.get(summary.taskQueue)) === false) summary.note = noWorkerNote(summary.agent, summary.taskQueue);
     }
     return out;
   }
@@ -393,6 +434,7 @@ interface ExecutionLike {
   closeTime?: Date;
   typedSearchAttributes: { get(key: typeof AgentStatusKey): string | undefined };
   memo?: Record<string, unknown>;
+  taskQueue?: string;
 }
 
 const LIVE_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked'];
@@ -411,6 +453,7 @@ function toSummary(e: ExecutionLike): TaskSummary {
     executionStatus: e.status.name,
     startTime: e.startTime,
     ...(typeof e.memo?.waitingFor === 'string' ? { waitingFor: e.memo.waitingFor } : {}),
+    ...(e.taskQueue ? { taskQueue: e.taskQueue } : {}),
     ...(e.closeTime ? { closeTime: e.closeTime } : {}),
   };
 }

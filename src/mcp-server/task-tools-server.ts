@@ -7,7 +7,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
+import { noWorkerNote, TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
+import { AGENT_NAME_PATTERN } from '../protocol/definitions';
 import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
@@ -56,6 +57,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
     async (args) =>
       answer(async () => {
         if (args.model && args.script) throw new UsageProblem('give model or script, not both');
+        // The name becomes the task queue's: refused here in the caller's terms, not as a server error.
+        if (!client.taskQueue && !AGENT_NAME_PATTERN.test(args.agent)) throw new UsageProblem('agent: a name is 1-64 letters, digits, ".", "_" or "-"');
         const model: ModelChoice | undefined = args.script ? { provider: 'scripted', script: args.script } : args.model ? { provider: 'anthropic', model: args.model } : undefined;
         const input: TaskInput = {
           agent: args.agent,
@@ -68,7 +71,9 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
           if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UsageProblem(`a task with id "${args.task_id}" already exists`);
           throw err;
         });
-        return { task_id: handle.workflowId, run_id: handle.firstExecutionRunId };
+        const taskQueue = client.queueFor(input.agent);
+        const served = await client.isServed(taskQueue);
+        return { task_id: handle.workflowId, run_id: handle.firstExecutionRunId, task_queue: taskQueue, ...(served === false ? { note: noWorkerNote(input.agent, taskQueue) } : {}) };
       }),
   );
 

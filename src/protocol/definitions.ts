@@ -7,7 +7,34 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalAnswer, ApproveInput, DenyInput, MessageInput, TaskStatus, TranscriptView, UnblockInput } from './task';
 
 export const WORKFLOW_TYPE = 'agentTask';
+/**
+ * The one queue every task used before work was routed by agent, and the prefix of the derived
+ * queues. Workers still poll it (unless told not to) so that tasks started on it before the upgrade
+ * finish.
+ */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
+
+/** What an agent may be called: it becomes part of a task queue name, a search attribute and log lines. */
+export const AGENT_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/**
+ * The task queue of an agent that declares none: `durable-agent.<agent>`. Workers poll it and
+ * clients start the agent's tasks on it, so workers serving different agents can share one server
+ * without ever receiving each other's work. The name is checked because it comes from whoever
+ * starts a task (a CLI argument, an MCP client's tool call).
+ */
+export function agentTaskQueue(agent: string): string {
+  if (typeof agent !== 'string' || !AGENT_NAME_PATTERN.test(agent)) {
+    throw new RangeError(`Agent name ${JSON.stringify(String(agent)).slice(0, 80)} must be 1-64 letters, digits, ".", "_" or "-"`);
+  }
+  return `${DEFAULT_TASK_QUEUE}.${agent}`;
+}
+
+/** A task queue an agent declares (defineAgent's taskQueue): printable, no spaces, at most 200 characters; else why not. */
+export function taskQueueProblem(queue: unknown): string | undefined {
+  if (typeof queue !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(queue)) return 'must be 1-200 printable characters without spaces';
+  return undefined;
+}
 
 export const statusQuery = defineQuery<TaskStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');

@@ -116,14 +116,10 @@ export function workerTracing(options: TelemetryOptions | false | undefined, eff
 }
 
 /**
- * Exports the buffered spans once the worker stops (run() or runUntil() returning), so a graceful
- * stop loses none; a SIGKILLed worker loses what its batch had not sent yet (OTEL_BSP_SCHEDULE_DELAY,
- * 5 s by default, bounds how much).
+ * Exports the buffered spans; called once the worker has stopped, so a graceful stop loses none; a
+ * SIGKILLed worker loses what its batch had not sent yet (OTEL_BSP_SCHEDULE_DELAY, 5 s by default,
+ * bounds how much). An export that fails is reported, never thrown over the worker's own outcome.
  */
-export function flushTracingOnStop(worker: { run(): Promise<void> }, tracing: WorkerTracing): void {
-  const run = worker.run.bind(worker);
-  worker.run = () =>
-    run().finally(() =>
-      tracing.shutdown().catch((err: unknown) => console.error(`warning: exporting the last spans failed: ${err instanceof Error ? err.message : String(err)}`)),
-    );
+export async function flushTracing(tracing: WorkerTracing): Promise<void> {
+  await tracing.shutdown().catch((err: unknown) => console.error(`warning: exporting the last spans failed: ${err instanceof Error ? err.message : String(err)}`));
 }

@@ -1,15 +1,15 @@
 /**
  * A worker that runs `agentTask` workflows and the agent activities for the given agents.
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
-import type { AgentDefinition } from '../agents/define-agent';
+import { agentQueue, type AgentDefinition } from '../agents/define-agent';
 import type { BlobStore } from '../blobs/blob-store';
 import { openBlobStore } from '../blobs/open-blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { cachedWorkflowBundle } from './workflow-bundle';
-import { flushTracingOnStop, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
+import { flushTracing, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
 import { loadConnectionConfig } from './connection-config';
 import { McpClientPool } from '../mcp/pool';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
@@ -37,8 +37,19 @@ export interface AgentWorkerOptions {
   connection?: NativeConnection;
   /** Default: from the environment configuration, else `default`. */
   namespace?: string;
-  /** Default `durable-agent`. */
+  /**
+   * One queue for all of `agents` (a single Temporal Worker), chosen by you: clients must start the
+   * tasks on it, and no worker serving other agents may poll it. Default: each agent's own queue
+   * (`durable-agent.<agent>`, or the agent's declared taskQueue), one Temporal Worker per queue
+   * serving only the agents routed to it.
+   */
   taskQueue?: string;
+  /**
+   * Also poll the queue every task shared before work was routed by agent (`durable-agent`), with
+   * all of `agents`, so tasks started on it before the upgrade finish. Default: on unless
+   * `taskQueue` is given.
+   */
+  legacyTaskQueue?: boolean;
   /** A prebuilt bundle (bundleWorkflowCode), e.g. one per test file. Default: cachedWorkflowBundle(), built once per version of the workflow code under `<stateDir>/bundles`. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   modelEnv?: ActivityDependencies['modelEnv'];
@@ -97,7 +108,102 @@ async function defaultWorkflowCode(failureConverterPath?: string, workflowInterc
   }
 }
 
-export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+/** The Temporal Workers of one agent worker: one per task queue. */
+export interface QueueWorker {
+  taskQueue: string;
+  /** The agents this queue's activities serve. */
+  agents: string[];
+  worker: Worker;
+}
+
+/**
+ * What createAgentWorker returns: the Temporal Workers polling each agent's queue (and the legacy
+ * shared one), run and stopped together. Offers the parts of Worker's API its callers use.
+ */
+export class AgentWorker {
+  private running: Promise<void> | undefined;
+
+  constructor(
+    readonly queues: QueueWorker[],
+    /** Runs once after every Worker has stopped (MCP servers, the last spans). */
+    private readonly afterStop: () => Promise<void>,
+  ) {}
+
+  get taskQueues(): string[] {
+    return this.queues.map((q) => q.taskQueue);
+  }
+
+  /** RUNNING while any Worker runs; FAILED if one failed; else the state they share. */
+  getState(): State {
+    const states = this.queues.map((q) => q.worker.getState());
+    if (states.includes('FAILED')) return 'FAILED';
+    if (states.includes('RUNNING')) return 'RUNNING';
+    return states.every((s) => s === states[0]) ? states[0]! : 'STOPPING';
+  }
+
+  /** Starts a graceful shutdown of every Worker still running. */
+  shutdown(): void {
+    for (const { worker } of this.queues) if (worker.getState() === 'RUNNING') worker.shutdown();
+  }
+
+  /** Resolves when every Worker has stopped (SIGINT/SIGTERM, shutdown()); a Worker that fails stops the others. */
+  run(): Promise<void> {
+    this.running ??= this.runAll();
+    return this.running;
+  }
+
+  private async runAll(): Promise<void> {
+    try {
+      const outcomes = await Promise.allSettled(
+        this.queues.map(({ worker }) =>
+          worker.run().catch((err: unknown) => {
+            // One queue left unserved would strand its agents' tasks while the process looks alive.
+            this.shutdown();
+            throw err;
+          }),
+        ),
+      );
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      await this.afterStop();
+    }
+  }
+
+  /** Runs until `fnOrPromise` settles, then shuts down and waits for the Workers; its result, or the Workers' failure. */
+  async runUntil<R>(fnOrPromise: Promise<R> | (() => Promise<R>)): Promise<R> {
+    const running = this.run();
+    const stoppedFirst = running.then(() => {
+      throw new Error('The worker stopped before runUntil\'s work was done');
+    });
+    stoppedFirst.catch(() => undefined); // only raced: settling later must not be an unhandled rejection
+    let result: R;
+    try {
+      result = await Promise.race([typeof fnOrPromise === 'function' ? fnOrPromise() : fnOrPromise, stoppedFirst]);
+    } catch (err) {
+      this.shutdown();
+      await running.catch(() => undefined);
+      throw err;
+    }
+    this.shutdown();
+    await running;
+    return result;
+  }
+}
+
+/** Agents grouped by the queue they are served on, in the order given. */
+function queuesOf(options: AgentWorkerOptions): { taskQueue: string; agents: AgentDefinition[] }[] {
+  const byQueue = new Map<string, AgentDefinition[]>();
+  for (const agent of options.agents) {
+    const queue = options.taskQueue ?? agentQueue(agent);
+    byQueue.set(queue, [...(byQueue.get(queue) ?? []), agent]);
+  }
+  const legacy = options.legacyTaskQueue ?? options.taskQueue === undefined;
+  if (legacy && !byQueue.has(DEFAULT_TASK_QUEUE)) byQueue.set(DEFAULT_TASK_QUEUE, options.agents);
+  return [...byQueue].map(([taskQueue, agents]) => ({ taskQueue, agents }));
+}
+
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
   // Before connecting: an agent that names its approvers must not run with identities unchecked.
   const approverKeys = options.approverKeys ?? trustedKeysFromEnvironment();
@@ -107,45 +213,46 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   const dataConverter = createDataConverter(options.codec);
   const mcp = options.mcp ?? new McpClientPool();
   const tracing = workerTracing(options.telemetry, (agent, tool) => options.agents.find((a) => a.name === agent)?.tool(tool)?.effect);
-  const worker = await Worker.create({
-    connection,
-    namespace: options.namespace ?? config.namespace,
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : await defaultWorkflowCode(dataConverter.failureConverterPath, tracing?.interceptors.workflowModules)),
-    dataConverter,
-    activities: createActivities({
-      agents: options.agents,
-      // The codec's keys encrypt blobs at rest too: one key configuration for history and store.
-      blobStore: options.blobStore ?? openBlobStore(undefined, options.codec ? { codec: options.codec } : {}),
-      ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
-      ...(options.models ? { models: options.models } : {}),
-      ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
-      ...(options.prices ? { prices: options.prices } : {}),
-      ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
-      approverKeys,
-      mcp,
-    }),
-    shutdownGraceTime: '10s',
-    // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
-    // replayed from history when a decision arrives) instead of growing the worker with their number.
-    maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
-    stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
-    ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
-    ...options.workerOptions,
-  });
-  if (tracing) flushTracingOnStop(worker, tracing);
-  if (!options.mcp) {
-    // run() (which runUntil uses too) ends when the worker has stopped: its MCP servers stop with it.
-    const run = worker.run.bind(worker);
-    worker.run = async () => {
-      try {
-        return await run();
-      } finally {
-        await mcp.close();
-      }
-    };
+  const workflowCode = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : await defaultWorkflowCode(dataConverter.failureConverterPath, tracing?.interceptors.workflowModules);
+  // The codec's keys encrypt blobs at rest too: one key configuration for history and store.
+  const blobStore = options.blobStore ?? openBlobStore(undefined, options.codec ? { codec: options.codec } : {});
+  const queues: QueueWorker[] = [];
+  for (const { taskQueue, agents } of queuesOf(options)) {
+    // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.
+    const shared = taskQueue === DEFAULT_TASK_QUEUE && options.taskQueue === undefined;
+    const worker = await Worker.create({
+      connection,
+      namespace: options.namespace ?? config.namespace,
+      taskQueue,
+      ...workflowCode,
+      dataConverter,
+      activities: createActivities({
+        agents,
+        blobStore,
+        ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
+        ...(options.models ? { models: options.models } : {}),
+        ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
+        ...(options.prices ? { prices: options.prices } : {}),
+        ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
+        approverKeys,
+        mcp,
+        ...(shared ? { sharedQueue: true } : {}),
+      }),
+      shutdownGraceTime: '10s',
+      // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
+      // replayed from history when a decision arrives) instead of growing the worker with their number.
+      maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+      stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
+      ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
+      ...options.workerOptions,
+    });
+    queues.push({ taskQueue, agents: agents.map((a) => a.name), worker });
   }
-  return worker;
+  return new AgentWorker(queues, async () => {
+    // A pool passed in is the caller's to close; ours stops its stdio servers with the worker.
+    if (!options.mcp) await mcp.close();
+    if (tracing) await flushTracing(tracing);
+  });
 }

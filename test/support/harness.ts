@@ -21,8 +21,7 @@ import type { ToolError } from '../../src/protocol/tool-error';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { OrdersService } from '../../src/tools/builtin/orders-service';
-import { createAgentWorker, type AgentWorkerOptions } from '../../src/worker/create-worker';
-import type { Worker } from '@temporalio/worker';
+import { createAgentWorker, type AgentWorker, type AgentWorkerOptions } from '../../src/worker/create-worker';
 import { createDataConverter } from '../../src/codec';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import type { BlobStore } from '../../src/blobs/blob-store';
@@ -43,7 +42,7 @@ export interface Harness {
   /** The blob store this harness's workers share (a folder in tmpDir unless a test passes its own). */
   blobStore: BlobStore;
   /** A worker for the given agents (default: the demo agent on this harness's workspace and orders). */
-  worker(agents?: AgentDefinition[], options?: Partial<AgentWorkerOptions>): Promise<Worker>;
+  worker(agents?: AgentDefinition[], options?: Partial<AgentWorkerOptions>): Promise<AgentWorker>;
   /** Writes a scripted model file and returns its absolute path. */
   script(turns: ModelScript['turns']): string;
   taskId(prefix?: string): string;
@@ -140,7 +139,7 @@ export interface TaskRun {
 
 /** Starts a task, runs a fresh worker until it closes, and reads its transcript and status meanwhile. */
 /** Runs `worker` until the returned stop() is called; stop() resolves once it has shut down. */
-export function runInBackground(worker: Worker): { stop(): Promise<void> } {
+export function runInBackground(worker: AgentWorker): { stop(): Promise<void> } {
   let release!: () => void;
   const done = worker.runUntil(new Promise<void>((resolve) => (release = resolve)));
   return {

@@ -120,3 +120,21 @@ test('retry delays are jittered: the same attempt does not always get the same d
   expect(retryDelayMs(1, undefined, () => 0)).toBe(500);
   expect(retryDelayMs(20, undefined, () => 1)).toBe(30_000);
 });
+
+test('an agent this worker does not serve is final on its own queue, and offered again (retryable) on the shared legacy queue', async () => {
+  const agents = [createDemoAgent({ workspaceDir, ordersUrl: orders.url })];
+  const own = createActivities({ agents });
+  const shared = createActivities({ agents, sharedQueue: true });
+  const input = { agent: 'nu-files', model: { provider: 'scripted' as const, script: 'x.json' } };
+  const final = await failureOf(mockEnv().run(own.describeAgent, input));
+  expect(final).toMatchObject({ type: 'permanent', nonRetryable: true });
+  expect(final.details?.[0]).toMatchObject({ code: 'unknown_agent' });
+  const again = await failureOf(mockEnv().run(shared.describeAgent, input));
+  expect(again).toMatchObject({ type: 'transient', nonRetryable: false });
+  expect(again.details?.[0]).toMatchObject({ error_class: 'transient', code: 'agent_served_elsewhere' });
+  expect(again.nextRetryDelay).toBeGreaterThan(0);
+  // Tool calls of such a task are offered again too; the agent this worker serves is unaffected.
+  const tool = await failureOf(mockEnv().run(shared.runTool, { agent: 'nu-files', tool: 'read_file', input: {}, toolUseId: 't9' }));
+  expect(tool).toMatchObject({ type: 'transient', nonRetryable: false });
+  await expect(mockEnv().run(shared.describeAgent, { ...input, agent: 'demo' })).resolves.toMatchObject({ name: 'demo' });
+});

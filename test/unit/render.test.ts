@@ -20,6 +20,7 @@ import {
 import type { ApprovalRequest, Escalation, TaskResult, TaskStatus } from '../../src/protocol/task';
 import { argumentsView, viewText } from '../../src/client/arguments-view';
 import { noticeWithArguments, NOTICE_ARGUMENTS_CHARS } from '../../src/inbox/notification';
+import { noWorkerNote } from '../../src/client/task-client';
 
 const ESC = '\u001b';
 const HOSTILE = {
@@ -132,6 +133,7 @@ describe('every CLI view prints model- and tool-controlled text without its esca
     ['result: the answer', () => renderResult(result)],
     ['result: a failure', () => renderError(status.lastError!)],
     ['list: memo waitingFor', () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agentStatus: 'awaiting_approval', waitingFor: `approval of refund_order ${ALL}` }])],
+    ['list: no worker note', () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: ALL, note: noWorkerNote(ALL, `q${ALL}`) }])],
   ])('%s is terminal-safe', (_name, render) => {
     expectTerminalSafe(render());
   });
@@ -288,4 +290,15 @@ describe('a long call is shown so that padding hides nothing: every key, the end
     });
     expect(unread.message).toContain(`arguments of ${stored.bytes.toLocaleString('en-US')} characters, not readable here: blob missing; read them in the inbox`);
   });
+});
+
+test('list shows a task that waits for a person and for a worker with both, in its WAITING FOR column', () => {
+  const out = renderSummaries([
+    { taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'nu-files', waitingFor: 'approval of delete_file', note: noWorkerNote('nu-files', 'durable-agent.nu-files') },
+    { taskId: 't-2', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo' },
+  ]);
+  const [header, first, second] = out.split('\n');
+  expect(header).toMatch(/WAITING FOR$/);
+  expect(first).toMatch(/approval of delete_file; no worker serves agent "nu-files" on queue "durable-agent.nu-files": the task waits until one does$/);
+  expect(second).not.toContain('no worker');
 });

@@ -1,10 +1,13 @@
 import { intOption, parse } from '../args';
 import { startLocalStack } from '../local-stack';
+import { describeQueues } from '../render';
 
 export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--task-queue Q] [--workspace DIR]
                  [--orders-fault KIND[:N]]...
   Starts the embedded Temporal dev server (state kept in .durable-agent/temporal.db) and a worker,
-  and runs until Ctrl-C. Reuses a server already running on the port.`;
+  and runs until Ctrl-C. Reuses a server already running on the port (and says so). The worker serves
+  the demo agent on its queue durable-agent.demo and the shared queue durable-agent of earlier tasks;
+  --task-queue Q serves it on Q alone.`;
 
 export async function devCommand(argv: string[]): Promise<number> {
   const { values } = parse(
@@ -32,12 +35,16 @@ export async function devCommand(argv: string[]): Promise<number> {
   });
   log(
     [
-      `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
-      `Worker on task queue "${stack.taskQueue}", agent "demo", workspace ${stack.env.workspaceDir}`,
+      stack.reused
+        ? `Ready. Temporal ${stack.address} (reused: a server was already running on port ${port}; dev did not start one and leaves it running)`
+        : `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
+      `Worker: ${describeQueues(stack.worker.queues)}; workspace ${stack.env.workspaceDir}`,
       'In another terminal:',
       '  npx durable-agent start "Summarise C-9921\'s shipped orders" --agent demo --script src/agents/demo/demo-script.json --watch',
       '  npx durable-agent list',
-      'Ctrl-C stops the worker (in-flight work is drained) and the server; tasks resume on the next start.',
+      stack.reused
+        ? 'Ctrl-C stops the worker (in-flight work is drained); the server keeps running, and tasks resume on the next start.'
+        : 'Ctrl-C stops the worker (in-flight work is drained) and the server; tasks resume on the next start.',
     ].join('\n'),
   );
   await stack.running;

@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { failureOf, type TaskClient } from '../../client/task-client';
+import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
 import type { ModelProgress } from '../../protocol/messages';
 import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
 import { scriptFile } from '../../models/scripted-model';
+import { AGENT_NAME_PATTERN } from '../../protocol/definitions';
 import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, type TaskStatus } from '../../protocol/task';
 import { openBlobStore } from '../../blobs/open-blob-store';
 import { ApprovalArguments, replaceStoredArguments } from '../../client/approval-arguments';
@@ -49,6 +50,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (!prompt?.trim()) throw usageError('a prompt is required: durable-agent start "what to do" --agent NAME');
   if (values.prompt && positionals[0]) throw usageError('give the prompt once: as an argument or with --prompt');
   if (values.script && values.model) throw usageError('--script and --model are exclusive');
+  if (!values['task-queue'] && !AGENT_NAME_PATTERN.test(values.agent)) throw usageError(`--agent "${values.agent}": an agent name is 1-64 letters, digits, ".", "_" or "-"`);
   const maxTurns = intOption(values['max-turns'], 'max-turns');
   const input: TaskInput = {
     agent: values.agent,
@@ -63,8 +65,11 @@ export async function startCommand(argv: string[]): Promise<number> {
     if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new CliError(`A task with id "${values.id}" already exists`);
     throw err;
   });
-  if (values.json && !values.watch) console.log(safeJson({ taskId: handle.workflowId, runId: handle.firstExecutionRunId }));
-  else if (!values.json) console.log(`started ${handle.workflowId}\n  follow it:  durable-agent watch ${handle.workflowId}`);
+  const taskQueue = client.queueFor(input.agent);
+  if (values.json && !values.watch) console.log(safeJson({ taskId: handle.workflowId, runId: handle.firstExecutionRunId, taskQueue }));
+  else if (!values.json) console.log(`started ${handle.workflowId} on task queue ${taskQueue}\n  follow it:  durable-agent watch ${handle.workflowId}`);
+  // Said at once, not discovered after a silent wait: the usual first-hour mistake is a worker for another agent.
+  if ((await client.isServed(taskQueue)) === false) console.error(`note: ${noWorkerNote(input.agent, taskQueue)}`);
   return values.watch ? watchTask(client, handle.workflowId, !!values.json) : EXIT.ok;
 }
 

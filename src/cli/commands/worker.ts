@@ -1,20 +1,26 @@
 import { NativeConnection } from '@temporalio/worker';
-import { DEFAULT_TASK_QUEUE } from '../../protocol/definitions';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
 import { loadConnectionConfig } from '../../worker/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
+import { unreachableError } from '../connect';
 import { startDemoEnvironment } from '../demo-environment';
 import { loadAgents } from '../load-agents';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
 import { CliError, EXIT } from '../cli-error';
+import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
+                    [--task-queue Q] [--no-legacy-queue]
   Runs a worker for the built-in demo agent, or for the agents FILE exports (a .ts or .js module whose
   default export is an array of defineAgent(...) results, or a function of { workspaceDir, ordersUrl }
   returning one). Connects through Temporal's environment configuration
   (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
+  Each agent is served on its own task queue, durable-agent.<agent> (or the taskQueue it declares),
+  where clients start its tasks; the worker also serves the queue "durable-agent" that tasks shared
+  before that (--no-legacy-queue: not). --task-queue Q serves every agent of this worker on Q alone
+  (clients then need --task-queue Q too).
   Stops gracefully on SIGINT/SIGTERM.
   --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
   unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, slow_reply (a write commits,
@@ -29,6 +35,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       workspace: { type: 'string' },
       'orders-url': { type: 'string' },
       'orders-fault': { type: 'string', multiple: true },
+      'no-legacy-queue': { type: 'boolean' },
     },
     { min: 0, max: 0, names: '' },
   );
@@ -51,14 +58,23 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values.address ? { address: values.address } : {}),
     ...(values.namespace ? { namespace: values.namespace } : {}),
   });
-  const connection = await NativeConnection.connect(config.connectionOptions);
+  const connection = await NativeConnection.connect(config.connectionOptions).catch(async (err: unknown) => {
+    await env.stop();
+    throw unreachableError(config.connectionOptions.address, config.namespace, err);
+  });
   const attrs = await ensureSearchAttributes(connection, config.namespace);
   if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName: ${attrs.error}`);
-  const taskQueue = values['task-queue'] ?? DEFAULT_TASK_QUEUE;
-  const worker = await createAgentWorker({ agents, connection, namespace: config.namespace, taskQueue, approverKeys });
+  const worker = await createAgentWorker({
+    agents,
+    connection,
+    namespace: config.namespace,
+    approverKeys,
+    ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
+    ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
+  });
   console.error(
-    `worker: ${config.connectionOptions.address} namespace ${config.namespace} task queue ${taskQueue}; ` +
-      `agents ${agents.map((a) => `"${a.name}"`).join(', ')}, workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
+    `worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` +
+      `${describeQueues(worker.queues)}; workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
   );
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
