@@ -12,7 +12,8 @@
 import type http from 'node:http';
 import { LoopbackHttpServer } from '../net/loopback-http-server';
 import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
-import { checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
+import { DOCUMENTED_MODELS } from './documented-models';
+import { checkMessagesHeaders, checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
 import { pause, writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
 import { PromptCache, type PromptCacheOptions } from './prompt-cache';
@@ -113,8 +114,11 @@ export interface FakeMessagesApiOptions {
   strict?: boolean;
   /** Prefill support, output limits, context window (see MessagesApiRuleOptions). */
   rules?: MessagesApiRuleOptions;
-  /** When set, any other model id is answered 404 not_found_error, as the API does for an unknown model. */
-  models?: string[];
+  /**
+   * Any model id not listed is answered 404 not_found_error, as the API does for an unknown model.
+   * Default: the documented models (documented-models.ts), so a made-up or retired default fails.
+   */
+  models?: readonly string[];
   /** Answers a request when no queued reply is left. */
   responder?: Responder;
   /** Secret for thinking signatures (default random), so two fakes can share signatures. */
@@ -132,7 +136,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
   readonly signer: ThinkingSigner;
   strict: boolean;
   rules: MessagesApiRuleOptions;
-  models?: string[];
+  models: readonly string[];
   responder?: Responder;
   readonly promptCache: PromptCache;
   private ids = 0;
@@ -141,7 +145,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     super();
     this.strict = options.strict ?? true;
     this.rules = options.rules ?? {};
-    if (options.models) this.models = options.models;
+    this.models = options.models ?? DOCUMENTED_MODELS;
     if (options.responder) this.responder = options.responder;
     this.signer = new ThinkingSigner(options.thinkingSecret);
     this.promptCache = new PromptCache(options.promptCache);
@@ -183,13 +187,13 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     const record: RecordedRequest = { body, headers: req.headers, at: Date.now() };
     this.requests.push(record);
     if (this.strict) {
-      const problem = checkMessagesRequest(body, this.signer, this.rules);
+      const problem = checkMessagesHeaders(req.headers) ?? checkMessagesRequest(body, this.signer, this.rules);
       if (problem !== undefined) {
         record.rejected = problem;
         return sendError(res, fakeErrors.invalidRequest(problem));
       }
     }
-    if (this.models && !this.models.includes(body.model)) {
+    if (!this.models.includes(body.model)) {
       record.rejected = `model: ${body.model}`;
       return sendError(res, fakeErrors.modelNotFound(body.model));
     }
