@@ -146,16 +146,16 @@ test('an answer cut at max_tokens is continued, and the parts are joined', async
 
 test('tokens and cost are counted from the price table; a spent cost budget blocks before the next call', async () => {
   api.enqueue(use('t1', 'list_files', {}, { input: 1_000, output: 100 }), { kind: 'turn', content: [{ type: 'text', text: 'ok' }], usage: { input: 10, output: 10 } });
-  const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.004 } }, async (taskId) => {
+  const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.0025 } }, async (taskId) => {
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
     expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
-    // claude-sonnet-5-5 at $3 / $15 per million: 1000 in + 100 out = $0.0045.
-    expect(blocked.costUsd).toBeCloseTo(0.0045, 6);
-    expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.004 });
+    // claude-sonnet-5-5 at its documented $2 / $10 per million: 1000 in + 100 out = $0.003.
+    expect(blocked.costUsd).toBeCloseTo(0.003, 6);
+    expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.0025 });
     await h.client.unblock(taskId, { by: 'ana', budget: { costUsd: 0.01 } });
   });
   expect(result).toMatchObject({ outcome: 'answered', usage: { inputTokens: 1_010, outputTokens: 110 } });
-  expect(status.costUsd).toBeCloseTo(0.0045 + 0.00003 + 0.00015, 6);
+  expect(status.costUsd).toBeCloseTo(0.003 + 0.00002 + 0.0001, 6);
 });
 
 test('the system prompt and tool definitions are sent as a prompt-cache breakpoint', async () => {
