@@ -28,8 +28,9 @@ export type OrdersFault =
   | { kind: 'forbidden' }
   | { kind: 'truncate'; keepBytes?: number }
   | { kind: 'empty_first_page' }
+  /** The request is held `delayMs` before it is handled, or until the caller hangs up (then a write does nothing). */
   | { kind: 'slow'; delayMs: number }
-  /** Writes only: the change is committed at once, the answer comes `delayMs` later. */
+  /** Writes only: the change is committed at once, the answer comes `delayMs` later (or never, if the caller hangs up first). */
   | { kind: 'slow_reply'; delayMs: number }
   | { kind: 'drop_connection' }
   /** Writes only: the change is committed, then the connection is reset before any answer. */
@@ -134,7 +135,7 @@ export class OrdersService extends LoopbackHttpServer {
     if (fault && answeredByFault(fault, req, res, 'read')) return;
     switch (fault?.kind) {
       case 'slow':
-        await new Promise((r) => setTimeout(r, fault.delayMs));
+        await hold(res, fault.delayMs);
         break;
       case 'empty_first_page':
         return send(res, 200, { orders: [], page: 1, has_more: true });
@@ -207,14 +208,14 @@ export class OrdersService extends LoopbackHttpServer {
     const fault = this.takeFault();
     if (fault && answeredByFault(fault, req, res, 'change')) return;
     if (fault?.kind === 'slow') {
-      await new Promise((r) => setTimeout(r, fault.delayMs));
+      await hold(res, fault.delayMs);
       // A caller that hung up before the write began gets nothing done, like a cancelled request context.
       if (req.socket.destroyed) return;
     }
 
     const answer = this.applyWrite(route, orderId, body, key);
     if (key && answer.status < 500) this.answered.set(`${route}:${key}`, answer);
-    if (fault?.kind === 'slow_reply') await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault?.kind === 'slow_reply') await hold(res, fault.delayMs);
     if (fault?.kind === 'reset_after_commit') {
       // The change happened; the caller only sees its connection die (ECONNRESET / "socket hang up").
       req.socket.resetAndDestroy();
@@ -284,6 +285,22 @@ function answeredByFault(fault: OrdersFault, req: http.IncomingMessage, res: htt
 }
 
 /** The order and the body with its keys sorted: the same parameters in another order are the same request. */
+/**
+ * Waits `ms`, or less when the caller hangs up: a request held for a test that kills its caller
+ * ends with the caller, so the test needs no timing window (hold long, kill when it arrived).
+ */
+function hold(res: http.ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
+}
+
 function fingerprint(orderId: string, body: unknown): string {
   return JSON.stringify([orderId, canonical(body)]);
 }
