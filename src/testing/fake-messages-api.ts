@@ -14,11 +14,11 @@ import { LoopbackHttpServer } from '../net/loopback-http-server';
 import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
 import { DOCUMENTED_MODELS } from './documented-models';
 import { checkMessagesHeaders, checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
-import { pause, writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
+import { pause, writeMessageStream, type StreamPacing, type StreamProgress, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
 import { PromptCache, type PromptCacheOptions } from './prompt-cache';
 
-export type { StreamPacing } from './sse-writer';
+export type { StreamPacing, StreamProgress } from './sse-writer';
 
 /** A block the fake answers with. Thinking is signed by the fake; redacted data is made up by it. */
 export type FakeBlock = TextBlock | ToolUseBlock | { type: 'thinking'; thinking: string } | { type: 'redacted_thinking' };
@@ -107,6 +107,8 @@ export interface RecordedRequest {
   at: number;
   /** Set when the strict rules refused the request: the API's message. */
   rejected?: string;
+  /** Set when the answer is streamed: deltas sent so far, and how the stream ended. */
+  stream?: StreamProgress;
 }
 
 export interface FakeMessagesApiOptions {
@@ -224,7 +226,10 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       }
       case 'turn': {
         const message = this.messageFor(record, reply);
-        if (record.body.stream) return writeMessageStream(res, message, reply.stream);
+        if (record.body.stream) {
+          record.stream = { deltas: 0 };
+          return writeMessageStream(res, message, reply.stream, record.stream);
+        }
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${message.id}` });
         res.end(JSON.stringify({ ...message, type: 'message', role: 'assistant', stop_sequence: null }));
         return;
