@@ -8,11 +8,15 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
-import { sigkill, waitFor } from '../support/processes';
+import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/tools/builtin/orders-service';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { documentedKeyShapes, keyPattern } from '../support/documented-key';
+
+// A doomed worker is a fresh `durable-agent worker` process: on a loaded machine its start alone can
+// take half a minute, so the waits for it to reach a point are generous (they end at the event).
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => waitForWithin(what, probe, 120_000);
 
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 // A tool request the orders service holds until its caller hangs up: the kill is placed when the
