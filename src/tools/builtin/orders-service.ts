@@ -99,6 +99,9 @@ export class OrdersService extends LoopbackHttpServer {
   /** Keys whose first request is still being handled: a repeat must not run the write a second time. */
   private readonly inFlight = new Set<string>();
   private refunds = 0;
+  // A request held for a test ends with its caller or on releaseHeld(), so a test that kills the
+  // caller, or answers in between, needs no window of seconds.
+  private readonly held = new Set<() => void>();
 
   constructor(options: OrdersServiceOptions = {}) {
     super();
@@ -114,6 +117,26 @@ export class OrdersService extends LoopbackHttpServer {
 
   clearFaults(): void {
     this.faults.length = 0;
+  }
+
+  /** Ends every `slow`/`slow_reply` hold now: a test lets a held request go once the event it waited for happened. */
+  releaseHeld(): void {
+    for (const release of [...this.held]) release();
+  }
+
+  /** Waits `ms`, or less when the caller hangs up or releaseHeld() is called. */
+  private hold(res: http.ServerResponse, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        res.off('close', done);
+        this.held.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      res.once('close', done);
+      this.held.add(done);
+    });
   }
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -135,7 +158,7 @@ export class OrdersService extends LoopbackHttpServer {
     if (fault && answeredByFault(fault, req, res, 'read')) return;
     switch (fault?.kind) {
       case 'slow':
-        await hold(res, fault.delayMs);
+        await this.hold(res, fault.delayMs);
         break;
       case 'empty_first_page':
         return send(res, 200, { orders: [], page: 1, has_more: true });
@@ -208,14 +231,14 @@ export class OrdersService extends LoopbackHttpServer {
     const fault = this.takeFault();
     if (fault && answeredByFault(fault, req, res, 'change')) return;
     if (fault?.kind === 'slow') {
-      await hold(res, fault.delayMs);
+      await this.hold(res, fault.delayMs);
       // A caller that hung up before the write began gets nothing done, like a cancelled request context.
       if (req.socket.destroyed) return;
     }
 
     const answer = this.applyWrite(route, orderId, body, key);
     if (key && answer.status < 500) this.answered.set(`${route}:${key}`, answer);
-    if (fault?.kind === 'slow_reply') await hold(res, fault.delayMs);
+    if (fault?.kind === 'slow_reply') await this.hold(res, fault.delayMs);
     if (fault?.kind === 'reset_after_commit') {
       // The change happened; the caller only sees its connection die (ECONNRESET / "socket hang up").
       req.socket.resetAndDestroy();
@@ -285,22 +308,6 @@ function answeredByFault(fault: OrdersFault, req: http.IncomingMessage, res: htt
 }
 
 /** The order and the body with its keys sorted: the same parameters in another order are the same request. */
-/**
- * Waits `ms`, or less when the caller hangs up: a request held for a test that kills its caller
- * ends with the caller, so the test needs no timing window (hold long, kill when it arrived).
- */
-function hold(res: http.ServerResponse, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.once('close', done);
-  });
-}
-
 function fingerprint(orderId: string, body: unknown): string {
   return JSON.stringify([orderId, canonical(body)]);
 }
