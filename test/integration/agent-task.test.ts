@@ -6,6 +6,7 @@ import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
 import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/activity-options';
 import { answer, callTool, parsedResults, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+import { listedWhen } from '../support/visibility';
 
 let h: Harness;
 beforeAll(async () => {
@@ -55,12 +56,7 @@ test('status reports phase, turns, tool calls and events; list finds the task by
     'task_completed',
   ]);
 
-  // Visibility is eventually consistent: poll briefly.
-  let completed: string[] = [];
-  for (let i = 0; i < 50 && !completed.includes(run.taskId); i++) {
-    completed = (await h.client.list({ status: 'completed', agent: 'demo' })).map((t) => t.taskId);
-    if (!completed.includes(run.taskId)) await new Promise((r) => setTimeout(r, 200));
-  }
+  const completed = (await listedWhen('the completed task', () => h.client.list({ status: 'completed', agent: 'demo' }), (rows) => rows.some((t) => t.taskId === run.taskId))).map((t) => t.taskId);
   expect(completed).toContain(run.taskId);
   expect((await h.client.list({ status: 'running' })).map((t) => t.taskId)).not.toContain(run.taskId);
 });
