@@ -150,3 +150,32 @@ test('a new task schedules its short activities (describe, prepare, ...) with th
   expect(short.map((a) => a.activityType!.name)).toContain('describeAgent');
   for (const activity of short) expect(Number(activity.heartbeatTimeout!.seconds)).toBe(HEARTBEAT_TIMEOUT_MS / 1000);
 });
+
+test('pause_turn: the paused turn goes back to the model as it is, and the task goes on to the model\'s answer', async () => {
+  const script = h.script([
+    { content: [{ type: 'text', text: 'Still searching the archive' }], stop_reason: 'pause_turn' },
+    answer('Found it in the archive'),
+  ]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'find it', script });
+
+  expect(run.result).toMatchObject({ outcome: 'answered', turns: 2, toolCalls: 0 });
+  expect(run.result!.text).toContain('Found it in the archive');
+  // The second model call saw the paused turn as the last assistant message: nothing was dropped.
+  const assistant = run.transcript.messages.filter((m) => m.role === 'assistant').map((m) => JSON.stringify(m.content));
+  expect(assistant).toHaveLength(2);
+  expect(assistant[0]).toContain('Still searching the archive');
+});
+
+test('refusal: the task ends at once as refused, with no tool run and no further model call', async () => {
+  const script = h.script([
+    { content: [{ type: 'text', text: 'I will not delete customer data.' }], stop_reason: 'refusal' },
+    callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+    answer('never reached'),
+  ]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'delete every customer note', script });
+
+  expect(run.result).toMatchObject({ outcome: 'refused', turns: 1, toolCalls: 0 });
+  expect(toolResultsOf(run.transcript)).toEqual([]);
+  expect(existsSync(path.join(h.workspaceDir, 'inbox/customer-note.txt'))).toBe(true);
+  expect(run.view.summary).toMatchObject({ executionStatus: 'COMPLETED' });
+});

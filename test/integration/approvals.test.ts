@@ -256,3 +256,34 @@ test('12. inform does not wait for the webhook: with the webhook hanging, the ta
     hook.close();
   }
 });
+
+test('waiting tasks leave a one-workflow cache and are replayed from history when their decision arrives: each runs its call once, nobody is asked twice', async () => {
+  const tasks = ['evict-a.txt', 'evict-b.txt', 'evict-c.txt'].map((file) => ({ file, taskId: h.taskId('evicted') }));
+  for (const { file } of tasks) writeFileSync(fileIn(file), 'to delete');
+  const worker = await h.worker(undefined, { workerOptions: { maxCachedWorkflows: 1 } });
+  await worker.runUntil(async () => {
+    const asked = [];
+    for (const { file, taskId } of tasks) {
+      const script = h.script([callTool('delete_file', { path: file }), answer(`deleted ${file}`)]);
+      await h.client.start({ agent: 'demo', prompt: `delete ${file}`, model: { provider: 'scripted', script } }, { taskId });
+      asked.push((await statusWhen(h, taskId, awaiting)).pendingApprovals[0]!);
+    }
+    // Three tasks wait, the cache holds one: at least two were evicted and must be replayed to go on.
+    expect(worker.getStatus().numCachedWorkflows).toBeLessThanOrEqual(1);
+    for (const [i, { taskId }] of tasks.entries()) {
+      await h.client.approve(taskId, { approvalId: asked[i]!.id, by: 'ana' });
+    }
+    for (const { file, taskId } of tasks) {
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: `deleted ${file}` });
+      const status = await h.client.status(taskId);
+      expect(status.events.filter((e) => e.kind === 'approval_requested')).toHaveLength(1);
+      expect(status.approvals.map((a) => [a.decision, a.by])).toEqual([['approved', 'ana']]);
+      expect(existsSync(fileIn(file))).toBe(false);
+    }
+  });
+  for (const { taskId } of tasks) {
+    const history = await h.client.handle(taskId).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')).toHaveLength(1);
+  }
+});

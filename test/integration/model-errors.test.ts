@@ -175,3 +175,34 @@ test('a tool result over the size limit is cut before it enters history, with a 
   expect((cut!.cut_result as string).length).toBe(1_000);
   expect(cut!.note).toMatch(/Result cut: the first 1000 of \d+ characters are shown/);
 });
+
+test('an unknown model is a 404 from the API: the task blocks (no retry) and goes on after an unblock that names a documented model', async () => {
+  api.enqueue(text('answered by a model that exists'));
+  const { result, status } = await claudeTask({ prompt: 'x', model: { provider: 'anthropic', model: 'claude-sonnet-9-9' } } as never, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.lastError).toMatchObject({ error_class: 'permanent', code: 'model_not_found', retryable: false });
+    // Refused by the fake's documented model list, once: a 404 is not retried.
+    expect(api.requests.map((r) => [r.body.model, r.rejected])).toEqual([['claude-sonnet-9-9', 'model: claude-sonnet-9-9']]);
+    await h.client.unblock(taskId, { by: 'ops', model: 'claude-sonnet-5-5' });
+  });
+  expect(result).toMatchObject({ outcome: 'answered', text: 'answered by a model that exists' });
+  expect(api.requests.map((r) => r.body.model)).toEqual(['claude-sonnet-9-9', 'claude-sonnet-5-5']);
+  expect(status.decisions[0]).toMatchObject({ by: 'ops', action: 'unblock' });
+});
+
+test('x-should-retry: false makes a 500 final (the task blocks after one request); x-should-retry: true makes a 409 retried', async () => {
+  api.enqueue(
+    { kind: 'error', status: 500, errorType: 'api_error', message: 'Internal server error', headers: { 'x-should-retry': 'false' } },
+    { kind: 'error', status: 409, errorType: 'api_error', message: 'Conflict, try again', headers: { 'x-should-retry': 'true' } },
+    text('third time lucky'),
+  );
+  const { result } = await claudeTask({ prompt: 'x' }, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.lastError).toMatchObject({ error_class: 'permanent', retryable: false, hint: expect.stringContaining('x-should-retry: false') });
+    expect(api.requests).toHaveLength(1);
+    await h.client.unblock(taskId, { by: 'ops' });
+  });
+  // After the unblock: the 409 asked for a retry, which Temporal made, and it was answered.
+  expect(result).toMatchObject({ outcome: 'answered', text: 'third time lucky' });
+  expect(api.requests).toHaveLength(3);
+});

@@ -2,6 +2,8 @@
  * A task closed by the server or an operator (terminated) shows that in `list`, `status` and the
  * search attribute view, never `running`; and a task that continued as new is listed once.
  */
+import { failureOf } from '../../src/client/task-client';
+import { AgentNameKey, AgentStatusKey, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import { CONTINUED_RUN_STATUS } from '../../src/protocol/task';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
 import { waitFor } from '../support/processes';
@@ -98,4 +100,27 @@ test('status keeps a bounded window; the entries that left it are archived to th
   expect(new Set(seqs).size).toBe(seqs.length);
   expect(Math.max(...seqs)).toBe(status.eventCount);
   expect(seqs.length).toBe(status.eventCount);
+});
+
+test('a task closed by its execution timeout reads as timed_out in the view and in list, and its result says timed_out', async () => {
+  const taskId = h.taskId('timed-out');
+  // Started the way TaskClient.start does (same search attributes), plus a server-side execution
+  // timeout; no worker runs, so the server closes it.
+  await h.client.client.workflow.start(WORKFLOW_TYPE, {
+    taskQueue: h.taskQueue,
+    workflowId: taskId,
+    args: [{ agent: 'demo', prompt: 'never runs', model: { provider: 'scripted', script: h.script([answer('never')]) } }],
+    workflowExecutionTimeout: '2s',
+    typedSearchAttributes: [
+      { key: AgentStatusKey, value: 'running' },
+      { key: AgentNameKey, value: 'demo' },
+    ],
+  });
+  const failure = await h.client.result(taskId).then(() => undefined, (err: unknown) => err);
+  expect(failureOf(failure)).toMatchObject({ code: 'timed_out' });
+  const view = await h.client.view(taskId);
+  expect(view.summary).toMatchObject({ executionStatus: 'TIMED_OUT', agentStatus: 'timed_out' });
+  const timedOut = await listedWhen('the timed-out row', () => h.client.list({ status: 'timed_out' }), (rows) => rows.some((t) => t.taskId === taskId));
+  expect(timedOut.find((t) => t.taskId === taskId)).toMatchObject({ agentStatus: 'timed_out' });
+  expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
 });
