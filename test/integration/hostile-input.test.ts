@@ -99,7 +99,8 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
       fc.record({ by: fc.jsonValue(), message: fc.jsonValue(), budget: fc.jsonValue(), maxTokens: fc.jsonValue(), model: fc.jsonValue() }, { requiredKeys: [] }),
       fc.record({ by: fc.jsonValue(), text: fc.jsonValue() }, { requiredKeys: [] }),
       // Well-formed, so the accepting path is exercised too: right or wrong ids, odd but valid text.
-      fc.record({ approvalId: fc.constantFrom(approvalId, `${approvalId}-x`, 'apr-0'), by: someText, reason: someText }),
+      { arbitrary: fc.record({ approvalId: fc.constantFrom(approvalId, `${approvalId}-x`, 'apr-0'), by: someText, reason: someText }), weight: 2 },
+      { arbitrary: fc.record({ approvalId: fc.constantFrom(approvalId, `${approvalId}-x`, 'apr-0'), by: someText, comment: someText }), weight: 2 },
       fc.record({ by: someText, text: someText }),
     );
     const problemOf = [approveProblem, denyProblem, unblockShapeProblem, messageProblem];
@@ -149,7 +150,8 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
     if (status.pendingApprovals.length) await h.client.approve(taskId, { approvalId, by: 'alice' });
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'fuzzed and done' });
   });
-  // The fuzz reached every path it asserts on.
+  // The fuzz reached every path it asserts on; one decision at most can be accepted (it is single use).
+  expect(seen.accepted).toBe(1);
   expect(seen.refused).toBeGreaterThan(20);
   expect(seen.malformedMessages).toBeGreaterThan(0);
   expect(await workflowTaskFailures(taskId)).toBe(0);
