@@ -4,7 +4,10 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // The multi-shard cluster tests need `npm run cluster` first; `npm run test:cluster` runs them.
-  testPathIgnorePatterns: process.env.DURABLE_AGENT_CLUSTER_TESTS ? [] : ['<rootDir>/test/cluster/'],
+  // The cluster's static checks (compose.test.ts) need no cluster and always run.
+  testPathIgnorePatterns: process.env.DURABLE_AGENT_CLUSTER_TESTS ? [] : ['<rootDir>/test/cluster/cluster.test.ts'],
+  // The workflow bundle is built once per run (per version of the workflow code), not once per file.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   // Integration tests each start a real Temporal dev server; two cores fit two at a time.
   maxWorkers: 2,
   testTimeout: 120_000,

@@ -20,9 +20,13 @@ export interface ModelPrice {
 export type PriceTable = Record<string, ModelPrice>;
 
 export const DEFAULT_PRICES: PriceTable = {
-  'claude-opus-5-5': { input: 5, output: 25 },
-  'claude-sonnet-5-5': { input: 3, output: 15 },
-  'claude-haiku-5-5': { input: 1, output: 5 },
+  // Cache rates as the pricing page lists them (Opus 5.5 reads at 0.05 x input, not the usual 0.1 x).
+  'claude-opus-5-5': { input: 4, output: 20, cacheWrite: 5, cacheRead: 0.2 },
+  'claude-sonnet-5-5': { input: 2, output: 10, cacheWrite: 2.5, cacheRead: 0.2 },
+  // Prompts up to 100K tokens; a longer prompt is billed 5x on every token, which this table cannot say.
+  'claude-haiku-5-5': { input: 0.1, output: 0.5, cacheWrite: 0.125, cacheRead: 0.01 },
+  'claude-opus-5': { input: 5, output: 25 },
+  'claude-sonnet-5': { input: 2, output: 10 },
   'claude-opus-4-5': { input: 5, output: 25 },
   'claude-sonnet-4-6': { input: 3, output: 15 },
   'claude-haiku-4-5': { input: 1, output: 5 },

@@ -12,12 +12,13 @@
 import type http from 'node:http';
 import { LoopbackHttpServer } from '../net/loopback-http-server';
 import type { StopReason, TextBlock, ToolUseBlock } from '../protocol/messages';
-import { checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
-import { pause, writeMessageStream, type StreamPacing, type WireBlock, type WireMessage } from './sse-writer';
+import { DOCUMENTED_MODELS } from './documented-models';
+import { checkMessagesHeaders, checkMessagesRequest, type MessagesApiRuleOptions } from './messages-api-rules';
+import { pause, writeMessageStream, type StreamPacing, type StreamProgress, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
 import { PromptCache, type PromptCacheOptions } from './prompt-cache';
 
-export type { StreamPacing } from './sse-writer';
+export type { StreamPacing, StreamProgress } from './sse-writer';
 
 /** A block the fake answers with. Thinking is signed by the fake; redacted data is made up by it. */
 export type FakeBlock = TextBlock | ToolUseBlock | { type: 'thinking'; thinking: string } | { type: 'redacted_thinking' };
@@ -106,6 +107,8 @@ export interface RecordedRequest {
   at: number;
   /** Set when the strict rules refused the request: the API's message. */
   rejected?: string;
+  /** Set when the answer is streamed: deltas sent so far, and how the stream ended. */
+  stream?: StreamProgress;
 }
 
 export interface FakeMessagesApiOptions {
@@ -113,8 +116,11 @@ export interface FakeMessagesApiOptions {
   strict?: boolean;
   /** Prefill support, output limits, context window (see MessagesApiRuleOptions). */
   rules?: MessagesApiRuleOptions;
-  /** When set, any other model id is answered 404 not_found_error, as the API does for an unknown model. */
-  models?: string[];
+  /**
+   * Any model id not listed is answered 404 not_found_error, as the API does for an unknown model.
+   * Default: the documented models (documented-models.ts), so a made-up or retired default fails.
+   */
+  models?: readonly string[];
   /** Answers a request when no queued reply is left. */
   responder?: Responder;
   /** Secret for thinking signatures (default random), so two fakes can share signatures. */
@@ -132,7 +138,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
   readonly signer: ThinkingSigner;
   strict: boolean;
   rules: MessagesApiRuleOptions;
-  models?: string[];
+  models: readonly string[];
   responder?: Responder;
   readonly promptCache: PromptCache;
   private ids = 0;
@@ -141,7 +147,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     super();
     this.strict = options.strict ?? true;
     this.rules = options.rules ?? {};
-    if (options.models) this.models = options.models;
+    this.models = options.models ?? DOCUMENTED_MODELS;
     if (options.responder) this.responder = options.responder;
     this.signer = new ThinkingSigner(options.thinkingSecret);
     this.promptCache = new PromptCache(options.promptCache);
@@ -183,13 +189,13 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     const record: RecordedRequest = { body, headers: req.headers, at: Date.now() };
     this.requests.push(record);
     if (this.strict) {
-      const problem = checkMessagesRequest(body, this.signer, this.rules);
+      const problem = checkMessagesHeaders(req.headers) ?? checkMessagesRequest(body, this.signer, this.rules);
       if (problem !== undefined) {
         record.rejected = problem;
         return sendError(res, fakeErrors.invalidRequest(problem));
       }
     }
-    if (this.models && !this.models.includes(body.model)) {
+    if (!this.models.includes(body.model)) {
       record.rejected = `model: ${body.model}`;
       return sendError(res, fakeErrors.modelNotFound(body.model));
     }
@@ -220,7 +226,10 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       }
       case 'turn': {
         const message = this.messageFor(record, reply);
-        if (record.body.stream) return writeMessageStream(res, message, reply.stream);
+        if (record.body.stream) {
+          record.stream = { deltas: 0 };
+          return writeMessageStream(res, message, reply.stream, record.stream);
+        }
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${message.id}` });
         res.end(JSON.stringify({ ...message, type: 'message', role: 'assistant', stop_sequence: null }));
         return;

@@ -9,6 +9,7 @@ export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';
 export { FakeMessagesApi, fakeErrors, fakeTurns } from './fake-messages-api';
 export type { FakeReply, RecordedRequest, FakeMessagesApiOptions, ErrorReply, Responder, FakeBlock } from './fake-messages-api';
-export { checkMessagesRequest } from './messages-api-rules';
+export { checkMessagesRequest, checkMessagesHeaders } from './messages-api-rules';
+export { DOCUMENTED_MODELS } from './documented-models';
 export { withFaults, toolFaults } from './tool-faults';
 export type { FaultyTool, ToolFault } from './tool-faults';

@@ -22,6 +22,16 @@ export const DEFAULT_MAX_OUTPUT_TOKENS: Record<string, number> = {
 };
 export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000;
 export const MAX_CACHE_BREAKPOINTS = 4;
+/** A custom tool's name, as the API validates it. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * The request body's documented fields (MessageCreateParams): the API refuses any other one with
+ * "Extra inputs are not permitted" instead of ignoring it.
+ */
+export const DOCUMENTED_BODY_FIELDS: readonly string[] = [
+  'max_tokens', 'messages', 'model', 'cache_control', 'container', 'diagnostics', 'inference_geo', 'metadata', 'output_config',
+  'service_tier', 'speed', 'stop_sequences', 'stream', 'system', 'thinking', 'tool_choice', 'tools', 'user_profile_id', 'workspace_id',
+];
 
 const NO_PREFILL = /^claude-(?:[a-z]+-4-(?:[6-9]|\d{2})|[a-z]+-(?:[5-9]|\d{2})(?:-|$)|mythos)/;
 
@@ -58,6 +68,13 @@ const fail = (message: string): never => {
   throw new RuleError(message);
 };
 
+/** Returns the API's complaint about the request's headers, or undefined when they are complete. */
+export function checkMessagesHeaders(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const version = headers['anthropic-version'];
+  if (typeof version !== 'string' || version === '') return 'anthropic-version: header is required';
+  return undefined;
+}
+
 /** Returns the API's complaint about this request body, or undefined when the real API would accept it. */
 export function checkMessagesRequest(body: unknown, signer: ThinkingSigner, options: MessagesApiRuleOptions = {}): string | undefined {
   try {
@@ -74,11 +91,14 @@ function check(raw: unknown, signer: ThinkingSigner, options: MessagesApiRuleOpt
   const body = raw;
   if (typeof body.model !== 'string' || !body.model) fail('model: Field required');
   const model = body.model as string;
+  const extra = Object.keys(body).find((key) => !DOCUMENTED_BODY_FIELDS.includes(key));
+  if (extra !== undefined) fail(`${extra}: Extra inputs are not permitted`);
   checkMaxTokens(body, model, options);
   const turns = checkMessages(body);
   const hasToolBlocks = turns.some((t) => t.blocks.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
   const tools = body.tools;
   if (tools !== undefined && !Array.isArray(tools)) fail('tools: Input should be a valid list');
+  if (Array.isArray(tools)) tools.forEach(checkToolDefinition);
   if (hasToolBlocks && (!Array.isArray(tools) || tools.length === 0)) {
     fail('Requests which include `tool_use` or `tool_result` blocks must define tools.');
   }
@@ -151,6 +171,18 @@ function checkBlock(block: Block, role: Turn['role'], where: string): void {
     if (!isObject(block.input)) fail(`${where}.input: Input should be a valid dictionary`);
   }
   if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') fail(`${where}.tool_use_id: Field required`);
+}
+
+function checkToolDefinition(tool: unknown, i: number): void {
+  if (!isObject(tool)) return fail(`tools.${i}: Input should be a valid dictionary`);
+  // Server tools (web search, bash, ...) carry a versioned `type` and no schema of their own.
+  if (tool.type !== undefined && tool.type !== 'custom') return;
+  if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
+    fail(`tools.${i}.custom.name: String should match pattern '${TOOL_NAME_PATTERN.source}'`);
+  }
+  if (tool.input_schema === undefined) fail(`tools.${i}.custom.input_schema: Field required`);
+  if (!isObject(tool.input_schema)) fail(`tools.${i}.custom.input_schema: Input should be a valid dictionary`);
+  if ((tool.input_schema as Record<string, unknown>).type !== 'object') fail(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
 }
 
 function checkToolChoice(body: Record<string, unknown>): void {

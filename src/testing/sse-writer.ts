@@ -14,6 +14,14 @@ export interface StreamPacing {
   cutAfterDeltas?: number;
   /** Send an `error` event after this many deltas instead of finishing (e.g. overloaded_error). */
   errorAfterDeltas?: { after: number; errorType?: string; message?: string };
+  /** Stop sending after this many deltas and keep the stream open until the client goes away (a worker killed mid-stream). */
+  holdAfterDeltas?: number;
+}
+
+/** What became of a stream, live: deltas sent so far, and how it ended once it did. */
+export interface StreamProgress {
+  deltas: number;
+  ended?: 'finished' | 'client_gone' | 'cut' | 'error_event';
 }
 
 export type WireBlock =
@@ -77,8 +85,8 @@ export function pause(res: http.ServerResponse, ms: number): Promise<void> {
   });
 }
 
-/** Streams `message` on `res`; resolves when done, cut, or the client went away. */
-export async function writeMessageStream(res: http.ServerResponse, message: WireMessage, pacing: StreamPacing = {}): Promise<void> {
+/** Streams `message` on `res`; resolves when done, cut, or the client went away, as `progress` then says. */
+export async function writeMessageStream(res: http.ServerResponse, message: WireMessage, pacing: StreamPacing = {}, progress: StreamProgress = { deltas: 0 }): Promise<void> {
   const size = Math.max(1, pacing.chunkChars ?? 16);
   const send = (event: string, data: unknown) => {
     if (!res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -98,22 +106,31 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
     },
   });
   send('ping', { type: 'ping' });
-  let deltas = 0;
   for (const [index, block] of message.content.entries()) {
     send('content_block_start', { type: 'content_block_start', index, content_block: startOf(block) });
     for (const delta of deltasOf(block, size)) {
       if (pacing.delayMs) await pause(res, pacing.delayMs);
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        progress.ended = 'client_gone';
+        return;
+      }
       send('content_block_delta', { type: 'content_block_delta', index, delta });
-      deltas++;
+      const deltas = ++progress.deltas;
       if (pacing.cutAfterDeltas !== undefined && deltas >= pacing.cutAfterDeltas) {
         res.socket?.destroy();
+        progress.ended = 'cut';
         return;
       }
       const failAt = pacing.errorAfterDeltas;
       if (failAt && deltas >= failAt.after) {
         send('error', { type: 'error', error: { type: failAt.errorType ?? 'overloaded_error', message: failAt.message ?? 'Overloaded' } });
         res.end();
+        progress.ended = 'error_event';
+        return;
+      }
+      if (pacing.holdAfterDeltas !== undefined && deltas >= pacing.holdAfterDeltas) {
+        if (!res.destroyed) await new Promise((resolve) => res.once('close', resolve));
+        progress.ended = 'client_gone';
         return;
       }
     }
@@ -131,4 +148,5 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
   });
   send('message_stop', { type: 'message_stop' });
   res.end();
+  progress.ended = res.destroyed ? 'client_gone' : 'finished';
 }

@@ -9,7 +9,7 @@ import type { ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { validatorOf, type ToolSchema } from './schema';
 
 export interface ToolContext {
-  /** `<workflowId>:<toolUseId>`: stable across retries and worker crashes, so a service can dedupe a write. */
+  /** `<taskId>:<firstRunId>:<n>` (n the task's call number): stable across retries and worker crashes, so a service can dedupe a write. */
   idempotencyKey: string;
   workflowId: string;
   toolUseId: string;

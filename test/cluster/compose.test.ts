@@ -3,13 +3,14 @@
  * PostgreSQL major version, schema steps, dynamic config and two workers. Docker itself is not needed:
  * `docker-compose config` validates the file, the rest reads it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_HISTORY_SHARDS, DEFAULT_WORKERS, TEMPORAL_SERVER_VERSION } from '../../scripts/cluster/layout';
 import { DYNAMIC_CONFIG_FILE } from '../../scripts/cluster/temporal-config';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/server/dev-server';
+import { testNeeding } from '../support/prerequisites';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -28,9 +29,19 @@ function dynamicConfig(text: string): Record<string, unknown> {
   return out;
 }
 
-test('docker-compose.yml is a valid compose file (docker-compose config -q)', async () => {
-  const result = await run('docker-compose', ['-f', COMPOSE, 'config', '-q'], { cwd: ROOT }).catch((err: Error & { code?: string; stderr?: string }) => {
-    throw new Error(err.code === 'ENOENT' ? 'docker-compose is not installed (Debian: apt-get install docker-compose)' : `invalid: ${err.stderr ?? err.message}`);
+function dockerCompose(): string | undefined {
+  try {
+    execFileSync('docker-compose', ['version'], { stdio: 'ignore' });
+    return undefined;
+  } catch {
+    return 'docker-compose is not installed';
+  }
+}
+const composeTest = testNeeding('compose.test.ts', { missing: dockerCompose(), install: 'apt-get install docker-compose' });
+
+composeTest('docker-compose.yml is a valid compose file (docker-compose config -q)', async () => {
+  const result = await run('docker-compose', ['-f', COMPOSE, 'config', '-q'], { cwd: ROOT }).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`invalid: ${err.stderr ?? err.message}`);
   });
   expect(result.stderr.trim()).toBe('');
 });

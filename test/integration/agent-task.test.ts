@@ -6,6 +6,7 @@ import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
 import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/activity-options';
 import { answer, callTool, parsedResults, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+import { listedWhen } from '../support/visibility';
 
 let h: Harness;
 beforeAll(async () => {
@@ -55,12 +56,7 @@ test('status reports phase, turns, tool calls and events; list finds the task by
     'task_completed',
   ]);
 
-  // Visibility is eventually consistent: poll briefly.
-  let completed: string[] = [];
-  for (let i = 0; i < 50 && !completed.includes(run.taskId); i++) {
-    completed = (await h.client.list({ status: 'completed', agent: 'demo' })).map((t) => t.taskId);
-    if (!completed.includes(run.taskId)) await new Promise((r) => setTimeout(r, 200));
-  }
+  const completed = (await listedWhen('the completed task', () => h.client.list({ status: 'completed', agent: 'demo' }), (rows) => rows.some((t) => t.taskId === run.taskId))).map((t) => t.taskId);
   expect(completed).toContain(run.taskId);
   expect((await h.client.list({ status: 'running' })).map((t) => t.taskId)).not.toContain(run.taskId);
 });
@@ -153,4 +149,33 @@ test('a new task schedules its short activities (describe, prepare, ...) with th
   const short = scheduled.filter((a) => ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText'].includes(a.activityType!.name!));
   expect(short.map((a) => a.activityType!.name)).toContain('describeAgent');
   for (const activity of short) expect(Number(activity.heartbeatTimeout!.seconds)).toBe(HEARTBEAT_TIMEOUT_MS / 1000);
+});
+
+test('pause_turn: the paused turn goes back to the model as it is, and the task goes on to the model\'s answer', async () => {
+  const script = h.script([
+    { content: [{ type: 'text', text: 'Still searching the archive' }], stop_reason: 'pause_turn' },
+    answer('Found it in the archive'),
+  ]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'find it', script });
+
+  expect(run.result).toMatchObject({ outcome: 'answered', turns: 2, toolCalls: 0 });
+  expect(run.result!.text).toContain('Found it in the archive');
+  // The second model call saw the paused turn as the last assistant message: nothing was dropped.
+  const assistant = run.transcript.messages.filter((m) => m.role === 'assistant').map((m) => JSON.stringify(m.content));
+  expect(assistant).toHaveLength(2);
+  expect(assistant[0]).toContain('Still searching the archive');
+});
+
+test('refusal: the task ends at once as refused, with no tool run and no further model call', async () => {
+  const script = h.script([
+    { content: [{ type: 'text', text: 'I will not delete customer data.' }], stop_reason: 'refusal' },
+    callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+    answer('never reached'),
+  ]);
+  const run = await runTask(h, { agent: 'demo', prompt: 'delete every customer note', script });
+
+  expect(run.result).toMatchObject({ outcome: 'refused', turns: 1, toolCalls: 0 });
+  expect(toolResultsOf(run.transcript)).toEqual([]);
+  expect(existsSync(path.join(h.workspaceDir, 'inbox/customer-note.txt'))).toBe(true);
+  expect(run.view.summary).toMatchObject({ executionStatus: 'COMPLETED' });
 });

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
-import { runCli } from '../support/processes';
+import { runCli, waitFor } from '../support/processes';
 
 const exec = promisify(execFile);
 let h: Harness;
@@ -254,5 +254,37 @@ test('12. inform does not wait for the webhook: with the webhook hanging, the ta
   } finally {
     h.orders.clearFaults();
     hook.close();
+  }
+});
+
+test('waiting tasks leave a bounded worker cache (maxCachedWorkflows 1) and are replayed from history when their decision arrives: each runs its call once, nobody is asked twice', async () => {
+  const tasks = ['evict-a.txt', 'evict-b.txt', 'evict-c.txt'].map((file) => ({ file, taskId: h.taskId('evicted') }));
+  for (const { file } of tasks) writeFileSync(fileIn(file), 'to delete');
+  const worker = await h.worker(undefined, { workerOptions: { maxCachedWorkflows: 1 } });
+  await worker.runUntil(async () => {
+    const asked = [];
+    for (const { file, taskId } of tasks) {
+      const script = h.script([callTool('delete_file', { path: file }), answer(`deleted ${file}`)]);
+      await h.client.start({ agent: 'demo', prompt: `delete ${file}`, model: { provider: 'scripted', script } }, { taskId });
+      asked.push((await statusWhen(h, taskId, awaiting)).pendingApprovals[0]!);
+    }
+    // Three tasks wait in a cache of one (the SDK keeps one more while it makes room): not all of
+    // them are held, so at least one is replayed from history to take its decision.
+    await waitFor('a waiting task to leave the worker cache', () => worker.getStatus().numCachedWorkflows < tasks.length || undefined);
+    for (const [i, { taskId }] of tasks.entries()) {
+      await h.client.approve(taskId, { approvalId: asked[i]!.id, by: 'ana' });
+    }
+    for (const { file, taskId } of tasks) {
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: `deleted ${file}` });
+      const status = await h.client.status(taskId);
+      expect(status.events.filter((e) => e.kind === 'approval_requested')).toHaveLength(1);
+      expect(status.approvals.map((a) => [a.decision, a.by])).toEqual([['approved', 'ana']]);
+      expect(existsSync(fileIn(file))).toBe(false);
+    }
+  });
+  for (const { taskId } of tasks) {
+    const history = await h.client.handle(taskId).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool')).toHaveLength(1);
   }
 });

@@ -172,8 +172,8 @@ test('a 400 invalid_request_error blocks with model_invalid_request and the API 
 
 test('a streamed answer on a worker SIGKILLed mid-stream is retried on another worker and the task completes', async () => {
   const answer = 'A streamed answer long enough that the worker dies while it is still arriving, chunk by chunk.';
-  // 5 characters every 200 ms: about 4 s of stream, so the kill lands mid-answer.
-  api.enqueue(fakeTurns.text(answer, { stream: { delayMs: 200, chunkChars: 5 } }), fakeTurns.text(answer));
+  // Three deltas of 5 characters, then the stream is held open until its client goes away.
+  api.enqueue(fakeTurns.text(answer, { stream: { chunkChars: 5, holdAfterDeltas: 3 } }), fakeTurns.text(answer));
   const taskId = h.taskId('strict-kill');
   let child: ChildProcess | undefined;
   let stderr = '';
@@ -191,17 +191,15 @@ test('a streamed answer on a worker SIGKILLed mid-stream is retried on another w
     child.stderr!.on('data', (d) => (stderr += d));
     await waitFor('the child worker to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
     await h.client.start({ agent: 'demo', prompt: 'answer slowly', model: { provider: 'anthropic' } }, { taskId });
-    await waitFor('the child worker to call the model', () => api.requests.length >= 1 || undefined, 30_000);
-    // Let a few deltas arrive, then kill it mid-stream.
-    await new Promise((r) => setTimeout(r, 800));
+    await waitFor('the first deltas to be sent to the child worker', () => ((api.requests[0]?.stream?.deltas ?? 0) >= 3) || undefined, 30_000);
     expect(await sigkill(child)).toBe('SIGKILL');
   } finally {
     if (child) await sigkill(child);
   }
-  const killedAt = Date.now();
   expect(api.requests).toHaveLength(1);
-  // The stream had not finished: 19 deltas x 200 ms.
-  expect(killedAt - api.requests[0]!.at).toBeLessThan(3_500);
+  // The stream never finished: its client went away after the third delta.
+  await waitFor('the fake to see the killed worker hang up', () => api.requests[0]!.stream?.ended === 'client_gone' || undefined);
+  expect(api.requests[0]!.stream).toEqual({ deltas: 3, ended: 'client_gone' });
 
   const worker = await claudeWorker();
   const result = await worker.runUntil(() => bounded(taskId, h.client.result(taskId), 60_000));

@@ -3,15 +3,26 @@
  * real worker can die, a new worker takes over, and the task completes. The orders service's
  * effect log is the witness: every write happened exactly once, and no approval was asked twice.
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
-import { sigkill, waitFor } from '../support/processes';
+import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/tools/builtin/orders-service';
+import type { ModelScript } from '../../src/models/scripted-model';
+import { documentedKeyShapes, keyPattern } from '../support/documented-key';
+
+// A doomed worker is a fresh `durable-agent worker` process: on a loaded machine its start alone can
+// take half a minute, so the waits for it to reach a point are generous (they end at the event).
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => waitForWithin(what, probe, 120_000);
 
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+// A tool request the orders service holds until its caller hangs up: the kill is placed when the
+// request arrived (the service says so), and no window of seconds has to cover a loaded machine.
+// The same for a model call: the scripted turn waits this long on the doomed worker (the script's maximum).
+const HELD_MS = 600_000;
 
 let h: Harness;
 beforeAll(async () => {
@@ -68,16 +79,22 @@ async function attemptsOf(taskId: string, type: string): Promise<number[]> {
     .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
 }
 
+/** Rewrites a script file (the scripted model reads it on every call): the replacement worker's retry gets `turns` as they are. */
+const rescript = (file: string, turns: ModelScript['turns']) => writeFileSync(file, JSON.stringify({ description: 'test script', turns }));
+
 const refund = (orderId: string) => callTool('refund_order', { order_id: orderId, amount_cents: 100, reason: 'late delivery' });
 
 test('SIGKILL during a model call: the call is retried on the new worker after the heartbeat timeout; earlier writes are not redone', async () => {
-  const script = h.script([refund('O-0001'), { ...answer('refunded once'), delay_ms: 3_000 }]);
+  // The doomed worker's model call is held until it dies; the retry reads the script without the hold.
+  const turns = [refund('O-0001'), answer('refunded once')];
+  const script = h.script([turns[0]!, { ...turns[1]!, delay_ms: HELD_MS }]);
   const taskId = h.taskId('crash-model');
   const doomed = doomedWorker();
   await h.client.start({ agent: 'demo', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
   await waitFor('the refund', () => effectsOn('O-0001').length > 0);
   await inFlight(taskId, 'callModel');
   expect(await doomed.kill()).toBe('SIGKILL');
+  rescript(script, turns);
 
   const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
   expect(result).toMatchObject({ outcome: 'answered', text: 'refunded once' });
@@ -88,7 +105,7 @@ test('SIGKILL during a model call: the call is retried on the new worker after t
 });
 
 test('SIGKILL during a read tool: the read is retried on the new worker, the writes around it happen once', async () => {
-  h.orders.inject({ kind: 'slow', delayMs: 4_000 }, 1);
+  h.orders.inject({ kind: 'slow', delayMs: HELD_MS }, 1);
   const script = h.script([
     callTool('search_orders', { customer_id: 'C-1002' }),
     refund('O-0002'),
@@ -110,7 +127,7 @@ test('SIGKILL during a read tool: the read is retried on the new worker, the wri
 
 test('SIGKILL during an idempotent write: the retry carries the same idempotency key and the service answers it without refunding again', async () => {
   // The refund commits at once; its answer is slow, so the worker dies after the effect, before the reply.
-  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
   const script = h.script([refund('O-0003'), answer('refunded')]);
   const taskId = h.taskId('crash-idem');
   const doomed = doomedWorker();
@@ -123,13 +140,13 @@ test('SIGKILL during an idempotent write: the retry carries the same idempotency
   expect(effectsOn('O-0003')).toHaveLength(1);
   const [first, retry] = writesTo('O-0003');
   expect(writesTo('O-0003')).toHaveLength(2);
-  // Issued by the workflow: task id, the task's first run id, the call's number in the task.
-  expect(first!.idempotency_key).toMatch(new RegExp(`^${taskId}:[0-9a-f-]{36}:\\d+$`));
+  // Issued by the workflow in the shape every doc states (README step 8, docs/architecture.md).
+  for (const { shape } of documentedKeyShapes()) expect(first!.idempotency_key).toMatch(keyPattern(shape, taskId));
   expect(retry).toMatchObject({ idempotency_key: first!.idempotency_key, replayed: true });
 });
 
 test('SIGKILL during an idempotent write whose every attempt dies: the model is told the outcome is unknown, its identical retry reuses the key, one effect', async () => {
-  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
   const call = callTool('refund_once', { order_id: 'O-0012', amount_cents: 100, reason: 'late delivery' });
   const script = h.script([call, call, answer('refunded once')]);
   const taskId = h.taskId('crash-all-died');
@@ -153,7 +170,7 @@ test('SIGKILL during an idempotent write whose every attempt dies: the model is 
 });
 
 test('SIGKILL during a non-idempotent write: not retried; the task blocks with "outcome unknown" until a person says what happened', async () => {
-  h.orders.inject({ kind: 'slow_reply', delayMs: 4_000 }, 1);
+  h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
   const script = h.script([callTool('legacy_refund', { order_id: 'O-0005', amount_cents: 100 }), answer('the refund went through once')]);
   const taskId = h.taskId('crash-unknown');
   const doomed = doomedWorker();
@@ -194,7 +211,7 @@ test('SIGKILL while waiting for an approval: the new worker holds the same appro
 
 test('SIGKILL right after an approval, before the approved call took effect: it runs once on the new worker, without asking again', async () => {
   // The cancel request is held before it takes effect; the worker dies while it is held.
-  h.orders.inject({ kind: 'slow', delayMs: 3_000 }, 1);
+  h.orders.inject({ kind: 'slow', delayMs: HELD_MS }, 1);
   const script = h.script([callTool('cancel_order', { order_id: 'O-0008', reason: 'customer asked' }), answer('cancelled')]);
   const taskId = h.taskId('crash-approved');
   const doomed = doomedWorker();
@@ -216,12 +233,8 @@ test('SIGKILL right after an approval, before the approved call took effect: it 
 });
 
 test('SIGKILL right after continue-as-new (the new run started, its first step in flight): the new run finishes with the carried state', async () => {
-  const script = h.script([
-    refund('O-0006'),
-    refund('O-0007'),
-    { ...refund('O-0009'), delay_ms: 3_000 },
-    answer('three refunds'),
-  ]);
+  const turns = [refund('O-0006'), refund('O-0007'), refund('O-0009'), answer('three refunds')];
+  const script = h.script(turns.map((turn, i) => (i === 2 ? { ...turn, delay_ms: HELD_MS } : turn)));
   const taskId = h.taskId('crash-can');
   const doomed = doomedWorker();
   const started = await h.client.start(
@@ -230,6 +243,7 @@ test('SIGKILL right after continue-as-new (the new run started, its first step i
   );
   const secondRun = await inFlight(taskId, 'callModel', { notInRun: started.firstExecutionRunId });
   expect(await doomed.kill()).toBe('SIGKILL');
+  rescript(script, turns);
 
   const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
   expect(result).toMatchObject({ outcome: 'answered', text: 'three refunds', toolCalls: 3 });
@@ -240,7 +254,7 @@ test('SIGKILL right after continue-as-new (the new run started, its first step i
 });
 
 test('SIGKILL during a local tool: the workflow task times out, the new worker replays it and runs the call again', async () => {
-  h.orders.inject({ kind: 'slow', delayMs: 4_000 }, 1);
+  h.orders.inject({ kind: 'slow', delayMs: HELD_MS }, 1);
   const script = h.script([callTool('search_orders_local', { customer_id: 'C-1001', status: 'placed' }), answer('found')]);
   const taskId = h.taskId('crash-local');
   const doomed = doomedWorker();

@@ -11,6 +11,7 @@ import { startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, statusWhen } from '../support/harness';
 import { probeEagerDispatch } from '../../bench/eager-probe';
+import { listedWhen } from '../support/visibility';
 
 test('the embedded server keeps tasks in its state file across a restart, and restarts with its search attributes', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
@@ -34,7 +35,8 @@ test('the embedded server keeps tasks in its state file across a restart, and re
     const client = new TaskClient(new Client({ connection, dataConverter: createDataConverter() }), h.taskQueue);
     expect(await client.describe(taskId)).toMatchObject({ executionStatus: 'COMPLETED', agentStatus: 'completed', agent: 'demo' });
     expect(await client.result(taskId)).toMatchObject({ text: 'persisted' });
-    expect((await client.list({ status: 'completed' })).map((t) => t.taskId)).toContain(taskId);
+    const completed = await listedWhen('the completed task after a restart', () => client.list({ status: 'completed' }), (rows) => rows.some((t) => t.taskId === taskId));
+    expect(completed.map((t) => t.taskId)).toContain(taskId);
   } finally {
     await connection.close();
     await again.stop();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { approveUpdate, denyUpdate, messageSignal, unblockUpdate, WORKFLOW_TYPE } from '../../src/protocol/definitions';
+import { approveProblem, denyProblem, messageProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
 import type { TaskSnapshot } from '../../src/protocol/task';
 import crashAgents from '../support/crash-agents';
 import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
@@ -21,6 +22,7 @@ afterAll(async () => {
 });
 
 const scripted = (script: string) => ({ provider: 'scripted' as const, script });
+const sends = [approveUpdate.name, denyUpdate.name, unblockUpdate.name];
 
 async function workflowTaskFailures(taskId: string): Promise<number> {
   const history = await h.client.handle(taskId).fetchHistory();
@@ -80,38 +82,80 @@ test('3 & 13. a malformed approve is rejected by the validator with the field na
   expect(await workflowTaskFailures(taskId)).toBe(0);
 });
 
-test('fuzz: arbitrary JSON sent as approve, deny, unblock and message never fails a workflow task, and the task still completes when approved', async () => {
+test('fuzz: every update the task accepts from arbitrary JSON is a correct decision, every one it refuses (and every malformed message) changes nothing, and no workflow task fails', async () => {
   const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('fuzzed and done')]);
   const taskId = h.taskId('fuzz');
   const worker = await h.worker();
+  const seen = { accepted: 0, refused: 0, malformedMessages: 0 };
   await worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'delete the note', model: scripted(script) }, { taskId });
     const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1);
     const approvalId = waiting.pendingApprovals[0]!.id;
     const handle = h.client.handle(taskId);
+    const someText = fc.string({ minLength: 1, maxLength: 30 });
     const payload = fc.oneof(
       fc.jsonValue(),
       fc.record({ approvalId: fc.oneof(fc.jsonValue(), fc.constant(approvalId)), by: fc.jsonValue(), editedInput: fc.jsonValue(), comment: fc.jsonValue() }, { requiredKeys: [] }),
       fc.record({ by: fc.jsonValue(), message: fc.jsonValue(), budget: fc.jsonValue(), maxTokens: fc.jsonValue(), model: fc.jsonValue() }, { requiredKeys: [] }),
       fc.record({ by: fc.jsonValue(), text: fc.jsonValue() }, { requiredKeys: [] }),
+      // Well-formed, so the accepting path is exercised too: right or wrong ids, odd but valid text.
+      { arbitrary: fc.record({ approvalId: fc.constantFrom(approvalId, `${approvalId}-x`, 'apr-0'), by: someText, reason: someText }), weight: 2 },
+      { arbitrary: fc.record({ approvalId: fc.constantFrom(approvalId, `${approvalId}-x`, 'apr-0'), by: someText, comment: someText }), weight: 2 },
+      fc.record({ by: someText, text: someText }),
     );
-    const sends = [approveUpdate.name, denyUpdate.name, unblockUpdate.name];
+    const problemOf = [approveProblem, denyProblem, unblockShapeProblem, messageProblem];
+    // What a refusal must leave as it was: the task's whole status and, before any handler ran, its history.
+    const observe = async () => ({ status: await h.client.status(taskId), events: (await handle.describe()).historyLength });
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 3 }), payload, async (which, value) => {
-        if (which === 3) await handle.signal(messageSignal, value as never);
-        else {
-          // Anything accepted must be a correct decision; the fuzz only sends garbage (or a lucky well-formed deny).
-          await handle.executeUpdate(sends[which]!, { args: [value as never] }).catch(() => undefined);
+        const before = await observe();
+        const wellFormed = problemOf[which]!(value) === undefined;
+        if (which === 3) {
+          const sent = await handle.signal(messageSignal, value as never).then(() => true, () => false);
+          if (sent && !wellFormed) {
+            seen.malformedMessages++;
+            expect((await observe()).status).toEqual(before.status);
+          }
+          return;
         }
+        const outcome = await handle.executeUpdate(sends[which]!, { args: [value as never] }).then(
+          (result: unknown) => ({ accepted: result }),
+          (refusal: unknown) => ({ refusal }),
+        );
+        if ('accepted' in outcome) {
+          seen.accepted++;
+          // Only a well-formed decision on the pending approval, by a named person, is accepted.
+          expect(wellFormed).toBe(true);
+          expect(which === 0 || which === 1).toBe(true);
+          const request = value as { approvalId: string; by: string };
+          expect(before.status.pendingApprovals.map((a) => a.id)).toEqual([request.approvalId]);
+          const decision = which === 0 ? 'approved' : 'denied';
+          expect(outcome.accepted).toEqual({ approvalId: request.approvalId, decision });
+          const after = await h.client.status(taskId);
+          expect(after.approvals.find((a) => a.id === request.approvalId)).toMatchObject({ decision, by: request.by });
+          // Let the task finish with it before the next send, so later refusals are compared on a settled task.
+          await h.client.result(taskId);
+          return;
+        }
+        seen.refused++;
+        const after = await observe();
+        expect(after.status).toEqual(before.status);
+        // An edit for the pending approval is checked by an activity after the validator; everything else is refused before history.
+        const editChecked = which === 0 && wellFormed && (value as { approvalId?: unknown; editedInput?: unknown }).approvalId === approvalId && (value as { editedInput?: unknown }).editedInput !== undefined;
+        if (!editChecked) expect(after.events).toBe(before.events);
       }),
-      { numRuns: 60, seed: 1322 },
+      { numRuns: 80, seed: 1322 },
     );
     const status = await h.client.status(taskId);
     if (status.pendingApprovals.length) await h.client.approve(taskId, { approvalId, by: 'alice' });
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'fuzzed and done' });
   });
+  // The fuzz reached every path it asserts on; one decision at most can be accepted (it is single use).
+  expect(seen.accepted).toBe(1);
+  expect(seen.refused).toBeGreaterThan(20);
+  expect(seen.malformedMessages).toBeGreaterThan(0);
   expect(await workflowTaskFailures(taskId)).toBe(0);
-}, 120_000);
+}, 300_000);
 
 test('4. a task id reused after the first task closed gets its own idempotency keys: the second refund is done, not answered with the first one', async () => {
   const taskId = h.taskId('reused');

@@ -17,6 +17,7 @@ import type { ApprovalRequest } from '../../src/protocol/task';
 import { answer, callTool, parsedResults, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { csrfIn, Visitor } from '../support/inbox-visitor';
 import mcpAgents from '../support/mcp-agents';
+import { testNeeding } from '../support/prerequisites';
 
 jest.setTimeout(240_000);
 
@@ -30,7 +31,6 @@ let pool: McpClientPool;
 let worker: { stop(): Promise<void> } | undefined;
 
 beforeAll(async () => {
-  if (!HAVE_CHROMIUM) console.warn(`inbox-questions.test.ts: no Chromium at ${CHROMIUM}: the browser test is SKIPPED (install Debian's chromium package, or set CHROMIUM_PATH); the HTTP-level tests run.`);
   h = await startHarness();
   const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'], password: await hashPassword('ana-password-1') }] }));
   inbox = new InboxServer({ client: h.client, directory, linkKey: Buffer.from('inbox-questions-link-key-0123456789'), usedLinks: new UsedLinks(path.join(mkdtempSync(path.join(os.tmpdir(), 'inbox-q-')), 'used')), pollMs: 250 });
@@ -149,9 +149,7 @@ test('a person declines a question without giving a reason: the server is told "
   expect(JSON.stringify(parsedResults(await h.client.transcript(taskId))[0])).toContain('User declined to provide the requested information.');
 });
 
-const browserTest = HAVE_CHROMIUM
-  ? test
-  : (name: string, fn: () => Promise<void>) => test.skip(`${name} [SKIPPED: no Chromium at ${CHROMIUM}]`, fn);
+const browserTest = testNeeding('inbox-questions.test.ts', { missing: HAVE_CHROMIUM ? undefined : `no Chromium at ${CHROMIUM}`, install: 'apt-get install chromium (or set CHROMIUM_PATH)' });
 
 browserTest('in Chromium: the answer form is filled by its labels; sent without the required name the task refuses and the refusal takes focus; with it the task completes', async () => {
   const { chromium } = await import('playwright-core');

@@ -20,6 +20,7 @@ import { createDemoAgent } from '../../src/agents/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
 import type { TaskStatus } from '../../src/protocol/task';
+import { testNeeding } from '../support/prerequisites';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -36,7 +37,6 @@ const linkKey = Buffer.from('inbox-test-link-key-0123456789abcdef');
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'inbox-state-'));
 
 beforeAll(async () => {
-  if (!HAVE_CHROMIUM) console.warn(`inbox.test.ts: no Chromium at ${CHROMIUM}: the browser tests are SKIPPED (install Debian's chromium package, or set CHROMIUM_PATH); the HTTP-level tests run.`);
   h = await startHarness();
   const directory = ApproverDirectory.fromJson(
     JSON.stringify({
@@ -351,9 +351,7 @@ test('trusted-proxy mode (off by default): the named header signs in an approver
   }
 });
 
-const browserTest = HAVE_CHROMIUM
-  ? test
-  : (name: string, fn: () => Promise<void>) => test.skip(`${name} [SKIPPED: no Chromium at ${CHROMIUM}]`, fn);
+const browserTest = testNeeding('inbox.test.ts', { missing: HAVE_CHROMIUM ? undefined : `no Chromium at ${CHROMIUM}`, install: 'apt-get install chromium (or set CHROMIUM_PATH)' });
 
 browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows the schema error and stays pending, an edited approval runs, and the task page shows the task complete', async () => {
   const { chromium } = await import('playwright-core');
@@ -374,8 +372,8 @@ browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows 
       await page.reload();
     }
     await page.getByRole('heading', { name: `delete_file on task ${taskId}` }).waitFor();
-    // The README's picture: refreshed on request, so a test run leaves the work tree clean.
-    const shot = process.env.DURABLE_AGENT_UPDATE_SCREENSHOT || !existsSync(SCREENSHOT) ? SCREENSHOT : path.join(h.tmpDir, 'inbox.png');
+    // The README's picture is refreshed only on request: a test run never writes into the repository.
+    const shot = process.env.DURABLE_AGENT_UPDATE_SCREENSHOT ? SCREENSHOT : path.join(h.tmpDir, 'inbox.png');
     mkdirSync(path.dirname(shot), { recursive: true });
     await page.screenshot({ path: shot, fullPage: false });
 

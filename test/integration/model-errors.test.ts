@@ -146,16 +146,16 @@ test('an answer cut at max_tokens is continued, and the parts are joined', async
 
 test('tokens and cost are counted from the price table; a spent cost budget blocks before the next call', async () => {
   api.enqueue(use('t1', 'list_files', {}, { input: 1_000, output: 100 }), { kind: 'turn', content: [{ type: 'text', text: 'ok' }], usage: { input: 10, output: 10 } });
-  const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.004 } }, async (taskId) => {
+  const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.0025 } }, async (taskId) => {
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
     expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
-    // claude-sonnet-5-5 at $3 / $15 per million: 1000 in + 100 out = $0.0045.
-    expect(blocked.costUsd).toBeCloseTo(0.0045, 6);
-    expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.004 });
+    // claude-sonnet-5-5 at its documented $2 / $10 per million: 1000 in + 100 out = $0.003.
+    expect(blocked.costUsd).toBeCloseTo(0.003, 6);
+    expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.0025 });
     await h.client.unblock(taskId, { by: 'ana', budget: { costUsd: 0.01 } });
   });
   expect(result).toMatchObject({ outcome: 'answered', usage: { inputTokens: 1_010, outputTokens: 110 } });
-  expect(status.costUsd).toBeCloseTo(0.0045 + 0.00003 + 0.00015, 6);
+  expect(status.costUsd).toBeCloseTo(0.003 + 0.00002 + 0.0001, 6);
 });
 
 test('the system prompt and tool definitions are sent as a prompt-cache breakpoint', async () => {
@@ -174,4 +174,35 @@ test('a tool result over the size limit is cut before it enters history, with a 
   const [cut] = parsedResults(transcript);
   expect((cut!.cut_result as string).length).toBe(1_000);
   expect(cut!.note).toMatch(/Result cut: the first 1000 of \d+ characters are shown/);
+});
+
+test('an unknown model is a 404 from the API: the task blocks (no retry) and goes on after an unblock that names a documented model', async () => {
+  api.enqueue(text('answered by a model that exists'));
+  const { result, status } = await claudeTask({ prompt: 'x', model: { provider: 'anthropic', model: 'claude-sonnet-9-9' } } as never, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.lastError).toMatchObject({ error_class: 'permanent', code: 'model_not_found', retryable: false });
+    // Refused by the fake's documented model list, once: a 404 is not retried.
+    expect(api.requests.map((r) => [r.body.model, r.rejected])).toEqual([['claude-sonnet-9-9', 'model: claude-sonnet-9-9']]);
+    await h.client.unblock(taskId, { by: 'ops', model: 'claude-sonnet-5-5' });
+  });
+  expect(result).toMatchObject({ outcome: 'answered', text: 'answered by a model that exists' });
+  expect(api.requests.map((r) => r.body.model)).toEqual(['claude-sonnet-9-9', 'claude-sonnet-5-5']);
+  expect(status.decisions[0]).toMatchObject({ by: 'ops', action: 'unblock' });
+});
+
+test('x-should-retry: false makes a 500 final (the task blocks after one request); x-should-retry: true makes a 409 retried', async () => {
+  api.enqueue(
+    { kind: 'error', status: 500, errorType: 'api_error', message: 'Internal server error', headers: { 'x-should-retry': 'false' } },
+    { kind: 'error', status: 409, errorType: 'api_error', message: 'Conflict, try again', headers: { 'x-should-retry': 'true' } },
+    text('third time lucky'),
+  );
+  const { result } = await claudeTask({ prompt: 'x' }, async (taskId) => {
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.lastError).toMatchObject({ error_class: 'permanent', retryable: false, hint: expect.stringContaining('x-should-retry: false') });
+    expect(api.requests).toHaveLength(1);
+    await h.client.unblock(taskId, { by: 'ops' });
+  });
+  // After the unblock: the 409 asked for a retry, which Temporal made, and it was answered.
+  expect(result).toMatchObject({ outcome: 'answered', text: 'third time lucky' });
+  expect(api.requests).toHaveLength(3);
 });

@@ -11,6 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { testNeeding } from '../support/prerequisites';
 import { freePort } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 
@@ -29,8 +30,7 @@ function skipReason(): string | undefined {
   return undefined;
 }
 const SKIP = skipReason();
-if (SKIP) console.warn(`package-install.test.ts SKIPPED: ${SKIP}`);
-const packageTest = SKIP ? (name: string, fn: () => Promise<void>) => test.skip(`${name} [SKIPPED: ${SKIP}]`, fn) : test;
+const packageTest = testNeeding('package-install.test.ts', { missing: SKIP, install: 'apt-get install npm (or unset DURABLE_AGENT_SKIP_PACKAGE_TEST)' });
 
 /**
  * The README example in plain JavaScript (docs/package.md shows the same code). The only additions:

@@ -11,6 +11,7 @@ import { main } from '../../src/cli/main';
 import { EXIT } from '../../src/cli/cli-error';
 import { parseClosedBefore } from '../../src/cli/commands/purge';
 import { startHarness, type Harness } from '../support/harness';
+import { listedWhen } from '../support/visibility';
 
 let h: Harness;
 let dir: string;
@@ -112,14 +113,16 @@ test('purge --closed-before purges every task closed before then and skips runni
   await h.client.handle(a.taskId).terminate('old');
   await h.client.handle(b.taskId).cancel();
   await h.client.handle(b.taskId).terminate('old'); // no worker to act on the cancel
-  // Visibility is eventually consistent: wait until both closes are listed.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const closed: string[] = [];
-    for await (const e of h.client.client.workflow.list({ query: `CloseTime < '${new Date(Date.now() + 60_000).toISOString()}'` })) closed.push(e.workflowId);
-    if ([a.taskId, b.taskId].every((id) => closed.includes(id)) || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  // Visibility is eventually consistent: wait until both closes are listed (and fail if they never are).
+  await listedWhen(
+    'both closed tasks',
+    async () => {
+      const closed: string[] = [];
+      for await (const e of h.client.client.workflow.list({ query: `CloseTime < '${new Date(Date.now() + 60_000).toISOString()}'` })) closed.push(e.workflowId);
+      return closed;
+    },
+    (closed) => [a.taskId, b.taskId].every((id) => closed.includes(id)),
+  );
   const { code, out } = await cli('--closed-before', new Date(Date.now() + 60_000).toISOString(), '--json');
   expect(code).toBe(EXIT.ok);
   const report = JSON.parse(out) as { purged: { taskId: string; blobs: number }[]; blobs: number };

@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { testWorkflowBundle } from '../support/test-bundle';
 import { installQuietRuntime } from '../support/quiet-runtime';
 import { createDataConverter } from '../../src/codec';
 import { COMMITTED_HISTORIES } from '../support/committed-histories';
@@ -19,7 +20,7 @@ test('the committed histories are exactly the named set (one per protected code 
 });
 
 test('every committed history replays without nondeterminism', async () => {
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: new DefaultLogger('ERROR') });
+  const bundle = await testWorkflowBundle();
   const histories = files.map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(readFileSync(path.join(DIR, f), 'utf8'))) }));
   const failures: string[] = [];
   installQuietRuntime();

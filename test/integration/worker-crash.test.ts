@@ -14,10 +14,12 @@ afterAll(async () => {
 });
 
 test('SIGTERM drains the worker: the tool call in flight finishes (no retry), the worker exits 0, the task goes on elsewhere', async () => {
-  h.orders.inject({ kind: 'slow', delayMs: 2_000 }, 1);
+  // The search is held until the worker is draining (it says so at INFO), so the SIGTERM always
+  // lands mid-call, however loaded the machine.
+  h.orders.inject({ kind: 'slow', delayMs: 10 * 60_000 }, 1);
   const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('drained')]);
   const taskId = h.taskId('drain');
-  const worker = spawnWorker(h);
+  const worker = spawnWorker(h, [], { DURABLE_AGENT_LOG_LEVEL: 'INFO' });
   let stderr = '';
   worker.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
@@ -25,6 +27,10 @@ test('SIGTERM drains the worker: the tool call in flight finishes (no retry), th
   const before = h.orders.requests.length;
   await waitFor('the slow search to be in flight', () => (h.orders.requests.length > before ? true : undefined));
   worker.kill('SIGTERM');
+  await waitFor('the worker to start draining', () => /state: 'DRAINING'/.test(stderr) || undefined).catch((err: Error) => {
+    throw new Error(`${err.message}; stderr:\n${stderr.slice(-3000)}`);
+  });
+  h.orders.releaseHeld();
   expect(await exited).toBe(0);
   expect(stderr).toContain('worker: stopped');
 

@@ -1,5 +1,5 @@
 /**
- * One real Temporal dev server and one workflow bundle per test file; a worker per test inside
+ * One real Temporal dev server per test file, one workflow bundle per run (test-bundle.ts); a worker per test inside
  * runUntil; unique task ids; real tools against a real orders service and a temp workspace.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { connectClient } from '../../src/client/client-connection';
-import { bundleWorkflowCode, NativeConnection, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { testWorkflowBundle } from './test-bundle';
 import { installQuietRuntime } from './quiet-runtime';
 import { spawnCli } from './processes';
 import type { ChildProcess } from 'node:child_process';
@@ -38,7 +39,8 @@ export interface Harness {
   workspaceDir: string;
   tmpDir: string;
   taskQueue: string;
-  bundle: WorkflowBundleWithSourceMap;
+  /** The run's shared prebuilt bundle (test-bundle.ts). */
+  bundle: { codePath: string };
   /** The blob store this harness's workers share (a folder in tmpDir unless a test passes its own). */
   blobStore: BlobStore;
   /** A worker for the given agents (default: the demo agent on this harness's workspace and orders). */
@@ -67,11 +69,7 @@ export async function startHarness(
     ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
   });
   const [bundle, connection, clientConnection] = await Promise.all([
-    bundleWorkflowCode({
-      workflowsPath: require.resolve('../../src/workflows'),
-      ...(options.workflowInterceptorModules ? { workflowInterceptorModules: options.workflowInterceptorModules } : {}),
-      logger: new DefaultLogger('WARN'),
-    }),
+    testWorkflowBundle(options.workflowInterceptorModules),
     NativeConnection.connect({ address: server.address }),
     connectClient({ address: server.address }),
   ]);

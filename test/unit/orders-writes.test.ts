@@ -3,6 +3,7 @@ import { OrdersService } from '../../src/tools/builtin/orders-service';
 import { createOrdersTools } from '../../src/tools/builtin/orders-tools';
 import { guardedCall } from '../../src/tools/guarded-call';
 import type { ToolContext } from '../../src/tools/define-tool';
+import { waitFor } from '../support/processes';
 
 let orders: OrdersService;
 beforeEach(async () => {
@@ -17,6 +18,11 @@ const post = (path: string, body: unknown, key?: string) =>
     headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
     body: JSON.stringify(body),
   });
+
+// The first request is held until the test lets it go (releaseHeld), never for a number of milliseconds.
+const HELD = { kind: 'slow' as const, delayMs: 10 * 60_000 };
+/** Resolves once the service has taken the write with this key in hand (it is then in flight). */
+const inFlight = (key: string) => waitFor(`the write with key ${key} to arrive`, () => orders.writes.some((w) => w.idempotency_key === key) || undefined);
 
 const ctx = (idempotencyKey: string): ToolContext => ({
   idempotencyKey,
@@ -37,12 +43,13 @@ test('a refund repeated with the same key gets the first answer back and refunds
 });
 
 test('a repeat that arrives while the first request is still being handled gets 409 with Retry-After, and the refund happens once', async () => {
-  orders.inject({ kind: 'slow', delayMs: 300 });
+  orders.inject(HELD);
   const first = post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
-  await new Promise((r) => setTimeout(r, 50));
+  await inFlight('k-busy');
   const repeat = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
   expect(repeat.status).toBe(409);
   expect(repeat.headers.get('retry-after')).toBe('1');
+  orders.releaseHeld();
   expect((await first).status).toBe(200);
   const later = await post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy');
   expect(later.headers.get('idempotent-replayed')).toBe('true');
@@ -51,13 +58,14 @@ test('a repeat that arrives while the first request is still being handled gets 
 
 test('the refund tool reads that 409 as transient (to be retried), not as a failure for the model', async () => {
   const refund = createOrdersTools(orders.url).find((t) => t.name === 'refund_order')!;
-  orders.inject({ kind: 'slow', delayMs: 300 });
+  orders.inject(HELD);
   // The same body the tool sends: with another body the key would be refused as reused.
   const first = post('/orders/O-0002/refund', { order_id: 'O-0002', amount_cents: 100, reason: 'x' }, 'wf:toolu_9');
-  await new Promise((r) => setTimeout(r, 50));
+  await inFlight('wf:toolu_9');
   const repeat = await guardedCall(refund, { order_id: 'O-0002', amount_cents: 100, reason: 'x' }, ctx('wf:toolu_9'));
   expect(repeat).toMatchObject({ kind: 'failed', error: { error_class: 'transient', code: 'conflict_retry_later' } });
-  await first;
+  orders.releaseHeld();
+  expect((await first).status).toBe(200);
 });
 
 test('without a key, each refund is a new refund (what a non-idempotent client gets)', async () => {
@@ -138,10 +146,11 @@ test('a key binds its parameters even when its first request failed: a retry wit
 });
 
 test('a repeat with another body while the first is in flight is refused as reused (422), not told to retry (409)', async () => {
-  orders.inject({ kind: 'slow', delayMs: 300 });
+  orders.inject(HELD);
   const first = post('/orders/O-0001/refund', { amount_cents: 100 }, 'k-busy-other');
-  await new Promise((r) => setTimeout(r, 50));
+  await inFlight('k-busy-other');
   expect((await post('/orders/O-0001/refund', { amount_cents: 300 }, 'k-busy-other')).status).toBe(422);
+  orders.releaseHeld();
   expect((await first).status).toBe(200);
   expect(orders.effects).toHaveLength(1);
 });

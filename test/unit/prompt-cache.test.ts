@@ -1,3 +1,6 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { costOf, DEFAULT_PRICES } from '../../src/models/pricing';
+import { FakeMessagesApi, fakeTurns } from '../../src/testing/fake-messages-api';
 import { CACHE_LOOKBACK_BLOCKS, PromptCache } from '../../src/testing/prompt-cache';
 
 const cc = { type: 'ephemeral' };
@@ -55,4 +58,68 @@ test(`a cached prefix more than ${CACHE_LOOKBACK_BLOCKS} blocks before the break
   const nearFiller = filler.slice(0, 4);
   const near = [user(big('a')), ...nearFiller, assistant('x'), user('last', true)];
   expect(cache.use(request(near)).cache_read_input_tokens).toBeGreaterThan(1024);
+});
+
+describe('the bill of a cached conversation, cross-checked by hand against the documented pricing rules', () => {
+  // Documented for Claude Opus 4.5, USD per million tokens: input $5, 5-minute cache write $6.25
+  // (1.25 x input), cache hit $0.50 (0.1 x input), output $25. Minimum cacheable prompt: 1,024 tokens.
+  const model = 'claude-opus-4-5';
+  const api = new FakeMessagesApi();
+  let client: Anthropic;
+  beforeAll(async () => {
+    await api.start();
+    client = new Anthropic({ apiKey: 'k', baseURL: api.url, maxRetries: 0 });
+  });
+  afterAll(() => api.stop());
+
+  // The fake counts a block as its JSON's characters / 4, rounded up:
+  // {"type":"text","text":"<L characters>"} is 25 + L characters; ["user",{"type":"text","text":"hi"}] is 36 (9 tokens);
+  // the answer [{"type":"text","text":"ok"}] is 29 characters (8 output tokens).
+  const ask = (systemChars: number) =>
+    client.messages.create({
+      model,
+      max_tokens: 100,
+      system: [{ type: 'text', text: 's'.repeat(systemChars), cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+  const bill = (u: Anthropic.Usage) =>
+    costOf(model, { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheWriteTokens: u.cache_creation_input_tokens ?? 0, cacheReadTokens: u.cache_read_input_tokens ?? 0 }, DEFAULT_PRICES);
+
+  test('a 1,030-token system prompt is written once at 1.25 x input, then read at 0.1 x input', async () => {
+    api.enqueue(fakeTurns.text('ok'), fakeTurns.text('ok'));
+    const first = (await ask(4_095)).usage; // 4,120 characters: 1,030 tokens
+    expect(first).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 1_030, cache_read_input_tokens: 0, output_tokens: 8 });
+    // 9 x $5 + 1,030 x $6.25 + 8 x $25 = $6,682.50 per million requests
+    expect(bill(first)).toBeCloseTo(0.0066825, 10);
+    const second = (await ask(4_095)).usage;
+    expect(second).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 1_030, output_tokens: 8 });
+    // 9 x $5 + 1,030 x $0.50 + 8 x $25 = $760 per million requests
+    expect(bill(second)).toBeCloseTo(0.00076, 10);
+  });
+
+  test('a system prompt under the 1,024-token minimum is billed as plain input every time', async () => {
+    api.enqueue(fakeTurns.text('ok'), fakeTurns.text('ok'));
+    for (let i = 0; i < 2; i++) {
+      const usage = (await ask(4_000)).usage; // 4,025 characters: 1,007 tokens, + 9 for the message
+      expect(usage).toMatchObject({ input_tokens: 1_016, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+      // 1,016 x $5 + 8 x $25 = $5,280 per million requests
+      expect(bill(usage)).toBeCloseTo(0.00528, 10);
+    }
+  });
+
+  test('the price table carries the documented cache rates of the current models', () => {
+    // From the models' pages: input, output, 5-minute cache write, cache hit, USD per million tokens.
+    const documented: Record<string, [number, number, number, number]> = {
+      'claude-opus-5-5': [4, 20, 5, 0.2],
+      'claude-sonnet-5-5': [2, 10, 2.5, 0.2],
+      'claude-opus-5': [5, 25, 6.25, 0.5],
+      'claude-sonnet-5': [2, 10, 2.5, 0.2],
+      'claude-opus-4-5': [5, 25, 6.25, 0.5],
+    };
+    for (const [id, [input, output, write, read]] of Object.entries(documented)) {
+      const million = (kind: 'input' | 'output' | 'write' | 'read') =>
+        costOf(id, { inputTokens: kind === 'input' ? 1e6 : 0, outputTokens: kind === 'output' ? 1e6 : 0, cacheWriteTokens: kind === 'write' ? 1e6 : 0, cacheReadTokens: kind === 'read' ? 1e6 : 0 }, DEFAULT_PRICES);
+      expect([id, million('input'), million('output'), million('write'), million('read')]).toEqual([id, input, output, write, expect.closeTo(read, 10)]);
+    }
+  });
 });

@@ -3,7 +3,12 @@
  * loopback, with the API's 400 invalid_request_error and wording close to the API's.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DEFAULT_ANTHROPIC_MODEL } from '../../src/models/anthropic-model';
+import { DOCUMENTED_MODELS } from '../../src/testing/documented-models';
 import { FakeMessagesApi, fakeTurns } from '../../src/testing/fake-messages-api';
+import { DOCUMENTED_BODY_FIELDS } from '../../src/testing/messages-api-rules';
 
 const api = new FakeMessagesApi();
 let client: Anthropic;
@@ -16,6 +21,9 @@ beforeEach(() => {
   api.requests.length = 0;
   api.rules = {};
 });
+
+/** The installed SDK's declaration of the Messages API: its documented model ids and body fields. */
+const sdkMessagesTypes = () => readFileSync(join(dirname(require.resolve('@anthropic-ai/sdk')), 'resources/messages/messages.d.ts'), 'utf8');
 
 const tool = { name: 'list_files', description: 'List files', input_schema: { type: 'object' as const } };
 const use = (id: string): Anthropic.ToolUseBlockParam => ({ type: 'tool_use', id, name: 'list_files', input: {} });
@@ -187,4 +195,75 @@ test('a responder computes replies from the request when the queue is empty', as
   } finally {
     delete api.responder;
   }
+});
+
+test('tool names outside ^[a-zA-Z0-9_-]{1,64}$ are refused; 64 characters pass', async () => {
+  for (const name of ['list files', 'list.files', 'ünïcode', '', 'x'.repeat(65)]) {
+    expect(await verdict(base({ tools: [{ ...tool, name }] }))).toBe("tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'");
+  }
+  expect(await verdict(base({ tools: [{ ...tool, name: `a-${'x'.repeat(62)}` }] }))).toBe('accepted');
+});
+
+test('a custom tool needs an input_schema that is an object schema', async () => {
+  const { input_schema: _omitted, ...noSchema } = tool;
+  expect(await verdict(base({ tools: [noSchema as never] }))).toBe('tools.0.custom.input_schema: Field required');
+  expect(await verdict(base({ tools: [{ ...tool, input_schema: 'object' as never }] }))).toBe('tools.0.custom.input_schema: Input should be a valid dictionary');
+  expect(await verdict(base({ tools: [{ ...tool, input_schema: { type: 'string' } as never }] }))).toBe("tools.0.custom.input_schema.type: Input should be 'object'");
+});
+
+test('an unknown top-level field is refused, not ignored', async () => {
+  expect(await verdict({ ...base(), temprature: 0.2 } as never)).toBe('temprature: Extra inputs are not permitted');
+  expect(await verdict(base({ metadata: { user_id: 'u-1' }, stop_sequences: ['END'] }))).toBe('accepted');
+});
+
+test('the fake accepts exactly the body fields the installed SDK documents', () => {
+  const dts = sdkMessagesTypes();
+  const start = dts.indexOf('export interface MessageCreateParamsBase {');
+  const declaration = dts.slice(start, dts.indexOf('\n}', start));
+  const fields = [...declaration.matchAll(/^ {4}([a-z_]+)\??:/gm)].map((m) => m[1]);
+  expect(fields.length).toBeGreaterThan(5);
+  expect([...DOCUMENTED_BODY_FIELDS].sort()).toEqual([...new Set(fields)].sort());
+});
+
+test('a request without the anthropic-version header is refused', async () => {
+  api.clearQueue().enqueue(fakeTurns.text('ok'));
+  const res = await fetch(`${api.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+    body: JSON.stringify(base()),
+  });
+  expect(res.status).toBe(400);
+  expect(await res.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+  expect(api.pending).toBe(1);
+  const withVersion = await fetch(`${api.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify(base()),
+  });
+  expect(withVersion.status).toBe(200);
+  api.clearQueue();
+});
+
+test('by default the fake knows only the documented models: a made-up or misspelt id is 404', async () => {
+  api.clearQueue().enqueue(fakeTurns.text('ok'));
+  for (const model of ['claude-sonnet-5-6', 'claude-3-opus', 'claude-sonnet-5.5']) {
+    const err = await client.messages.create(base({ model })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((err as InstanceType<typeof Anthropic.NotFoundError>).apiMessage).toBe(`model: ${model}`);
+  }
+  expect(api.pending).toBe(1);
+  for (const model of ['claude-sonnet-5-5', 'claude-haiku-4-5', DEFAULT_ANTHROPIC_MODEL]) {
+    api.clearQueue().enqueue(fakeTurns.text('ok'));
+    await expect(client.messages.create(base({ model }))).resolves.toMatchObject({ model });
+  }
+  api.clearQueue();
+});
+
+test('the default model list is the installed SDK\'s documented list', () => {
+  const dts = sdkMessagesTypes();
+  const line = dts.split('\n').find((l) => l.startsWith('export type Model = '))!;
+  const ids = [...line.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+  expect(ids.length).toBeGreaterThan(3);
+  expect([...DOCUMENTED_MODELS].sort()).toEqual([...ids].sort());
+  expect(new FakeMessagesApi().models).toEqual(DOCUMENTED_MODELS);
 });

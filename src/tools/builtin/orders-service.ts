@@ -28,8 +28,9 @@ export type OrdersFault =
   | { kind: 'forbidden' }
   | { kind: 'truncate'; keepBytes?: number }
   | { kind: 'empty_first_page' }
+  /** The request is held `delayMs` before it is handled, or until the caller hangs up (then a write does nothing). */
   | { kind: 'slow'; delayMs: number }
-  /** Writes only: the change is committed at once, the answer comes `delayMs` later. */
+  /** Writes only: the change is committed at once, the answer comes `delayMs` later (or never, if the caller hangs up first). */
   | { kind: 'slow_reply'; delayMs: number }
   | { kind: 'drop_connection' }
   /** Writes only: the change is committed, then the connection is reset before any answer. */
@@ -98,6 +99,9 @@ export class OrdersService extends LoopbackHttpServer {
   /** Keys whose first request is still being handled: a repeat must not run the write a second time. */
   private readonly inFlight = new Set<string>();
   private refunds = 0;
+  // A request held for a test ends with its caller or on releaseHeld(), so a test that kills the
+  // caller, or answers in between, needs no window of seconds.
+  private readonly held = new Set<() => void>();
 
   constructor(options: OrdersServiceOptions = {}) {
     super();
@@ -113,6 +117,26 @@ export class OrdersService extends LoopbackHttpServer {
 
   clearFaults(): void {
     this.faults.length = 0;
+  }
+
+  /** Ends every `slow`/`slow_reply` hold now: a test lets a held request go once the event it waited for happened. */
+  releaseHeld(): void {
+    for (const release of [...this.held]) release();
+  }
+
+  /** Waits `ms`, or less when the caller hangs up or releaseHeld() is called. */
+  private hold(res: http.ServerResponse, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        res.off('close', done);
+        this.held.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      res.once('close', done);
+      this.held.add(done);
+    });
   }
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -134,7 +158,7 @@ export class OrdersService extends LoopbackHttpServer {
     if (fault && answeredByFault(fault, req, res, 'read')) return;
     switch (fault?.kind) {
       case 'slow':
-        await new Promise((r) => setTimeout(r, fault.delayMs));
+        await this.hold(res, fault.delayMs);
         break;
       case 'empty_first_page':
         return send(res, 200, { orders: [], page: 1, has_more: true });
@@ -207,14 +231,14 @@ export class OrdersService extends LoopbackHttpServer {
     const fault = this.takeFault();
     if (fault && answeredByFault(fault, req, res, 'change')) return;
     if (fault?.kind === 'slow') {
-      await new Promise((r) => setTimeout(r, fault.delayMs));
+      await this.hold(res, fault.delayMs);
       // A caller that hung up before the write began gets nothing done, like a cancelled request context.
       if (req.socket.destroyed) return;
     }
 
     const answer = this.applyWrite(route, orderId, body, key);
     if (key && answer.status < 500) this.answered.set(`${route}:${key}`, answer);
-    if (fault?.kind === 'slow_reply') await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault?.kind === 'slow_reply') await this.hold(res, fault.delayMs);
     if (fault?.kind === 'reset_after_commit') {
       // The change happened; the caller only sees its connection die (ECONNRESET / "socket hang up").
       req.socket.resetAndDestroy();
