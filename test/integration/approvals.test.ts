@@ -270,7 +270,7 @@ test('waiting tasks leave a bounded worker cache (maxCachedWorkflows 1) and are 
     }
     // Three tasks wait in a cache of one (the SDK keeps one more while it makes room): not all of
     // them are held, so at least one is replayed from history to take its decision.
-    await waitFor('a waiting task to leave the worker cache', () => worker.getStatus().numCachedWorkflows < tasks.length || undefined);
+    await waitFor('a waiting task to leave the worker cache', () => worker.queues.reduce((n, q) => n + q.worker.getStatus().numCachedWorkflows, 0) < tasks.length || undefined);
     for (const [i, { taskId }] of tasks.entries()) {
       await h.client.approve(taskId, { approvalId: asked[i]!.id, by: 'ana' });
     }
