@@ -99,6 +99,11 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       if (e.resolved) lines.push(`  ${safeLine(e.resolved.at)}  resolved by ${safeLine(e.resolved.by)}: ${safeLine(e.resolved.how)}`);
     }
     for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${safeLine(d.at)}  message from ${safeLine(d.by)}: ${safeLine(d.detail)}`);
+    // Decisions sent as signals that changed nothing: a person who was told "recorded" finds out why here.
+    for (const d of s.decisions.filter((d) => d.outcome)) lines.push(`  ${safeLine(d.at)}  ${safeLine(d.action)} by ${safeLine(d.by)} ${safeLine(d.detail)}`);
+    if (s.untakenDecisions && s.untakenDecisions > s.decisions.filter((d) => d.outcome).length) {
+      lines.push(`  (${s.untakenDecisions} decisions sent as signals in this run changed nothing; the first 100 are listed)`);
+    }
     for (const a of s.approvals) {
       lines.push(
         `  ${safeLine(a.decidedAt)}  ${safeLine(a.tool)} ${safeLine(a.decision)} by ${safeLine(a.by)}` +

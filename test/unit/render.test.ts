@@ -302,3 +302,15 @@ test('list shows a task that waits for a person and for a worker with both, in i
   expect(first).toMatch(/approval of delete_file; no worker serves agent "nu-files" on queue "durable-agent.nu-files": the task waits until one does$/);
   expect(second).not.toContain('no worker');
 });
+
+test('status shows a decision sent as a signal that changed nothing, with why, so the person told "recorded" finds out', () => {
+  const status = {
+    agent: 'demo', phase: 'awaiting_approval', agentStatus: 'awaiting_approval', model: 'm', turn: 1,
+    budgets: { turns: { used: 1, limit: 5, left: 4 }, toolCalls: { used: 1, limit: 5, left: 4 }, toolCallsPerTurn: 8, correctionsPerTool: 3 },
+    unpricedModels: [], toolCalls: { total: 1, succeeded: 0, failed: 0 }, pendingApprovals: [], approvals: [], escalations: [],
+    decisions: [{ at: '2026-11-23T10:00:00.000Z', by: 'olga', action: 'approve', outcome: 'refused', detail: 'refused (sent as a signal): the proof expired at 2026-11-23T09:00:00.000Z' }],
+    untakenDecisions: 1,
+    usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 }, costUsd: 0, events: [], eventCount: 0,
+  } as unknown as TaskStatus;
+  expect(renderStatus('t-1', status)).toContain('approve by olga refused (sent as a signal): the proof expired');
+});
