@@ -5,16 +5,16 @@
  * server decodes its payloads over HTTP for the holder of the token; the `temporal` CLI reads them
  * through it; and histories replay with the keys, encrypted or not.
  */
+import { committedHistories } from '../support/committed-histories';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { decode } from '@temporalio/common/lib/internal-non-workflow';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { TaskClient } from '../../src/client/task-client';
@@ -257,11 +257,7 @@ test('the temporal CLI shows the decrypted history through the codec server (--c
 });
 
 test('replay with the keys: the encrypted history replays, and the committed (unencrypted) histories pass through the codec unchanged', async () => {
-  const dir = path.join(__dirname, '../histories');
-  const committed = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, f), 'utf8'))) }));
-  expect(committed.length).toBeGreaterThanOrEqual(3);
+  const committed = committedHistories();
   const failures: string[] = [];
   const dataConverter = createDataConverter(codec);
   for await (const result of Worker.runReplayHistories({ workflowBundle: h.bundle, dataConverter }, [...committed, { workflowId: taskId, history: raw }])) {

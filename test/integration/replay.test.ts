@@ -3,14 +3,13 @@
  * a change would break tasks already in flight: guard the change with patched() instead of
  * re-recording (see docs/architecture.md, "Changing workflow code").
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { testWorkflowBundle } from '../support/test-bundle';
 import { installQuietRuntime } from '../support/quiet-runtime';
 import { createDataConverter } from '../../src/codec';
-import { COMMITTED_HISTORIES } from '../support/committed-histories';
+import { COMMITTED_HISTORIES, committedHistories } from '../support/committed-histories';
 
 const DIR = path.join(__dirname, '../histories');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
@@ -21,7 +20,7 @@ test('the committed histories are exactly the named set (one per protected code 
 
 test('every committed history replays without nondeterminism', async () => {
   const bundle = await testWorkflowBundle();
-  const histories = files.map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(readFileSync(path.join(DIR, f), 'utf8'))) }));
+  const histories = committedHistories();
   const failures: string[] = [];
   installQuietRuntime();
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, dataConverter: createDataConverter() }, histories)) {

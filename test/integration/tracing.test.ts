@@ -4,11 +4,10 @@
  * and a second one finishing it, both exporting over OTLP/HTTP to a collector on loopback: every
  * workflow-side span once (replay exports nothing again), one tree.
  */
-import { COMMITTED_HISTORIES } from '../support/committed-histories';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { committedHistories } from '../support/committed-histories';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { createDataConverter } from '../../src/codec';
 import { workerTracing } from '../../src/telemetry';
@@ -327,11 +326,7 @@ test('after a SIGKILL mid-task and a replay on a second worker, each span is exp
 test('with tracing in the bundle, every committed history replays without nondeterminism and exports no span', async () => {
   // Turning tracing on must not break tasks already in flight, and a replay must export nothing:
   // the spans of a replayed history were exported (or not) when it first ran.
-  const dir = path.join(__dirname, '../histories');
-  const histories = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, f), 'utf8'))) }));
-  expect(histories.length).toBe(COMMITTED_HISTORIES.length);
+  const histories = committedHistories();
   const exporter = new InMemorySpanExporter();
   const tracing = workerTracing({ exporter }, () => undefined)!;
   const failures: string[] = [];

@@ -4,6 +4,11 @@
  * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
  * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+
 export const COMMITTED_HISTORIES = [
   'approvals-approve-edit-deny',
   'continued-as-new-run',
@@ -25,3 +30,12 @@ export const COMMITTED_HISTORIES = [
   'r3-continued-run',
   'r3-signalled-decisions',
 ] as const;
+
+/**
+ * Every committed history, each under its own workflow id (its name): a signalled decision's proof
+ * is bound to the task's id, so a replay under another id would not take it.
+ */
+export function committedHistories(): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
+  const dir = path.join(__dirname, '../histories');
+  return COMMITTED_HISTORIES.map((name) => ({ workflowId: name, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))) }));
+}
