@@ -251,6 +251,9 @@ packageTest('npm pack ships the compiled JavaScript, its declarations, the demo 
     'dist/codec/index.d.ts',
     'dist/cli/main.js',
     'dist/agents/demo/demo-script.json',
+    'schemas/status.schema.json',
+    'schemas/list.schema.json',
+    'schemas/result.schema.json',
   ]) {
     expect(files).toContain(expected);
   }
@@ -323,6 +326,20 @@ packageTest('the shipped declarations type-check a TypeScript consumer of every 
   // The repository's compiler, since the consumer project installs no TypeScript of its own.
   const r = await node([path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
   if (r.code !== 0) throw new Error(explain('tsc in the consumer project', r));
+});
+
+packageTest('the JSON Schemas of the --json output resolve by name from the installed package, with require and with an import attribute', async () => {
+  writeFileSync(
+    path.join(project, 'schemas.mjs'),
+    `import status from 'durable-agent/schemas/status.schema.json' with { type: 'json' };
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+console.log(JSON.stringify({ status: status.title, list: require('durable-agent/schemas/list.schema.json').title, result: require('durable-agent/schemas/result.schema.json').title }));
+`,
+  );
+  const r = await node(['schemas.mjs']);
+  if (r.code !== 0) throw new Error(explain('node schemas.mjs', r));
+  expect(lastJsonLine(r.stdout)).toEqual({ status: 'TaskView', list: 'TaskList', result: 'ResultOutput' });
 });
 
 packageTest('npx durable-agent --help runs the installed CLI with plain node', async () => {
