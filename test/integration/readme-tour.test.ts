@@ -91,28 +91,31 @@ function linkPackages(target: string): void {
 interface Run {
   code: number | null;
   out: string;
+  err: string;
 }
 
 function bash(command: string, timeoutMs = 5 * 60_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${command} did not finish in ${timeoutMs} ms:\n${out.slice(-3_000)}`));
+      reject(new Error(`${command} did not finish in ${timeoutMs} ms:\n${out.slice(-3_000)}\n${err.slice(-3_000)}`));
     }, timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      resolve({ code, out });
+      resolve({ code, out, err });
     });
   });
 }
 
+/** The standard output of a command that must succeed. */
 async function ok(command: string): Promise<string> {
   const run = await bash(command);
-  if (run.code !== 0) throw new Error(`${command} exited with ${run.code}:\n${run.out.slice(-3_000)}\n--- dev ---\n${devOutput.slice(-3_000)}`);
+  if (run.code !== 0) throw new Error(`${command} exited with ${run.code}:\n${run.out.slice(-3_000)}\n${run.err.slice(-3_000)}\n--- dev ---\n${devOutput.slice(-3_000)}`);
   return run.out;
 }
 
