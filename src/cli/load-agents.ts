@@ -1,8 +1,8 @@
 /** Loads the agents a `durable-agent worker --agents FILE` module exports, with a clear error for each way it can be wrong. */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../agents/define-agent';
+import { AGENTS_MODULE_EXTENSIONS, importAgentsModule, loadFailureHint } from './agents-module';
 import { usageError } from './cli-error';
 
 export interface AgentsModuleEnvironment {
@@ -15,11 +15,14 @@ export type AgentsModule = AgentDefinition[] | ((env: AgentsModuleEnvironment) =
 export async function loadAgents(file: string, env: AgentsModuleEnvironment): Promise<AgentDefinition[]> {
   const absolute = path.resolve(file);
   if (!existsSync(absolute)) throw usageError(`--agents: no file ${absolute}`);
+  if (!(AGENTS_MODULE_EXTENSIONS as readonly string[]).includes(path.extname(absolute).toLowerCase())) {
+    throw usageError(`--agents: ${absolute} is not a module; an agents module is a ${AGENTS_MODULE_EXTENSIONS.join(', ')} file`);
+  }
   let loaded: { default?: unknown };
   try {
-    loaded = (await loadModule(absolute)) as { default?: unknown };
+    loaded = (await importAgentsModule(absolute)) as { default?: unknown };
   } catch (err) {
-    throw usageError(`--agents: could not load ${absolute}: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 500)}`);
+    throw usageError(`--agents: could not load ${absolute}: ${firstLines(err)}; ${loadFailureHint(absolute, err)}`);
   }
   // `module.exports = [...]` has no default; a CommonJS module compiled from `export default` arrives wrapped once more.
   let exported: unknown = loaded.default ?? loaded;
@@ -38,14 +41,17 @@ export async function loadAgents(file: string, env: AgentsModuleEnvironment): Pr
   return agents;
 }
 
-/** require() first: the CLI runs under tsx's CommonJS hook, which is what makes a .ts file loadable; import() for ES modules. */
-async function loadModule(file: string): Promise<unknown> {
-  try {
-    return require(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ERR_REQUIRE_ESM') throw err;
-    return import(pathToFileURL(file).href);
-  }
+/**
+ * One line of the error: its first line (a stack or a code frame would follow), and the next one when
+ * the first only announces it (tsx's "Transform failed with 1 error:").
+ */
+function firstLines(err: unknown): string {
+  const lines = String((err as Error | undefined)?.message ?? err)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const [first = 'unknown error', second] = lines;
+  return (first.endsWith(':') && second ? `${first} ${second}` : first).slice(0, 300);
 }
 
 function isAgent(value: unknown): value is AgentDefinition {

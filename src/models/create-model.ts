@@ -3,7 +3,7 @@ import type { ModelChoice } from '../protocol/task';
 import { stateDir } from '../server/state-dir';
 import { AnthropicModel, PROMPT_CACHING_MODES, type PromptCaching } from './anthropic-model';
 import type { Model } from './model';
-import { ScriptedModel } from './scripted-model';
+import { SCRIPT_DIRS_SETTING, ScriptedModel } from './scripted-model';
 import { ToolFailure } from '../errors/tool-failure';
 
 export interface ModelEnvironment {
@@ -27,7 +27,7 @@ export interface ModelEnvironment {
  * `<state dir>/scripts`, where the CLI's `start --script` copies a user's script.
  */
 export function defaultScriptRoots(env: NodeJS.ProcessEnv = process.env): string[] {
-  const extra = (env.DURABLE_AGENT_SCRIPT_DIRS ?? '').split(path.delimiter).filter((dir) => dir.trim() !== '');
+  const extra = (env[SCRIPT_DIRS_SETTING] ?? '').split(path.delimiter).filter((dir) => dir.trim() !== '');
   return [path.resolve(__dirname, '../agents/demo'), ...extra.map((dir) => path.resolve(dir)), scriptsDir()];
 }
 

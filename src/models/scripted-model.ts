@@ -102,7 +102,12 @@ export class ScriptedModel implements Model {
 /** Scripts larger than this are refused before reading (a demo script is a few KB). */
 export const MAX_SCRIPT_BYTES = 5 * 1024 * 1024;
 
-const SCRIPT_HINT = 'Put the script under one of the worker\'s script folders (the CLI copies it there), as a .json file.';
+/** The setting that adds script folders on a worker (path-delimited), named in every refusal so the fix is one step away. */
+export const SCRIPT_DIRS_SETTING = 'DURABLE_AGENT_SCRIPT_DIRS';
+
+const SCRIPT_HINT =
+  "Put the script, as a .json file, under one of the worker's script folders (`durable-agent start --script FILE` copies it there), " +
+  `or add its folder to ${SCRIPT_DIRS_SETTING} on the worker. The format: docs/scripted-models.md.`;
 
 function refused(code: string, detail: string): ToolFailure {
   return new ToolFailure('permanent', code, detail, SCRIPT_HINT);
@@ -116,6 +121,12 @@ function codeOf(err: unknown): string {
 function within(root: string, target: string): boolean {
   const rel = path.relative(root, target);
   return rel === '' ? false : !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** Names the worker's folders: they are its configuration, not the file system's content, and the fix needs them. */
+function outsideRoots(file: string, roots: readonly string[]): string {
+  const folders = roots.map((root) => path.resolve(root)).join(', ') || 'none';
+  return `Model script ${file} refused: it is not a .json file under the worker's script folders (${folders}; ${SCRIPT_DIRS_SETTING} adds more).`;
 }
 
 /** The real path of an allowed script; a relative name is looked up in each root in turn. */
@@ -134,7 +145,7 @@ export function resolveScript(file: string, roots: readonly string[]): string {
   for (const candidate of candidates) {
     // Outside every root, the file system is not even asked, so a refusal says nothing about what exists there.
     if (!lexicalRoots.some((root) => within(root, candidate))) {
-      throw refused('script_refused', `Model script ${file} refused: it is not a .json file under the worker's script folders.`);
+      throw refused('script_refused', outsideRoots(file, roots));
     }
     let real: string;
     try {
@@ -144,7 +155,7 @@ export function resolveScript(file: string, roots: readonly string[]): string {
       continue;
     }
     if (path.extname(real).toLowerCase() !== '.json' || !realRoots.some((root) => within(root, real))) {
-      throw refused('script_refused', `Model script ${file} refused: it is not a .json file under the worker's script folders.`);
+      throw refused('script_refused', outsideRoots(file, roots));
     }
     const stat = statSync(real);
     if (!stat.isFile()) throw refused('script_refused', `Model script ${file} refused: not a regular file.`);

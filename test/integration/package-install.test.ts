@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import os from 'node:os';
 import path from 'node:path';
 import { testNeeding } from '../support/prerequisites';
-import { freePort } from '../../src/server/dev-server';
+import { freePort, startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -251,6 +251,9 @@ packageTest('npm pack ships the compiled JavaScript, its declarations, the demo 
     'dist/codec/index.d.ts',
     'dist/cli/main.js',
     'dist/agents/demo/demo-script.json',
+    'schemas/status.schema.json',
+    'schemas/list.schema.json',
+    'schemas/result.schema.json',
   ]) {
     expect(files).toContain(expected);
   }
@@ -325,6 +328,20 @@ packageTest('the shipped declarations type-check a TypeScript consumer of every 
   if (r.code !== 0) throw new Error(explain('tsc in the consumer project', r));
 });
 
+packageTest('the JSON Schemas of the --json output resolve by name from the installed package, with require and with an import attribute', async () => {
+  writeFileSync(
+    path.join(project, 'schemas.mjs'),
+    `import status from 'durable-agent/schemas/status.schema.json' with { type: 'json' };
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+console.log(JSON.stringify({ status: status.title, list: require('durable-agent/schemas/list.schema.json').title, result: require('durable-agent/schemas/result.schema.json').title }));
+`,
+  );
+  const r = await node(['schemas.mjs']);
+  if (r.code !== 0) throw new Error(explain('node schemas.mjs', r));
+  expect(lastJsonLine(r.stdout)).toEqual({ status: 'TaskView', list: 'TaskList', result: 'ResultOutput' });
+});
+
 packageTest('npx durable-agent --help runs the installed CLI with plain node', async () => {
   const r = await run('npx', ['--no-install', 'durable-agent', '--help'], { cwd: project, env: userEnv(), timeoutMs: 2 * MINUTE });
   if (r.code !== 0) throw new Error(explain('npx durable-agent --help', r));
@@ -344,4 +361,66 @@ packageTest('npx durable-agent demo runs the demo task end to end from the insta
   if (r.code !== 0) throw new Error(explain('npx durable-agent demo', r));
   expect(lastJsonLine(r.stdout).result).toMatchObject({ outcome: 'answered', model: 'scripted:demo-script.json', toolCalls: 5 });
   expect(readFileSync(path.join(home, 'workspace/outbox/C-9921-shipped.md'), 'utf8')).toContain('Total shipped: $492.99 in 3 orders.');
+});
+
+/** A TypeScript agents module in the user's project: types, an import of the package by name, and zod. */
+const AGENTS_TS = `import { z } from 'zod';
+import { defineAgent, defineTool, ToolFailure } from 'durable-agent';
+
+interface Weather { city: string; celsius: number }
+const TEMPERATURES: Record<string, number> = { Oslo: 4, Rome: 21 };
+
+const getWeather = defineTool({
+  name: 'get_weather',
+  description: 'Current temperature for a city, in °C.',
+  input: z.object({ city: z.string() }),
+  output: z.object({ city: z.string(), celsius: z.number() }),
+  effect: 'read',
+  idempotent: true,
+  run: async ({ city }): Promise<Weather> => {
+    const celsius = TEMPERATURES[city];
+    if (celsius === undefined) throw new ToolFailure('permanent', 'no_such_city', 'No weather for ' + city + '.', 'Ask for Oslo or Rome.');
+    return { city, celsius };
+  },
+});
+
+export default [defineAgent({ name: 'weather-ts', system: 'You answer weather questions.', tools: [getWeather] })];
+`;
+
+const AGENTS_SCRIPT = JSON.stringify({
+  description: 'SCRIPTED MODEL: asks for a city the tool does not know, then answers.',
+  turns: [
+    { content: [{ type: 'tool_use', name: 'get_weather', input: { city: 'Atlantis' } }] },
+    { content: [{ type: 'text', text: 'Atlantis has no weather.' }] },
+  ],
+});
+
+packageTest('npx durable-agent worker --agents agents.ts loads a TypeScript agents module with plain node and runs its task from the installed package', async () => {
+  writeFileSync(path.join(project, 'agents.ts'), AGENTS_TS);
+  writeFileSync(path.join(project, 'atlantis.json'), AGENTS_SCRIPT);
+  const server = await startDevServer({ dbFile: null });
+  const at = ['--address', server.address, '--task-queue', 'package-agents-ts'];
+  // The installed command itself (what npx runs), so the SIGTERM below reaches the worker and not a wrapper.
+  const bin = path.join(project, 'node_modules/.bin/durable-agent');
+  const worker = spawn(process.execPath, [bin, 'worker', '--agents', 'agents.ts', ...at], { cwd: project, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let workerErr = '';
+  worker.stderr.on('data', (d) => (workerErr += d));
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  try {
+    const cli = (args: string[]) => run('npx', ['--no-install', 'durable-agent', ...args], { cwd: project, env: userEnv(), timeoutMs: 3 * MINUTE });
+    const started = await cli(['start', 'What is the weather in Atlantis?', '--agent', 'weather-ts', '--script', 'atlantis.json', '--json', ...at]);
+    if (started.code !== 0) throw new Error(explain('durable-agent start', started));
+    const { taskId } = lastJsonLine(started.stdout);
+    const result = await cli(['result', taskId, '--json', ...at]);
+    if (result.code !== 0) throw new Error(`${explain('durable-agent result', result)}\n--- worker ---\n${workerErr.slice(-3_000)}`);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'answered', text: 'Atlantis has no weather.', toolCalls: 1 });
+    const status = await cli(['status', taskId, '--json', ...at]);
+    // The tool's ToolFailure reached the model as itself: the agents module and the CLI share one copy of the package.
+    expect(status.stdout).toContain('no_such_city');
+    expect(workerErr).toContain('agents "weather-ts"');
+  } finally {
+    worker.kill('SIGTERM');
+    await exited;
+    await server.stop();
+  }
 });

@@ -1,5 +1,5 @@
 /**
- * The idempotency key's shape as the documentation states it (README step 8, docs/architecture.md),
+ * The idempotency key's shape as the documentation states it (the README, docs/architecture.md),
  * read from the files themselves so a test of real keys fails when the docs and the code part ways.
  */
 import { readFileSync } from 'node:fs';
@@ -15,11 +15,12 @@ export interface DocumentedShape {
 /** Every place the docs spell out the key of a current task, with the shape it gives. */
 export function documentedKeyShapes(): DocumentedShape[] {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const step8 = /^8\. \*\*Write twice, refund once:\*\*[\s\S]*?(?=\n\S|\n\n)/m.exec(readme)?.[0] ?? '';
+  // The README's paragraph on writes sent twice.
+  const paragraph = /[^\n]*idempotency key \(`[\s\S]*?(?=\n\n)/.exec(readme)?.[0] ?? '';
   const architecture = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
   const sentences = [...architecture.matchAll(/(?:receive an idempotency key|Idempotency keys are issued by the workflow)\s*\(`([^`]+)`/g)];
   return [
-    { where: 'README.md step 8', shape: /idempotency key \(`([^`]+)`\)/.exec(step8.replace(/\s+/g, ' '))?.[1] ?? '(none found)' },
+    { where: 'README.md', shape: /idempotency key \(`([^`]+)`\)/.exec(paragraph.replace(/\s+/g, ' '))?.[1] ?? '(none found)' },
     ...sentences.map((m) => ({ where: 'docs/architecture.md', shape: m[1]! })),
   ];
 }

@@ -3,7 +3,7 @@ import { documentedKeyShapes, keyPattern } from '../support/documented-key';
 
 test('README step 8 and docs/architecture.md give the same key shape: <taskId>:<firstRunId>:<n>', () => {
   const shapes = documentedKeyShapes();
-  expect(shapes.map((s) => s.where)).toEqual(['README.md step 8', 'docs/architecture.md', 'docs/architecture.md']);
+  expect(shapes.map((s) => s.where)).toEqual(['README.md', 'docs/architecture.md', 'docs/architecture.md']);
   expect(shapes.map((s) => s.shape)).toEqual(shapes.map(() => '<taskId>:<firstRunId>:<n>'));
 });
 

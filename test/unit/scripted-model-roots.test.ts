@@ -66,6 +66,13 @@ test('a .json file outside the roots is refused, and whether it exists is not to
   expect(missing.code).toBe('script_refused');
 });
 
+test('a refusal for a script outside the folders names every folder the worker reads and the DURABLE_AGENT_SCRIPT_DIRS setting', () => {
+  const failure = refusal(path.join(outside, 'secret.json'), [root, path.join(tmp, 'second')]);
+  expect(failure.message).toContain(`script folders (${root}, ${path.join(tmp, 'second')}; DURABLE_AGENT_SCRIPT_DIRS adds more)`);
+  expect(failure.hint).toContain('DURABLE_AGENT_SCRIPT_DIRS');
+  expect(failure.hint).toContain('docs/scripted-models.md');
+});
+
 test('../ out of a root is refused', () => {
   expect(refusal(path.join(root, '..', 'elsewhere', 'secret.json')).code).toBe('script_refused');
   expect(refusal('../elsewhere/secret.json').code).toBe('script_refused');

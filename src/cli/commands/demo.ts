@@ -8,6 +8,7 @@ import { TaskClient } from '../../client/task-client';
 import type { ModelChoice } from '../../protocol/task';
 import { intOption, parse } from '../args';
 import { startLocalStack } from '../local-stack';
+import { localServerPort } from '../local-port';
 import { watchTask } from './tasks';
 
 export const demoHelp = `durable-agent demo [--port 7233] [--json]
@@ -18,7 +19,7 @@ export const demoHelp = `durable-agent demo [--port 7233] [--json]
 
 export async function demoCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: 'string' }, json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
-  const port = intOption(values.port, 'port') ?? 7233;
+  const port = intOption(values.port, 'port') ?? localServerPort();
   const say = (line: string) => (values.json ? undefined : console.log(line));
   const stack = await startLocalStack({ port, log: (line) => say(line) });
   try {

@@ -1,13 +1,15 @@
 import { intOption, parse } from '../args';
 import { startLocalStack } from '../local-stack';
 import { describeQueues } from '../render';
+import { localServerPort } from '../local-port';
 
 export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--task-queue Q] [--workspace DIR]
                  [--orders-fault KIND[:N]]...
   Starts the embedded Temporal dev server (state kept in .durable-agent/temporal.db) and a worker,
-  and runs until Ctrl-C. Reuses a server already running on the port (and says so). The worker serves
-  the demo agent on its queue durable-agent.demo and the shared queue durable-agent of earlier tasks;
-  --task-queue Q serves it on Q alone.`;
+  and runs until Ctrl-C. Reuses a server already running on the port (and says so). Without --port: the
+  port of TEMPORAL_ADDRESS when it names this machine (where the other commands connect), else 7233.
+  The worker serves the demo agent on its queue durable-agent.demo and the shared queue durable-agent of
+  earlier tasks; --task-queue Q serves it on Q alone.`;
 
 export async function devCommand(argv: string[]): Promise<number> {
   const { values } = parse(
@@ -22,7 +24,7 @@ export async function devCommand(argv: string[]): Promise<number> {
     },
     { min: 0, max: 0, names: '' },
   );
-  const port = intOption(values.port, 'port') ?? 7233;
+  const port = intOption(values.port, 'port') ?? localServerPort();
   const uiPort = values.headless ? false : (intOption(values['ui-port'], 'ui-port') ?? port + 1000);
   const log = (line: string) => console.error(line);
   const stack = await startLocalStack({
