@@ -73,7 +73,11 @@ async function outcomeOf(taskId: string, runId: string): Promise<{ failure: stri
   await h.client.client.workflow.getHandle(taskId, runId, { followRuns: false }).result().catch(() => undefined);
   const events = await eventsOf(taskId, runId);
   const close = events.at(-1)!;
-  const failure = String(close.workflowExecutionFailedEventAttributes?.failure?.message ?? close.workflowExecutionContinuedAsNewEventAttributes?.failure?.message ?? 'no failure');
+  const failure = String(
+    close.workflowExecutionFailedEventAttributes?.failure?.message ??
+      close.workflowExecutionContinuedAsNewEventAttributes?.failure?.message ??
+      (close.workflowExecutionTimedOutEventAttributes ? 'timed out' : 'no failure'),
+  );
   const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? '?'] : []));
   return { failure, activities };
 }
@@ -100,14 +104,16 @@ test('a cron schedule is refused on every run: the second run (continuedFrom set
 test('a workflow retry of a forged start is refused: the retried run (attempt 2) never reads the snapshot', async () => {
   const file = victim('retry');
   const taskId = h.taskId('forged-retry');
-  // No worker yet: the first attempt times out, so the server retries it with the same input.
+  // Created now, polling only once the retry exists: the first attempt times out with no worker, so
+  // the server retries it with the same input (a run timeout applies to each attempt).
+  const idle = await h.worker(agents(), { approverKeys: [trusted.trustedKey()] });
   const first = await h.client.client.workflow.start(WORKFLOW_TYPE, {
-    taskQueue: h.taskQueue, workflowId: taskId, workflowRunTimeout: '1s',
+    taskQueue: h.taskQueue, workflowId: taskId, workflowRunTimeout: '4s',
     retry: { maximumAttempts: 2, initialInterval: '1s', backoffCoefficient: 1 },
     args: [{ agent: 'demo', prompt: 'x', resume: forgedSnapshot(file) }],
   });
   const second = await nextRun(taskId, first.firstExecutionRunId);
-  const worker = runInBackground(await h.worker(agents(), { approverKeys: [trusted.trustedKey()] }));
+  const worker = runInBackground(idle);
   try {
     const outcome = await outcomeOf(taskId, second);
     expect(outcome.failure).toMatch(/workflow retry policy/);
