@@ -26,6 +26,8 @@ export interface TaskAtRest {
   taskQueue: string;
   /** Absent for tasks started before pending-in-memo. */
   pending?: PendingMemo;
+  /** The memo's one-line summary of what the task waits for (its first approval's arguments, shortened). */
+  waitingFor?: string;
 }
 
 export interface DecisionSender {
@@ -38,8 +40,10 @@ export interface DecisionSender {
 
 export async function describeAtRest(client: Client, taskId: string): Promise<TaskAtRest> {
   const described = await client.workflow.getHandle(taskId).describe();
-  const pending = (described.memo as { pending?: PendingMemo } | undefined)?.pending;
-  return { executionStatus: described.status.name, taskQueue: described.taskQueue, ...(pending ? { pending } : {}) };
+  const memo = described.memo as { pending?: PendingMemo; waitingFor?: unknown } | undefined;
+  const pending = memo?.pending;
+  const waitingFor = typeof memo?.waitingFor === 'string' ? memo.waitingFor : undefined;
+  return { executionStatus: described.status.name, taskQueue: described.taskQueue, ...(pending ? { pending } : {}), ...(waitingFor ? { waitingFor } : {}) };
 }
 
 export async function sendDecision(sender: DecisionSender, taskId: string, decision: DecisionToSend): Promise<DecisionOutcome> {
@@ -92,6 +96,11 @@ async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, d
   if (decision.kind === 'unblock') {
     const blockId = decision.input.blockId ?? (task.pending ? task.pending.block?.id : (await sender.status(taskId)).blocked?.id);
     if (!blockId) throw sender.rejected(taskId, `the task is not blocked`);
+    // With no worker to ask, a block the memo no longer shows is refused here: a stale form writes nothing.
+    if (!workerPolls && task.pending && task.pending.block?.id !== blockId) {
+      const now = task.pending.block;
+      throw sender.rejected(taskId, `block ${blockId} is not the current one: ${now ? `the task is blocked on ${now.id} (${now.code}) now` : 'the task is not blocked now'}; look at it before you unblock`);
+    }
     return sign('unblock', blockId, { ...decision.input, blockId });
   }
   const { approvalId } = decision.input;

@@ -235,13 +235,18 @@ export class TaskClient {
     return [...out, ...status.archive.pending];
   }
 
-  /** Resumes a blocked task. Rejected (nothing written to history) when it is not blocked or the input is wrong. */
+  /**
+   * Resumes a blocked task. Rejected (nothing written to history) when it is not blocked, when
+   * `input.blockId` (the block the person saw) is not the current block, or the input is wrong.
+   */
   async unblock(taskId: string, input: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
     if (!this.signer || input.proof) return this.update(taskId, unblockUpdate, input);
-    // The proof names the block it answers: a proof for an earlier block cannot resume a later one.
-    const blocked = (await this.status(taskId)).blocked;
-    if (!blocked) return this.update(taskId, unblockUpdate, input); // the task says why it cannot be unblocked
-    return this.update(taskId, unblockUpdate, { ...input, proof: this.signed('unblock', taskId, blocked.id, input) });
+    // The proof names the block it answers: the one the person saw when given, never one read now,
+    // so a stale form signs the old block and the task refuses it.
+    const blockId = input.blockId ?? (await this.status(taskId)).blocked?.id;
+    if (!blockId) return this.update(taskId, unblockUpdate, input); // the task says why it cannot be unblocked
+    const named = { ...input, blockId };
+    return this.update(taskId, unblockUpdate, { ...named, proof: this.signed('unblock', taskId, blockId, named) });
   }
 
   /** Approves a pending approval, optionally with edited arguments. Rejected when the id is unknown, stale or decided. */

@@ -6,6 +6,7 @@
 import type { Approver } from './approver-directory';
 import { html, trusted, type Html } from './html';
 import type { TaskPageData, WaitingTask } from './inbox-data';
+import { argumentsHash, type ApprovalAtRest } from '../client/pending-at-rest';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
 import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
@@ -133,6 +134,17 @@ ${options.proxyNote ? html`<p>${options.proxyNote}</p>` : ''}
   );
 }
 
+/** A decision the task will take when a worker runs it: recorded, not refused, so not an error. */
+export function recordedPage(layout: Omit<Layout, 'title'>, taskId: string, what: string, note: string): string {
+  return page(
+    { ...layout, title: 'Decision recorded' },
+    html`<h1>Decision recorded</h1>
+<div role="status"><p class="status ok">${what}: ${note}.</p></div>
+<p>The task takes it (or says why not) when a worker runs it; its page and <code>durable-agent status</code> show the outcome then.</p>
+<p><a href="/tasks/${encodeURIComponent(taskId)}">Back to task ${taskId}</a> · <a href="/">Back to the inbox</a></p>`,
+  );
+}
+
 /** A refusal page: expired or reused links, unknown tasks, forbidden requests. */
 export function messagePage(title: string, text: string, layout: Omit<Layout, 'title'> = {}): string {
   return page({ ...layout, title }, html`<h1>${title}</h1><p class="status error" role="alert">${text}</p><p><a href="/">Back to the inbox</a></p>`);
@@ -194,15 +206,17 @@ ${argumentsBlock(taskId, a)}`;
 
 export function inboxPage(layout: Omit<Layout, 'title'>, tasks: WaitingTask[], now = Date.now()): string {
   const approvals = tasks.flatMap((t) => (t.status?.pendingApprovals ?? []).map((a) => ({ t, a })));
-  const blocked = tasks.filter((t) => t.status?.blocked || (!t.status && t.summary.agentStatus === 'blocked'));
-  const unknown = tasks.filter((t) => !t.status);
+  const atRest = tasks.flatMap((t) => (t.atRest?.approvals ?? []).map((a) => ({ t, a })));
+  const blocked = tasks.filter((t) => t.status?.blocked || t.atRest?.block || (!t.status && !t.atRest && t.summary.agentStatus === 'blocked'));
+  const unknown = tasks.filter((t) => !t.status && !t.atRest);
   const questions = approvals.filter(({ a }) => a.question).length;
+  const pendingCount = approvals.length + atRest.length;
   return page(
     { ...layout, title: 'Inbox' },
     html`<h1>Inbox</h1>
-<p>${approvals.length} pending approval${approvals.length === 1 ? '' : 's'}${questions ? ` (${questions} of them question${questions === 1 ? '' : 's'} from tools)` : ''}, ${blocked.length} blocked task${blocked.length === 1 ? '' : 's'}. <a href="/">Refresh</a></p>
+<p>${pendingCount} pending approval${pendingCount === 1 ? '' : 's'}${questions ? ` (${questions} of them question${questions === 1 ? '' : 's'} from tools)` : ''}, ${blocked.length} blocked task${blocked.length === 1 ? '' : 's'}. <a href="/">Refresh</a></p>
 <h2 id="approvals">Pending approvals</h2>
-${approvals.length === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
+${pendingCount === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
 ${approvals.map(({ t, a }) =>
   a.question
     ? html`<article class="card approval question" aria-labelledby="ap-${a.id}">
@@ -220,20 +234,49 @@ ${approvals.map(({ t, a }) =>
   <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Review and answer<span class="skip"> ${a.tool} on ${t.summary.taskId}</span></a></p>
 </article>`,
 )}
+${atRest.map(
+  ({ t, a }) => html`<article class="card approval at-rest" aria-labelledby="ap-${a.id}">
+  <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
+  <p class="status error no-worker">${t.note ?? ''}</p>
+  <p>Agent <strong>${t.summary.agent ?? '?'}</strong></p>
+  ${atRestDetails(a, now)}
+  <p><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">Review and answer<span class="skip"> ${a.tool} on ${t.summary.taskId}</span></a></p>
+</article>`,
+)}
 <h2 id="blocked">Blocked tasks</h2>
 ${blocked.length === 0 ? html`<p>No task is blocked.</p>` : ''}
 ${blocked.map(
   (t) => html`<article class="card blocked" aria-labelledby="bl-${t.summary.taskId}">
   <h3 id="bl-${t.summary.taskId}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#blocked">Task ${t.summary.taskId}</a></h3>
-  ${t.status?.blocked ? blockedDetails(t.status.blocked) : html`<p>${t.note ?? ''}</p>`}
+  ${t.status?.blocked ? blockedDetails(t.status.blocked) : t.atRest?.block ? html`<p class="status error no-worker">${t.note ?? ''}</p>${blockedDetails(t.atRest.block)}` : html`<p>${t.note ?? ''}</p>`}
 </article>`,
 )}
 ${unknown.length ? html`<h2>Waiting, details unavailable</h2><ul>${unknown.map((t) => html`<li><a href="/tasks/${encodeURIComponent(t.summary.taskId)}">${t.summary.taskId}</a>: ${t.note ?? ''}</li>`)}</ul>` : ''}`,
   );
 }
 
-function blockedDetails(e: Escalation): Html {
-  return html`<dl><dt>Why</dt><dd>${e.reason}</dd><dt>Code</dt><dd><code>${e.code}</code></dd><dt>Since</dt><dd>${e.at} (turn ${e.turn})</dd></dl>`;
+/** A block: from the live status (an escalation) or from the memo (id, code and reason only). */
+type BlockShown = Pick<Escalation, 'id' | 'code' | 'reason'> & Partial<Pick<Escalation, 'at' | 'turn'>>;
+
+function blockedDetails(e: BlockShown): Html {
+  return html`<dl><dt>Why</dt><dd>${e.reason}</dd><dt>Code</dt><dd><code>${e.code}</code></dd>${e.at ? html`<dt>Since</dt><dd>${e.at} (turn ${e.turn ?? '?'})</dd>` : ''}<dt>Block id</dt><dd><code>${e.id}</code></dd></dl>`;
+}
+
+/** An approval as the memo shows it: no worker ran to say more. Arguments only when the memo holds them whole. */
+function atRestDetails(a: ApprovalAtRest, now: number): Html {
+  return html`<dl>
+  <dt>Tool</dt><dd><code>${a.tool}</code></dd>
+  <dt>Effect</dt><dd><span class="badge ${a.effect}">${a.effect}</span></dd>
+  <dt>Reason</dt><dd>${a.reason}</dd>
+  <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}</dd>
+  <dt>Approval id</dt><dd><code>${a.id}</code></dd>
+</dl>
+${
+  a.input === undefined
+    ? html`<p class="status error"><strong>The arguments cannot be shown here:</strong> ${a.argumentsProblem ?? 'unknown'}. Do not approve arguments you have not read; you may approve with arguments you write yourself.</p>`
+    : html`<p><strong>Exact arguments</strong>${a.storedAs ? html` <span class="hint">(sha256 <code>${a.storedAs.$blob.slice('sha256:'.length)}</code>, checked)</span>` : ''}</p>
+<pre>${pretty(a.input)}</pre>`
+}`;
 }
 
 /** The values a refused form is shown again with, and the refusal. */
@@ -270,6 +313,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
   <form method="post" action="${base}/approve">
     ${decisionFields(csrf, a.id)}
     <input type="hidden" name="inputHash" value="${a.inputHash}">
+    ${argumentsProblemOf(a) ? '' : html`<input type="hidden" name="argumentsHash" value="${argumentsHash(a.input)}">`}
     <fieldset>
       <legend>Approve</legend>
       ${errorFor(state, 'approve', a.id)}
@@ -280,6 +324,44 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
           : html`<label for="args-${a.id}">Arguments (JSON) <span class="hint" id="args-hint-${a.id}">Edit them to run different ones; the task checks them against the tool's schema.</span></label>
       <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', pretty(a.input), a.id)}</textarea>`
       }
+      <label for="comment-${a.id}">Comment <span class="hint">(optional)</span></label>
+      <input type="text" id="comment-${a.id}" name="comment" value="${valueOf(state, 'approve', 'comment', '', a.id)}">
+      <button type="submit">Approve</button>
+    </fieldset>
+  </form>
+  <form method="post" action="${base}/deny">
+    ${decisionFields(csrf, a.id)}
+    <fieldset>
+      <legend>Deny</legend>
+      ${errorFor(state, 'deny', a.id)}
+      <label for="reason-${a.id}">Reason <span class="hint">(required; the model is told)</span></label>
+      <textarea id="reason-${a.id}" name="reason" required>${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
+      <button type="submit" class="danger">Deny</button>
+    </fieldset>
+  </form>
+  </div>
+</section>`;
+}
+
+/**
+ * Approve and deny for an approval known only from the memo. The approve form carries a hash of
+ * the arguments shown (none when none could be), so the inbox approves as-is only what was read.
+ */
+function atRestApprovalForms(taskId: string, a: ApprovalAtRest, csrf: string, state: FormState | undefined, now: number): Html {
+  const base = `/tasks/${encodeURIComponent(taskId)}`;
+  const known = a.input !== undefined;
+  return html`<section class="card approval at-rest" id="approval-${a.id}" aria-labelledby="h-approval-${a.id}">
+  <h3 id="h-approval-${a.id}">Approval: ${a.tool}</h3>
+  ${atRestDetails(a, now)}
+  <div class="grid">
+  <form method="post" action="${base}/approve">
+    ${decisionFields(csrf, a.id)}
+    ${known ? html`<input type="hidden" name="argumentsHash" value="${argumentsHash(a.input)}">` : ''}
+    <fieldset>
+      <legend>Approve</legend>
+      ${errorFor(state, 'approve', a.id)}
+      <label for="args-${a.id}">${known ? 'Arguments (JSON)' : 'Your arguments (JSON)'} <span class="hint" id="args-hint-${a.id}">${known ? "Edit them to run different ones; the task checks them against the tool's schema." : "The arguments above could not be shown, so only arguments you write here can be approved; the task checks them against the tool's schema."}</span></label>
+      <textarea class="json" id="args-${a.id}" name="arguments" aria-describedby="args-hint-${a.id}" spellcheck="false">${valueOf(state, 'approve', 'arguments', known ? pretty(a.input) : '', a.id)}</textarea>
       <label for="comment-${a.id}">Comment <span class="hint">(optional)</span></label>
       <input type="text" id="comment-${a.id}" name="comment" value="${valueOf(state, 'approve', 'comment', '', a.id)}">
       <button type="submit">Approve</button>
@@ -403,8 +485,9 @@ function questionForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
 </section>`;
 }
 
-function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormState | undefined, status: TaskStatus, problem: string | undefined): Html {
-  const b = status.budgets;
+/** The unblock form names the block the person sees (blockId): a form left open while the task blocked again is refused. */
+function unblockForm(taskId: string, e: BlockShown, csrf: string, state: FormState | undefined, budgets: TaskStatus['budgets'] | undefined, problem: string | undefined): Html {
+  const b = budgets;
   const v = (field: string) => valueOf(state, 'unblock', field, '');
   const limit = (name: string, label: string, reading: { used: number; limit: number } | undefined, step = '1') =>
     html`<div><label for="budget-${name}">${label} <span class="hint">${reading ? `(used ${reading.used} of ${reading.limit}; new total)` : '(new total)'}</span></label>
@@ -415,6 +498,7 @@ function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormSta
   ${policyNote(problem)}
   <form method="post" action="/tasks/${encodeURIComponent(taskId)}/unblock">
     <input type="hidden" name="_csrf" value="${csrf}">
+    <input type="hidden" name="blockId" value="${e.id}">
     <fieldset>
       <legend>Unblock</legend>
       ${errorFor(state, 'unblock')}
@@ -423,10 +507,10 @@ function unblockForm(taskId: string, e: Escalation, csrf: string, state: FormSta
       <fieldset>
         <legend>Raise budgets <span class="hint">(optional)</span></legend>
         <div class="grid">
-          ${limit('turns', 'Turns', b.turns)}
-          ${limit('toolCalls', 'Tool calls', b.toolCalls)}
-          ${limit('tokens', 'Tokens', b.tokens)}
-          ${limit('costUsd', 'Cost (USD)', b.costUsd, '0.01')}
+          ${limit('turns', 'Turns', b?.turns)}
+          ${limit('toolCalls', 'Tool calls', b?.toolCalls)}
+          ${limit('tokens', 'Tokens', b?.tokens)}
+          ${limit('costUsd', 'Cost (USD)', b?.costUsd, '0.01')}
         </div>
       </fieldset>
       <button type="submit">Unblock</button>
@@ -488,13 +572,15 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
     <dt>Status</dt><dd><span id="live-status" data-status="${agentStatus}">${agentStatus}</span>${s ? html` · phase <span id="live-phase">${s.phase}</span> · turn <span id="live-turn">${s.turn}</span>` : ''}</dd>
     ${s ? html`<dt>Budgets</dt><dd>turns ${s.budgets.turns.used}/${s.budgets.turns.limit}, tool calls ${s.budgets.toolCalls.used}/${s.budgets.toolCalls.limit}${s.budgets.tokens ? `, tokens ${s.budgets.tokens.used}/${s.budgets.tokens.limit}` : ''}${s.budgets.costUsd ? `, cost $${s.budgets.costUsd.used.toFixed(4)}/$${s.budgets.costUsd.limit}` : ''}</dd>` : ''}
   </dl>
-  ${data.note ? html`<p>${data.note}</p>` : ''}
+  ${data.note ? html`<p${data.atRest ? trusted(' class="status error no-worker"') : ''}>${data.note}</p>` : ''}
   <div id="live-result" role="status" aria-live="polite">${result ? html`<p class="status ok"><strong>Result (${result.outcome}):</strong> ${result.text}</p>` : ''}${data.failure ? html`<p class="status error">Failed: ${data.failure.detail}</p>` : ''}</div>
   <div id="live-notice" role="status" aria-live="polite"></div>
   ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
 </section>
 ${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => (a.question ? questionForms : approvalForms)(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
-${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
+${!s && data.atRest?.approvals.length ? html`<h2>Pending approvals</h2>${data.atRest.approvals.map((a) => atRestApprovalForms(data.taskId, a, layout.csrf, state, now))}` : ''}
+${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s.budgets, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
+${!s && data.atRest?.block ? unblockForm(data.taskId, data.atRest.block, layout.csrf, state, undefined, undefined) : ''}
 ${open ? messageForm(data.taskId, layout.csrf, state, policyProblem(s, layout.approver, { kind: 'message' })) : ''}
 <h2 id="h-events">Recent events</h2>
 <ol id="live-events">${(s?.events ?? []).slice(-10).map((e) => html`<li>${e.at} turn ${e.turn} ${e.kind}${e.tool ? ` ${e.tool}` : ''}: ${e.detail}</li>`)}</ol>

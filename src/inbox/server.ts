@@ -1,20 +1,24 @@
 /**
  * The inbox web app: node:http, server-rendered pages, forms that post back. People sign in
  * (approvers file, or a trusted proxy's header), every form carries the session's CSRF token and
- * every POST's Origin is checked; decisions go to the task through TaskClient (signed by the
- * client's DecisionSigner when it has one), and the task's own validators say yes or no.
+ * every POST's Origin is checked; decisions go to the task through TaskClient.decide (signed by
+ * the client's DecisionSigner when it has one), and the task's own validators say yes or no. With no
+ * worker running the task, what is pending comes from its memo and a decision is recorded (a
+ * signal) for the task to take when a worker runs it; the person is told so plainly.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
-import type { ApprovalRequest, UnblockInput } from '../protocol/task';
+import type { UnblockInput } from '../protocol/task';
 import type { Approver, ApproverDirectory } from './approver-directory';
-import { liveStatus, liveView, shownStatus, taskPageData, waitingTasks } from './inbox-data';
+import { liveStatus, liveView, pendingNow, shownStatus, taskPageData, waitingTasks } from './inbox-data';
+import { argumentsHash, canonicalJson } from '../client/pending-at-rest';
+import type { DecisionOutcome } from '../client/send-decision';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
 import { UsedLinks, verifyLink } from './links';
-import { inboxPage, messagePage, policyProblem, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
+import { inboxPage, messagePage, policyProblem, recordedPage, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
 import { constantTimeEqual } from './secret-hash';
 import { answerFromForm } from './question-form';
 import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
@@ -342,28 +346,34 @@ export class InboxServer {
     const refuse = (error: string, status = 422) => this.task(res, session, taskId, { form, ...(approvalId ? { approvalId } : {}), values, error }, status);
     const who = { by: session.approver.id, ...decisionRoles(session.approver) };
     const { client } = this.options;
-    let done: string;
+    // Taken at once (a worker answered): the task page with a note. Recorded for later: a page that says so.
+    const settle = (outcome: DecisionOutcome, taken: string, what: string): string | undefined => {
+      if (outcome.applied) return taken;
+      this.send(res, 200, recordedPage(this.layout(session), taskId, what, outcome.note));
+      return undefined;
+    };
+    let done: string | undefined;
     try {
       switch (form) {
         case 'approve': {
           if (!approvalId) return refuse('The form named no approval.');
           const edited = parseArguments(fields.get('arguments') ?? '');
           if ('error' in edited) return refuse(edited.error);
-          const pending = (await shownStatus(client, this.args, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
+          const shown = await this.pendingApproval(taskId, approvalId);
           // The person approves the call they read: the form carries its hash, and a call they could not read is not approved as is.
           const shownHash = fields.get('inputHash');
-          if (pending && shownHash && shownHash !== pending.inputHash) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
-          const unread = pending && argumentsProblemOf(pending);
-          if (unread && edited.value === undefined) return refuse(`The arguments of this call cannot be shown here, so the inbox will not approve them as they are: ${unread}.`, 409);
+          if (shown?.inputHash && shownHash && shownHash !== shown.inputHash) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
+          const readHash = fields.get('argumentsHash');
+          if (shown?.readable && readHash && readHash !== argumentsHash(shown.input)) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
+          if (shown?.unread && edited.value === undefined) return refuse(`The arguments of this call cannot be shown here, so the inbox will not approve them as they are: ${shown.unread}.`, 409);
           const comment = (fields.get('comment') ?? '').trim();
-          const changed = !pending || !sameArguments(pending, edited.value);
-          await client.approve(taskId, {
-            approvalId,
-            ...who,
-            ...(changed && edited.value !== undefined ? { editedInput: edited.value } : {}),
-            ...(comment ? { comment } : {}),
+          const changed = !shown?.readable || !sameArguments(shown.input, edited.value);
+          const withEdit = changed && edited.value !== undefined;
+          const outcome = await client.decide(taskId, {
+            kind: 'approve',
+            input: { approvalId, ...who, ...(withEdit ? { editedInput: edited.value } : {}), ...(comment ? { comment } : {}) },
           });
-          done = `Approved ${approvalId}${changed && edited.value !== undefined ? ' with edited arguments' : ''}.`;
+          done = settle(outcome, `Approved ${approvalId}${withEdit ? ' with edited arguments' : ''}.`, `Your approval of ${approvalId}${withEdit ? ' with edited arguments' : ''}`);
           break;
         }
         case 'deny': {
@@ -372,27 +382,32 @@ export class InboxServer {
           const question = fields.get('question') === '1';
           const reason = (fields.get('reason') ?? '').trim() || (question ? 'Declined to answer.' : '');
           if (!reason) return refuse('A denial needs a reason: the model is told why.');
-          await client.deny(taskId, { approvalId, ...who, reason });
-          done = question ? `Declined question ${approvalId}.` : `Denied ${approvalId}.`;
+          const outcome = await client.decide(taskId, { kind: 'deny', input: { approvalId, ...who, reason } });
+          done = settle(outcome, question ? `Declined question ${approvalId}.` : `Denied ${approvalId}.`, question ? `Your decline of question ${approvalId}` : `Your denial of ${approvalId}`);
           break;
         }
         case 'answer': {
           // A tool's question: the answer goes as the approval's editedInput, and the task checks it against the question's schema.
           if (!approvalId) return refuse('The form named no question.');
+          // The question's schema is only in the live status: an answer needs a worker to have read it now.
           const pending = (await liveStatus(client, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
-          if (!pending?.question) return refuse(`Question ${approvalId} is not pending on this task (already answered, declined or expired, or no worker answered).`, 409);
+          if (!pending?.question) return refuse(`Question ${approvalId} is not pending on this task (already answered, declined or expired, or no worker answered to show the question; declining works without one).`, 409);
           const answer = answerFromForm(pending.question.requestedSchema, fields);
           if ('error' in answer) return refuse(answer.error);
           const comment = (fields.get('comment') ?? '').trim();
-          await client.approve(taskId, { approvalId, ...who, editedInput: answer.value, ...(comment ? { comment } : {}) });
-          done = `Answered question ${approvalId}.`;
+          const outcome = await client.decide(taskId, { kind: 'approve', input: { approvalId, ...who, editedInput: answer.value, ...(comment ? { comment } : {}) } });
+          done = settle(outcome, `Answered question ${approvalId}.`, `Your answer to question ${approvalId}`);
           break;
         }
         case 'unblock': {
+          const blockId = (fields.get('blockId') ?? '').trim();
+          if (!blockId) return refuse('The form named no block. Reload the page and read what the task is blocked on.');
           const input = unblockInput(fields);
           if ('error' in input) return refuse(input.error);
-          const answer = await client.unblock(taskId, { ...who, ...input.value });
-          done = `Unblocked the task (escalation ${answer.escalationId}).`;
+          const stale = await this.staleBlock(taskId, blockId);
+          if (stale) return refuse(stale, 409);
+          const outcome = await client.decide(taskId, { kind: 'unblock', input: { ...who, blockId, ...input.value } });
+          done = settle(outcome, outcome.applied ? `Unblocked the task (escalation ${(outcome.answer as { escalationId: string }).escalationId}).` : '', `Your unblock of block ${blockId}`);
           break;
         }
         case 'message': {
@@ -413,8 +428,36 @@ export class InboxServer {
       if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
       throw err;
     }
+    if (done === undefined) return; // the recorded page was sent
     session.flash = { kind: 'ok', text: done };
     this.redirect(res, `/tasks/${encodeURIComponent(taskId)}`);
+  }
+
+  /**
+   * The pending approval as the person could have read it: from the live status, else the memo.
+   * `readable`: its arguments were shown; `unread`: why they could not be.
+   */
+  private async pendingApproval(taskId: string, approvalId: string): Promise<{ input: unknown; readable: boolean; unread?: string; inputHash?: string } | undefined> {
+    const { status, atRest } = await pendingNow(this.options.client, this.args, taskId);
+    const live = status?.pendingApprovals.find((a) => a.id === approvalId);
+    if (live) {
+      const unread = argumentsProblemOf(live);
+      return { input: live.input, readable: !unread, inputHash: live.inputHash, ...(unread ? { unread } : {}) };
+    }
+    const memo = atRest?.approvals.find((a) => a.id === approvalId);
+    if (!memo) return undefined;
+    return memo.input !== undefined ? { input: memo.input, readable: true } : { input: undefined, readable: false, unread: memo.argumentsProblem ?? 'no worker is running this task' };
+  }
+
+  /** Why an unblock form for `blockId` is out of date (the task was unblocked, or blocked again since), or undefined. */
+  private async staleBlock(taskId: string, blockId: string): Promise<string | undefined> {
+    const { status, atRest } = await pendingNow(this.options.client, this.args, taskId);
+    if (!status && !atRest) return undefined; // nothing to compare with: the task's validator judges it
+    const now = status ? status.blocked : atRest!.block;
+    if (now?.id === blockId) return undefined;
+    return now
+      ? `This form is for block ${blockId}, which is over: the task is blocked on ${now.id} (${now.code}) now. Nothing was changed. Reload the page and read the new block before you unblock.`
+      : `This form is for block ${blockId}, which is over: the task is not blocked now. Nothing was changed.`;
   }
 
   // ---- plumbing -------------------------------------------------------------------------------
@@ -516,19 +559,8 @@ function parseArguments(text: string): { value: Record<string, unknown> | undefi
 }
 
 /** Unchanged arguments approve the call as asked (no edit is recorded). */
-function sameArguments(approval: ApprovalRequest, value: Record<string, unknown> | undefined): boolean {
-  return value === undefined || canonical(value) === canonical(approval.input);
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+function sameArguments(input: unknown, value: Record<string, unknown> | undefined): boolean {
+  return value === undefined || canonicalJson(value) === canonicalJson(input);
 }
 
 function unblockInput(fields: Form): { value: Omit<UnblockInput, 'by'> } | { error: string } {

@@ -1,8 +1,10 @@
 /**
  * durable-agent as an MCP server: an MCP client (Claude Code, Claude Desktop, any agent) starts
  * durable tasks, reads their status and result, and answers their approvals. Every decision goes
- * through TaskClient, so the task's own rules decide who may approve what (verified approvers when
- * the worker trusts signing keys); this server only says who is asking.
+ * through TaskClient.decide, so the task's own rules decide who may approve what (verified approvers
+ * when the worker trusts signing keys); this server only says who is asking. Nothing here waits on
+ * a worker: what is pending comes from the task's memo when no worker answers, and a decision no
+ * worker takes within a second is recorded for the task to take when one runs it (`recorded: true`).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -12,6 +14,11 @@ import { AGENT_NAME_PATTERN } from '../protocol/definitions';
 import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
+import { pendingAtRest, type ApprovalAtRest } from '../client/pending-at-rest';
+import type { DecisionOutcome } from '../client/send-decision';
+
+/** How long a status query may wait for a worker before the memo is read instead. */
+const STATUS_DEADLINE_MS = 3_000;
 
 export interface TaskToolsIdentity {
   /** Who answers approvals through this server (recorded with each decision). */
@@ -127,13 +134,24 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         const tasks = await client.list({ status: 'awaiting_approval', limit: args.limit ?? 50, ...(args.agent ? { agent: args.agent } : {}) });
         const approvals = [];
         for (const task of tasks) {
-          const live = await client.status(task.taskId).catch(() => undefined);
-          const status = live && (await stored.resolveStatus(task.taskId, live));
-          for (const a of status?.pendingApprovals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...approvalView(a) });
+          const live = await liveStatus(task.taskId);
+          if (live) {
+            const status = await stored.resolveStatus(task.taskId, live);
+            for (const a of status.pendingApprovals) approvals.push({ task_id: task.taskId, agent: task.agent, ...approvalView(a) });
+            continue;
+          }
+          // No worker answered: the memo still says what waits, and a decision on it is recorded.
+          const atRest = await pendingAtRest(client.client, stored, task.taskId).catch(() => undefined);
+          for (const a of atRest?.approvals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...atRestView(a), note: NO_WORKER_NOTE });
         }
         return { approvals };
       }),
   );
+
+  /** The status when a worker answers within the deadline, else undefined. */
+  async function liveStatus(id: string): Promise<TaskStatus | undefined> {
+    return client.client.connection.withDeadline(Date.now() + STATUS_DEADLINE_MS, () => client.status(id)).catch(() => undefined);
+  }
 
   const requireIdentity = (): TaskToolsIdentity => {
     if (!identity) throw new UsageProblem('this server was started without --as NAME: it cannot record who decided, so it answers no approvals');
@@ -159,16 +177,23 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         const who = requireIdentity();
         if (args.input_hash !== undefined) {
           // The caller approves the call it read: refuse if the pending one has other arguments.
-          const pending = (await client.status(args.task_id)).pendingApprovals.find((a) => a.id === args.approval_id);
+          const live = await liveStatus(args.task_id);
+          // The hash is the worker's (the ledger key): with no worker it cannot be checked, so nothing is sent unchecked.
+          if (!live) throw new UsageProblem(`no worker answered for task ${args.task_id}, so input_hash cannot be checked; leave it out to approve approval ${args.approval_id} as list_pending_approvals shows it`);
+          const pending = live.pendingApprovals.find((a) => a.id === args.approval_id);
           if (pending && pending.inputHash !== args.input_hash) throw new UsageProblem(`approval ${args.approval_id} is not the call you read: its input_hash is ${pending.inputHash}; read it again with task_status`);
         }
-        return client.approve(args.task_id, {
-          approvalId: args.approval_id,
-          by: who.by,
-          ...(who.roles.length ? { roles: who.roles } : {}),
-          ...(args.edited_arguments !== undefined ? { editedInput: args.edited_arguments } : {}),
-          ...(args.comment ? { comment: args.comment } : {}),
+        const outcome = await client.decide(args.task_id, {
+          kind: 'approve',
+          input: {
+            approvalId: args.approval_id,
+            by: who.by,
+            ...(who.roles.length ? { roles: who.roles } : {}),
+            ...(args.edited_arguments !== undefined ? { editedInput: args.edited_arguments } : {}),
+            ...(args.comment ? { comment: args.comment } : {}),
+          },
         });
+        return decisionView(outcome);
       }),
   );
 
@@ -184,7 +209,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
       answer(async () => {
         const who = requireIdentity();
         if (!args.reason.trim()) throw new UsageProblem('the reason must not be blank: the model is told why');
-        return client.deny(args.task_id, { approvalId: args.approval_id, by: who.by, ...(who.roles.length ? { roles: who.roles } : {}), reason: args.reason });
+        const outcome = await client.decide(args.task_id, { kind: 'deny', input: { approvalId: args.approval_id, by: who.by, ...(who.roles.length ? { roles: who.roles } : {}), reason: args.reason } });
+        return decisionView(outcome);
       }),
   );
 
@@ -205,6 +231,27 @@ async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {
     }
     return { isError: true, content: [{ type: 'text', text: `durable-agent could not do that: ${(err as Error).message.split('\n')[0]}` }] };
   }
+}
+
+const NO_WORKER_NOTE = 'no worker answered for this task: read from its memo; a decision is recorded and applies when a worker runs the task';
+
+/** Taken: the task's answer, as before. Recorded: `recorded: true` and the note that says when it applies. */
+function decisionView(outcome: DecisionOutcome): Record<string, unknown> {
+  if (outcome.applied) return outcome.answer as Record<string, unknown>;
+  return { applied: false, recorded: true, task_queue: outcome.taskQueue, note: outcome.note };
+}
+
+/** An approval as the memo shows it: the arguments only when it holds them whole. */
+function atRestView(a: ApprovalAtRest) {
+  return {
+    approval_id: a.id,
+    tool: a.tool,
+    ...(a.input === undefined ? { arguments_unavailable: a.argumentsProblem ?? 'no worker is running this task' } : { arguments: a.input }),
+    ...(a.storedAs ? { arguments_sha256: a.storedAs.$blob } : {}),
+    effect: a.effect,
+    reason: a.reason,
+    expires_at: a.expiresAt,
+  };
 }
 
 /** An approval with the exact arguments that will run (resolved from the blob store when they were stored there). */

@@ -493,13 +493,16 @@ test('a blocked task notifies with a signed link to its page, where a person sen
   expect(opened.headers.get('location')).toBe(`/tasks/${taskId}`);
   const page = await (await ana.get(`/tasks/${taskId}`)).text();
   expect(page).toContain('Blocked: turn_budget');
-  const bad = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '0' });
+  // The form names the block the page shows: the unblock answers that block and no later one.
+  const blockId = /name="blockId" value="([^"]+)"/.exec(page)![1]!;
+  expect(blockId).toBe((await h.client.status(taskId)).blocked!.id);
+  const bad = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), blockId, turns: '0' });
   expect(bad.status).toBe(422);
   expect(await bad.text()).toContain('turns must be a whole number of at least 1 (the new total), got &quot;0&quot;.');
   const messaged = await ana.post(`/tasks/${taskId}/message`, { _csrf: csrfIn(page), text: 'list the folder once more, then stop' });
   expect(messaged.status).toBe(303);
   await statusWhen(h, taskId, (s) => s.decisions.some((d) => d.action === 'message' && d.by === 'ana'));
-  const unblocked = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), turns: '5', message: 'go on' });
+  const unblocked = await ana.post(`/tasks/${taskId}/unblock`, { _csrf: csrfIn(page), blockId, turns: '5', message: 'go on' });
   expect(unblocked.status).toBe(303);
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'listed twice' });
   const status = await h.client.status(taskId);

@@ -187,3 +187,42 @@ test('a 50 KB destructive call: task_status and list_pending_approvals give its 
     await Promise.all([client.close(), elsewhere.close()]);
   }
 });
+
+test('with every worker down, list_pending_approvals reads the approval from the task\'s memo and approve returns recorded with the note; when a worker starts the task completes with it, decided by the server\'s person', async () => {
+  writeFileSync(path.join(h.workspaceDir, 'outage.log'), 'x');
+  const script = h.script([callTool('delete_file', { path: 'outage.log' }), answer('removed outage.log')]);
+  const taskId = h.taskId('mcp-outage');
+  const client = await mcpClient(['--as', 'alice']);
+  try {
+    const approvalId = await (await h.worker()).runUntil(async () => {
+      await h.client.start({ agent: 'demo', prompt: 'remove the log', model: { provider: 'scripted', script } }, { taskId });
+      return (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals[0]!.id;
+    });
+    // Every worker is down from here on.
+    const listed = await waitFor('the approval in list_pending_approvals', async () => {
+      const all = data(await call(client, 'list_pending_approvals', {})).approvals as { task_id: string }[];
+      return all.find((a) => a.task_id === taskId);
+    });
+    expect(listed).toMatchObject({ approval_id: approvalId, tool: 'delete_file', arguments: { path: 'outage.log' }, effect: 'destructive', note: expect.stringContaining('no worker answered for this task') });
+
+    const unchecked = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, input_hash: 'delete_file#whatever' });
+    expect(unchecked.isError).toBe(true);
+    expect(text(unchecked)).toContain('input_hash cannot be checked');
+
+    const approved = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, comment: 'during the outage' });
+    expect(approved.isError).toBeFalsy();
+    expect(data(approved)).toMatchObject({ applied: false, recorded: true, task_queue: h.taskQueue, note: expect.stringMatching(/^recorded; it applies when a worker runs the task \(no worker/) });
+    expect(existsSync(path.join(h.workspaceDir, 'outage.log'))).toBe(true);
+
+    const done = await (await h.worker()).runUntil(async () => {
+      expect(data(await call(client, 'task_result', { task_id: taskId, wait_seconds: 30 }))).toMatchObject({ closed: true, result: { outcome: 'answered', text: 'removed outage.log' } });
+      return h.client.status(taskId);
+    });
+    expect(existsSync(path.join(h.workspaceDir, 'outage.log'))).toBe(false);
+    const [decided] = done.approvals;
+    expect(decided).toMatchObject({ id: approvalId, decision: 'approved', comment: 'during the outage' });
+    expect(String(decided!.by)).toContain('alice');
+  } finally {
+    await client.close();
+  }
+});
