@@ -10,8 +10,14 @@ import type { DecisionSigner } from '../approvers/signer';
 import { approveSignal, approveUpdate, denySignal, denyUpdate, unblockSignal, unblockUpdate } from '../protocol/definitions';
 import type { ApprovalAnswer, ApproveInput, DenyInput, PendingMemo, TaskStatus, UnblockInput } from '../protocol/task';
 
-/** How long a decision waits for a worker to take it before it is sent as a signal instead. */
-export const DECISION_UPDATE_WAIT_MS = 1_000;
+/** How long a decision waits for a live worker to take it before it is sent as a signal instead. */
+export const DECISION_UPDATE_WAIT_MS = 5_000;
+/**
+ * A worker that runs polls its queue again at least this often (the server holds a poll for a
+ * minute), so a queue whose last poll is older has no live worker: the decision goes straight to
+ * a signal, without waiting for an update nobody will take.
+ */
+export const LIVE_POLL_WINDOW_MS = 70_000;
 
 export type DecisionToSend = { kind: 'approve'; input: ApproveInput } | { kind: 'deny'; input: DenyInput } | { kind: 'unblock'; input: UnblockInput };
 
@@ -50,9 +56,10 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
   const task = await describeAtRest(sender.client, taskId);
   if (task.executionStatus !== 'RUNNING') throw sender.rejected(taskId, `the task is ${task.executionStatus.toLowerCase()}; it takes no more requests`);
   const pollers = await workflowPollers(sender.client, task.taskQueue);
-  const input = await bound(sender, taskId, task, decision, pollers.length > 0);
+  const live = pollers.some((p) => Date.now() - pollMs(p) < LIVE_POLL_WINDOW_MS);
+  const input = await bound(sender, taskId, task, decision, live);
   const handle = sender.client.workflow.getHandle(taskId);
-  if (pollers.length > 0) {
+  if (live) {
     try {
       const answer = await sender.client.connection.withDeadline<ApprovalAnswer | { resumed: true; escalationId: string }>(Date.now() + DECISION_UPDATE_WAIT_MS, () =>
         decision.kind === 'approve'
@@ -69,7 +76,7 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
       // delivered later, the one that comes second is recorded as superseded (single use).
     }
   }
-  const offered = pollers.length > 0;
+  const offered = live;
   const signalled =
     decision.kind === 'approve' ? handle.signal(approveSignal, input as ApproveInput) : decision.kind === 'deny' ? handle.signal(denySignal, input as DenyInput) : handle.signal(unblockSignal, input as UnblockInput);
   await signalled.catch((err: Error & { cause?: Error }) => {
@@ -80,7 +87,7 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
     }
     throw err;
   });
-  return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers) };
+  return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers, live) };
 }
 
 /**
@@ -128,9 +135,16 @@ async function workflowPollers(client: Client, taskQueue: string): Promise<Polle
   }
 }
 
-function recordedNote(taskQueue: string, pollers: Poller[]): string {
-  if (!pollers.length) return `recorded; it applies when a worker runs the task (no worker polls queue ${taskQueue})`;
-  const last = Math.max(0, ...pollers.map((p) => Number(p.lastAccessTime?.seconds ?? 0)));
-  const ago = last > 0 ? `; queue ${taskQueue} was last polled ${Math.max(0, Math.round(Date.now() / 1000 - last))} s ago` : '';
-  return `recorded; it applies when a worker runs the task (no worker took it within ${DECISION_UPDATE_WAIT_MS / 1000} s${ago})`;
+/** When the server last saw this poller (ms); an unknown time counts as now (let the update try). */
+function pollMs(poller: Poller): number {
+  const seconds = poller.lastAccessTime?.seconds;
+  return seconds === undefined || seconds === null ? Date.now() : Number(seconds) * 1000;
+}
+
+function recordedNote(taskQueue: string, pollers: Poller[], live: boolean): string {
+  const applies = 'recorded; it applies when a worker runs the task';
+  if (!pollers.length) return `${applies} (no worker polls queue ${taskQueue})`;
+  const since = Math.round((Date.now() - Math.max(...pollers.map(pollMs))) / 1000);
+  if (!live) return `${applies} (no worker has polled queue ${taskQueue} for ${since} s)`;
+  return `${applies} (no worker took it within ${DECISION_UPDATE_WAIT_MS / 1000} s)`;
 }
