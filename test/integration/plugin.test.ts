@@ -49,7 +49,7 @@ test('a Worker with plugins: [durableAgent({ agents })] runs the scripted demo t
     await new TaskClient(client, h.taskQueue).start({ agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } }, { taskId });
     return client.workflow.getHandle(taskId).result() as Promise<TaskResult>;
   });
-  expect(result.outcome).toBe('completed');
+  expect(result.outcome).toBe('answered');
   expect(result.text).toContain('outbox/C-9921-shipped.md');
   expect(result.toolCalls).toBeGreaterThanOrEqual(5);
   // The tools ran in this process, on the harness's workspace.
