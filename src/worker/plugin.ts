@@ -76,11 +76,7 @@ export interface DurableAgentPluginOptions {
 }
 
 /** What a Worker on `taskQueue` serves, by the rules of DurableAgentPluginOptions.taskQueue. */
-export function agentsForQueue(
-  agents: AgentDefinition[],
-  taskQueue: string,
-  explicitQueue?: string,
-): { agents: AgentDefinition[]; sharedQueue: boolean } {
+export function agentsForQueue(agents: AgentDefinition[], taskQueue: string, explicitQueue?: string): { agents: AgentDefinition[]; sharedQueue: boolean } {
   if (explicitQueue !== undefined) {
     // A Worker elsewhere would take tasks of agents the user routed to explicitQueue alone.
     if (taskQueue !== explicitQueue) throw new TypeError(`This durable-agent plugin serves task queue "${explicitQueue}"; the Worker polls "${taskQueue}"`);
