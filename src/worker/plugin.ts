@@ -47,7 +47,7 @@ export interface DurableAgentPluginOptions {
   agents: AgentDefinition[];
   /**
    * The one queue all of `agents` are served on (createAgentWorker's `taskQueue`); a Worker on any
-   * other queue is refused. Default: a Worker serves the agents routed to its queue
+   * other queue but the legacy `durable-agent` one (also all of them, not shared) is refused. Default: a Worker serves the agents routed to its queue
    * (`durable-agent.<agent>` or their declared taskQueue); on the legacy `durable-agent` queue, or a
    * queue no agent is routed to (a queue of your own), all of them.
    */
@@ -78,8 +78,9 @@ export interface DurableAgentPluginOptions {
 /** What a Worker on `taskQueue` serves, by the rules of DurableAgentPluginOptions.taskQueue. */
 export function agentsForQueue(agents: AgentDefinition[], taskQueue: string, explicitQueue?: string): { agents: AgentDefinition[]; sharedQueue: boolean } {
   if (explicitQueue !== undefined) {
-    // A Worker elsewhere would take tasks of agents the user routed to explicitQueue alone.
-    if (taskQueue !== explicitQueue) throw new TypeError(`This durable-agent plugin serves task queue "${explicitQueue}"; the Worker polls "${taskQueue}"`);
+    // A Worker elsewhere would take tasks of agents the user routed to explicitQueue alone; the
+    // legacy queue is allowed (createAgentWorker's legacyTaskQueue: true beside an explicit queue).
+    if (taskQueue !== explicitQueue && taskQueue !== DEFAULT_TASK_QUEUE) throw new TypeError(`This durable-agent plugin serves task queue "${explicitQueue}"; the Worker polls "${taskQueue}"`);
     return { agents, sharedQueue: false };
   }
   const routed = agents.filter((a) => agentQueue(a) === taskQueue);

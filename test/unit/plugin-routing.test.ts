@@ -30,9 +30,12 @@ test('a Worker on a queue no agent is routed to serves every agent, not shared',
   expect(r.sharedQueue).toBe(false);
 });
 
-test("an explicit queue serves every agent on it, even one that is another agent's own, and refuses any other queue", () => {
+test("an explicit queue serves every agent on it, even one that is another agent's own, and refuses any other queue but the legacy one", () => {
   expect(names(agentsForQueue([alpha, beta], 'durable-agent.alpha', 'durable-agent.alpha'))).toEqual(['alpha', 'beta']);
   expect(agentsForQueue([alpha, beta], DEFAULT_TASK_QUEUE, DEFAULT_TASK_QUEUE).sharedQueue).toBe(false);
+  // Beside an explicit queue the legacy one serves them all too, as the user's routing (not shared).
+  const legacy = agentsForQueue([alpha, beta], DEFAULT_TASK_QUEUE, 'mine');
+  expect([names(legacy), legacy.sharedQueue]).toEqual([['alpha', 'beta'], false]);
   expect(() => agentsForQueue([alpha, beta], 'elsewhere', 'durable-agent.alpha')).toThrow(/serves task queue "durable-agent.alpha"; the Worker polls "elsewhere"/);
 });
 
