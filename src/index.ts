@@ -16,6 +16,8 @@ export { agentQueue, defineAgent } from './agents/define-agent';
 export type { AgentConfig, AgentDefinition } from './agents/define-agent';
 export { AgentWorker, createAgentWorker, loadConnectionConfig, DEFAULT_ADDRESS } from './worker';
 export type { AgentWorkerOptions, ConnectionConfig, QueueWorker } from './worker';
+export { DurableAgentPlugin, durableAgent, durableAgentClient } from './worker';
+export type { DurableAgentPluginOptions } from './worker';
 export { createActivities } from './activities';
 export { TaskClient, TaskNotFoundError, TaskRejectedError, failureOf } from './client/task-client';
 export type { TaskSummary, TaskView, ListFilter } from './client/task-client';

@@ -179,7 +179,9 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
       );
     }
     alive(orders, 'The orders service');
-    await waitForPollers(state, workerCount, () => state.processes.filter((p) => p.name.startsWith('worker-')).forEach((p) => alive(p, p.name)));
+    await waitForPollers(state, workerCount, () => {
+      for (const p of state.processes) if (p.name.startsWith('worker-')) alive(p, p.name);
+    });
     log(`${workerCount} workers polling ${options.taskQueue ? `task queue ${state.taskQueue}` : `their agents' task queues (durable-agent.<agent>) and ${state.taskQueue}`} (blob store: database ${BLOB_DB}; orders ${state.ordersUrl}).`);
     return { state, started: true };
   } catch (err) {

@@ -224,7 +224,7 @@ export function renderSummaries(tasks: TaskSummary[]): string {
   // A task can wait for a person and, with its worker gone, for a worker too: both are said.
   const waitsFor = (t: TaskSummary) => [t.waitingFor, t.note].filter(Boolean).join('; ');
   const waiting = tasks.some((t) => waitsFor(t));
-  if (waiting) rows.forEach((row, i) => row.push(safeLine(waitsFor(tasks[i]!))));
+  if (waiting) for (const [i, row] of rows.entries()) row.push(safeLine(waitsFor(tasks[i]!)));
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');

@@ -24,7 +24,7 @@ function render(part: Part): string {
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   let out = strings[0]!;
-  values.forEach((v, i) => (out += render(v) + strings[i + 1]!));
+  for (const [i, v] of values.entries()) out += render(v) + strings[i + 1]!;
   return new Html(out);
 }
 

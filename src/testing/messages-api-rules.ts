@@ -137,7 +137,9 @@ function checkMessages(body: Record<string, unknown>): Turn[] {
     if (blocks.length === 0 && !(isLast && role === 'assistant')) {
       fail(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
     }
-    blocks.forEach((b, j) => checkBlock(b, role as Turn['role'], `messages.${i}.content.${j}`));
+    blocks.forEach((b, j) => {
+      checkBlock(b, role as Turn['role'], `messages.${i}.content.${j}`);
+    });
     const previous = turns.at(-1);
     // The API combines consecutive turns of one role into a single turn.
     if (previous && previous.role === role) previous.blocks.push(...blocks);

@@ -101,14 +101,14 @@ function promptBlocks(body: { system?: unknown; tools?: unknown; messages?: unkn
     const text = JSON.stringify(role ? [role, content] : content);
     out.push({ text, tokens: Math.ceil(text.length / 4), breakpoint: cacheControl != null });
   };
-  if (Array.isArray(body.tools)) body.tools.forEach((tool) => add(tool));
-  if (Array.isArray(body.system)) body.system.forEach((block) => add(block));
+  if (Array.isArray(body.tools)) for (const tool of body.tools) add(tool);
+  if (Array.isArray(body.system)) for (const block of body.system) add(block);
   else if (typeof body.system === 'string' && body.system !== '') add(body.system);
   if (Array.isArray(body.messages)) {
     for (const message of body.messages) {
       if (!isObject(message)) continue;
       const role = String(message.role);
-      if (Array.isArray(message.content)) message.content.forEach((block) => add(block, role));
+      if (Array.isArray(message.content)) for (const block of message.content) add(block, role);
       else add(message.content, role);
     }
   }

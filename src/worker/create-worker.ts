@@ -2,34 +2,17 @@
  * A worker that runs `agentTask` workflows and the agent activities for the given agents.
  */
 import { NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDependencies } from '../activities';
+import type { ActivityDependencies } from '../activities';
 import { agentQueue, type AgentDefinition } from '../agents/define-agent';
 import type { BlobStore } from '../blobs/blob-store';
-import { openBlobStore } from '../blobs/open-blob-store';
-import { createDataConverter, type CodecOptions } from '../codec';
+import type { CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
-import { cachedWorkflowBundle } from './workflow-bundle';
-import { flushTracing, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
+import type { TelemetryOptions } from '../telemetry/worker-tracing';
 import { loadConnectionConfig } from './connection-config';
-import { McpClientPool } from '../mcp/pool';
-import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
+import type { McpClientPool } from '../mcp/pool';
+import { durableAgent } from './plugin';
 
-/** Workflows kept in the worker's memory between steps (DURABLE_AGENT_MAX_CACHED_WORKFLOWS overrides). */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
-
-/**
- * How long a task's next workflow task may wait on the sticky queue of the worker that ran its last
- * one before the server hands it to any worker (DURABLE_AGENT_STICKY_TIMEOUT_MS overrides; the SDK's
- * own default is 10 s). After a worker is SIGKILLed, its tasks' next steps wait this long on the dead
- * worker's queue (the server calls a sticky worker gone only 10 s after its last poll), on top of
- * the heartbeat timeout that noticed the dead tool call: with 10 s a task moved again ~16 s after
- * the kill, with 1 s ~7.1 s; 0.5 s measured the same (the server fired it after 0.94 s: it does
- * not honour less than about a second), so 1 s (docs/performance.md). The price: a worker whose workflow task slots stay full longer than
- * this sends some tasks to the shared queue, where they are replayed from history (300 tasks at
- * once on 2 cores: 95 such replays at 1 s, none at 10 s; the same wall time). Correct either way,
- * only more CPU: raise it for workers that run saturated on purpose.
- */
-export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
+export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
 
 export interface AgentWorkerOptions {
   agents: AgentDefinition[];
@@ -91,23 +74,6 @@ export interface AgentWorkerOptions {
   workerOptions?: Partial<WorkerOptions>;
 }
 
-/** The cached bundle; where it cannot be written (a read-only folder), bundling in this process as before. */
-async function defaultWorkflowCode(failureConverterPath?: string, workflowInterceptorModules?: string[]): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
-  try {
-    return {
-      workflowBundle: await cachedWorkflowBundle(undefined, {
-        ...(failureConverterPath ? { failureConverterPath } : {}),
-        ...(workflowInterceptorModules ? { workflowInterceptorModules } : {}),
-      }),
-    };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw err;
-    console.error(`warning: cannot cache the workflow bundle (${(err as Error).message}); bundling in this process`);
-    return { workflowsPath: require.resolve('../workflows') };
-  }
-}
-
 /** The Temporal Workers of one agent worker: one per task queue. */
 export interface QueueWorker {
   taskQueue: string;
@@ -125,8 +91,8 @@ export class AgentWorker {
 
   constructor(
     readonly queues: QueueWorker[],
-    /** Runs once after every Worker has stopped (MCP servers, the last spans). */
-    private readonly afterStop: () => Promise<void>,
+    /** Runs once after every Worker has stopped. The plugin's own MCP servers and spans are released by the plugin itself. */
+    private readonly afterStop: () => Promise<void> = async () => undefined,
   ) {}
 
   get taskQueues(): string[] {
@@ -203,56 +169,27 @@ function queuesOf(options: AgentWorkerOptions): { taskQueue: string; agents: Age
   return [...byQueue].map(([taskQueue, agents]) => ({ taskQueue, agents }));
 }
 
+/**
+ * The short path: a durableAgent plugin (plugin.ts) and one Temporal Worker per queue it serves,
+ * run and stopped together. The plugin releases its MCP pool and tracing after the last one stops.
+ */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
-  // Before connecting: an agent that names its approvers must not run with identities unchecked.
-  const approverKeys = options.approverKeys ?? trustedKeysFromEnvironment();
-  requireTrustedKeysFor(options.agents, approverKeys);
-  const config = loadConnectionConfig(options.namespace ? { namespace: options.namespace } : {});
-  const connection = options.connection ?? (await NativeConnection.connect(config.connectionOptions));
-  const dataConverter = createDataConverter(options.codec);
-  const mcp = options.mcp ?? new McpClientPool();
-  const tracing = workerTracing(options.telemetry, (agent, tool) => options.agents.find((a) => a.name === agent)?.tool(tool)?.effect);
-  const workflowCode = options.workflowBundle
-    ? { workflowBundle: options.workflowBundle }
-    : await defaultWorkflowCode(dataConverter.failureConverterPath, tracing?.interceptors.workflowModules);
-  // The codec's keys encrypt blobs at rest too: one key configuration for history and store.
-  const blobStore = options.blobStore ?? openBlobStore(undefined, options.codec ? { codec: options.codec } : {});
+  const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, ...pluginOptions } = options;
+  // Made before connecting: it refuses agents that name approvers without trusted keys.
+  const plugin = durableAgent(pluginOptions);
+  const config = loadConnectionConfig(namespace ? { namespace } : {});
+  const connection = givenConnection ?? (await NativeConnection.connect(config.connectionOptions));
   const queues: QueueWorker[] = [];
-  for (const { taskQueue, agents } of queuesOf(options)) {
-    // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.
-    const shared = taskQueue === DEFAULT_TASK_QUEUE && options.taskQueue === undefined;
+  for (const { taskQueue } of queuesOf(options)) {
     const worker = await Worker.create({
       connection,
-      namespace: options.namespace ?? config.namespace,
+      namespace: namespace ?? config.namespace,
       taskQueue,
-      ...workflowCode,
-      dataConverter,
-      activities: createActivities({
-        agents,
-        blobStore,
-        ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
-        ...(options.models ? { models: options.models } : {}),
-        ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
-        ...(options.prices ? { prices: options.prices } : {}),
-        ...(options.maxToolResultChars ? { maxToolResultChars: options.maxToolResultChars } : {}),
-        approverKeys,
-        mcp,
-        ...(shared ? { sharedQueue: true } : {}),
-      }),
-      shutdownGraceTime: '10s',
-      // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
-      // replayed from history when a decision arrives) instead of growing the worker with their number.
-      maxCachedWorkflows: Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
-      stickyQueueScheduleToStartTimeout: Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
-      ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
-      ...options.workerOptions,
+      ...workerOptions,
+      plugins: [plugin, ...(workerOptions?.plugins ?? [])],
     });
-    queues.push({ taskQueue, agents: agents.map((a) => a.name), worker });
+    queues.push({ taskQueue, agents: plugin.agentsFor(taskQueue).map((a) => a.name), worker });
   }
-  return new AgentWorker(queues, async () => {
-    // A pool passed in is the caller's to close; ours stops its stdio servers with the worker.
-    if (!options.mcp) await mcp.close();
-    if (tracing) await flushTracing(tracing);
-  });
+  return new AgentWorker(queues);
 }

@@ -4,7 +4,6 @@
  * workflow acts on it, with a message that says which field and what was wrong. Pure and
  * sandbox-safe: validators and the workflow's start call these.
  */
-import type { ApproveInput, DenyInput, MessageInput, TaskInput, UnblockInput } from '../protocol/task';
 import { proofShapeProblem, rolesShapeProblem } from '../protocol/decision-proof';
 
 /** Longest text a person may send in one field (a message, a reason, a comment). */

@@ -34,7 +34,6 @@ import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { oneLine } from './one-line';
 import { DEFAULT_LIMITS, limitsFrom, type TaskLimits } from './task-limits';
-import { approveProblem, denyProblem, unblockShapeProblem } from './input-checks';
 import { fitSnapshot, restoreState, snapshotOf } from './task-snapshot';
 import { statusOf } from './task-status';
 import { blockTask, unblockProblem, unblockTask } from './blocks';

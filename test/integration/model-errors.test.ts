@@ -67,6 +67,7 @@ test('500, a dropped connection and a cut-off body are transient: retried by Tem
 });
 
 test('a slow answer past the request timeout is a transient timeout: the next attempt gets the answer', async () => {
+  // biome-ignore lint/suspicious/noThenProperty: the fake API's reply field, never awaited
   api.enqueue({ kind: 'slow', delayMs: 2_000, then: text('too late') }, text('in time'));
   const { result } = await claudeTask({ prompt: 'x' }, undefined, {
     modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url, anthropicTimeoutMs: 500 },
