@@ -95,7 +95,7 @@ test.each(kinds)("worker --agents loads a $kind that imports 'durable-agent' by 
       code: 'no_such_city',
       detail: 'No city named Atlantis.',
     });
-    expect(stderr).toContain(`agents "${name}"`);
+    expect(stderr).toContain(`agent "${name}"`);
   } finally {
     await stop(worker);
   }

@@ -417,7 +417,7 @@ packageTest('npx durable-agent worker --agents agents.ts loads a TypeScript agen
     const status = await cli(['status', taskId, '--json', ...at]);
     // The tool's ToolFailure reached the model as itself: the agents module and the CLI share one copy of the package.
     expect(status.stdout).toContain('no_such_city');
-    expect(workerErr).toContain('agents "weather-ts"');
+    expect(workerErr).toContain('agent "weather-ts"');
   } finally {
     worker.kill('SIGTERM');
     await exited;
