@@ -50,6 +50,44 @@ export interface TaskInput {
   resume?: TaskSnapshot;
 }
 
+/**
+ * The numbers that drive a task's decisions, pinned in its state when it starts and carried across
+ * continue-as-new (their values: src/rules/task-limits.ts).
+ */
+export interface TaskLimits {
+  /** 1: the ledger rules recorded in histories before rules v2; 2: the current rules (see ledger.ts). */
+  rulesVersion: number;
+  /** The same answer to the same call in this many consecutive turns is a loop. */
+  loopThreshold: number;
+  /** Executions of one exact call within one turn. */
+  perTurnExecutions: { read: number; sideEffecting: number };
+  /** How long a failed call is refused when repeated unchanged, in ms (rules v2). */
+  failureMemoryMs: number;
+  /** Ledger keys kept; the least recently seen reads go first. */
+  maxLedgerRecords: number;
+  /** How many times an answer cut at max_tokens is continued. */
+  maxContinuations: number;
+  /** The model's context window when its choice does not say, in tokens. */
+  contextWindowTokens: number;
+  /** Compaction starts when the estimated prompt passes this share of the context window. */
+  compactAtRatio: number;
+  /** Tool results of the most recent turns that compaction never touches. */
+  keepRecentTurns: number;
+  /** Messages kept in the live conversation; older turns leave it (their content stays in the store). */
+  maxConversationMessages: number;
+  /**
+   * Once past maxConversationMessages, the oldest turns leave until this many messages remain:
+   * several turns at once, so the prompt's cached prefix stays the same for the turns in between
+   * (dropping one turn per turn would change the prefix, and miss the cache, on every call).
+   * Absent: down to maxConversationMessages, as tasks started before it did.
+   */
+  trimConversationTo?: number;
+  /** Audit entries (events, escalations, decisions, approvals) kept in state per kind; older ones are archived to the store. */
+  auditWindow: number;
+  /** The largest snapshot carried into a new run, in bytes of JSON; above it the task compacts, then blocks. */
+  snapshotCeilingBytes: number;
+}
+
 /** The serialisable state a task carries across continue-as-new. */
 export interface TaskSnapshot {
   version: 1;
@@ -59,7 +97,7 @@ export interface TaskSnapshot {
    */
   schemaVersion?: 2;
   /** Pinned decision numbers (absent in snapshots from before they were pinned: legacy values apply). */
-  limits?: Partial<import('../workflows/task-limits').TaskLimits>;
+  limits?: Partial<TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
   /** Markers of archived audit entries. */
   archive?: string[];

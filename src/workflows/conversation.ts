@@ -7,7 +7,7 @@ import { textOf, type Message, type ToolResultBlock, type UserBlock } from '../p
 import { MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import type { AuditTrail } from './audit-trail';
-import type { TaskLimits } from './task-limits';
+import type { TaskLimits } from '../rules/task-limits';
 
 export class Conversation {
   readonly messages: Message[] = [];
