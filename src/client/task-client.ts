@@ -45,7 +45,7 @@ import {
   type TranscriptView,
   type UnblockInput,
 } from '../protocol/task';
-import { loadConnectionConfig } from '../worker/connection-config';
+import { loadConnectionConfig } from './connection-config';
 import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';

@@ -10,7 +10,7 @@ import { createDataConverter, type CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { flushTracing, workerTracing, type TelemetryOptions } from '../telemetry/worker-tracing';
-import { loadConnectionConfig } from './connection-config';
+import { loadConnectionConfig } from '../client/connection-config';
 import { McpClientPool } from '../mcp/pool';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 

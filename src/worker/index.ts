@@ -1,2 +1,2 @@
 export { AgentWorker, createAgentWorker, type AgentWorkerOptions, type QueueWorker } from './create-worker';
-export { loadConnectionConfig, DEFAULT_ADDRESS, type ConnectionConfig } from './connection-config';
+export { loadConnectionConfig, DEFAULT_ADDRESS, type ConnectionConfig } from '../client/connection-config';

@@ -1,7 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
-import { loadConnectionConfig } from '../../worker/connection-config';
+import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { unreachableError } from '../connect';
