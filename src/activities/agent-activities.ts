@@ -38,7 +38,7 @@ import { gateToolCall } from '../rules/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
-import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../inbox/notification';
+import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
 import { MARKER_PREFIX } from '../protocol/blob-marker';
 

@@ -13,9 +13,9 @@ import type { Approver, ApproverDirectory } from './approver-directory';
 import { liveStatus, liveView, shownStatus, taskPageData, waitingTasks } from './inbox-data';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
-import { UsedLinks, verifyLink } from './links';
+import { UsedLinks, verifyLink } from '../notifications/links';
 import { inboxPage, messagePage, policyProblem, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
-import { constantTimeEqual } from './secret-hash';
+import { constantTimeEqual } from '../crypto/constant-time';
 import { answerFromForm } from './question-form';
 import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
 

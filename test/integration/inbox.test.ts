@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ApproverDirectory } from '../../src/inbox/approver-directory';
-import { signLink, UsedLinks } from '../../src/inbox/links';
+import { signLink, UsedLinks } from '../../src/notifications/links';
 import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { escapeHtml } from '../../src/inbox/html';
