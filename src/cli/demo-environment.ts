@@ -3,10 +3,10 @@
  * (started in-process unless an existing one is named).
  */
 import path from 'node:path';
-import { createDemoAgent, seedDemoWorkspace } from '../agents/demo/demo-agent';
+import { createDemoAgent, seedDemoWorkspace } from '../demo/demo-agent';
 import type { AgentDefinition } from '../agents/define-agent';
 import { stateDir } from '../server/state-dir';
-import { OrdersService, parseFaultSpec } from '../tools/builtin/orders-service';
+import { OrdersService, parseFaultSpec } from '../testing/orders-service';
 import { usageError } from './cli-error';
 
 export interface DemoEnvironment {

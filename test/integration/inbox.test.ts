@@ -16,7 +16,7 @@ import { escapeHtml } from '../../src/inbox/html';
 import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { csrfIn, Visitor } from '../support/inbox-visitor';
 import { runCli, spawnCli, waitFor } from '../support/processes';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
 import type { TaskStatus } from '../../src/protocol/task';

@@ -10,7 +10,7 @@
  * `effects` is the log of what really changed: what tests count as "done exactly once".
  */
 import type http from 'node:http';
-import { LoopbackHttpServer } from '../../net/loopback-http-server';
+import { LoopbackHttpServer } from '../net/loopback-http-server';
 
 export const ORDER_STATUSES = ['placed', 'shipped', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
