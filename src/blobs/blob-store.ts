@@ -4,6 +4,7 @@
  * Blobs live in a scope per task chain (`<workflowId>/<firstExecutionRunId>`), so a task id reused
  * later never shares, or purges, another task's content.
  */
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 /** A reference inside a payload: `{"$blob":"sha256:<64 hex>","bytes":N}`, exactly this JSON. */
 export interface BlobMarker {
@@ -46,7 +47,8 @@ export interface BlobBodyStore extends BlobStore {
   getBody(scope: string, id: string): Promise<Buffer>;
 }
 
-export class BlobMissingError extends Error {
+export class BlobMissingError extends DurableAgentError {
+  readonly code = 'blob_missing';
   override readonly name = 'BlobMissingError';
   constructor(
     readonly scope: string,
@@ -62,7 +64,8 @@ export class BlobMissingError extends Error {
  * encryption keys configured) it is stored unencrypted. Whoever can write the blob folder or table
  * changed it; it is never handed on as if it were the task's content.
  */
-export class BlobTamperedError extends Error {
+export class BlobTamperedError extends DurableAgentError {
+  readonly code = 'blob_tampered';
   override readonly name = 'BlobTamperedError';
   constructor(
     readonly scope: string,

@@ -12,6 +12,7 @@ import { AGENT_NAME_PATTERN } from '../protocol/definitions';
 import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export interface TaskToolsIdentity {
   /** Who answers approvals through this server (recorded with each decision). */
@@ -192,7 +193,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
 }
 
 /** A request this server refuses before asking Temporal. */
-class UsageProblem extends Error {}
+class UsageProblem extends DurableAgentError {
+  readonly code = 'usage';}
 
 /** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */
 async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {
