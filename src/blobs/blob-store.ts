@@ -5,12 +5,10 @@
  * later never shares, or purges, another task's content.
  */
 import { DurableAgentError } from '../errors/durable-agent-error';
+import type { Marker } from '../protocol/blob-marker';
 
-/** A reference inside a payload: `{"$blob":"sha256:<64 hex>","bytes":N}`, exactly this JSON. */
-export interface BlobMarker {
-  $blob: string;
-  bytes: number;
-}
+/** A reference inside a payload (protocol/blob-marker.ts: the one definition, sandbox-safe). */
+export type BlobMarker = Marker;
 
 export interface BlobStore {
   /** Where it keeps blobs, for messages: a folder, or a database without its password. */
