@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import { HttpError } from '../net/http-error';
+import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../rules/unblock-budget';
 import { listenHttp, type HttpListener } from '../net/http-listener';
 import { randomBytes } from 'node:crypto';
 import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
@@ -516,19 +517,13 @@ function canonical(value: unknown): string {
 
 function unblockInput(fields: Form): { value: Omit<UnblockInput, 'by'> } | { error: string } {
   const message = (fields.get('message') ?? '').trim();
-  const budget: NonNullable<UnblockInput['budget']> = {};
-  for (const name of ['turns', 'toolCalls', 'tokens'] as const) {
+  const budget: BudgetRaise = {};
+  for (const name of RAISABLE_BUDGETS) {
     const raw = (fields.get(name) ?? '').trim();
     if (!raw) continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) return { error: `${name} must be a whole number of at least 1 (the new total), got "${raw}".` };
-    budget[name] = n;
-  }
-  const cost = (fields.get('costUsd') ?? '').trim();
-  if (cost) {
-    const n = Number(cost);
-    if (!Number.isFinite(n) || n <= 0) return { error: `Cost must be a positive number of US dollars (the new total), got "${cost}".` };
-    budget.costUsd = n;
+    const raise = parseBudgetRaise(name, raw, name === 'costUsd' ? 'Cost' : name);
+    if ('problem' in raise) return { error: `${raise.problem}.` };
+    budget[name] = raise.value;
   }
   return { value: { ...(message ? { message } : {}), ...(Object.keys(budget).length ? { budget } : {}) } };
 }
