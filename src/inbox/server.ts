@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import { HttpError } from '../net/http-error';
+import { canonicalJson } from '../protocol/canonical-json';
 import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../rules/unblock-budget';
 import { listenHttp, type HttpListener } from '../net/http-listener';
 import { randomBytes } from 'node:crypto';
@@ -501,18 +502,7 @@ function parseArguments(text: string): { value: Record<string, unknown> | undefi
 
 /** Unchanged arguments approve the call as asked (no edit is recorded). */
 function sameArguments(approval: ApprovalRequest, value: Record<string, unknown> | undefined): boolean {
-  return value === undefined || canonical(value) === canonical(approval.input);
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  return value === undefined || canonicalJson(value, { strict: false }) === canonicalJson(approval.input, { strict: false });
 }
 
 function unblockInput(fields: Form): { value: Omit<UnblockInput, 'by'> } | { error: string } {
