@@ -8,7 +8,7 @@ import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { unreachableError } from '../connect';
-import { startDemoEnvironment } from '../demo-environment';
+import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgents } from '../load-agents';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
 import { CliError, EXIT, usageError } from '../cli-error';
