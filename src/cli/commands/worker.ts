@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { AgentDefinition } from '../../agents/define-agent';
@@ -102,6 +103,8 @@ async function userAgents(file: string, values: WorkerFlags): Promise<{ agents: 
   // The orders service belongs to the demo: a user's agents get no demo service and no demo settings.
   if (values['orders-url'] || values['orders-fault']) throw usageError('--orders-url and --orders-fault configure the built-in demo agent; they do not go with --agents');
   const workspaceDir = path.resolve(values.workspace ?? path.join(stateDir(), 'workspace'));
+  // Created, never seeded: the demo's files are the demo's.
+  mkdirSync(workspaceDir, { recursive: true });
   const agents = await loadAgents(file, { workspaceDir });
   return { agents, env: { describe: `workspace ${workspaceDir}`, stop: async () => {} } };
 }
