@@ -3,8 +3,8 @@
  * through the engine (a real dev server and worker), counting real tool executions (requests that
  * reached the orders service) and model calls.
  */
-import { createDemoAgent } from '../src/agents/demo/demo-agent';
-import type { OrdersFault } from '../src/tools/builtin/orders-service';
+import { createDemoAgent } from '../src/demo/demo-agent';
+import type { OrdersFault } from '../src/testing/orders-service';
 import { statusWhen, type Harness } from '../test/support/harness';
 import { naiveLoop } from './naive-loop';
 import { ReactiveModel, type ReactiveModelOptions } from './reactive-model';

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { createDemoAgent } from '../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../src/approvers';
 import { TaskClient } from '../src/client/task-client';
 import type { PermissionPolicy } from '../src/protocol/task';

@@ -10,7 +10,7 @@ import type { ToolManifest } from '../src/protocol/agent-manifest';
 import { guardedCall } from '../src/tools/guarded-call';
 import { callKey } from '../src/workflows/canonical-key';
 import { ToolLedger } from '../src/workflows/ledger';
-import { gateToolCall } from '../src/workflows/tool-gate';
+import { gateToolCall } from '../src/rules/tool-gate';
 
 export async function floorLoop(agent: AgentDefinition, model: Model, maxTurns: number): Promise<void> {
   const manifests = new Map<string, ToolManifest>(agent.tools.map((t) => [t.name, t.manifest]));

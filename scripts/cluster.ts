@@ -36,7 +36,7 @@ function summary(state: ClusterState): string {
     `  logs         ${paths.logs}`,
     '',
     'Use it:',
-    `  TEMPORAL_ADDRESS=${state.address} npx durable-agent start --agent demo --script src/agents/demo/demo-script.json --watch "Summarise the shipped orders of C-9921"`,
+    `  TEMPORAL_ADDRESS=${state.address} npx durable-agent start --agent demo --script src/demo/demo-script.json --watch "Summarise the shipped orders of C-9921"`,
     `  TEMPORAL_ADDRESS=${state.address} npx durable-agent list`,
     'Stop it: Ctrl-C here (in the foreground), or `npm run cluster -- stop` from anywhere; `npm run cluster -- status` says what runs.',
   ].join('\n');

@@ -8,7 +8,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createDemoAgent, DEMO_PROMPT, DEMO_SCRIPT } from '../src/agents/demo/demo-agent';
+import { createDemoAgent, DEMO_PROMPT, DEMO_SCRIPT } from '../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../src/approvers';
 import { approveSignal, denySignal } from '../src/protocol/definitions';
 import type { AgentWorkerOptions } from '../src/worker/create-worker';

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startDemoEnvironment } from '../src/cli/demo-environment';
+import { startDemoEnvironment } from '../src/demo/demo-environment';
 import { installQuietRuntime } from '../src/cli/runtime-logging';
 import { TaskClient } from '../src/client/task-client';
 import { DEFAULT_ANTHROPIC_MODEL } from '../src/models/anthropic-model';

@@ -27,8 +27,6 @@ export { AnthropicModel, DEFAULT_ANTHROPIC_MODEL } from './models/anthropic-mode
 export { ScriptedModel } from './models/scripted-model';
 export type { Model, ModelRequest } from './models/model';
 export { createWorkspaceTools } from './tools/builtin/workspace';
-export { createOrdersTools } from './tools/builtin/orders-tools';
-export { createDemoAgent, DEMO_AGENT, DEMO_SCRIPT } from './agents/demo/demo-agent';
 export { startDevServer, isTemporalServing } from './server/dev-server';
 export type { DevServer, DevServerOptions } from './server/dev-server';
 export { provisionTemporalCli, TEMPORAL_CLI_VERSION } from './server/temporal-cli';

@@ -162,8 +162,9 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
         // Without a queue of its own, each worker serves its agents' queues (where `durable-agent start`
         // sends tasks) and the shared durable-agent queue, whose pollers are counted below.
         ...(options.taskQueue ? ['--task-queue', options.taskQueue] : []),
-        '--orders-url', state.ordersUrl, '--workspace', paths.workspace,
-        ...(options.agents ? ['--agents', path.resolve(options.agents)] : []),
+        '--workspace', paths.workspace,
+        // The demo agent takes the orders service as a flag; an agents module reads ORDERS_URL (below).
+        ...(options.agents ? ['--agents', path.resolve(options.agents)] : ['--orders-url', state.ordersUrl]),
       ];
       started(
         startDetached(`worker-${i}`, process.execPath, args, {
@@ -174,6 +175,7 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
             ...process.env,
             DURABLE_AGENT_BLOB_STORE: state.blobStore,
             DURABLE_AGENT_SCRIPT_DIRS: state.scriptDirs.join(path.delimiter),
+            ORDERS_URL: state.ordersUrl,
           },
         }),
       );

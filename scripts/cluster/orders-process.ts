@@ -4,7 +4,7 @@
  * on the other worker meets the idempotency key its first attempt left).
  * `tsx scripts/cluster/orders-process.ts PORT`
  */
-import { OrdersService } from '../../src/tools/builtin/orders-service';
+import { OrdersService } from '../../src/testing/orders-service';
 
 async function main(): Promise<void> {
   const port = Number(process.argv[2]);

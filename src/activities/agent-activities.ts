@@ -32,15 +32,14 @@ import { BlobMissingError, BlobTamperedError, missingBlobFailure, tamperedBlobFa
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
-import { markerText } from '../protocol/blob-marker';
-import { summarizeOutput } from '../workflows/tool-result-content';
-import { gateToolCall } from '../workflows/tool-gate';
+import { isBlobId, MARKER_PREFIX, markerText } from '../protocol/blob-marker';
+import { summarizeOutput } from '../rules/tool-result-content';
+import { gateToolCall } from '../rules/tool-gate';
 import type { ModelProgress } from '../protocol/messages';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
-import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../inbox/notification';
+import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
-import { MARKER_PREFIX } from '../protocol/blob-marker';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -198,7 +197,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
 
   async function recall(input: unknown, scope: string): Promise<ToolOutcome> {
     const ref = (input as { ref?: unknown } | null)?.ref;
-    if (typeof ref !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(ref)) {
+    if (!isBlobId(ref)) {
       throw toApplicationFailure({ error: toolError('model', 'invalid_arguments', '`ref` must be the sha256:... ref shown in a compacted result', 'Copy the ref exactly.') }, 1);
     }
     const text = await withBlobs(() => store().get(scope, ref));

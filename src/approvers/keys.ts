@@ -10,6 +10,7 @@ import { stateDir as defaultStateDir } from '../server/state-dir';
 import { trustedKeyProblem, type TrustedKey } from '../protocol/decision-proof';
 import { createDecisionSigner, generateSecretKey, type DecisionSigner } from './signer';
 import type { PermissionPolicy } from '../protocol/task';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export const SIGNING_KEY_ENV = 'DURABLE_AGENT_SIGNING_KEY';
 export const APPROVER_KEYS_ENV = 'DURABLE_AGENT_APPROVER_KEYS';
@@ -129,7 +130,8 @@ export function trustedKeyEntry(signer: DecisionSigner): string {
  * DURABLE_AGENT_APPROVER_KEYS, anyone could claim the right name or role. Such a worker refuses to
  * start; agents that declare neither still run in dev mode.
  */
-export class UnverifiedApproversError extends Error {
+export class UnverifiedApproversError extends DurableAgentError {
+  readonly code = 'approver_keys_missing';
   override readonly name = 'UnverifiedApproversError';
 }
 

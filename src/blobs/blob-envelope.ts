@@ -14,6 +14,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from '../codec/encryption-keys';
 import { verifiedText } from './blob-id';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 const MAGIC = Buffer.from([0xff, 0x44, 0x41, 0x42]);
 const VERSION = 1;
@@ -21,7 +22,8 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** A sealed blob whose key id no configured key has. */
-export class BlobKeyNotFoundError extends Error {
+export class BlobKeyNotFoundError extends DurableAgentError {
+  readonly code = 'blob_key_not_found';
   override readonly name = 'BlobKeyNotFoundError';
   constructor(
     readonly scope: string,
@@ -40,7 +42,8 @@ export class BlobKeyNotFoundError extends Error {
 }
 
 /** A sealed blob that does not open: altered, truncated, moved to another id or scope, or not ours. */
-export class BlobDecryptionError extends Error {
+export class BlobDecryptionError extends DurableAgentError {
+  readonly code = 'blob_unreadable';
   override readonly name = 'BlobDecryptionError';
 }
 

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { BlobTamperedError } from './blob-store';
+import { isBlobId } from '../protocol/blob-marker';
 
-const BLOB_ID = /^sha256:[0-9a-f]{64}$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Temporal allows workflow ids up to 1,000 characters; a scope adds a run id to that. */
@@ -16,9 +16,7 @@ export function blobIdOf(text: string): string {
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
-export function isBlobId(id: unknown): id is string {
-  return typeof id === 'string' && BLOB_ID.test(id);
-}
+export { isBlobId };
 
 /**
  * Rejects scopes that could not round-trip through every store: a lone surrogate would be

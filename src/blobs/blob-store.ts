@@ -4,12 +4,11 @@
  * Blobs live in a scope per task chain (`<workflowId>/<firstExecutionRunId>`), so a task id reused
  * later never shares, or purges, another task's content.
  */
+import { DurableAgentError } from '../errors/durable-agent-error';
+import type { Marker } from '../protocol/blob-marker';
 
-/** A reference inside a payload: `{"$blob":"sha256:<64 hex>","bytes":N}`, exactly this JSON. */
-export interface BlobMarker {
-  $blob: string;
-  bytes: number;
-}
+/** A reference inside a payload (protocol/blob-marker.ts: the one definition, sandbox-safe). */
+export type BlobMarker = Marker;
 
 export interface BlobStore {
   /** Where it keeps blobs, for messages: a folder, or a database without its password. */
@@ -46,7 +45,8 @@ export interface BlobBodyStore extends BlobStore {
   getBody(scope: string, id: string): Promise<Buffer>;
 }
 
-export class BlobMissingError extends Error {
+export class BlobMissingError extends DurableAgentError {
+  readonly code = 'blob_missing';
   override readonly name = 'BlobMissingError';
   constructor(
     readonly scope: string,
@@ -62,7 +62,8 @@ export class BlobMissingError extends Error {
  * encryption keys configured) it is stored unencrypted. Whoever can write the blob folder or table
  * changed it; it is never handed on as if it were the task's content.
  */
-export class BlobTamperedError extends Error {
+export class BlobTamperedError extends DurableAgentError {
+  readonly code = 'blob_tampered';
   override readonly name = 'BlobTamperedError';
   constructor(
     readonly scope: string,

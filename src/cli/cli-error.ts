@@ -12,8 +12,10 @@ export const EXIT = {
   /** A decision was recorded in the task's history but not yet taken: it applies when a worker runs the task. */
   recorded: 5,
 } as const;
+import { DurableAgentError } from '../errors/durable-agent-error';
 
-export class CliError extends Error {
+export class CliError extends DurableAgentError {
+  readonly code = 'cli_failed';
   override readonly name = 'CliError';
   constructor(
     message: string,

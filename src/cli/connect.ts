@@ -1,6 +1,6 @@
 import { TaskClient } from '../client/task-client';
 import { EncryptionKeyError, encryptionKeyring } from '../codec';
-import { DEFAULT_ADDRESS, loadConnectionConfig } from '../worker/connection-config';
+import { DEFAULT_ADDRESS, loadConnectionConfig } from '../client/connection-config';
 import { CliError, EXIT, usageError } from './cli-error';
 
 export async function connectClient(values: { address?: string; namespace?: string; 'task-queue'?: string }): Promise<TaskClient> {

@@ -5,9 +5,10 @@ import type { AgentDefinition } from '../agents/define-agent';
 import { AGENTS_MODULE_EXTENSIONS, importAgentsModule, loadFailureHint } from './agents-module';
 import { usageError } from './cli-error';
 
+/** What a module's function is given: the worker's settings, never the demo's. */
 export interface AgentsModuleEnvironment {
+  /** The folder `--workspace` names (default `<state dir>/workspace`), for tools that work on files. */
   workspaceDir: string;
-  ordersUrl: string;
 }
 
 export type AgentsModule = AgentDefinition[] | ((env: AgentsModuleEnvironment) => AgentDefinition[] | Promise<AgentDefinition[]>);

@@ -10,7 +10,7 @@ import { startDevServer, isTemporalServing, type DevServer } from '../server/dev
 import { ensureSearchAttributes } from '../server/search-attributes';
 import { stateDir } from '../server/state-dir';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker';
-import { startDemoEnvironment, type DemoEnvironment } from './demo-environment';
+import { startDemoEnvironment, type DemoEnvironment } from '../demo/demo-environment';
 import { unreachableError } from './connect';
 
 export interface LocalStackOptions {

@@ -1,6 +1,7 @@
 /** `durable-agent`: one verb per job; `--json` where the output is data; clear exit codes. */
 import { TaskNotFoundError } from '../client/task-client';
 import { CliError, EXIT } from './cli-error';
+import { DemoSettingsError } from '../demo/demo-environment';
 import { codecServerCommand, codecServerHelp } from './commands/codec-server';
 import { demoCommand, demoHelp } from './commands/demo';
 import { devCommand, devHelp } from './commands/dev';
@@ -90,6 +91,7 @@ function messageOf(err: unknown): string {
 function exitCodeOf(err: unknown): number {
   if (err instanceof CliError) return err.exitCode;
   if (err instanceof TaskNotFoundError) return EXIT.notFound;
+  if (err instanceof DemoSettingsError) return EXIT.usage;
   // gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from a server that went away mid-command.
   const code = (err as { code?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
   if (code === 14) return EXIT.unreachable;

@@ -12,6 +12,7 @@ import { isMarker, MARKER_PATTERN, MARKER_PREFIX, type Marker } from '../protoco
 import type { Message } from '../protocol/messages';
 import type { ApprovalRecord, ApprovalRequest, TaskStatus } from '../protocol/task';
 import { argumentsLine } from './arguments-view';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 /** An approval as a front end shows it: `input` resolved, or why it could not be. */
 export type ShownApproval<A extends ApprovalRequest = ApprovalRequest> = A & {
@@ -21,7 +22,8 @@ export type ShownApproval<A extends ApprovalRequest = ApprovalRequest> = A & {
   argumentsProblem?: string;
 };
 
-export class StoredArgumentsError extends Error {
+export class StoredArgumentsError extends DurableAgentError {
+  readonly code = 'stored_arguments_unreadable';
   override readonly name = 'StoredArgumentsError';
 }
 

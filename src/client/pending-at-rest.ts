@@ -6,6 +6,7 @@
  * when they are there whole (or as a blob reference, read back hash-checked) are they shown.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../protocol/canonical-json';
 import type { Client } from '@temporalio/client';
 import { isMarker, type Marker } from '../protocol/blob-marker';
 import type { PendingMemo } from '../protocol/task';
@@ -72,16 +73,6 @@ export function wholeArguments(waitingFor: string | undefined, approval: { id: s
 
 /** A hash of arguments as a person read them (key order ignored): the form that approves them carries it. */
 export function argumentsHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('base64url');
+  return createHash('sha256').update(canonicalJson(value, { strict: false })).digest('base64url');
 }
 
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}

@@ -45,12 +45,13 @@ import {
   type TranscriptView,
   type UnblockInput,
 } from '../protocol/task';
-import { loadConnectionConfig } from '../worker/connection-config';
+import { loadConnectionConfig } from './connection-config';
 import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
 import { sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export interface TaskSummary {
   taskId: string;
@@ -92,7 +93,8 @@ export interface TaskView {
 const QUERY_DEADLINE_MS = 5_000;
 
 /** The task refused a request (its update validator or handler said no); `message` says why. */
-export class TaskRejectedError extends Error {
+export class TaskRejectedError extends DurableAgentError {
+  readonly code = 'task_rejected';
   override readonly name = 'TaskRejectedError';
   constructor(
     readonly taskId: string,
@@ -107,7 +109,8 @@ function rejectedOr(err: unknown, taskId: string): unknown {
   return err;
 }
 
-export class TaskNotFoundError extends Error {
+export class TaskNotFoundError extends DurableAgentError {
+  readonly code = 'task_not_found';
   override readonly name = 'TaskNotFoundError';
   constructor(readonly taskId: string) {
     super(`No task with id "${taskId}"`);

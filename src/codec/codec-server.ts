@@ -13,7 +13,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { HttpError } from '../net/http-error';
+import { listenHttp } from '../net/http-listener';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 
 /** The Web UI of `temporal server start-dev` (and `durable-agent dev`) by default. */
@@ -32,16 +33,6 @@ export interface CodecServerOptions {
   namespaces?: string[];
   /** Default 16 MB. */
   maxBodyBytes?: number;
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
 }
 
 export function codecRequestHandler(options: CodecServerOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
@@ -67,9 +58,9 @@ export function codecRequestHandler(options: CodecServerOptions): (req: http.Inc
       return;
     }
     if (!route) throw new HttpError(404, 'not found: POST /encode or /decode');
-    if (req.method !== 'POST') throw new HttpError(405, `${req.method} not allowed: POST /${route}`, { Allow: 'POST, OPTIONS' });
+    if (req.method !== 'POST') throw new HttpError(405, `${req.method} not allowed: POST /${route}`, { headers: { Allow: 'POST, OPTIONS' } });
     if (tokenHash && !bearerMatches(req.headers.authorization, tokenHash)) {
-      throw new HttpError(401, 'a valid bearer token is required (Authorization: Bearer <token>)', { 'WWW-Authenticate': 'Bearer' });
+      throw new HttpError(401, 'a valid bearer token is required (Authorization: Bearer <token>)', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }
     const namespace = headerValue(req.headers['x-namespace']);
     if (options.namespaces && (!namespace || !options.namespaces.includes(namespace))) {
@@ -90,7 +81,7 @@ export function codecRequestHandler(options: CodecServerOptions): (req: http.Inc
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof HttpError ? err.message : 'internal error';
       if (!res.headersSent) {
-        res.writeHead(status, { 'Content-Type': 'application/json', ...(err instanceof HttpError ? err.headers : {}) });
+        res.writeHead(status, { 'Content-Type': 'application/json', ...(err instanceof HttpError ? err.details.headers : {}) });
       }
       res.end(JSON.stringify({ error: message }));
     });
@@ -104,21 +95,8 @@ export interface RunningCodecServer {
 
 /** Listens on `host:port` (default 127.0.0.1, a free port). */
 export async function startCodecServer(options: CodecServerOptions & { host?: string; port?: number }): Promise<RunningCodecServer> {
-  const server = http.createServer(codecRequestHandler(options));
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const listener = await listenHttp(codecRequestHandler(options), options);
+  return { url: listener.url, close: listener.close };
 }
 
 async function runEncode(codecs: PayloadCodec[], payloads: Payload[]): Promise<Payload[]> {
@@ -141,7 +119,7 @@ function readBody(req: http.IncomingMessage, max: number): Promise<string> {
         // Stop keeping the body but let it drain, so the client reads the answer, then the connection closes.
         req.off('data', onData);
         req.resume();
-        reject(new HttpError(413, `request body over ${max} bytes`, { Connection: 'close' }));
+        reject(new HttpError(413, `request body over ${max} bytes`, { headers: { Connection: 'close' } }));
         return;
       }
       chunks.push(chunk);

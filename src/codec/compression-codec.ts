@@ -10,6 +10,7 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { promisify } from 'node:util';
 import { constants, gunzip, gzip } from 'node:zlib';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export const GZIP_ENCODING = 'binary/gzip';
 export const ORIGINAL_ENCODING_KEY = 'compression-original-encoding';
@@ -32,7 +33,8 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** A payload marked as compressed that cannot be decompressed. */
-export class PayloadDecompressionError extends Error {
+export class PayloadDecompressionError extends DurableAgentError {
+  readonly code = 'payload_undecompressable';
   override readonly name = 'PayloadDecompressionError';
 }
 

@@ -19,6 +19,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from './encryption-keys';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -36,7 +37,8 @@ const CIPHER_BYTES = encoder.encode(CIPHER);
 const PayloadProto = temporal.api.common.v1.Payload;
 
 /** A payload marked as encrypted whose key id no configured key has. */
-export class EncryptionKeyNotFoundError extends Error {
+export class EncryptionKeyNotFoundError extends DurableAgentError {
+  readonly code = 'encryption_key_not_found';
   override readonly name = 'EncryptionKeyNotFoundError';
   constructor(
     readonly keyId: string,
@@ -53,7 +55,8 @@ export class EncryptionKeyNotFoundError extends Error {
 }
 
 /** A payload marked as encrypted that does not decrypt: altered, truncated, or not ours. */
-export class PayloadDecryptionError extends Error {
+export class PayloadDecryptionError extends DurableAgentError {
+  readonly code = 'payload_undecryptable';
   override readonly name = 'PayloadDecryptionError';
 }
 

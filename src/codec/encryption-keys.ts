@@ -11,6 +11,7 @@
  * Error messages name the key id and the problem, never the key material.
  */
 import { readFileSync } from 'node:fs';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export const ENCRYPTION_KEYS_ENV = 'DURABLE_AGENT_ENCRYPTION_KEYS';
 export const ENCRYPTION_KEY_FILE_ENV = 'DURABLE_AGENT_ENCRYPTION_KEY_FILE';
@@ -29,7 +30,8 @@ export interface EncryptionKey {
 }
 
 /** Raised for a key or key list that cannot be used; the message says which and why. */
-export class EncryptionKeyError extends Error {
+export class EncryptionKeyError extends DurableAgentError {
+  readonly code = 'encryption_key_invalid';
   override readonly name = 'EncryptionKeyError';
 }
 

@@ -3,8 +3,9 @@
  * tool throws is classified from its type, status or code (see classify.ts).
  */
 import type { ErrorClass } from '../protocol/tool-error';
+import { DurableAgentError } from './durable-agent-error';
 
-export class ToolFailure extends Error {
+export class ToolFailure extends DurableAgentError {
   override readonly name = 'ToolFailure';
   constructor(
     readonly errorClass: ErrorClass,
@@ -19,8 +20,10 @@ export class ToolFailure extends Error {
 }
 
 /** A non-2xx answer from an HTTP service, with what the classifier needs to read. */
-export class HttpStatusError extends Error {
+export class HttpStatusError extends DurableAgentError {
   override readonly name = 'HttpStatusError';
+  /** The code classify() gives it: `http_503`. */
+  readonly code: string;
   constructor(
     readonly status: number,
     readonly body: string,
@@ -28,5 +31,6 @@ export class HttpStatusError extends Error {
     readonly url?: string,
   ) {
     super(`HTTP ${status}${url ? ` from ${url}` : ''}: ${body.slice(0, 200)}`);
+    this.code = `http_${status}`;
   }
 }

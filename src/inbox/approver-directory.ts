@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stateDir } from '../server/state-dir';
 import { hashPassword, tokenMatches, verifyPassword } from './secret-hash';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export interface Approver {
   id: string;
@@ -23,7 +24,8 @@ interface ApproverEntry extends Approver {
   tokens: string[];
 }
 
-export class ApproverFileError extends Error {
+export class ApproverFileError extends DurableAgentError {
+  readonly code = 'approver_file_invalid';
   override readonly name = 'ApproverFileError';
 }
 

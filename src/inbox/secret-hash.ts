@@ -5,6 +5,7 @@
  * alone find its owner. Every comparison is constant-time.
  */
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { constantTimeEqual } from '../crypto/constant-time';
 
 const scrypt = (secret: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> =>
   new Promise((resolve, reject) => scryptCallback(secret, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
@@ -52,10 +53,3 @@ export function tokenMatches(token: string, stored: string): boolean {
   return constantTimeEqual(hashToken(token), stored);
 }
 
-/** Equal strings, compared in time that depends only on their lengths (and lengths via hashing). */
-export function constantTimeEqual(a: string, b: string): boolean {
-  // Hash first: timingSafeEqual needs equal lengths, and the length must not leak through an early return.
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
-}

@@ -7,19 +7,22 @@
  * signal) for the task to take when a worker runs it; the person is told so plainly.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { HttpError } from '../net/http-error';
+import { canonicalJson } from '../protocol/canonical-json';
+import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../rules/unblock-budget';
+import { listenHttp, type HttpListener } from '../net/http-listener';
 import { randomBytes } from 'node:crypto';
 import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
 import type { UnblockInput } from '../protocol/task';
 import type { Approver, ApproverDirectory } from './approver-directory';
 import { liveStatus, liveView, pendingNow, shownStatus, taskPageData, waitingTasks } from './inbox-data';
-import { argumentsHash, canonicalJson } from '../client/pending-at-rest';
+import { argumentsHash } from '../client/pending-at-rest';
 import type { DecisionOutcome } from '../client/send-decision';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
-import { UsedLinks, verifyLink } from './links';
+import { UsedLinks, verifyLink } from '../notifications/links';
 import { inboxPage, messagePage, policyProblem, recordedPage, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
-import { constantTimeEqual } from './secret-hash';
+import { constantTimeEqual } from '../crypto/constant-time';
 import { answerFromForm } from './question-form';
 import { csrfMatches, SESSION_COOKIE, SessionStore, SignInLimiter, type Session, type SessionOptions } from './sessions';
 
@@ -64,20 +67,10 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-store',
 };
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 type Form = URLSearchParams;
 
 export class InboxServer {
-  private server?: http.Server;
+  private listener?: HttpListener;
   private readonly sessions: SessionStore;
   /** Failed sign-ins per approver id (a few) and per address (more: many people may share a proxy or NAT). */
   private readonly limiters: { byName: SignInLimiter; byAddress: SignInLimiter };
@@ -93,29 +86,21 @@ export class InboxServer {
 
   /** Listens on host:port (default 127.0.0.1 and any free port) and returns the URL. */
   async start(port = 0, host = '127.0.0.1'): Promise<string> {
-    this.server = http.createServer((req, res) => {
+    this.listener = await listenHttp((req, res) => {
       this.route(req, res).catch((err: unknown) => this.fail(res, err));
-    });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, host, resolve);
-    });
+    }, { port, host });
     return this.url;
   }
 
   get url(): string {
-    if (!this.server) throw new Error('the inbox is not started');
-    const address = this.server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}`;
+    if (!this.listener) throw new Error('the inbox is not started');
+    return this.listener.url;
   }
 
   async stop(): Promise<void> {
     for (const res of this.streams) res.end();
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = undefined;
+    await this.listener?.close();
+    this.listener = undefined;
   }
 
   private get secure(): boolean {
@@ -144,21 +129,21 @@ export class InboxServer {
         const taskId = decodePart(task[1]!);
         return task[2] ? this.events(req, res, session, taskId) : this.task(res, session, taskId);
       }
-      throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
+      throw new HttpError(404, `Nothing at ${path}.`, { title: 'Not found' });
     }
-    if (method !== 'POST') throw new HttpError(405, 'Method not allowed', `${method} is not used here.`);
+    if (method !== 'POST') throw new HttpError(405, `${method} is not used here.`, { title: 'Method not allowed' });
     // Every POST: same origin, a signed-in session, and that session's CSRF token.
     this.checkOrigin(req);
     const form = await readForm(req);
-    if (!session) throw new HttpError(403, 'Signed out', 'Your session has ended. Sign in again and repeat the action.');
-    if (!csrfMatches(session, form.get('_csrf'))) throw new HttpError(403, 'Request refused', 'The form was missing its security token or it did not match your session. Reload the page and try again.');
+    if (!session) throw new HttpError(403, 'Your session has ended. Sign in again and repeat the action.', { title: 'Signed out' });
+    if (!csrfMatches(session, form.get('_csrf'))) throw new HttpError(403, 'The form was missing its security token or it did not match your session. Reload the page and try again.', { title: 'Request refused' });
     if (path === '/signout') {
       this.sessions.destroy(session.id);
       res.setHeader('set-cookie', SessionStore.clearCookie(this.secure));
       return this.redirect(res, '/signin');
     }
     const action = /^\/tasks\/([^/]+)\/(approve|deny|answer|unblock|message)$/.exec(path);
-    if (!action) throw new HttpError(404, 'Not found', `Nothing at ${path}.`);
+    if (!action) throw new HttpError(404, `Nothing at ${path}.`, { title: 'Not found' });
     return this.decide(res, session, decodePart(action[1]!), action[2] as FormState['form'], form);
   }
 
@@ -173,11 +158,11 @@ export class InboxServer {
     if (typeof named !== 'string' || !named) return session;
     const proxies = trusted.proxies ?? ['127.0.0.1', '::1', '::ffff:127.0.0.1'];
     if (!proxies.includes(req.socket.remoteAddress ?? '')) {
-      throw new HttpError(403, 'Request refused', `The ${trusted.header} header is only accepted from the configured proxy.`);
+      throw new HttpError(403, `The ${trusted.header} header is only accepted from the configured proxy.`, { title: 'Request refused' });
     }
     if (session?.approver.id === named) return session;
     const approver = this.options.directory.get(named);
-    if (!approver) throw new HttpError(403, 'Not an approver', `${named} is signed in at the proxy but is not in the approvers file.`);
+    if (!approver) throw new HttpError(403, `${named} is signed in at the proxy but is not in the approvers file.`, { title: 'Not an approver' });
     if (session) this.sessions.destroy(session.id);
     const fresh = this.sessions.create(approver);
     res.setHeader('set-cookie', this.sessions.cookie(fresh, this.secure));
@@ -189,7 +174,7 @@ export class InboxServer {
     const allowed = this.options.publicUrl ? new URL(this.options.publicUrl).origin : `http://${req.headers.host ?? ''}`;
     const origin = req.headers.origin ?? (req.headers.referer ? safeOrigin(req.headers.referer) : undefined);
     if (!origin || !constantTimeEqual(origin, allowed)) {
-      throw new HttpError(403, 'Request refused', 'This form was not sent from the inbox itself (its Origin did not match).');
+      throw new HttpError(403, 'This form was not sent from the inbox itself (its Origin did not match).', { title: 'Request refused' });
     }
   }
 
@@ -207,7 +192,7 @@ export class InboxServer {
     const pre = cookies(req)[PRE_SESSION_COOKIE];
     const presented = form.get('_csrf');
     if (!pre || !presented || !constantTimeEqual(pre, presented)) {
-      throw new HttpError(403, 'Request refused', 'The sign-in form was missing its security token. Open the sign-in page again.');
+      throw new HttpError(403, 'The sign-in form was missing its security token. Open the sign-in page again.', { title: 'Request refused' });
     }
     const next = localPath(form.get('next'));
     const id = (form.get('id') ?? '').trim();
@@ -281,7 +266,7 @@ export class InboxServer {
 
   private async task(res: http.ServerResponse, session: Session, taskId: string, state?: FormState, status = 200): Promise<void> {
     const data = await taskPageData(this.options.client, this.args, taskId).catch((err: unknown) => {
-      if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
+      if (err instanceof TaskNotFoundError) throw new HttpError(404, `There is no task "${taskId}" in this namespace.`, { title: 'No such task' });
       throw err;
     });
     this.send(res, status, taskPage(this.layout(session), data, state));
@@ -290,11 +275,11 @@ export class InboxServer {
   /** An approval's exact arguments as a JSON download (pending or decided): what the shortened view stands for. */
   private async argumentsFile(res: http.ServerResponse, taskId: string, approvalId: string): Promise<void> {
     const status = await shownStatus(this.options.client, this.args, taskId);
-    if (!status) throw new HttpError(404, 'Not available', `Task "${taskId}" did not answer (no such task, or no worker is running for it).`);
+    if (!status) throw new HttpError(404, `Task "${taskId}" did not answer (no such task, or no worker is running for it).`, { title: 'Not available' });
     const approval = [...status.pendingApprovals, ...status.approvals].find((a) => a.id === approvalId);
-    if (!approval) throw new HttpError(404, 'No such approval', `Task "${taskId}" has no approval "${approvalId}".`);
+    if (!approval) throw new HttpError(404, `Task "${taskId}" has no approval "${approvalId}".`, { title: 'No such approval' });
     const problem = argumentsProblemOf(approval);
-    if (problem) throw new HttpError(503, 'Arguments unavailable', `The arguments cannot be read here: ${problem}.`);
+    if (problem) throw new HttpError(503, `The arguments cannot be read here: ${problem}.`, { title: 'Arguments unavailable' });
     const body = `${JSON.stringify(approval.input, null, 2)}\n`;
     res.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -425,7 +410,7 @@ export class InboxServer {
     } catch (err) {
       // The task said no (its validator or handler): show why, keep what the person typed.
       if (err instanceof TaskRejectedError) return refuse(`The task refused: ${err.message}`, 409);
-      if (err instanceof TaskNotFoundError) throw new HttpError(404, 'No such task', `There is no task "${taskId}" in this namespace.`);
+      if (err instanceof TaskNotFoundError) throw new HttpError(404, `There is no task "${taskId}" in this namespace.`, { title: 'No such task' });
       throw err;
     }
     if (done === undefined) return; // the recorded page was sent
@@ -474,7 +459,7 @@ export class InboxServer {
   }
 
   private fail(res: http.ServerResponse, err: unknown): void {
-    if (err instanceof HttpError) return this.send(res, err.status, messagePage(err.title, err.message));
+    if (err instanceof HttpError) return this.send(res, err.status, messagePage(err.details.title ?? 'Error', err.message));
     console.error(`inbox: ${(err as Error)?.stack ?? String(err)}`);
     this.send(res, 500, messagePage('Something went wrong', 'The inbox could not complete this request (is Temporal reachable?). Nothing was decided.'));
   }
@@ -498,7 +483,7 @@ function decodePart(part: string): string {
   try {
     return decodeURIComponent(part);
   } catch {
-    throw new HttpError(400, 'Bad address', 'This address is malformed.');
+    throw new HttpError(400, 'This address is malformed.', { title: 'Bad address' });
   }
 }
 
@@ -534,12 +519,12 @@ function localPath(next: string | null | undefined): string {
 
 async function readForm(req: http.IncomingMessage): Promise<Form> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') throw new HttpError(415, 'Request refused', 'Forms are sent as application/x-www-form-urlencoded.');
+  if (type !== 'application/x-www-form-urlencoded') throw new HttpError(415, 'Forms are sent as application/x-www-form-urlencoded.', { title: 'Request refused' });
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'Request refused', `A form may carry at most ${MAX_BODY_BYTES / 1024} KB.`);
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `A form may carry at most ${MAX_BODY_BYTES / 1024} KB.`, { title: 'Request refused' });
     chunks.push(chunk as Buffer);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -560,24 +545,18 @@ function parseArguments(text: string): { value: Record<string, unknown> | undefi
 
 /** Unchanged arguments approve the call as asked (no edit is recorded). */
 function sameArguments(input: unknown, value: Record<string, unknown> | undefined): boolean {
-  return value === undefined || canonicalJson(value) === canonicalJson(input);
+  return value === undefined || canonicalJson(value, { strict: false }) === canonicalJson(input, { strict: false });
 }
 
 function unblockInput(fields: Form): { value: Omit<UnblockInput, 'by'> } | { error: string } {
   const message = (fields.get('message') ?? '').trim();
-  const budget: NonNullable<UnblockInput['budget']> = {};
-  for (const name of ['turns', 'toolCalls', 'tokens'] as const) {
+  const budget: BudgetRaise = {};
+  for (const name of RAISABLE_BUDGETS) {
     const raw = (fields.get(name) ?? '').trim();
     if (!raw) continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) return { error: `${name} must be a whole number of at least 1 (the new total), got "${raw}".` };
-    budget[name] = n;
-  }
-  const cost = (fields.get('costUsd') ?? '').trim();
-  if (cost) {
-    const n = Number(cost);
-    if (!Number.isFinite(n) || n <= 0) return { error: `Cost must be a positive number of US dollars (the new total), got "${cost}".` };
-    budget.costUsd = n;
+    const raise = parseBudgetRaise(name, raw, name === 'costUsd' ? 'Cost' : name);
+    if ('problem' in raise) return { error: `${raise.problem}.` };
+    budget[name] = raise.value;
   }
   return { value: { ...(message ? { message } : {}), ...(Object.keys(budget).length ? { budget } : {}) } };
 }

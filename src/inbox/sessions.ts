@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Approver } from './approver-directory';
-import { constantTimeEqual } from './secret-hash';
+import { constantTimeEqual } from '../crypto/constant-time';
 
 export interface Session {
   id: string;

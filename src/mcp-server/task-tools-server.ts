@@ -19,6 +19,7 @@ import type { DecisionOutcome } from '../client/send-decision';
 
 /** How long a status query may wait for a worker before the memo is read instead. */
 const STATUS_DEADLINE_MS = 3_000;
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export interface TaskToolsIdentity {
   /** Who answers approvals through this server (recorded with each decision). */
@@ -218,7 +219,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
 }
 
 /** A request this server refuses before asking Temporal. */
-class UsageProblem extends Error {}
+class UsageProblem extends DurableAgentError {
+  readonly code = 'usage';}
 
 /** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */
 async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {

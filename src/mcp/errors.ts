@@ -8,9 +8,11 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { classify, messageOf, type Classified } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toolError } from '../protocol/tool-error';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 /** The server could not be started or reached, or its connection died: another attempt starts or reaches it anew. */
-export class McpUnavailableError extends Error {
+export class McpUnavailableError extends DurableAgentError {
+  readonly code = 'mcp_unavailable';
   override readonly name = 'McpUnavailableError';
   constructor(
     readonly server: string,

@@ -28,7 +28,7 @@ export interface ModelEnvironment {
  */
 export function defaultScriptRoots(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (env[SCRIPT_DIRS_SETTING] ?? '').split(path.delimiter).filter((dir) => dir.trim() !== '');
-  return [path.resolve(__dirname, '../agents/demo'), ...extra.map((dir) => path.resolve(dir)), scriptsDir()];
+  return [path.resolve(__dirname, '../demo'), ...extra.map((dir) => path.resolve(dir)), scriptsDir()];
 }
 
 /** `<state dir>/scripts`. */

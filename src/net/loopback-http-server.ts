@@ -1,31 +1,25 @@
 /** An HTTP server on 127.0.0.1 with start/url/stop, for the local services the project runs. */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { listenHttp, type HttpListener } from './http-listener';
 
 export abstract class LoopbackHttpServer {
-  private server?: http.Server;
+  private listener?: HttpListener;
 
   protected abstract handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
 
   /** Listens on `port` (default: any free port) and returns the base URL. */
   async start(port = 0): Promise<string> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, '127.0.0.1', resolve);
-    });
+    this.listener = await listenHttp((req, res) => void this.handle(req, res), { port });
     return this.url;
   }
 
   get url(): string {
-    if (!this.server) throw new Error(`${this.constructor.name} is not started`);
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    if (!this.listener) throw new Error(`${this.constructor.name} is not started`);
+    return this.listener.url;
   }
 
   async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = undefined;
+    await this.listener?.close();
+    this.listener = undefined;
   }
 }

@@ -3,10 +3,11 @@
  * definition and hands it over through an activity, so the workflow never imports tool code and a
  * replay sees exactly the manifest the original run saw.
  */
-import type { Budgets, ModelChoice, PermissionPolicy } from './task';
+import type { Budgets, ModelChoice, PermissionPolicy } from './agent-settings';
+import type { ToolEffect } from './tool-effect';
 import type { TrustedKey } from './decision-proof';
 
-export type ToolEffect = 'read' | 'write' | 'destructive';
+export type { ToolEffect };
 
 export interface ToolManifest {
   name: string;

@@ -3,7 +3,7 @@
  * validators and by front ends (the inbox shows a person only what they may answer). Pure and
  * sandbox-safe.
  */
-import type { ToolEffect } from './agent-manifest';
+import type { ToolEffect } from './tool-effect';
 
 /**
  * Lists of people (`alice`) and roles (`role:finance`). A list that is absent lets any identity

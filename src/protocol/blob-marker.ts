@@ -3,9 +3,17 @@
  * exactly `{"$blob":"sha256:<64 hex>","bytes":N}`. As a JSON value it stands for a stored JSON
  * value (a tool result, a long tool input); inside a string it stands for stored text. Sandbox-safe.
  */
+/** A blob's id: `sha256:` and the hex SHA-256 of its UTF-8 text (the one pattern; ids arrive from models and people). */
+export const BLOB_ID_SOURCE = 'sha256:[0-9a-f]{64}';
+const BLOB_ID = new RegExp(`^${BLOB_ID_SOURCE}$`);
+
+export function isBlobId(id: unknown): id is string {
+  return typeof id === 'string' && BLOB_ID.test(id);
+}
+
 /** How every marker starts: a string without it holds none. */
 export const MARKER_PREFIX = '{"$blob":';
-export const MARKER_PATTERN = /\{"\$blob":"(sha256:[0-9a-f]{64})","bytes":(\d+)\}/g;
+export const MARKER_PATTERN = new RegExp(`\\{"\\$blob":"(${BLOB_ID_SOURCE})","bytes":(\\d+)\\}`, 'g');
 
 export interface Marker {
   $blob: string;
@@ -19,7 +27,7 @@ export function markerText(id: string, bytes: number): string {
 export function isMarker(value: unknown): value is Marker {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const v = value as Record<string, unknown>;
-  return Object.keys(v).length === 2 && typeof v.$blob === 'string' && /^sha256:[0-9a-f]{64}$/.test(v.$blob) && Number.isInteger(v.bytes);
+  return Object.keys(v).length === 2 && isBlobId(v.$blob) && Number.isInteger(v.bytes);
 }
 
 /** Characters a string stands for once its markers are resolved: what the model will read. */

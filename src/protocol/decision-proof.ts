@@ -11,6 +11,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519';
 import { sha256 } from '@noble/hashes/sha2';
+import { canonicalJson } from './canonical-json';
 
 export type DecisionKind = 'start' | 'approve' | 'deny' | 'unblock' | 'message';
 
@@ -59,32 +60,8 @@ export const MAX_ROLES = 32;
 const MAX_KEY_ID_CHARS = 64;
 const MAX_NONCE_CHARS = 64;
 
-/**
- * Deterministic JSON: object keys sorted by UTF-16 code units, undefined members left out, no
- * whitespace. Throws on what JSON cannot say exactly (NaN, Infinity, functions, bigint, cycles
- * deeper than the limit), so a signer and a verifier never hash two different readings.
- */
-export function canonicalJson(value: unknown, depth = 0): string {
-  if (depth > 64) throw new TypeError('value nested too deeply for canonical JSON');
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return JSON.stringify(value);
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`);
-      return JSON.stringify(value);
-    case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v, depth + 1))).join(',')}]`;
-      const entries = Object.keys(value as object)
-        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`).join(',')}}`;
-    }
-    default:
-      throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
-  }
-}
+// The encoding both sides sign and verify (strict: what JSON cannot say exactly is refused).
+export { canonicalJson };
 
 /** UTF-8 without TextEncoder (not every sandbox has one); lone surrogates become U+FFFD as in TextEncoder. */
 export function utf8(text: string): Uint8Array {

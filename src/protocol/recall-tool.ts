@@ -3,6 +3,7 @@
  * (its blob stays in the task's store). Offered only once something was compacted. Sandbox-safe.
  */
 import type { ToolManifest } from './agent-manifest';
+import { BLOB_ID_SOURCE } from './blob-marker';
 
 export const RECALL_TOOL = 'recall_result';
 
@@ -12,7 +13,7 @@ export const RECALL_TOOL_MANIFEST: ToolManifest = {
     'Returns the full content of an earlier tool result that was removed from the conversation to fit the context window. Pass the `ref` that the compacted result shows (sha256:...).',
   inputSchema: {
     type: 'object',
-    properties: { ref: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$', description: 'The ref shown in the compacted result.' } },
+    properties: { ref: { type: 'string', pattern: `^${BLOB_ID_SOURCE}$`, description: 'The ref shown in the compacted result.' } },
     required: ['ref'],
     additionalProperties: false,
   },

@@ -1,29 +1,15 @@
 /** The data that crosses the workflow boundary: task input, live status, final result. */
 import type { Message, Usage } from './messages';
 import type { ToolError } from './tool-error';
-import type { AgentManifest, ToolEffect } from './agent-manifest';
+import type { AgentManifest } from './agent-manifest';
+import type { ToolEffect } from './tool-effect';
+import type { Budgets, ModelChoice } from './agent-settings';
 import type { ApproverRules } from './approver-policy';
 import type { DecisionProof } from './decision-proof';
 
-/** Which model answers a task. Chosen when the task starts and recorded in its input. */
-export type ModelChoice =
-  | { provider: 'scripted'; /** Absolute path to a JSON file of assistant turns. */ script: string }
-  | {
-      provider: 'anthropic';
-      /** Default: DEFAULT_ANTHROPIC_MODEL. */
-      model?: string;
-      /** Default: DEFAULT_MAX_TOKENS. */
-      maxTokens?: number;
-      /** Extended thinking. Default: off. */
-      thinking?: ThinkingSetting;
-      /** The model's context window in tokens, for compaction before it is exceeded. Default 200 000. */
-      contextWindowTokens?: number;
-    }
-  /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
-  | { provider: 'custom'; name: string };
-
-/** Extended thinking: a fixed token budget (at least 1024, below max_tokens), or adaptive where the model supports it. */
-export type ThinkingSetting = { type: 'enabled'; budgetTokens: number } | { type: 'adaptive' };
+// An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
+export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
+export type { Budgets, ModelChoice, PermissionPolicy, PermissionRule, ThinkingSetting } from './agent-settings';
 
 export interface TaskInput {
   /** Name of an agent registered on the worker (see defineAgent). */
@@ -50,6 +36,44 @@ export interface TaskInput {
   resume?: TaskSnapshot;
 }
 
+/**
+ * The numbers that drive a task's decisions, pinned in its state when it starts and carried across
+ * continue-as-new (their values: src/rules/task-limits.ts).
+ */
+export interface TaskLimits {
+  /** 1: the ledger rules recorded in histories before rules v2; 2: the current rules (see ledger.ts). */
+  rulesVersion: number;
+  /** The same answer to the same call in this many consecutive turns is a loop. */
+  loopThreshold: number;
+  /** Executions of one exact call within one turn. */
+  perTurnExecutions: { read: number; sideEffecting: number };
+  /** How long a failed call is refused when repeated unchanged, in ms (rules v2). */
+  failureMemoryMs: number;
+  /** Ledger keys kept; the least recently seen reads go first. */
+  maxLedgerRecords: number;
+  /** How many times an answer cut at max_tokens is continued. */
+  maxContinuations: number;
+  /** The model's context window when its choice does not say, in tokens. */
+  contextWindowTokens: number;
+  /** Compaction starts when the estimated prompt passes this share of the context window. */
+  compactAtRatio: number;
+  /** Tool results of the most recent turns that compaction never touches. */
+  keepRecentTurns: number;
+  /** Messages kept in the live conversation; older turns leave it (their content stays in the store). */
+  maxConversationMessages: number;
+  /**
+   * Once past maxConversationMessages, the oldest turns leave until this many messages remain:
+   * several turns at once, so the prompt's cached prefix stays the same for the turns in between
+   * (dropping one turn per turn would change the prefix, and miss the cache, on every call).
+   * Absent: down to maxConversationMessages, as tasks started before it did.
+   */
+  trimConversationTo?: number;
+  /** Audit entries (events, escalations, decisions, approvals) kept in state per kind; older ones are archived to the store. */
+  auditWindow: number;
+  /** The largest snapshot carried into a new run, in bytes of JSON; above it the task compacts, then blocks. */
+  snapshotCeilingBytes: number;
+}
+
 /** The serialisable state a task carries across continue-as-new. */
 export interface TaskSnapshot {
   version: 1;
@@ -59,7 +83,7 @@ export interface TaskSnapshot {
    */
   schemaVersion?: 2;
   /** Pinned decision numbers (absent in snapshots from before they were pinned: legacy values apply). */
-  limits?: Partial<import('../workflows/task-limits').TaskLimits>;
+  limits?: Partial<TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
   /** Markers of archived audit entries. */
   archive?: string[];
@@ -92,26 +116,6 @@ export interface TaskSnapshot {
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
-
-export const DEFAULT_MAX_TURNS = 20;
-
-/** Limits that stop a runaway task. Spent task budgets block the task for a person; see unblock. */
-export interface Budgets {
-  /** Model calls per task. */
-  turns: number;
-  /** Tool calls per task. */
-  toolCalls: number;
-  /** Tool calls the model may make in one response; the rest are refused and the model answers without tools. */
-  toolCallsPerTurn: number;
-  /** Consecutive invalid calls (model errors) to one tool before a person is asked to step in. */
-  correctionsPerTool: number;
-  /** Input + output tokens per task. Unlimited when absent. */
-  tokens?: number;
-  /** USD per task, from the worker's price table. Unlimited when absent. */
-  costUsd?: number;
-}
-
-export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
 
 export type EscalationLevel = 'auto' | 'inform' | 'confirm' | 'block';
 
@@ -235,28 +239,6 @@ export interface ApprovalAnswer {
   approvalId: string;
   decision: 'approved' | 'denied';
 }
-
-/** The agent's permission policy per effect (and per tool, which wins). */
-export type PermissionRule = 'allow' | 'confirm' | 'deny';
-
-export interface PermissionPolicy {
-  /** Default 'confirm'. */
-  write?: PermissionRule;
-  /** Default 'confirm'. */
-  destructive?: PermissionRule;
-  /** Per-tool rules, e.g. `{ delete_file: 'deny' }`. */
-  tools?: Record<string, PermissionRule>;
-  /** How long an approval waits, in ms. Default 24 h. */
-  approvalTimeoutMs?: number;
-  /** Default 'deny': an unanswered approval is a denial the model is told about. */
-  onExpiry?: 'deny' | 'block';
-  /** Who may approve, deny, unblock or message, by id or `role:NAME`. Default: anyone (verified, when keys are trusted). */
-  approvers?: ApproverRules;
-  /** The task's starter may not approve its own task's calls. Default false. See docs/approvers.md. */
-  forbidSelfApproval?: boolean;
-}
-
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 export interface MessageInput {
   by: string;

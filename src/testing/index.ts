@@ -2,8 +2,8 @@
  * The testing kit users import: a real local orders service that misbehaves on demand, the
  * scripted model, and the embedded dev server.
  */
-export { OrdersService, parseFaultSpec, sampleOrders, FAULT_KINDS } from '../tools/builtin/orders-service';
-export type { Order, OrdersFault, OrdersServiceOptions } from '../tools/builtin/orders-service';
+export { OrdersService, parseFaultSpec, sampleOrders, FAULT_KINDS } from './orders-service';
+export type { Order, OrdersFault, OrdersServiceOptions } from './orders-service';
 export { ScriptedModel, scriptFile } from '../models/scripted-model';
 export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';

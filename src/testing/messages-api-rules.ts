@@ -5,6 +5,7 @@
  * same role), so is this.
  */
 import type { ThinkingSigner } from './thinking-signature';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export interface MessagesApiRuleOptions {
   /** Whether a model accepts a final assistant message (prefill). Default: not the 4.6+ / 5.x models. */
@@ -63,7 +64,8 @@ interface Turn {
   blocks: Block[];
 }
 
-class RuleError extends Error {}
+class RuleError extends DurableAgentError {
+  readonly code = 'messages_api_rule';}
 const fail = (message: string): never => {
   throw new RuleError(message);
 };

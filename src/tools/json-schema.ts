@@ -7,11 +7,13 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import type { Checked, SchemaValidator } from './schema';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
 export type JsonSchema = Record<string, unknown>;
 
 /** Thrown when a schema itself cannot be compiled: the tool cannot be validated, so it cannot be offered. */
-export class InvalidJsonSchemaError extends Error {
+export class InvalidJsonSchemaError extends DurableAgentError {
+  readonly code = 'invalid_json_schema';
   override readonly name = 'InvalidJsonSchemaError';
 }
 

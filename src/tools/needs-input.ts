@@ -4,8 +4,10 @@
  * a question the workflow asks durably (see NEEDS_INPUT_TYPE).
  */
 import type { ToolQuestion } from '../protocol/activity-contracts';
+import { DurableAgentError } from '../errors/durable-agent-error';
 
-export class NeedsInputError extends Error {
+export class NeedsInputError extends DurableAgentError {
+  readonly code = 'needs_input';
   override readonly name = 'NeedsInputError';
   constructor(readonly question: ToolQuestion) {
     super(`The tool asks a person: ${question.message}`);

@@ -8,7 +8,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import type { TelemetryOptions } from '../telemetry/worker-tracing';
-import { loadConnectionConfig } from './connection-config';
+import { loadConnectionConfig } from '../client/connection-config';
 import type { McpClientPool } from '../mcp/pool';
 import { durableAgent } from './plugin';
 

@@ -14,7 +14,7 @@ import { stateDir } from '../server/state-dir';
 const run = promisify(execFile);
 const WORKFLOWS_DIR = path.resolve(__dirname, '../workflows');
 // Workflow code may import only these folders and the Temporal packages (test/integration/sandbox-boundary.test.ts).
-export const WORKFLOW_SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../protocol')];
+export const WORKFLOW_SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../rules'), path.resolve(__dirname, '../protocol')];
 const TEMPORAL_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/proto', '@temporalio/worker'];
 
 /** A hash of everything that goes into the bundle: the sources (all files, recursively) and the Temporal packages' versions. */

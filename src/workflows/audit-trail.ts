@@ -4,7 +4,7 @@
  * older ones wait in `overflow` until the workflow archives them to the blob store between turns.
  */
 import { STATUS_EVENT_WINDOW, type ApprovalRecord, type Decision, type Escalation, type TaskEvent, type TaskEventKind } from '../protocol/task';
-import type { TaskLimits } from './task-limits';
+import type { TaskLimits } from '../rules/task-limits';
 
 export class AuditTrail {
   readonly escalations: Escalation[] = [];

@@ -4,6 +4,7 @@
  */
 import type { Budgets, Escalation, UnblockInput, VerifiedIdentity } from '../protocol/task';
 import { unblockShapeProblem } from './input-checks';
+import { raiseAboveUsedProblem, raiseShapeProblem, type RaisableBudget } from '../rules/unblock-budget';
 import { oneLine } from './one-line';
 import type { TaskState } from './task-state';
 
@@ -26,11 +27,9 @@ export function unblockProblem(state: TaskState, input: UnblockInput): string | 
   }
   const used: Record<string, number> = { turns: state.turn, toolCalls: state.toolCalls.total, tokens: state.tokensUsed, costUsd: state.costUsd };
   for (const [name, value] of Object.entries(input.budget ?? {})) {
-    if (!(name in used)) return `unknown budget "${name}" (turns, toolCalls, tokens, costUsd)`;
-    const wholeNumber = name !== 'costUsd';
-    if (typeof value !== 'number' || (wholeNumber && !Number.isInteger(value)) || value <= used[name]!) {
-      return `budget.${name} must be ${wholeNumber ? 'an integer' : 'a number'} above what is used (${used[name]}), got ${JSON.stringify(value)}`;
-    }
+    // The shape (known budget, finite number) was checked above, by the same rules.
+    const problem = raiseShapeProblem(name, value) ?? raiseAboveUsedProblem(name as RaisableBudget, value as number, used[name]!);
+    if (problem) return problem;
   }
   return undefined;
 }

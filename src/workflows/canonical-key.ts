@@ -2,14 +2,7 @@
  * The ledger's key for a call: tool name plus a hash of its arguments in canonical form (object keys
  * sorted), so `{a:1,b:2}` and `{b:2,a:1}` are the same call. Pure: runs in the workflow sandbox.
  */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
+import { canonicalJson } from '../protocol/canonical-json';
 
 /** cyrb53: a fast 53-bit string hash; no crypto is available (or needed) in the sandbox. */
 export function hash53(text: string): string {
@@ -31,7 +24,7 @@ export function hash53(text: string): string {
  */
 export function callKey(tool: string, input: unknown, inputSchema?: Record<string, unknown>, coerce = false): string {
   const value = coerce ? coerceLikeValidation(input, inputSchema) : input;
-  return `${tool}#${hash53(canonicalJson(withDefaults(value, inputSchema)))}`;
+  return `${tool}#${hash53(canonicalJson(withDefaults(value, inputSchema), { strict: false }))}`;
 }
 
 type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema };

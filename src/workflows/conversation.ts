@@ -4,10 +4,10 @@
  * inside the context window (older tool results stubbed and recallable, then the oldest turns out).
  */
 import { textOf, type Message, type ToolResultBlock, type UserBlock } from '../protocol/messages';
-import { MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
+import { BLOB_ID_SOURCE, MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import type { AuditTrail } from './audit-trail';
-import type { TaskLimits } from './task-limits';
+import type { TaskLimits } from '../rules/task-limits';
 
 export class Conversation {
   readonly messages: Message[] = [];
@@ -171,7 +171,7 @@ export class Conversation {
 
   /** After a person unblocked a task whose stored content is gone: every reference to it becomes a note. */
   forgetMissingBlob(detail: string): void {
-    const id = /sha256:[0-9a-f]{64}/.exec(detail)?.[0];
+    const id = new RegExp(BLOB_ID_SOURCE).exec(detail)?.[0];
     if (!id) return;
     const gone = JSON.stringify({ missing: `stored content ${id} is no longer available` });
     const replace = (text: string) => text.replace(MARKER_PATTERN, (match, found: string) => (found === id ? gone : match));

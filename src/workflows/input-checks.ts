@@ -5,6 +5,8 @@
  * sandbox-safe: validators and the workflow's start call these.
  */
 import { proofShapeProblem, rolesShapeProblem } from '../protocol/decision-proof';
+import { describeValue } from '../rules/describe-value';
+import { MAX_BUDGET, raiseShapeProblem } from '../rules/unblock-budget';
 
 /** Longest text a person may send in one field (a message, a reason, a comment). */
 export const MAX_TEXT_CHARS = 32_000;
@@ -14,15 +16,8 @@ export const MAX_ID_CHARS = 200;
 export const MAX_EDITED_INPUT_CHARS = 256_000;
 /** The first prompt of a task. */
 export const MAX_PROMPT_CHARS = 1_000_000;
-const MAX_BUDGET = 1_000_000_000;
 
 type Problems = string[];
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? 'a string' : typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
-}
 
 function text(problems: Problems, obj: Record<string, unknown>, name: string, opts: { required: boolean; max: number; nonEmpty?: boolean }): void {
   const value = obj[name];
@@ -30,7 +25,7 @@ function text(problems: Problems, obj: Record<string, unknown>, name: string, op
     if (opts.required) problems.push(`\`${name}\` is required`);
     return;
   }
-  if (typeof value !== 'string') return void problems.push(`\`${name}\` must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string') return void problems.push(`\`${name}\` must be a string, got ${describeValue(value)}`);
   if (opts.nonEmpty && !value.trim()) return void problems.push(`\`${name}\` must not be empty`);
   if (value.length > opts.max) problems.push(`\`${name}\` is ${value.length} characters; at most ${opts.max}`);
 }
@@ -41,7 +36,7 @@ function unknownFields(problems: Problems, obj: Record<string, unknown>, allowed
 }
 
 function asObject(value: unknown, what: string, shape: string): Record<string, unknown> | string {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${what} needs an object ${shape}, got ${describe(value)}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${what} needs an object ${shape}, got ${describeValue(value)}`;
   return value as Record<string, unknown>;
 }
 
@@ -74,7 +69,7 @@ export function approveProblem(input: unknown): string | undefined {
   text(problems, obj, 'comment', { required: false, max: MAX_TEXT_CHARS });
   const edited = obj.editedInput;
   if (edited !== undefined) {
-    if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) problems.push(`\`editedInput\` must be an object of tool arguments, got ${describe(edited)}`);
+    if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) problems.push(`\`editedInput\` must be an object of tool arguments, got ${describeValue(edited)}`);
     else if (jsonSize(edited) > MAX_EDITED_INPUT_CHARS) problems.push(`\`editedInput\` is larger than ${MAX_EDITED_INPUT_CHARS} characters of JSON`);
   }
   identityFields(problems, obj);
@@ -94,8 +89,6 @@ export function denyProblem(input: unknown): string | undefined {
   return done(problems);
 }
 
-const RAISABLE = ['turns', 'toolCalls', 'tokens', 'costUsd'];
-
 export function unblockShapeProblem(input: unknown): string | undefined {
   const obj = asObject(input, 'unblock', '{by, blockId?, message?, budget?, model?, maxTokens?}');
   if (typeof obj === 'string') return obj;
@@ -105,15 +98,15 @@ export function unblockShapeProblem(input: unknown): string | undefined {
   text(problems, obj, 'message', { required: false, max: MAX_TEXT_CHARS });
   text(problems, obj, 'model', { required: false, max: MAX_ID_CHARS, nonEmpty: true });
   if (obj.maxTokens !== undefined && !(Number.isInteger(obj.maxTokens) && (obj.maxTokens as number) >= 1 && (obj.maxTokens as number) <= 1_000_000)) {
-    problems.push(`\`maxTokens\` must be an integer from 1 to 1000000, got ${describe(obj.maxTokens)}`);
+    problems.push(`\`maxTokens\` must be an integer from 1 to 1000000, got ${describeValue(obj.maxTokens)}`);
   }
   if (obj.budget !== undefined) {
     const budget = asObject(obj.budget, '`budget`', '{turns?, toolCalls?, tokens?, costUsd?}');
     if (typeof budget === 'string') problems.push(budget);
     else {
       for (const [name, value] of Object.entries(budget)) {
-        if (!RAISABLE.includes(name)) problems.push(`unknown budget "${name.slice(0, 40)}" (${RAISABLE.join(', ')})`);
-        else if (typeof value !== 'number' || !Number.isFinite(value) || value > MAX_BUDGET) problems.push(`\`budget.${name}\` must be a finite number, got ${describe(value)}`);
+        const problem = raiseShapeProblem(name, value);
+        if (problem) problems.push(problem);
       }
     }
   }
@@ -137,7 +130,7 @@ function integerIn(problems: Problems, obj: Record<string, unknown>, name: strin
   const value = obj[name];
   if (value === undefined) return;
   if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) {
-    problems.push(`\`${label}\` must be an integer from ${min} to ${max}, got ${describe(value)}`);
+    problems.push(`\`${label}\` must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
   }
 }
 
@@ -168,7 +161,7 @@ function modelChoiceProblems(problems: Problems, model: unknown): void {
       return;
     }
     default:
-      problems.push(`\`model.provider\` must be 'anthropic', 'scripted' or 'custom', got ${describe(obj.provider)}`);
+      problems.push(`\`model.provider\` must be 'anthropic', 'scripted' or 'custom', got ${describeValue(obj.provider)}`);
   }
 }
 
@@ -199,7 +192,7 @@ export function taskInputProblem(input: unknown): string | undefined {
       integerIn(problems, budgets, 'correctionsPerTool', 1, 100, 'budgets.correctionsPerTool');
       integerIn(problems, budgets, 'tokens', 1, MAX_BUDGET, 'budgets.tokens');
       if (budgets.costUsd !== undefined && !(typeof budgets.costUsd === 'number' && budgets.costUsd > 0 && budgets.costUsd <= 1_000_000)) {
-        problems.push(`\`budgets.costUsd\` must be a positive number up to 1000000, got ${describe(budgets.costUsd)}`);
+        problems.push(`\`budgets.costUsd\` must be a positive number up to 1000000, got ${describeValue(budgets.costUsd)}`);
       }
       unknownFields(problems, budgets, ['turns', 'toolCalls', 'toolCallsPerTurn', 'correctionsPerTool', 'tokens', 'costUsd']);
     }

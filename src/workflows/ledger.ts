@@ -14,7 +14,7 @@
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { toolError, type ErrorClass, type ToolError } from '../protocol/tool-error';
 import { hash53 } from './canonical-key';
-import { DEFAULT_LIMITS, type TaskLimits } from './task-limits';
+import { DEFAULT_LIMITS, type TaskLimits } from '../rules/task-limits';
 
 export interface LedgerOutcome {
   content: string;

@@ -13,7 +13,7 @@ import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from './input-checks';
 import { legacyInputChecks } from './legacy';
 import { runRules, type RunRules } from './patches';
-import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from './task-limits';
+import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { TaskState } from './task-state';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);

@@ -33,7 +33,7 @@ import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { oneLine } from './one-line';
-import { DEFAULT_LIMITS, limitsFrom, type TaskLimits } from './task-limits';
+import { DEFAULT_LIMITS, limitsFrom, type TaskLimits } from '../rules/task-limits';
 import { fitSnapshot, restoreState, snapshotOf } from './task-snapshot';
 import { statusOf } from './task-status';
 import { blockTask, unblockProblem, unblockTask } from './blocks';

@@ -17,9 +17,9 @@ import { fastReadOptions, localToolCallOptions, toolCallOptions } from './activi
 import { failedForGood, type FastReads } from './fast-reads';
 import { callKey } from './canonical-key';
 import type { TaskState } from './task-state';
-import { gateToolCall } from './tool-gate';
+import { gateToolCall } from '../rules/tool-gate';
 import { outcomeUnknown } from '../protocol/outcome-unknown';
-import { errorBlock, summarizeOutput } from './tool-result-content';
+import { errorBlock, summarizeOutput } from '../rules/tool-result-content';
 import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 

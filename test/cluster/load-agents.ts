@@ -6,14 +6,16 @@
  *   loop), for the SIGKILL-under-load check: refund_order sends the workflow's idempotency key, so a
  *   refund retried on the surviving worker must not take effect twice.
  */
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import type { AgentsModuleEnvironment } from '../../src/cli/load-agents';
 import { createBenchAgent } from '../../bench/bench-agent';
 
 export const REFUNDS_AGENT = 'refunds';
 
-export default function loadAgents({ workspaceDir, ordersUrl }: AgentsModuleEnvironment): AgentDefinition[] {
+/** The cluster's orders service arrives as ORDERS_URL (scripts/cluster/cluster.ts sets it): --agents takes no demo settings. */
+export default function loadAgents({ workspaceDir }: AgentsModuleEnvironment, ordersUrl = process.env.ORDERS_URL): AgentDefinition[] {
+  if (!ordersUrl) throw new Error('test/cluster/load-agents.ts: ORDERS_URL is not set');
   const demo = createDemoAgent({ workspaceDir, ordersUrl });
   // search_orders falls back to search_orders_archive: the agent needs both.
   const tools = demo.tools.filter((t) => ['search_orders', 'search_orders_archive', 'refund_order'].includes(t.name));

@@ -14,7 +14,7 @@ import { connectClient } from '../../src/client/client-connection';
 import { TaskClient } from '../../src/client/task-client';
 import { createDataConverter } from '../../src/codec';
 import type { ModelScript } from '../../src/models/scripted-model';
-import { OrdersService, sampleOrders, type Order } from '../../src/tools/builtin/orders-service';
+import { OrdersService, sampleOrders, type Order } from '../../src/testing/orders-service';
 import { answer, callTool } from '../support/harness';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
 import { REFUNDS_AGENT } from './load-agents';

@@ -90,7 +90,7 @@ test('dev on a port where a server already runs says it reused it, and serves ta
 test(`dev and two \`worker --agents\` processes for different agents share one server: ${TASKS_PER_AGENT} tasks for each agent, none fails, each served by its own agent's worker`, async () => {
   if (!children.length) throw new Error('needs the dev process of the previous test');
   const ready = (agent: string) => new RegExp(`task queue durable-agent\\.${agent} \\(agent "${agent}"\\)`);
-  const common = ['--address', h.server.address, '--workspace', h.workspaceDir, '--orders-url', h.orders.url, '--agents', AGENTS_FILE];
+  const common = ['--address', h.server.address, '--workspace', h.workspaceDir, '--agents', AGENTS_FILE];
   const [files, notes] = await Promise.all([
     spawnUntil(['worker', ...common], ready('nu-files'), { ROUTING_AGENT: 'nu-files' }),
     spawnUntil(['worker', ...common], ready('nu-notes'), { ROUTING_AGENT: 'nu-notes' }),

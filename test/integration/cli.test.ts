@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
@@ -101,6 +101,34 @@ test('worker --agents: a missing file or a module without agents is a usage erro
   const unloadable = await runCli(['worker', '--agents', broken, '--address', '127.0.0.1:1']);
   expect(unloadable.code).toBe(2);
   expect(unloadable.stderr).toContain(`--agents: could not load ${broken}`);
+});
+
+test('worker --agents hands the module only the worker settings (no demo orders service) and refuses the demo-only flags', async () => {
+  const seen = path.join(h.tmpDir, 'agents-module-saw.json');
+  const file = path.join(h.tmpDir, 'settings-agents.ts');
+  const defineAgentModule = path.join(__dirname, '../../src/agents/define-agent');
+  writeFileSync(
+    file,
+    [
+      "import { writeFileSync } from 'node:fs';",
+      `import { defineAgent } from ${JSON.stringify(defineAgentModule)};`,
+      'export default (env: Record<string, unknown>) => {',
+      `  writeFileSync(${JSON.stringify(seen)}, JSON.stringify(env));`,
+      "  return [defineAgent({ name: 'settings', system: 's', tools: [] })];",
+      '};',
+    ].join('\n'),
+  );
+  const workspace = path.join(h.tmpDir, 'settings-workspace');
+  // Loaded before connecting: the unreachable address ends the run after the module has been called.
+  const run = await runCli(['worker', '--agents', file, '--workspace', workspace, '--address', '127.0.0.1:1']);
+  expect(run.code).toBe(4);
+  expect(JSON.parse(readFileSync(seen, 'utf8'))).toEqual({ workspaceDir: workspace });
+
+  for (const flag of [['--orders-url', 'http://127.0.0.1:9'], ['--orders-fault', 'unavailable']]) {
+    const refused = await runCli(['worker', '--agents', file, ...flag, '--address', '127.0.0.1:1']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('configure the built-in demo agent; they do not go with --agents');
+  }
 });
 
 test('an unreachable server gives one line naming the address, and exit 4', async () => {

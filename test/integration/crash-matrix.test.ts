@@ -10,7 +10,7 @@ import { temporal } from '@temporalio/proto';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import crashAgents from '../support/crash-agents';
-import type { Effect } from '../../src/tools/builtin/orders-service';
+import type { Effect } from '../../src/testing/orders-service';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { documentedKeyShapes, keyPattern } from '../support/documented-key';
 
@@ -51,7 +51,7 @@ function doomedWorker(): { process: ChildProcess; kill(): Promise<NodeJS.Signals
   return { process: child, kill: () => sigkill(child) };
 }
 
-const replacementWorker = () => h.worker(crashAgents({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }));
+const replacementWorker = () => h.worker(crashAgents({ workspaceDir: h.workspaceDir }, h.orders.url));
 
 /** Resolves with the run id once an activity of `type` is running (started on a worker) in the task's latest run. */
 function inFlight(taskId: string, type: 'callModel' | 'runTool', options: { notInRun?: string } = {}): Promise<string> {

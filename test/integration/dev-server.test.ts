@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createAgentWorker } from '../../src/worker/create-worker';
 import { TaskClient } from '../../src/client/task-client';
 import { startDevServer } from '../../src/server/dev-server';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
 import { createDataConverter } from '../../src/codec';

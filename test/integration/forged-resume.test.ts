@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskSnapshot } from '../../src/protocol/task';

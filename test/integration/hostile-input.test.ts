@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { approveUpdate, denyUpdate, messageSignal, unblockUpdate, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import { approveProblem, denyProblem, messageProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
 import type { TaskSnapshot } from '../../src/protocol/task';
@@ -185,7 +185,7 @@ test('5b. a non-idempotent write whose connection is reset after the service com
   const script = h.script([call, call, answer('done')]);
   const before = h.orders.effects.length;
   const taskId = h.taskId('reset-write');
-  const worker = await h.worker(crashAgents({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }));
+  const worker = await h.worker(crashAgents({ workspaceDir: h.workspaceDir }, h.orders.url));
   await worker.runUntil(async () => {
     await h.client.start({ agent: 'legacy', prompt: 'refund O-0007', model: scripted(script) }, { taskId });
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');

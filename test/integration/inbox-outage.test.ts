@@ -8,13 +8,13 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient, TaskRejectedError } from '../../src/client/task-client';
 import { describeAtRest } from '../../src/client/send-decision';
 import { ApproverDirectory } from '../../src/inbox/approver-directory';
 import { escapeHtml } from '../../src/inbox/html';
-import { UsedLinks } from '../../src/inbox/links';
+import { UsedLinks } from '../../src/notifications/links';
 import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import type { TaskStatus } from '../../src/protocol/task';

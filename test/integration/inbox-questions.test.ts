@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApproverDirectory } from '../../src/inbox/approver-directory';
-import { UsedLinks } from '../../src/inbox/links';
+import { UsedLinks } from '../../src/notifications/links';
 import { hashPassword } from '../../src/inbox/secret-hash';
 import { InboxServer } from '../../src/inbox/server';
 import { McpClientPool } from '../../src/mcp/pool';

@@ -250,7 +250,7 @@ packageTest('npm pack ships the compiled JavaScript, its declarations, the demo 
     'dist/testing/index.d.ts',
     'dist/codec/index.d.ts',
     'dist/cli/main.js',
-    'dist/agents/demo/demo-script.json',
+    'dist/demo/demo-script.json',
     'schemas/status.schema.json',
     'schemas/list.schema.json',
     'schemas/result.schema.json',

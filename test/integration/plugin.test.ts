@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { DEMO_PROMPT, DEMO_SCRIPT, createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { DEMO_PROMPT, DEMO_SCRIPT, createDemoAgent } from '../../src/demo/demo-agent';
 import { connectClient } from '../../src/client/client-connection';
 import { TaskClient } from '../../src/client/task-client';
 import type { CodecOptions } from '../../src/codec';

@@ -35,7 +35,7 @@ function tourCommands(readme: string): string[] {
 const TOUR = [
   'npm run demo',
   'npx durable-agent dev',
-  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-orders --script src/agents/demo/demo-script.json --watch`,
+  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-orders --script src/demo/demo-script.json --watch`,
   'npx durable-agent status tour-orders',
   'npx durable-agent result tour-orders --json',
   'npx durable-agent list --status completed',
@@ -45,11 +45,11 @@ const TOUR = [
   'npx durable-agent approve tour-delete --as ana',
   'npx durable-agent watch tour-delete',
   'npx durable-agent dev --orders-fault slow:always',
-  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-crash --script src/agents/demo/demo-script.json`,
+  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-crash --script src/demo/demo-script.json`,
   'npx durable-agent dev',
   'npx durable-agent result tour-crash',
   'npx durable-agent dev --orders-fault truncate:always',
-  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-fault --script src/agents/demo/demo-script.json --watch`,
+  `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --id tour-fault --script src/demo/demo-script.json --watch`,
 ];
 
 let clone: string;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { bundledModules, projectBundleModules, type BundledModule } from '../support/bundle-modules';
 
 const SRC = path.join(__dirname, '../../src');
-const SANDBOX_DIRS = ['workflows', 'protocol'].map((d) => path.join(SRC, d));
+const SANDBOX_DIRS = ['workflows', 'rules', 'protocol'].map((d) => path.join(SRC, d));
 const ALLOWED_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
 /**
  * Deliberate exceptions, one file each: verifying a signed decision needs Ed25519 and SHA-256 in the

@@ -5,13 +5,15 @@
  * search runs as a local activity.
  */
 import { z } from 'zod';
-import { createDemoAgent } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import type { AgentsModuleEnvironment } from '../../src/cli/load-agents';
-import { requestText } from '../../src/tools/builtin/orders-tools';
+import { requestText } from '../../src/demo/orders-tools';
 import { defineTool } from '../../src/tools/define-tool';
 
-export default function crashAgents({ workspaceDir, ordersUrl }: AgentsModuleEnvironment): AgentDefinition[] {
+/** `ordersUrl`: given in-process; a worker process reads it from ORDERS_URL, set by the test that spawns it. */
+export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, ordersUrl = process.env.ORDERS_URL): AgentDefinition[] {
+  if (!ordersUrl) throw new Error('crash-agents: ORDERS_URL is not set');
   const demo = createDemoAgent({ workspaceDir, ordersUrl });
   const legacyRefund = defineTool({
     name: 'legacy_refund',

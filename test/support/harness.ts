@@ -13,7 +13,7 @@ import { installQuietRuntime } from './quiet-runtime';
 import { spawnCli } from './processes';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
+import { createDemoAgent, seedDemoWorkspace } from '../../src/demo/demo-agent';
 import type { AgentDefinition } from '../../src/agents/define-agent';
 import { TaskClient, type TaskView } from '../../src/client/task-client';
 import type { ToolResultBlock } from '../../src/protocol/messages';
@@ -21,7 +21,7 @@ import type { TaskInput, TaskResult, TaskStatus, TranscriptView } from '../../sr
 import type { ToolError } from '../../src/protocol/tool-error';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
-import { OrdersService } from '../../src/tools/builtin/orders-service';
+import { OrdersService } from '../../src/testing/orders-service';
 import { createAgentWorker, type AgentWorker, type AgentWorkerOptions } from '../../src/worker/create-worker';
 import { createDataConverter } from '../../src/codec';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
@@ -193,9 +193,11 @@ export function spawnWorker(h: Harness, extraArgs: string[] = [], env: NodeJS.Pr
     '--address', h.server.address,
     '--task-queue', h.taskQueue,
     '--workspace', h.workspaceDir,
-    '--orders-url', h.orders.url,
+    // The demo agent's orders service; an agents module reads it from ORDERS_URL (--agents takes no demo settings).
+    ...(extraArgs.includes('--agents') ? [] : ['--orders-url', h.orders.url]),
     ...extraArgs,
   ], {
+    ORDERS_URL: h.orders.url,
     // The same scripts and the same blob store as the harness's own workers: a task moves between them.
     DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
     DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,

@@ -6,8 +6,8 @@ import { DefaultLogger } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../../src/activities';
 import { retryDelayMs } from '../../src/activities/failure';
-import { createDemoAgent, seedDemoWorkspace } from '../../src/agents/demo/demo-agent';
-import { OrdersService } from '../../src/tools/builtin/orders-service';
+import { createDemoAgent, seedDemoWorkspace } from '../../src/demo/demo-agent';
+import { OrdersService } from '../../src/testing/orders-service';
 import type { ModelTurn } from '../../src/protocol/messages';
 
 const orders = new OrdersService();

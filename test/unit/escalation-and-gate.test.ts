@@ -1,5 +1,5 @@
 import { escalationLevel } from '../../src/workflows/escalation-policy';
-import { gateToolCall } from '../../src/workflows/tool-gate';
+import { gateToolCall } from '../../src/rules/tool-gate';
 import { toolError } from '../../src/protocol/tool-error';
 import type { ToolManifest } from '../../src/protocol/agent-manifest';
 

@@ -1,4 +1,5 @@
-import { callKey, canonicalJson } from '../../src/workflows/canonical-key';
+import { callKey } from '../../src/workflows/canonical-key';
+import { canonicalJson } from '../../src/protocol/canonical-json';
 import { LOOP_THRESHOLD, ToolLedger } from '../../src/workflows/ledger';
 import type { ToolManifest } from '../../src/protocol/agent-manifest';
 
@@ -11,9 +12,19 @@ const broken = { content: '', isError: true, errorClass: 'schema_mismatch' as co
 
 test('argument order and schema defaults do not change the key; values do', () => {
   const schema = tool('read').inputSchema;
-  expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 2 }] })).toBe('{"a":[2,{"c":2,"d":1}],"b":1}');
+  expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 2 }] }, { strict: false })).toBe('{"a":[2,{"c":2,"d":1}],"b":1}');
   expect(callKey('t', { q: 'x' }, schema)).toBe(callKey('t', { page: 1, q: 'x' }, schema));
   expect(callKey('t', { q: 'x' }, schema)).not.toBe(callKey('t', { page: 2, q: 'x' }, schema));
+});
+
+test('a ledger key never throws inside the workflow: what strict canonical JSON refuses is read as JSON.stringify reads it', () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 100; i++) deep = [deep];
+  expect(() => canonicalJson(deep)).toThrow(/nested too deeply/);
+  expect(() => callKey('t', { deep })).not.toThrow();
+  expect(() => canonicalJson({ n: NaN })).toThrow(/NaN/);
+  expect(canonicalJson({ n: NaN, f: () => 1 }, { strict: false })).toBe('{"f":null,"n":null}');
+  expect(callKey('t', { n: NaN })).toBe(callKey('t', { n: null }));
 });
 
 test('a read is reused within its TTL and runs again after it', () => {

@@ -1,6 +1,6 @@
 /** The orders service's writes honour Idempotency-Key the way payment APIs do, so a retried write changes nothing twice. */
-import { OrdersService } from '../../src/tools/builtin/orders-service';
-import { createOrdersTools } from '../../src/tools/builtin/orders-tools';
+import { OrdersService } from '../../src/testing/orders-service';
+import { createOrdersTools } from '../../src/demo/orders-tools';
 import { guardedCall } from '../../src/tools/guarded-call';
 import type { ToolContext } from '../../src/tools/define-tool';
 import { waitFor } from '../support/processes';

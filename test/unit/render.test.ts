@@ -19,7 +19,7 @@ import {
 } from '../../src/cli/render';
 import type { ApprovalRequest, Escalation, TaskResult, TaskStatus } from '../../src/protocol/task';
 import { argumentsView, viewText } from '../../src/client/arguments-view';
-import { noticeWithArguments, NOTICE_ARGUMENTS_CHARS } from '../../src/inbox/notification';
+import { noticeWithArguments, NOTICE_ARGUMENTS_CHARS } from '../../src/notifications/notification';
 import { noWorkerNote } from '../../src/client/task-client';
 
 const ESC = '\u001b';

@@ -113,7 +113,7 @@ test('createModel reads scripts only under env.scriptRoots', () => {
 
 test('default roots: the demo scripts, DURABLE_AGENT_SCRIPT_DIRS and <state dir>/scripts', () => {
   const roots = defaultScriptRoots({ DURABLE_AGENT_SCRIPT_DIRS: [root, outside].join(path.delimiter) });
-  expect(roots).toEqual([path.resolve(__dirname, '../../src/agents/demo'), root, outside, expect.stringMatching(/scripts$/)]);
+  expect(roots).toEqual([path.resolve(__dirname, '../../src/demo'), root, outside, expect.stringMatching(/scripts$/)]);
   // The demo's own script is readable with the defaults.
-  expect(createModel({ provider: 'scripted', script: path.resolve(__dirname, '../../src/agents/demo/demo-script.json') }).id).toBe('scripted:demo-script.json');
+  expect(createModel({ provider: 'scripted', script: path.resolve(__dirname, '../../src/demo/demo-script.json') }).id).toBe('scripted:demo-script.json');
 });

@@ -3,7 +3,7 @@
  * continue-as-new; validator messages say which field has which problem.
  */
 import { approveProblem, taskInputProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
-import { DEFAULT_LIMITS, LEGACY_LIMITS } from '../../src/workflows/task-limits';
+import { DEFAULT_LIMITS, LEGACY_LIMITS } from '../../src/rules/task-limits';
 import { TaskState } from '../../src/workflows/task-state';
 
 const clock = { now: () => new Date(0), newId: () => 'id' };

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { connectClient } from '../../client/client-connection';
-import { DEMO_AGENT, DEMO_PROMPT, DEMO_SCRIPT } from '../../agents/demo/demo-agent';
+import { DEMO_AGENT, DEMO_PROMPT, DEMO_SCRIPT } from '../../demo/demo-agent';
 import { TaskClient } from '../../client/task-client';
 import type { ModelChoice } from '../../protocol/task';
 import { intOption, parse } from '../args';

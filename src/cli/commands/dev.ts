@@ -42,7 +42,7 @@ export async function devCommand(argv: string[]): Promise<number> {
         : `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
       `Worker: ${describeQueues(stack.worker.queues)}; workspace ${stack.env.workspaceDir}`,
       'In another terminal:',
-      '  npx durable-agent start "Summarise C-9921\'s shipped orders" --agent demo --script src/agents/demo/demo-script.json --watch',
+      '  npx durable-agent start "Summarise C-9921\'s shipped orders" --agent demo --script src/demo/demo-script.json --watch',
       '  npx durable-agent list',
       stack.reused
         ? 'Ctrl-C stops the worker (in-flight work is drained); the server keeps running, and tasks resume on the next start.'

@@ -3,7 +3,7 @@ import { loadDecisionSigner, trustedKeyEntry } from '../../approvers';
 import { TaskClient } from '../../client/task-client';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
 import { ApproverDirectory, ApproverFileError, defaultApproversFile } from '../../inbox/approver-directory';
-import { loadLinkKey, UsedLinks } from '../../inbox/links';
+import { loadLinkKey, UsedLinks } from '../../notifications/links';
 import { hashPassword, newToken } from '../../inbox/secret-hash';
 import { InboxServer } from '../../inbox/server';
 import { connectionOptions, intOption, parse } from '../args';

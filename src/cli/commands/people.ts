@@ -7,6 +7,7 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient as connectPlainClient } from '../connect';
 import { safeJson, safeLine } from '../render';
 import { describeAtRest, type DecisionOutcome } from '../../client/send-decision';
+import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../../rules/unblock-budget';
 
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
@@ -68,14 +69,15 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   const model = optionalText(values.model, 'model', 'a model id such as claude-sonnet-5-5');
   const maxTokens = intOption(values['max-tokens'], 'max-tokens');
   const message = optionalText(values.message, 'message', 'leave it out to resume without guidance');
-  const turns = intOption(values.turns, 'turns');
-  const toolCalls = intOption(values['tool-calls'], 'tool-calls');
-  const tokens = intOption(values.tokens, 'tokens');
-  const costUsd = values['cost-usd'] === undefined ? undefined : Number(values['cost-usd']);
-  if (costUsd !== undefined && !(Number.isFinite(costUsd) && costUsd > 0)) {
-    throw usageError(`--cost-usd must be a positive number of US dollars, got "${values['cost-usd']}"`);
+  const flags = { turns: values.turns, toolCalls: values['tool-calls'], tokens: values.tokens, costUsd: values['cost-usd'] };
+  const budget: BudgetRaise = {};
+  for (const name of RAISABLE_BUDGETS) {
+    const raw = flags[name];
+    if (raw === undefined) continue;
+    const raise = parseBudgetRaise(name, raw, `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    if ('problem' in raise) throw usageError(raise.problem);
+    budget[name] = raise.value;
   }
-  const budget = { ...(turns ? { turns } : {}), ...(toolCalls ? { toolCalls } : {}), ...(tokens ? { tokens } : {}), ...(costUsd ? { costUsd } : {}) };
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   try {

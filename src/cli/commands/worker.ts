@@ -1,28 +1,33 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
+import type { AgentDefinition } from '../../agents/define-agent';
+import { stateDir } from '../../server/state-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
-import { loadConnectionConfig } from '../../worker/connection-config';
+import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { unreachableError } from '../connect';
-import { startDemoEnvironment } from '../demo-environment';
+import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgents } from '../load-agents';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
-import { CliError, EXIT } from '../cli-error';
+import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
 
-export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--orders-url URL] [--orders-fault KIND[:N]]...
-                    [--task-queue Q] [--no-legacy-queue]
-  Runs a worker for the built-in demo agent, or for the agents FILE exports (a .ts or .js module whose
-  default export is an array of defineAgent(...) results, or a function of { workspaceDir, ordersUrl }
-  returning one). Connects through Temporal's environment configuration
+export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--task-queue Q] [--no-legacy-queue]
+                    [--orders-url URL] [--orders-fault KIND[:N]]...
+  Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
+  defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
+  the built-in demo agent. Connects through Temporal's environment configuration
   (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
   Each agent is served on its own task queue, durable-agent.<agent> (or the taskQueue it declares),
   where clients start its tasks; the worker also serves the queue "durable-agent" that tasks shared
   before that (--no-legacy-queue: not). --task-queue Q serves every agent of this worker on Q alone
   (clients then need --task-queue Q too).
   Stops gracefully on SIGINT/SIGTERM.
-  --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
+  Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
+  one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
   unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, slow_reply (a write commits,
   its answer comes late), drop_connection.`;
 
@@ -39,13 +44,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     },
     { min: 0, max: 0, names: '' },
   );
-  const env = await startDemoEnvironment({
-    ...(values.workspace ? { workspaceDir: values.workspace } : {}),
-    ...(values['orders-url'] ? { ordersUrl: values['orders-url'] } : {}),
-    ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
-  });
   // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
-  const agents = values.agents ? await loadAgents(values.agents, env) : [env.agent];
+  const { agents, env } = values.agents ? await userAgents(values.agents, values) : await demoAgent(values);
   const approverKeys = trustedKeysFromEnvironment();
   try {
     requireTrustedKeysFor(agents, approverKeys);
@@ -74,7 +74,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   });
   console.error(
     `worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` +
-      `${describeQueues(worker.queues)}; workspace ${env.workspaceDir}, orders ${env.ordersUrl}`,
+      `${describeQueues(worker.queues)}; ${env.describe}`,
   );
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
@@ -85,4 +85,35 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await env.stop();
   console.error('worker: stopped');
   return 0;
+}
+
+interface WorkerFlags {
+  workspace?: string | undefined;
+  'orders-url'?: string | undefined;
+  'orders-fault'?: string[] | undefined;
+}
+
+/** What runs beside the worker's agents: nothing for a user's module, the orders service for the demo. */
+interface Surroundings {
+  describe: string;
+  stop(): Promise<void>;
+}
+
+async function userAgents(file: string, values: WorkerFlags): Promise<{ agents: AgentDefinition[]; env: Surroundings }> {
+  // The orders service belongs to the demo: a user's agents get no demo service and no demo settings.
+  if (values['orders-url'] || values['orders-fault']) throw usageError('--orders-url and --orders-fault configure the built-in demo agent; they do not go with --agents');
+  const workspaceDir = path.resolve(values.workspace ?? path.join(stateDir(), 'workspace'));
+  // Created, never seeded: the demo's files are the demo's.
+  mkdirSync(workspaceDir, { recursive: true });
+  const agents = await loadAgents(file, { workspaceDir });
+  return { agents, env: { describe: `workspace ${workspaceDir}`, stop: async () => {} } };
+}
+
+async function demoAgent(values: WorkerFlags): Promise<{ agents: AgentDefinition[]; env: Surroundings }> {
+  const demo = await startDemoEnvironment({
+    ...(values.workspace ? { workspaceDir: values.workspace } : {}),
+    ...(values['orders-url'] ? { ordersUrl: values['orders-url'] } : {}),
+    ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
+  });
+  return { agents: [demo.agent], env: { describe: `workspace ${demo.workspaceDir}, orders ${demo.ordersUrl}`, stop: demo.stop } };
 }

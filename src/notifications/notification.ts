@@ -7,16 +7,10 @@
 import { DEFAULT_LINK_TTL_MS, linkUrl, loadLinkKey, signLink } from './links';
 import { MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
 import { replaceStoredArguments } from '../client/approval-arguments';
+import type { NotifyInput } from '../protocol/activity-contracts';
 
-export interface Notice {
-  taskId: string;
-  agent: string;
-  level: 'inform' | 'confirm' | 'block';
-  code: string;
-  message: string;
-  /** The approval a `confirm` notice asks about. */
-  approvalId?: string;
-}
+/** A notice is what the workflow hands the notify activity (one definition, in the protocol). */
+export type Notice = NotifyInput;
 
 export interface LinkSettings {
   inboxUrl: string;

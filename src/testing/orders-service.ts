@@ -10,7 +10,8 @@
  * `effects` is the log of what really changed: what tests count as "done exactly once".
  */
 import type http from 'node:http';
-import { LoopbackHttpServer } from '../../net/loopback-http-server';
+import { LoopbackHttpServer } from '../net/loopback-http-server';
+import { canonicalJson } from '../protocol/canonical-json';
 
 export const ORDER_STATUSES = ['placed', 'shipped', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -309,19 +310,7 @@ function answeredByFault(fault: OrdersFault, req: http.IncomingMessage, res: htt
 
 /** The order and the body with its keys sorted: the same parameters in another order are the same request. */
 function fingerprint(orderId: string, body: unknown): string {
-  return JSON.stringify([orderId, canonical(body)]);
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
-  }
-  return value;
+  return canonicalJson([orderId, body], { strict: false });
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

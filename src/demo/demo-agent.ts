@@ -4,10 +4,10 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { defineAgent, type AgentDefinition } from '../define-agent';
-import type { PermissionPolicy } from '../../protocol/task';
-import { createOrdersTools } from '../../tools/builtin/orders-tools';
-import { createWorkspaceTools } from '../../tools/builtin/workspace';
+import { defineAgent, type AgentDefinition } from '../agents/define-agent';
+import type { PermissionPolicy } from '../protocol/task';
+import { createOrdersTools } from './orders-tools';
+import { createWorkspaceTools } from '../tools/builtin/workspace';
 
 export const DEMO_AGENT = 'demo';
 export const DEMO_SCRIPT = path.join(__dirname, 'demo-script.json');

@@ -3,9 +3,9 @@
  * fallback, and two writes that send the task's idempotency key, so a retry after a crash is safe.
  */
 import { z } from 'zod';
-import { HttpStatusError } from '../../errors/tool-failure';
-import { defineTool, type SemanticIssue, type ToolContext, type ToolDefinition } from '../define-tool';
-import { ORDER_STATUSES } from './orders-service';
+import { HttpStatusError } from '../errors/tool-failure';
+import { defineTool, type SemanticIssue, type ToolContext, type ToolDefinition } from '../tools/define-tool';
+import { ORDER_STATUSES } from '../testing/orders-service';
 
 const order = z.object({
   id: z.string(),

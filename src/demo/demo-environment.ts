@@ -3,11 +3,17 @@
  * (started in-process unless an existing one is named).
  */
 import path from 'node:path';
-import { createDemoAgent, seedDemoWorkspace } from '../agents/demo/demo-agent';
+import { createDemoAgent, seedDemoWorkspace } from './demo-agent';
 import type { AgentDefinition } from '../agents/define-agent';
 import { stateDir } from '../server/state-dir';
-import { OrdersService, parseFaultSpec } from '../tools/builtin/orders-service';
-import { usageError } from './cli-error';
+import { OrdersService, parseFaultSpec } from '../testing/orders-service';
+import { DurableAgentError } from '../errors/durable-agent-error';
+
+/** A demo setting that cannot work (a fault spec it does not know, faults for a service it does not run): the caller's to fix. */
+export class DemoSettingsError extends DurableAgentError {
+  override readonly name = 'DemoSettingsError';
+  readonly code = 'demo_settings';
+}
 
 export interface DemoEnvironment {
   agent: AgentDefinition;
@@ -32,13 +38,13 @@ export async function startDemoEnvironment(options: {
       try {
         parsed = parseFaultSpec(spec);
       } catch (err) {
-        throw usageError((err as Error).message);
+        throw new DemoSettingsError((err as Error).message);
       }
       orders.inject(parsed.fault, parsed.times);
     }
     ordersUrl = await orders.start();
   } else if (options.faults?.length) {
-    throw usageError('--orders-fault applies to the built-in orders service; drop --orders-url to use it');
+    throw new DemoSettingsError('--orders-fault applies to the built-in orders service; drop --orders-url to use it');
   }
   return {
     agent: createDemoAgent({ workspaceDir, ordersUrl }),

@@ -9,7 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stateDir } from '../server/state-dir';
-import { constantTimeEqual } from './secret-hash';
+import { constantTimeEqual } from '../crypto/constant-time';
 
 export const LINK_KEY_FILE = 'inbox-link.key';
 /** How long a link opens its page. Default 24 h; DURABLE_AGENT_LINK_TTL_MS overrides. */

@@ -1,0 +1,64 @@
+/** An agent's settings, read by the task input, the manifest and the workflow: model, budgets, permission policy. */
+import type { ApproverRules } from './approver-policy';
+
+/** Which model answers a task. Chosen when the task starts and recorded in its input. */
+export type ModelChoice =
+  | { provider: 'scripted'; /** Absolute path to a JSON file of assistant turns. */ script: string }
+  | {
+      provider: 'anthropic';
+      /** Default: DEFAULT_ANTHROPIC_MODEL. */
+      model?: string;
+      /** Default: DEFAULT_MAX_TOKENS. */
+      maxTokens?: number;
+      /** Extended thinking. Default: off. */
+      thinking?: ThinkingSetting;
+      /** The model's context window in tokens, for compaction before it is exceeded. Default 200 000. */
+      contextWindowTokens?: number;
+    }
+  /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
+  | { provider: 'custom'; name: string };
+
+/** Extended thinking: a fixed token budget (at least 1024, below max_tokens), or adaptive where the model supports it. */
+export type ThinkingSetting = { type: 'enabled'; budgetTokens: number } | { type: 'adaptive' };
+
+export const DEFAULT_MAX_TURNS = 20;
+
+/** Limits that stop a runaway task. Spent task budgets block the task for a person; see unblock. */
+export interface Budgets {
+  /** Model calls per task. */
+  turns: number;
+  /** Tool calls per task. */
+  toolCalls: number;
+  /** Tool calls the model may make in one response; the rest are refused and the model answers without tools. */
+  toolCallsPerTurn: number;
+  /** Consecutive invalid calls (model errors) to one tool before a person is asked to step in. */
+  correctionsPerTool: number;
+  /** Input + output tokens per task. Unlimited when absent. */
+  tokens?: number;
+  /** USD per task, from the worker's price table. Unlimited when absent. */
+  costUsd?: number;
+}
+
+export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
+
+/** The agent's permission policy per effect (and per tool, which wins). */
+export type PermissionRule = 'allow' | 'confirm' | 'deny';
+
+export interface PermissionPolicy {
+  /** Default 'confirm'. */
+  write?: PermissionRule;
+  /** Default 'confirm'. */
+  destructive?: PermissionRule;
+  /** Per-tool rules, e.g. `{ delete_file: 'deny' }`. */
+  tools?: Record<string, PermissionRule>;
+  /** How long an approval waits, in ms. Default 24 h. */
+  approvalTimeoutMs?: number;
+  /** Default 'deny': an unanswered approval is a denial the model is told about. */
+  onExpiry?: 'deny' | 'block';
+  /** Who may approve, deny, unblock or message, by id or `role:NAME`. Default: anyone (verified, when keys are trusted). */
+  approvers?: ApproverRules;
+  /** The task's starter may not approve its own task's calls. Default false. See docs/approvers.md. */
+  forbidSelfApproval?: boolean;
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
