@@ -23,8 +23,6 @@ export async function bareTurns(h: Harness, turns: number, options: { local?: bo
       bareTool: async (n: number) => ({ echoed: n }),
     },
   });
-  await worker.runUntil(
-    h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.local ?? false] }),
-  );
+  await worker.runUntil(h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.local ?? false] }));
   return callTimes.slice(1).map((t, i) => t - callTimes[i]!);
 }

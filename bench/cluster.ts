@@ -61,7 +61,6 @@ export interface ClusterBenchResult {
   killUnderLoad: ClusterKillRow[];
 }
 
-
 function killRow(target: string, r: Awaited<ReturnType<typeof killUnderLoad>>): ClusterKillRow {
   return {
     target,
@@ -158,7 +157,11 @@ export function clusterTables(r: ClusterBenchResult): string {
     const row = r.throughput.find((t) => t.target === target && t.concurrentTasks === n);
     return row ? `${row.tasksPerSecond} tasks/s (${row.toolCallsPerSecond} tool calls/s, ${row.seconds} s)` : 'n/a';
   };
-  const load = (n: number) => r.throughput.filter((t) => t.concurrentTasks === n).map((t) => t.loadAverage).join(' / ');
+  const load = (n: number) =>
+    r.throughput
+      .filter((t) => t.concurrentTasks === n)
+      .map((t) => t.loadAverage)
+      .join(' / ');
   const throughput = [
     `| tasks started at once | cluster (${r.cluster.historyShards} shards, PostgreSQL) | dev server (1 shard, SQLite) | machine load average after each run |`,
     '|---:|---:|---:|---:|',

@@ -39,6 +39,9 @@ export function cacheTable(rows: CacheRow[]): string {
   return [
     '| task | caching | input tokens | cache writes | cache reads | calls reading the cache | cost (USD, list price) |',
     '|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.turns} turns x ${r.resultChars / 1000} KB | ${label[r.caching]} | ${m(r.inputTokens)} | ${m(r.cacheWriteTokens)} | ${m(r.cacheReadTokens)} | ${r.callsReadingCache} of ${r.calls} | $${r.costUsd.toFixed(2)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.turns} turns x ${r.resultChars / 1000} KB | ${label[r.caching]} | ${m(r.inputTokens)} | ${m(r.cacheWriteTokens)} | ${m(r.cacheReadTokens)} | ${r.callsReadingCache} of ${r.calls} | $${r.costUsd.toFixed(2)} |`,
+    ),
   ].join('\n');
 }

@@ -75,10 +75,7 @@ export async function measureCostOfFailure(h: Harness): Promise<CostRow[]> {
 }
 
 export function costTable(rows: CostRow[]): string {
-  const lines = [
-    '| seed scenario | naive loop: tool executions | naive loop: model calls | engine: tool executions | engine: model calls | engine outcome |',
-    '|---|---:|---:|---:|---:|---|',
-  ];
+  const lines = ['| seed scenario | naive loop: tool executions | naive loop: model calls | engine: tool executions | engine: model calls | engine outcome |', '|---|---:|---:|---:|---:|---|'];
   for (const r of rows) {
     lines.push(`| ${r.scenario} | ${r.naive.toolExecutions} | ${r.naive.modelCalls} | ${r.engine.toolExecutions} | ${r.engine.modelCalls} | ${r.engine.outcome} |`);
   }

@@ -30,8 +30,12 @@ export async function floorLoop(agent: AgentDefinition, model: Model, maxTurns: 
       const decision = ledger.decide(tool.manifest, key, turn, Date.now());
       if (decision.action !== 'run') throw new Error(`floor: ledger said ${decision.action}`);
       const result = await guardedCall(tool, use.input, {
-        idempotencyKey: `floor:${use.id}`, workflowId: 'floor', toolUseId: use.id, attempt: 1,
-        signal: new AbortController().signal, heartbeat: () => undefined,
+        idempotencyKey: `floor:${use.id}`,
+        workflowId: 'floor',
+        toolUseId: use.id,
+        attempt: 1,
+        signal: new AbortController().signal,
+        heartbeat: () => undefined,
       });
       const content = JSON.stringify(result.kind === 'failed' ? { error: result.error } : result.output);
       ledger.record(key, use.name, turn, Date.now(), { content, isError: result.kind === 'failed' }, true);

@@ -24,8 +24,12 @@ export async function naiveLoop(agent: AgentDefinition, model: Model, prompt: st
         if (!tool) throw new Error(`unknown tool ${use.name}`);
         // Schema defaults applied, as a hand-written function would have them; errors stay raw text.
         const out = await tool.run(tool.input.parse(use.input), {
-          idempotencyKey: use.id, workflowId: 'naive', toolUseId: use.id, attempt: 1,
-          signal: new AbortController().signal, heartbeat: () => undefined,
+          idempotencyKey: use.id,
+          workflowId: 'naive',
+          toolUseId: use.id,
+          attempt: 1,
+          signal: new AbortController().signal,
+          heartbeat: () => undefined,
         });
         content = typeof out === 'string' ? out : JSON.stringify(out);
       } catch (err) {

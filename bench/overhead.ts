@@ -22,12 +22,7 @@ interface PeerModule {
 const PEER_MODULE = './peer/langgraph-loop';
 const loadPeer = () => require(PEER_MODULE) as PeerModule;
 
-export type Contestant =
-  | 'durable-agent'
-  | 'durable-agent, in-memory server'
-  | 'durable-agent, local tool'
-  | 'floor'
-  | 'langgraph-sqlite';
+export type Contestant = 'durable-agent' | 'durable-agent, in-memory server' | 'durable-agent, local tool' | 'floor' | 'langgraph-sqlite';
 
 export interface TurnSeries {
   contestant: Contestant;
@@ -36,11 +31,7 @@ export interface TurnSeries {
 }
 
 /** Runs one task of `turns` turns on the engine and returns its turn durations. */
-export async function engineTurns(
-  h: Harness,
-  turns: number,
-  options: { callsPerTurn?: number; local?: boolean; worker?: Partial<AgentWorkerOptions> } = {},
-): Promise<number[]> {
+export async function engineTurns(h: Harness, turns: number, options: { callsPerTurn?: number; local?: boolean; worker?: Partial<AgentWorkerOptions> } = {}): Promise<number[]> {
   const callsPerTurn = options.callsPerTurn ?? 1;
   const model = new EchoModel(turns, callsPerTurn);
   const agent = createBenchAgent(options.local !== undefined ? { local: options.local } : {});
@@ -157,8 +148,14 @@ export async function measureFlatness(h: Harness, turns = 500, runs = 3): Promis
     const ratios = windows.map((w) => Number((w.late / w.early).toFixed(2)));
     return {
       contestant,
-      early: summarize(windows.map((w) => w.early), 2).median,
-      late: summarize(windows.map((w) => w.late), 2).median,
+      early: summarize(
+        windows.map((w) => w.early),
+        2,
+      ).median,
+      late: summarize(
+        windows.map((w) => w.late),
+        2,
+      ).median,
       ratio: summarize(ratios, 2).median,
       ratios,
     };

@@ -23,19 +23,13 @@ export function lineChartSvg(title: string, series: PlotSeries[], options: { win
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${W / 2}" y="18" text-anchor="middle" font-size="14">${escape(title)}</text>`,
-    ...ticks.map(
-      (t) =>
-        `<line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(t) + 4}" text-anchor="end">${round(t)}</text>`,
-    ),
+    ...ticks.map((t) => `<line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(t) + 4}" text-anchor="end">${round(t)}</text>`),
     ...xTicks.map((i) => `<text x="${x(i)}" y="${H - M.bottom + 16}" text-anchor="middle">${i + 1}</text>`),
     `<text x="${W / 2}" y="${H - 8}" text-anchor="middle">turn</text>`,
     `<text x="14" y="${H / 2}" text-anchor="middle" transform="rotate(-90 14 ${H / 2})">${escape(options.yLabel ?? 'ms per turn')}</text>`,
+    ...smoothed.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`),
     ...smoothed.map(
-      (s) => `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`,
-    ),
-    ...smoothed.map(
-      (s, k) =>
-        `<rect x="${M.left + 10}" y="${M.top + 6 + k * 18}" width="12" height="3" fill="${s.color}"/><text x="${M.left + 28}" y="${M.top + 11 + k * 18}">${escape(s.label)}</text>`,
+      (s, k) => `<rect x="${M.left + 10}" y="${M.top + 6 + k * 18}" width="12" height="3" fill="${s.color}"/><text x="${M.left + 28}" y="${M.top + 11 + k * 18}">${escape(s.label)}</text>`,
     ),
     '</svg>',
   ];

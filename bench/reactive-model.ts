@@ -30,9 +30,7 @@ export class ReactiveModel implements Model {
     const assistantTurns = messages.filter((m) => m.role === 'assistant');
     const lastCall = lastToolCall(assistantTurns.at(-1)?.content);
     const last = messages.at(-1);
-    const result = last?.role === 'user' && Array.isArray(last.content)
-      ? (last.content.find((b) => b.type === 'tool_result') as ToolResultBlock | undefined)
-      : undefined;
+    const result = last?.role === 'user' && Array.isArray(last.content) ? (last.content.find((b) => b.type === 'tool_result') as ToolResultBlock | undefined) : undefined;
     const next = !lastCall ? this.options.firstCall : this.next(lastCall, result?.content ?? '', assistantTurns.length);
     if (!next) return turn([{ type: 'text', text: 'Here is what I found.' }]);
     return turn([{ type: 'tool_use', id: `toolu_b${assistantTurns.length + 1}`, name: next.name, input: next.input }]);

@@ -35,7 +35,10 @@ export async function measureRealSizes(h: Harness, sizesKb = [10, 40]): Promise<
     const worker = await h.worker([createLongAgent(kb * 1_000)]);
     const started = Date.now();
     await worker.runUntil(async () => {
-      await h.client.start({ agent: 'long', prompt: 'read every page', model: { provider: 'scripted', script }, budgets: { turns: REAL_SIZE_TURNS + 10, toolCalls: REAL_SIZE_TURNS + 10 } }, { taskId });
+      await h.client.start(
+        { agent: 'long', prompt: 'read every page', model: { provider: 'scripted', script }, budgets: { turns: REAL_SIZE_TURNS + 10, toolCalls: REAL_SIZE_TURNS + 10 } },
+        { taskId },
+      );
       await h.client.result(taskId);
     });
     const wallSeconds = (Date.now() - started) / 1_000;
@@ -65,7 +68,9 @@ export async function measureRealSizes(h: Harness, sizesKb = [10, 40]): Promise<
       lateBytesPerTurn: mean(perTurn.slice(-100)),
       largestPayloadBytes: Math.max(...runs.map((r) => largestPayload(r.history))),
     };
-    console.log(`  ${kb} KB results: ${row.turns} turns in ${row.wallSeconds} s over ${row.runs} runs; per turn ${row.earlyTurnMs} -> ${row.lateTurnMs} ms (x${row.ratio}); history ${row.earlyBytesPerTurn} -> ${row.lateBytesPerTurn} bytes/turn; largest payload ${row.largestPayloadBytes} bytes`);
+    console.log(
+      `  ${kb} KB results: ${row.turns} turns in ${row.wallSeconds} s over ${row.runs} runs; per turn ${row.earlyTurnMs} -> ${row.lateTurnMs} ms (x${row.ratio}); history ${row.earlyBytesPerTurn} -> ${row.lateBytesPerTurn} bytes/turn; largest payload ${row.largestPayloadBytes} bytes`,
+    );
     rows.push(row);
   }
   return rows;

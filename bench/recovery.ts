@@ -98,8 +98,14 @@ async function killDuringTool(h: Harness, replace: () => Promise<() => Promise<v
 
 function summarizeCase(samples: RecoverySample[]): RecoveryCase {
   return {
-    toolCompletedMs: summarize(samples.map((s) => s.toolCompletedMs), 0),
-    workflowTaskCompletedMs: summarize(samples.map((s) => s.workflowTaskCompletedMs), 0),
+    toolCompletedMs: summarize(
+      samples.map((s) => s.toolCompletedMs),
+      0,
+    ),
+    workflowTaskCompletedMs: summarize(
+      samples.map((s) => s.workflowTaskCompletedMs),
+      0,
+    ),
     samples,
   };
 }
@@ -109,9 +115,7 @@ function summarizeCase(samples: RecoverySample[]): RecoveryCase {
  * names it when it completes a workflow task), set here through DURABLE_AGENT_STICKY_TIMEOUT_MS,
  * which the spawned worker processes inherit.
  */
-export async function measureRecovery(
-  options: { stickyTimeoutsMs?: number[]; standby?: number; restarted?: number; log?: (line: string) => void } = {},
-): Promise<RecoveryResult> {
+export async function measureRecovery(options: { stickyTimeoutsMs?: number[]; standby?: number; restarted?: number; log?: (line: string) => void } = {}): Promise<RecoveryResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const h = await startHarness();
   const saved = process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS;
@@ -120,7 +124,9 @@ export async function measureRecovery(
     for (const stickyTimeoutMs of options.stickyTimeoutsMs ?? [...new Set([SDK_DEFAULT_STICKY_TIMEOUT_MS, DEFAULT_STICKY_TIMEOUT_MS, 500])]) {
       process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS = String(stickyTimeoutMs);
       const line = (what: string, i: number, s: RecoverySample) =>
-        log(`  sticky ${stickyTimeoutMs} ms, ${what}, run ${i + 1}: tool call ${s.toolCompletedMs} ms, next workflow task ${s.workflowTaskCompletedMs} ms after SIGKILL (sticky timeouts: ${s.stickyTimeouts})`);
+        log(
+          `  sticky ${stickyTimeoutMs} ms, ${what}, run ${i + 1}: tool call ${s.toolCompletedMs} ms, next workflow task ${s.workflowTaskCompletedMs} ms after SIGKILL (sticky timeouts: ${s.stickyTimeouts})`,
+        );
       const standby: RecoverySample[] = [];
       for (let i = 0; i < (options.standby ?? 5); i++) {
         standby.push(

@@ -25,11 +25,7 @@ async function inChunks<T>(items: T[], size: number, each: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(each));
 }
 
-export async function measureThroughput(
-  h: Harness,
-  levels = [1, 10, 100, 1_000],
-  maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
-): Promise<ThroughputRow[]> {
+export async function measureThroughput(h: Harness, levels = [1, 10, 100, 1_000], maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS): Promise<ThroughputRow[]> {
   const worker = await h.worker([createBenchAgent()], {
     models: { echo: new EchoModel(TOOL_CALLS_PER_TASK) },
     workerOptions: { maxCachedWorkflows },
@@ -39,9 +35,7 @@ export async function measureThroughput(
     for (const n of levels) {
       const ids = Array.from({ length: n }, () => h.taskId(`load${n}`));
       const t0 = performance.now();
-      await inChunks(ids, 100, (taskId) =>
-        h.client.start({ agent: BENCH_AGENT, prompt: 'go', model: { provider: 'custom', name: 'echo' } }, { taskId }),
-      );
+      await inChunks(ids, 100, (taskId) => h.client.start({ agent: BENCH_AGENT, prompt: 'go', model: { provider: 'custom', name: 'echo' } }, { taskId }));
       await inChunks(ids, 100, async (taskId) => {
         const result = await h.client.result(taskId);
         if (result.toolCalls !== TOOL_CALLS_PER_TASK) throw new Error(`${taskId} made ${result.toolCalls} tool calls`);

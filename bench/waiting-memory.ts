@@ -34,19 +34,14 @@ export async function measureWaitingMemory(levels: number[]): Promise<MemoryRow[
     let stderr = '';
     worker.stderr!.on('data', (d) => (stderr += d));
     await waitFor('the worker to start', () => stderr.includes('worker: '), 60_000);
-    const script = h.script([
-      { content: [{ type: 'tool_use', name: 'delete_file', input: { path: 'inbox/customer-note.txt' } }] },
-      { content: [{ type: 'text', text: 'done' }] },
-    ]);
+    const script = h.script([{ content: [{ type: 'tool_use', name: 'delete_file', input: { path: 'inbox/customer-note.txt' } }] }, { content: [{ type: 'text', text: 'done' }] }]);
     let started = 0;
     for (const level of levels) {
       const t0 = Date.now();
       while (started < level) {
         const batch = Math.min(50, level - started);
         await Promise.all(
-          Array.from({ length: batch }, (_, i) =>
-            h.client.start({ agent: 'demo', prompt: 'wait for me', model: { provider: 'scripted', script } }, { taskId: `wait-${started + i}` }),
-          ),
+          Array.from({ length: batch }, (_, i) => h.client.start({ agent: 'demo', prompt: 'wait for me', model: { provider: 'scripted', script } }, { taskId: `wait-${started + i}` })),
         );
         started += batch;
       }

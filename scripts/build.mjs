@@ -29,6 +29,4 @@ for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
   assets++;
 }
 const files = readdirSync(dist, { recursive: true, encoding: 'utf8' });
-console.error(
-  `build: dist/ has ${files.filter((f) => f.endsWith('.js')).length} .js, ${files.filter((f) => f.endsWith('.d.ts')).length} .d.ts and ${assets} asset file(s)`,
-);
+console.error(`build: dist/ has ${files.filter((f) => f.endsWith('.js')).length} .js, ${files.filter((f) => f.endsWith('.d.ts')).length} .d.ts and ${assets} asset file(s)`);

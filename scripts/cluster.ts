@@ -32,7 +32,10 @@ function summary(state: ClusterState): string {
     `Temporal cluster ${state.serverVersion} with ${state.historyShards} history shards is up.`,
     `  address      ${state.address} (namespace ${state.namespace}, task queue ${state.taskQueue})`,
     `  PostgreSQL   127.0.0.1:${CLUSTER_PORTS.postgres} (databases temporal, temporal_visibility, durable_agent_blobs)`,
-    `  workers      ${state.processes.filter((p) => p.name.startsWith('worker-')).map((p) => `${p.name} pid ${p.pid}`).join(', ')}`,
+    `  workers      ${state.processes
+      .filter((p) => p.name.startsWith('worker-'))
+      .map((p) => `${p.name} pid ${p.pid}`)
+      .join(', ')}`,
     `  logs         ${paths.logs}`,
     '',
     'Use it:',

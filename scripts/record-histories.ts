@@ -128,12 +128,7 @@ async function main(): Promise<void> {
         prompt: 'approvals',
         model: {
           provider: 'scripted',
-          script: h.script([
-            callTool('delete_file', { path: 'a.tmp' }),
-            callTool('delete_file', { path: 'b.tmp' }),
-            callTool('delete_file', { path: 'inbox/customer-note.txt' }),
-            answer('done'),
-          ]),
+          script: h.script([callTool('delete_file', { path: 'a.tmp' }), callTool('delete_file', { path: 'b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]),
         },
       },
       async (taskId) => {
@@ -259,7 +254,11 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
   await record(
     h,
     'r3-approve-edit-deny',
-    { agent: 'demo', prompt: 'approvals', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]) } },
+    {
+      agent: 'demo',
+      prompt: 'approvals',
+      model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]) },
+    },
     async (taskId) => {
       await h.client.approve(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', editedInput: { path: 'r3-a.tmp' }, comment: 'the other one' });
       await h.client.deny(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', reason: 'keep the note' });
@@ -268,7 +267,15 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
   await record(
     h,
     'r3-block-unblock',
-    { agent: 'demo', prompt: 'loop', maxTurns: 2, model: { provider: 'scripted', script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('list_files', { dir: '.' }), answer('done after more turns')]) } },
+    {
+      agent: 'demo',
+      prompt: 'loop',
+      maxTurns: 2,
+      model: {
+        provider: 'scripted',
+        script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('list_files', { dir: '.' }), answer('done after more turns')]),
+      },
+    },
     async (taskId) => {
       const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
       await h.client.unblock(taskId, { by: 'recorder', blockId: blocked.blocked!.id, budget: { turns: 4 }, message: 'two more' });
@@ -278,7 +285,10 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
     agent: 'demo',
     prompt: 'continue',
     continueAsNewEveryTurns: 2,
-    model: { provider: 'scripted', script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('read_file', { path: 'inbox/customer-note.txt' }), answer('done over two runs')]) },
+    model: {
+      provider: 'scripted',
+      script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('read_file', { path: 'inbox/customer-note.txt' }), answer('done over two runs')]),
+    },
   });
   await record(
     h,
@@ -310,7 +320,12 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
       await handle.signal(approveSignal, { approvalId, by: 'olga' });
       const request = { approvalId, by: 'olga' };
       await handle.signal(approveSignal, { ...request, proof: signer.sign({ kind: 'approve', taskId, subject: approvalId, by: 'olga', roles: [], request }) });
-      await handle.signal(denySignal, { approvalId, by: 'olga', reason: 'late', proof: signer.sign({ kind: 'deny', taskId, subject: approvalId, by: 'olga', roles: [], request: { approvalId, by: 'olga', reason: 'late' } }) });
+      await handle.signal(denySignal, {
+        approvalId,
+        by: 'olga',
+        reason: 'late',
+        proof: signer.sign({ kind: 'deny', taskId, subject: approvalId, by: 'olga', roles: [], request: { approvalId, by: 'olga', reason: 'late' } }),
+      });
       await statusWhen(h, taskId, (s) => s.decisions.some((d) => d.outcome === 'superseded'));
     },
     [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy })],

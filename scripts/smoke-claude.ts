@@ -53,7 +53,13 @@ const scenarios: Scenario[] = [
       return true;
     },
     check: (r) =>
-      r.outcome !== 'budget_exhausted' && r.outcome !== 'answered' ? `outcome ${r.outcome}` : !r.finalCallWithoutTools ? 'the answer did not come from a last call without tools' : !r.text.trim() ? 'empty answer' : undefined,
+      r.outcome !== 'budget_exhausted' && r.outcome !== 'answered'
+        ? `outcome ${r.outcome}`
+        : !r.finalCallWithoutTools
+          ? 'the answer did not come from a last call without tools'
+          : !r.text.trim()
+            ? 'empty answer'
+            : undefined,
   },
   {
     name: 'answer cut at max_tokens -> continued to the whole text',
@@ -84,8 +90,7 @@ const scenarios: Scenario[] = [
       prompt: 'Without using any tools, write a story of about 900 words about a lighthouse keeper.',
       model: { maxTokens: 3_000 },
     },
-    check: (r, seen) =>
-      r.outcome !== 'answered' ? `outcome ${r.outcome}` : seen.progress.length === 0 ? 'no progress heartbeat was seen while the answer streamed' : undefined,
+    check: (r, seen) => (r.outcome !== 'answered' ? `outcome ${r.outcome}` : seen.progress.length === 0 ? 'no progress heartbeat was seen while the answer streamed' : undefined),
   },
 ];
 

@@ -8,18 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { connectClient } from '../../src/client/client-connection';
 import { DEFAULT_TASK_QUEUE } from '../../src/protocol/definitions';
-import {
-  BLOB_DB,
-  CLUSTER_ADDRESS,
-  CLUSTER_NAMESPACE,
-  CLUSTER_PORTS,
-  DEFAULT_HISTORY_SHARDS,
-  DEFAULT_WORKERS,
-  TEMPORAL_SERVER_VERSION,
-  clusterPaths,
-  pgUrl,
-  type ClusterPaths,
-} from './layout';
+import { BLOB_DB, CLUSTER_ADDRESS, CLUSTER_NAMESPACE, CLUSTER_PORTS, DEFAULT_HISTORY_SHARDS, DEFAULT_WORKERS, TEMPORAL_SERVER_VERSION, clusterPaths, pgUrl, type ClusterPaths } from './layout';
 import { initPostgres, preparePostgres, startPostgresServer } from './postgres';
 import { isRunning, sleep, startDetached, stopProcess, tail, type ManagedProcess } from './processes';
 import { ensureTemporalBinaries } from './temporal-build';
@@ -100,7 +89,9 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
   const shards = options.shards ?? DEFAULT_HISTORY_SHARDS;
   const identity = existsSync(identityFile(paths)) ? (JSON.parse(readFileSync(identityFile(paths), 'utf8')) as ClusterIdentity) : undefined;
   if (identity && options.shards !== undefined && identity.historyShards !== options.shards) {
-    throw new Error(`This cluster's database was created with ${identity.historyShards} history shards; the count cannot change. Run \`npm run cluster -- reset\` for a new cluster with ${options.shards}.`);
+    throw new Error(
+      `This cluster's database was created with ${identity.historyShards} history shards; the count cannot change. Run \`npm run cluster -- reset\` for a new cluster with ${options.shards}.`,
+    );
   }
   const historyShards = identity?.historyShards ?? shards;
   for (const dir of [paths.root, paths.pgSocket, paths.logs, paths.scripts, paths.workspace]) mkdirSync(dir, { recursive: true });
@@ -157,12 +148,19 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
     const workerCount = options.workers ?? DEFAULT_WORKERS;
     for (let i = 1; i <= workerCount; i++) {
       const args = [
-        '--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'worker',
-        '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE,
+        '--require',
+        'tsx/cjs',
+        path.join(ROOT, 'src/cli/main.ts'),
+        'worker',
+        '--address',
+        CLUSTER_ADDRESS,
+        '--namespace',
+        CLUSTER_NAMESPACE,
         // Without a queue of its own, each worker serves its agents' queues (where `durable-agent start`
         // sends tasks) and the shared durable-agent queue, whose pollers are counted below.
         ...(options.taskQueue ? ['--task-queue', options.taskQueue] : []),
-        '--workspace', paths.workspace,
+        '--workspace',
+        paths.workspace,
         // The demo agent takes the orders service as a flag; an agents module reads ORDERS_URL (below).
         ...(options.agents ? ['--agents', path.resolve(options.agents)] : ['--orders-url', state.ordersUrl]),
       ];
@@ -184,7 +182,9 @@ export async function up(options: UpOptions = {}): Promise<{ state: ClusterState
     await waitForPollers(state, workerCount, () => {
       for (const p of state.processes) if (p.name.startsWith('worker-')) alive(p, p.name);
     });
-    log(`${workerCount} workers polling ${options.taskQueue ? `task queue ${state.taskQueue}` : `their agents' task queues (durable-agent.<agent>) and ${state.taskQueue}`} (blob store: database ${BLOB_DB}; orders ${state.ordersUrl}).`);
+    log(
+      `${workerCount} workers polling ${options.taskQueue ? `task queue ${state.taskQueue}` : `their agents' task queues (durable-agent.<agent>) and ${state.taskQueue}`} (blob store: database ${BLOB_DB}; orders ${state.ordersUrl}).`,
+    );
     return { state, started: true };
   } catch (err) {
     log(`Start failed; stopping what was started. Logs: ${paths.logs}`);

@@ -48,8 +48,16 @@ export async function initPostgres(paths: ClusterPaths, log: (line: string) => v
   }
   log(`Initialising PostgreSQL (${path.basename(path.dirname(bin))}) in ${paths.pgData}...`);
   const [initdb, args] = command(prefix, path.join(bin, 'initdb'), [
-    '-D', paths.pgData, '-U', 'postgres', '-E', 'UTF8', '--locale=C',
-    '--auth-local=trust', '--auth-host=scram-sha-256', '--no-instructions',
+    '-D',
+    paths.pgData,
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    '--no-instructions',
   ]);
   await run(initdb, args, { cwd: paths.pgSocket, timeout: 5 * 60_000 }).catch((err: Error & { stderr?: string }) => {
     throw new Error(`initdb failed: ${err.stderr?.trim() || err.message}`);
@@ -60,10 +68,7 @@ export function startPostgresServer(paths: ClusterPaths): ManagedProcess {
   const bin = postgresBin();
   const { prefix } = runAsPrefix();
   const postgres = path.join(bin, 'postgres');
-  const [cmd, args] = command(prefix, postgres, [
-    '-D', paths.pgData, '-p', String(CLUSTER_PORTS.postgres), '-h', CLUSTER_HOST, '-k', paths.pgSocket,
-    ...SERVER_SETTINGS.flatMap((s) => ['-c', s]),
-  ]);
+  const [cmd, args] = command(prefix, postgres, ['-D', paths.pgData, '-p', String(CLUSTER_PORTS.postgres), '-h', CLUSTER_HOST, '-k', paths.pgSocket, ...SERVER_SETTINGS.flatMap((s) => ['-c', s])]);
   return startDetached('postgres', cmd, args, { logFile: path.join(paths.logs, 'postgres.log'), cwd: paths.pgSocket, marker: paths.pgData });
 }
 

@@ -64,15 +64,11 @@ export async function ensureTemporalBinaries(options: { version?: string; buildL
   const started = Date.now();
   try {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(
-        'nice',
-        ['-n', '10', go, 'install', `${TEMPORAL_SERVER_MODULE}/cmd/server@v${version}`, `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql@v${version}`],
-        {
-          // Pure Go (SQLite is modernc, PostgreSQL is pgx): no C toolchain needed.
-          env: { ...process.env, GOBIN: scratch, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn('nice', ['-n', '10', go, 'install', `${TEMPORAL_SERVER_MODULE}/cmd/server@v${version}`, `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql@v${version}`], {
+        // Pure Go (SQLite is modernc, PostgreSQL is pgx): no C toolchain needed.
+        env: { ...process.env, GOBIN: scratch, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       const keep = (d: Buffer) => (output = (output + d.toString()).slice(-20_000));
       child.stdout!.on('data', keep);

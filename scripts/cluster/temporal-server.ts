@@ -12,19 +12,7 @@ import { Client } from 'pg';
 import { connectClient } from '../../src/client/client-connection';
 import { isTemporalServing } from '../../src/server/dev-server';
 import { ensureSearchAttributes } from '../../src/server/search-attributes';
-import {
-  CLUSTER_ADDRESS,
-  CLUSTER_HOST,
-  CLUSTER_NAMESPACE,
-  CLUSTER_PORTS,
-  NAMESPACE_RETENTION_DAYS,
-  PG_PASSWORD,
-  PG_USER,
-  TEMPORAL_DB,
-  VISIBILITY_DB,
-  pgUrl,
-  type ClusterPaths,
-} from './layout';
+import { CLUSTER_ADDRESS, CLUSTER_HOST, CLUSTER_NAMESPACE, CLUSTER_PORTS, NAMESPACE_RETENTION_DAYS, PG_PASSWORD, PG_USER, TEMPORAL_DB, VISIBILITY_DB, pgUrl, type ClusterPaths } from './layout';
 import { startDetached, tail, type ManagedProcess } from './processes';
 import type { TemporalBinaries } from './temporal-build';
 import { TEMPORAL_ENV } from './temporal-config';

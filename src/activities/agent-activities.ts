@@ -28,7 +28,19 @@ import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
-import { BlobMissingError, BlobTamperedError, missingBlobFailure, tamperedBlobFailure, unreadableBlobFailure, resolveMessages, resolveText, resolveValue, storeLargeBlocks, storeValueIfLarge, DEFAULT_INLINE_CHARS } from '../blobs/claim-check';
+import {
+  BlobMissingError,
+  BlobTamperedError,
+  missingBlobFailure,
+  tamperedBlobFailure,
+  unreadableBlobFailure,
+  resolveMessages,
+  resolveText,
+  resolveValue,
+  storeLargeBlocks,
+  storeValueIfLarge,
+  DEFAULT_INLINE_CHARS,
+} from '../blobs/claim-check';
 import { openBlobStore } from '../blobs/open-blob-store';
 import { CachedBlobStore } from '../blobs/cached-blob-store';
 import { RECALL_TOOL } from '../protocol/recall-tool';
@@ -250,14 +262,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
 
     async describeAgent({ agent, model }) {
       const definition = agentNamed(agent);
-      const chosen: ModelChoice | undefined =
-        model ?? definition.model ?? (modelEnv.anthropicApiKey ? { provider: 'anthropic' } : undefined);
+      const chosen: ModelChoice | undefined = model ?? definition.model ?? (modelEnv.anthropicApiKey ? { provider: 'anthropic' } : undefined);
       if (!chosen) {
-        const error = toolError(
-          'permanent',
-          'no_model',
-          `Agent "${agent}" has no model: set ANTHROPIC_API_KEY on the worker, or start the task with a scripted model.`,
-        );
+        const error = toolError('permanent', 'no_model', `Agent "${agent}" has no model: set ANTHROPIC_API_KEY on the worker, or start the task with a scripted model.`);
         throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
       }
       const manifest = definition.manifest(chosen);
@@ -340,7 +347,14 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       if (gate.action === 'refuse') throw fail(gate.error);
       // Calls from tasks started before this check (no scope) carry no approval record: left as they ran.
       if (gate.action === 'confirm' && !approval && scope) {
-        throw fail(toolError('policy', 'approval_required', `${toolName} is a ${tool.effect} action and needs a person's approval; none came with this call, so it did not run.`, 'Do not retry it; ask the user.'));
+        throw fail(
+          toolError(
+            'policy',
+            'approval_required',
+            `${toolName} is a ${tool.effect} action and needs a person's approval; none came with this call, so it did not run.`,
+            'Do not retry it; ask the user.',
+          ),
+        );
       }
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;

@@ -19,10 +19,7 @@ const MIN_INTERVAL_MS = 200;
  * previous attempt's details are the ones re-sent, so an attempt that dies before reporting
  * progress does not erase the progress of the one before it.
  */
-export async function withHeartbeats<T>(
-  ctx: Context,
-  work: (beat: (details?: unknown) => void, previous: unknown) => Promise<T>,
-): Promise<T> {
+export async function withHeartbeats<T>(ctx: Context, work: (beat: (details?: unknown) => void, previous: unknown) => Promise<T>): Promise<T> {
   const previous: unknown = ctx.info.heartbeatDetails;
   let last: unknown = previous;
   const send = () => ctx.heartbeat(last);

@@ -5,17 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519';
-import {
-  claimBytes,
-  contentDigest,
-  DEFAULT_PROOF_LIFETIME_MS,
-  fromHex,
-  MAX_PROOF_LIFETIME_MS,
-  toHex,
-  type DecisionKind,
-  type DecisionProof,
-  type TrustedKey,
-} from '../protocol/decision-proof';
+import { claimBytes, contentDigest, DEFAULT_PROOF_LIFETIME_MS, fromHex, MAX_PROOF_LIFETIME_MS, toHex, type DecisionKind, type DecisionProof, type TrustedKey } from '../protocol/decision-proof';
 
 export interface ApproverIdentity {
   id: string;

@@ -35,8 +35,7 @@ export class BlobKeyNotFoundError extends DurableAgentError {
       known.length
         ? `blob ${id} of ${scope} is encrypted with key id "${keyId}", which is not configured (known key ids: ${known.join(', ')}). ` +
             `Add that key to ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} (after the current one) to read it.`
-        : `blob ${id} of ${scope} is encrypted with key id "${keyId}", but no encryption keys are configured. ` +
-            `Set ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} with that key to read it.`,
+        : `blob ${id} of ${scope} is encrypted with key id "${keyId}", but no encryption keys are configured. ` + `Set ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} with that key to read it.`,
     );
   }
 }
@@ -85,9 +84,7 @@ export function open(keyring: Keyring | undefined, body: Buffer, scope: string, 
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
     return Buffer.concat([decipher.update(body.subarray(headerBytes + NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]);
   } catch {
-    throw new BlobDecryptionError(
-      `blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`,
-    );
+    throw new BlobDecryptionError(`blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`);
   }
 }
 

@@ -38,7 +38,12 @@ export function missingBlobFailure(err: BlobMissingError): ApplicationFailure {
  * (it is not lost: give the worker the key, or restore the content, and unblock to try again).
  */
 export function unreadableBlobFailure(err: Error): ApplicationFailure {
-  const error = toolError('resource', 'blob_unreadable', err.message, 'Stored content of this task cannot be decrypted on this worker: configure the key it names (DURABLE_AGENT_ENCRYPTION_KEYS) and unblock.');
+  const error = toolError(
+    'resource',
+    'blob_unreadable',
+    err.message,
+    'Stored content of this task cannot be decrypted on this worker: configure the key it names (DURABLE_AGENT_ENCRYPTION_KEYS) and unblock.',
+  );
   return ApplicationFailure.create({ message: err.message, type: 'resource', nonRetryable: true, details: [error] });
 }
 

@@ -132,9 +132,7 @@ export class LocalBlobStore implements BlobBodyStore {
     const out: { scope: string; folder: string }[] = [];
     for (const name of names) {
       const folder = path.join(this.root, name);
-      const scope = name.startsWith(HASHED)
-        ? await readFile(path.join(folder, SCOPE_FILE), 'utf8').catch(() => undefined)
-        : decodeScope(name);
+      const scope = name.startsWith(HASHED) ? await readFile(path.join(folder, SCOPE_FILE), 'utf8').catch(() => undefined) : decodeScope(name);
       if (scope !== undefined) out.push({ scope, folder });
     }
     return out;

@@ -62,7 +62,5 @@ function storeOf(spec: string | undefined): BlobBodyStore {
     if (!path.isAbsolute(dir)) throw new RangeError(`blob store "${spec}": the folder must be an absolute path (${BLOB_STORE_ENV}=file:/abs/dir)`);
     return new LocalBlobStore(dir);
   }
-  throw new RangeError(
-    `blob store "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${BLOB_STORE_ENV}=file:/abs/dir or postgres://user:password@host:port/database`,
-  );
+  throw new RangeError(`blob store "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${BLOB_STORE_ENV}=file:/abs/dir or postgres://user:password@host:port/database`);
 }

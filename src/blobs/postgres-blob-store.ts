@@ -95,12 +95,7 @@ export class PostgresBlobStore implements BlobBodyStore {
   async putBody(scope: string, id: string, body: Buffer): Promise<void> {
     checkBodyPlace(scope, id);
     await this.ensureTable();
-    await this.pool.query(`INSERT INTO ${this.table} (scope, id, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, id) DO NOTHING`, [
-      scope,
-      id,
-      body,
-      body.length,
-    ]);
+    await this.pool.query(`INSERT INTO ${this.table} (scope, id, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, id) DO NOTHING`, [scope, id, body, body.length]);
   }
 
   async getBody(scope: string, id: string): Promise<Buffer> {

@@ -31,8 +31,7 @@ export async function connectClient(values: { address?: string; namespace?: stri
  */
 export function unreachableError(address: string | undefined, namespace: string, err: unknown): CliError {
   return new CliError(
-    `Cannot reach Temporal at ${address ?? DEFAULT_ADDRESS} (namespace ${namespace}): ${causeOf(err)}. ` +
-      'Start one with `durable-agent dev`, or point TEMPORAL_ADDRESS at your cluster.',
+    `Cannot reach Temporal at ${address ?? DEFAULT_ADDRESS} (namespace ${namespace}): ${causeOf(err)}. ` + 'Start one with `durable-agent dev`, or point TEMPORAL_ADDRESS at your cluster.',
     EXIT.unreachable,
   );
 }

@@ -25,12 +25,14 @@ const toolError = z
   })
   .meta({ id: 'ToolError', title: 'ToolError', description: 'The one error value of the taxonomy (docs/architecture.md).' });
 
-const usage = z.strictObject({
-  inputTokens: count,
-  outputTokens: count,
-  cacheWriteTokens: count.optional(),
-  cacheReadTokens: count.optional(),
-}).meta({ id: 'Usage' });
+const usage = z
+  .strictObject({
+    inputTokens: count,
+    outputTokens: count,
+    cacheWriteTokens: count.optional(),
+    cacheReadTokens: count.optional(),
+  })
+  .meta({ id: 'Usage' });
 
 const agentStatus = z.enum(AGENT_STATUSES as [TaskSummary['agentStatus'] & string, ...(TaskSummary['agentStatus'] & string)[]]);
 const effect = z.enum(['read', 'write', 'destructive']);
@@ -42,22 +44,26 @@ const approverRules = z.strictObject({
   unblock: z.array(z.string()).optional(),
   message: z.array(z.string()).optional(),
 });
-const identity = z.strictObject({
-  id: z.string(),
-  roles: z.array(z.string()),
-  verified: z.boolean(),
-  keyId: z.string().optional(),
-  problem: z.string().optional(),
-}).meta({ id: 'VerifiedIdentity' });
-const escalation = z.strictObject({
-  id: z.string(),
-  level: z.enum(['auto', 'inform', 'confirm', 'block']),
-  code: z.string(),
-  reason: z.string(),
-  turn: count,
-  at: z.string(),
-  resolved: z.strictObject({ by: z.string(), at: z.string(), how: z.string() }).optional(),
-}).meta({ id: 'Escalation' });
+const identity = z
+  .strictObject({
+    id: z.string(),
+    roles: z.array(z.string()),
+    verified: z.boolean(),
+    keyId: z.string().optional(),
+    problem: z.string().optional(),
+  })
+  .meta({ id: 'VerifiedIdentity' });
+const escalation = z
+  .strictObject({
+    id: z.string(),
+    level: z.enum(['auto', 'inform', 'confirm', 'block']),
+    code: z.string(),
+    reason: z.string(),
+    turn: count,
+    at: z.string(),
+    resolved: z.strictObject({ by: z.string(), at: z.string(), how: z.string() }).optional(),
+  })
+  .meta({ id: 'Escalation' });
 const approvalFields = {
   id: z.string(),
   tool: z.string(),
@@ -73,49 +79,56 @@ const approvalFields = {
   question: z.strictObject({ server: z.string(), message: z.string(), requestedSchema: z.record(z.string(), z.unknown()) }).optional(),
 };
 const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
-const approvalRecord = z.strictObject({
-  ...approvalFields,
-  decision: z.enum(['approved', 'denied', 'expired']),
-  by: z.string(),
-  decidedAt: z.string(),
-  comment: z.string().optional(),
-  denyReason: z.string().optional(),
-  editedInput: z.unknown().optional(),
-  identity: identity.optional(),
-}).meta({ id: 'ApprovalRecord' });
+const approvalRecord = z
+  .strictObject({
+    ...approvalFields,
+    decision: z.enum(['approved', 'denied', 'expired']),
+    by: z.string(),
+    decidedAt: z.string(),
+    comment: z.string().optional(),
+    denyReason: z.string().optional(),
+    editedInput: z.unknown().optional(),
+    identity: identity.optional(),
+  })
+  .meta({ id: 'ApprovalRecord' });
 const decision = z.strictObject({
   at: z.string(),
   by: z.string(),
   action: z.enum(['unblock', 'message', 'approve', 'deny']),
   detail: z.string(),
-  outcome: z.enum(['refused', 'superseded']).optional().meta({ description: 'A decision sent as a signal that changed nothing: refused (it broke a rule) or superseded (what it answered was already resolved).' }),
+  outcome: z
+    .enum(['refused', 'superseded'])
+    .optional()
+    .meta({ description: 'A decision sent as a signal that changed nothing: refused (it broke a rule) or superseded (what it answered was already resolved).' }),
   identity: identity.optional(),
 });
-const event = z.strictObject({
-  seq: count,
-  at: z.string(),
-  kind: z.enum([
-    'task_started',
-    'model_replied',
-    'tool_called',
-    'tool_succeeded',
-    'tool_failed',
-    'approval_requested',
-    'approval_decided',
-    'informed',
-    'task_blocked',
-    'task_unblocked',
-    'decision_refused',
-    'guidance_added',
-    'task_completed',
-    'task_failed',
-    'task_cancelled',
-  ]),
-  turn: count,
-  tool: z.string().optional(),
-  toolUseId: z.string().optional(),
-  detail: z.string(),
-}).meta({ id: 'TaskEvent' });
+const event = z
+  .strictObject({
+    seq: count,
+    at: z.string(),
+    kind: z.enum([
+      'task_started',
+      'model_replied',
+      'tool_called',
+      'tool_succeeded',
+      'tool_failed',
+      'approval_requested',
+      'approval_decided',
+      'informed',
+      'task_blocked',
+      'task_unblocked',
+      'decision_refused',
+      'guidance_added',
+      'task_completed',
+      'task_failed',
+      'task_cancelled',
+    ]),
+    turn: count,
+    tool: z.string().optional(),
+    toolUseId: z.string().optional(),
+    detail: z.string(),
+  })
+  .meta({ id: 'TaskEvent' });
 const reading = z.strictObject({ used: z.number(), limit: z.number(), left: z.number() }).meta({ id: 'BudgetReading' });
 
 export const taskResultJson = z
@@ -129,55 +142,55 @@ export const taskResultJson = z
     model: z.string(),
     finalCallWithoutTools: z.boolean().optional(),
   })
-  .meta({ id: 'TaskResult', title: 'TaskResult', description: 'A closed task\'s result: `durable-agent result TASK_ID --json` when the task did not fail.' });
+  .meta({ id: 'TaskResult', title: 'TaskResult', description: "A closed task's result: `durable-agent result TASK_ID --json` when the task did not fail." });
 
 const taskStatus = z
   .strictObject({
-  agent: z.string(),
-  untakenDecisions: count.optional().meta({ description: 'Decisions sent as signals in this run that changed nothing (the first 100 are in `decisions`).' }),
-  phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
-  agentStatus,
-  model: z.string(),
-  turn: count,
-  budgets: z.strictObject({
-    turns: reading,
-    toolCalls: reading,
-    toolCallsPerTurn: z.number(),
-    correctionsPerTool: z.number(),
-    tokens: reading.optional(),
-    costUsd: reading.optional(),
-  }),
-  unpricedModels: z.array(z.string()),
-  toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
-  pendingApprovals: z.array(approvalRequest),
-  approvals: z.array(approvalRecord),
-  escalations: z.array(escalation),
-  decisions: z.array(decision),
-  approvers: z
-    .strictObject({
-      verification: z.enum(['signed', 'unverified']),
-      keyIds: z.array(z.string()),
-      rules: approverRules.optional(),
-      forbidSelfApproval: z.boolean().optional(),
-    })
-    .optional(),
-  starter: identity.optional(),
-  blocked: escalation.optional(),
-  lastError: toolError.optional(),
-  usage,
-  costUsd: z.number(),
-  archive: z
-    .strictObject({
-      scope: z.string(),
-      markers: z.array(z.string()),
-      pending: z.array(z.strictObject({ kind: z.string(), entry: z.unknown() })),
-    })
-    .optional(),
-  events: z.array(event),
-  eventCount: count,
-  result: taskResultJson.optional(),
+    agent: z.string(),
+    untakenDecisions: count.optional().meta({ description: 'Decisions sent as signals in this run that changed nothing (the first 100 are in `decisions`).' }),
+    phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
+    agentStatus,
+    model: z.string(),
+    turn: count,
+    budgets: z.strictObject({
+      turns: reading,
+      toolCalls: reading,
+      toolCallsPerTurn: z.number(),
+      correctionsPerTool: z.number(),
+      tokens: reading.optional(),
+      costUsd: reading.optional(),
+    }),
+    unpricedModels: z.array(z.string()),
+    toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
+    pendingApprovals: z.array(approvalRequest),
+    approvals: z.array(approvalRecord),
+    escalations: z.array(escalation),
+    decisions: z.array(decision),
+    approvers: z
+      .strictObject({
+        verification: z.enum(['signed', 'unverified']),
+        keyIds: z.array(z.string()),
+        rules: approverRules.optional(),
+        forbidSelfApproval: z.boolean().optional(),
+      })
+      .optional(),
+    starter: identity.optional(),
+    blocked: escalation.optional(),
+    lastError: toolError.optional(),
+    usage,
+    costUsd: z.number(),
+    archive: z
+      .strictObject({
+        scope: z.string(),
+        markers: z.array(z.string()),
+        pending: z.array(z.strictObject({ kind: z.string(), entry: z.unknown() })),
+      })
+      .optional(),
+    events: z.array(event),
+    eventCount: count,
+    result: taskResultJson.optional(),
   })
-  .meta({ id: 'TaskStatus', description: 'The `status` query\'s answer: phase, turn, budgets, tool calls, approvals, events.' });
+  .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });
 
 export const taskSummaryJson = z
   .strictObject({
@@ -233,9 +246,6 @@ void [sameView, sameList, sameResult];
 /** The text of each published schema file, as scripts/write-schemas.ts writes it and a test compares it. */
 export function publishedSchemaFiles(): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(PUBLISHED_SCHEMAS).map(([file, schema]) => [
-      file,
-      `${JSON.stringify({ $id: `durable-agent/schemas/${file}`, ...z.toJSONSchema(schema, { io: 'output' }) }, null, 2)}\n`,
-    ]),
+    Object.entries(PUBLISHED_SCHEMAS).map(([file, schema]) => [file, `${JSON.stringify({ $id: `durable-agent/schemas/${file}`, ...z.toJSONSchema(schema, { io: 'output' }) }, null, 2)}\n`]),
   );
 }

@@ -32,9 +32,7 @@ export async function loadAgents(file: string, env: AgentsModuleEnvironment): Pr
   }
   const agents = typeof exported === 'function' ? await (exported as (e: AgentsModuleEnvironment) => unknown)(env) : exported;
   if (!Array.isArray(agents) || agents.length === 0 || !agents.every(isAgent)) {
-    throw usageError(
-      `--agents: ${absolute} must export (default) a non-empty array of defineAgent(...) results, or a function returning one`,
-    );
+    throw usageError(`--agents: ${absolute} must export (default) a non-empty array of defineAgent(...) results, or a function returning one`);
   }
   const names = agents.map((a) => a.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);

@@ -46,7 +46,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   let codecServer: RunningCodecServer | undefined;
   if (await isTemporalServing(address)) {
     options.log(`Temporal: reusing the server already running at ${address}`);
-    if (encryptionEnabled()) options.log('Encryption: on; for its Web UI, run `durable-agent codec-server` and set it as the UI\'s codec endpoint');
+    if (encryptionEnabled()) options.log("Encryption: on; for its Web UI, run `durable-agent codec-server` and set it as the UI's codec endpoint");
   } else {
     const dbFile = path.join(stateDir(), 'temporal.db');
     options.log(`Temporal: starting the embedded dev server on ${address} (state: ${path.relative(process.cwd(), dbFile) || dbFile})`);

@@ -57,7 +57,9 @@ export function safeText(text: unknown): string {
 
 /** safeText on one line: a field that should be one line cannot start a fake line of its own. */
 export function safeLine(text: unknown): string {
-  return safeText(text).replace(/[\t ]*\n[\t ]*/g, ' ⏎ ').replace(/\t/g, ' ');
+  return safeText(text)
+    .replace(/[\t ]*\n[\t ]*/g, ' ⏎ ')
+    .replace(/\t/g, ' ');
 }
 
 /**
@@ -146,10 +148,7 @@ export const ARGUMENTS_LINE_CHARS = 2_000;
 export function renderArguments(taskId: string, a: ApprovalRequest, full = false): string[] {
   const problem = argumentsProblemOf(a);
   if (problem) {
-    return [
-      `  arguments: NOT SHOWN: ${safeLine(problem)}`,
-      `             the task holds only their reference ${safeJson(a.input)}; do not approve arguments you have not read`,
-    ];
+    return [`  arguments: NOT SHOWN: ${safeLine(problem)}`, `             the task holds only their reference ${safeJson(a.input)}; do not approve arguments you have not read`];
   }
   const stored = storedAsOf(a);
   const hash = stored ? ` (stored as ${safeLine(stored.$blob)}, checked)` : '';
@@ -214,20 +213,21 @@ export function renderError(e: ToolError): string {
 export function renderSummaries(tasks: TaskSummary[]): string {
   if (tasks.length === 0) return 'No tasks match.';
   // Cleaned before the widths are measured, so hidden characters cannot skew the columns.
-  const rows = tasks.map((t) => [
-    safeLine(t.taskId),
-    safeLine(t.agent ?? '-'),
-    safeLine(t.agentStatus ?? '-'),
-    safeLine(t.executionStatus),
-    t.startTime.toISOString().replace('T', ' ').slice(0, 19),
-  ]);
+  const rows = tasks.map((t) => [safeLine(t.taskId), safeLine(t.agent ?? '-'), safeLine(t.agentStatus ?? '-'), safeLine(t.executionStatus), t.startTime.toISOString().replace('T', ' ').slice(0, 19)]);
   // A task can wait for a person and, with its worker gone, for a worker too: both are said.
   const waitsFor = (t: TaskSummary) => [t.waitingFor, t.note].filter(Boolean).join('; ');
   const waiting = tasks.some((t) => waitsFor(t));
   if (waiting) for (const [i, row] of rows.entries()) row.push(safeLine(waitsFor(tasks[i]!)));
   const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** What a worker polls: `task queue durable-agent.a (agent "a"), durable-agent (agent "a": tasks started before routing by agent)`. */

@@ -138,8 +138,7 @@ export class ApprovalArguments {
 
   async resolveStatus(taskId: string, status: TaskStatus): Promise<TaskStatus> {
     const hasMarker =
-      [...status.pendingApprovals, ...status.approvals].some((a) => isMarker(a.input) || isMarker((a as ApprovalRecord).editedInput)) ||
-      status.events.some((e) => e.detail.includes(MARKER_PREFIX));
+      [...status.pendingApprovals, ...status.approvals].some((a) => isMarker(a.input) || isMarker((a as ApprovalRecord).editedInput)) || status.events.some((e) => e.detail.includes(MARKER_PREFIX));
     if (!hasMarker) return status;
     const resolve = async <A extends ApprovalRequest>(a: A): Promise<ShownApproval<A>> => {
       const edited = (a as unknown as ApprovalRecord).editedInput;
@@ -153,7 +152,10 @@ export class ApprovalArguments {
         if (isMarker(edited)) (out as unknown as ApprovalRecord).editedInput = await this.read(taskId, edited, status);
         return out;
       } catch (err) {
-        return { ...a, argumentsProblem: `the arguments (${isMarker(a.input) ? a.input.bytes.toLocaleString('en-US') : '?'} characters) are stored in the blob store and cannot be read here: ${(err as Error).message}` };
+        return {
+          ...a,
+          argumentsProblem: `the arguments (${isMarker(a.input) ? a.input.bytes.toLocaleString('en-US') : '?'} characters) are stored in the blob store and cannot be read here: ${(err as Error).message}`,
+        };
       }
     };
     // Events name a call with its arguments too (`approval_requested cancel_order: …`).

@@ -122,7 +122,10 @@ function firstAndLast(parts: ViewPart[], maxChars: number): ViewPart[] {
     return out;
   };
   const head = take(parts, half);
-  const tail = take([...parts].reverse().map((p) => (typeof p === 'string' ? [...p].reverse().join('') : p)), half)
+  const tail = take(
+    [...parts].reverse().map((p) => (typeof p === 'string' ? [...p].reverse().join('') : p)),
+    half,
+  )
     .map((p) => (typeof p === 'string' ? [...p].reverse().join('') : p))
     .reverse();
   const shown = viewLength(head) + viewLength(tail);

@@ -73,6 +73,7 @@ export function wholeArguments(waitingFor: string | undefined, approval: { id: s
 
 /** A hash of arguments as a person read them (key order ignored): the form that approves them carries it. */
 export function argumentsHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value, { strict: false })).digest('base64url');
+  return createHash('sha256')
+    .update(canonicalJson(value, { strict: false }))
+    .digest('base64url');
 }
-

@@ -78,7 +78,11 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
   }
   const offered = live;
   const signalled =
-    decision.kind === 'approve' ? handle.signal(approveSignal, input as ApproveInput) : decision.kind === 'deny' ? handle.signal(denySignal, input as DenyInput) : handle.signal(unblockSignal, input as UnblockInput);
+    decision.kind === 'approve'
+      ? handle.signal(approveSignal, input as ApproveInput)
+      : decision.kind === 'deny'
+        ? handle.signal(denySignal, input as DenyInput)
+        : handle.signal(unblockSignal, input as UnblockInput);
   await signalled.catch((err: Error & { cause?: Error }) => {
     // e.g. a flood of signals reached the server's per-run limit: say what the server said.
     if (/limit for signal events/.test(err.cause?.message ?? '')) {
@@ -106,7 +110,10 @@ async function bound(sender: DecisionSender, taskId: string, task: TaskAtRest, d
     // With no worker to ask, a block the memo no longer shows is refused here: a stale form writes nothing.
     if (!workerPolls && task.pending && task.pending.block?.id !== blockId) {
       const now = task.pending.block;
-      throw sender.rejected(taskId, `block ${blockId} is not the current one: ${now ? `the task is blocked on ${now.id} (${now.code}) now` : 'the task is not blocked now'}; look at it before you unblock`);
+      throw sender.rejected(
+        taskId,
+        `block ${blockId} is not the current one: ${now ? `the task is blocked on ${now.id} (${now.code}) now` : 'the task is not blocked now'}; look at it before you unblock`,
+      );
     }
     return sign('unblock', blockId, { ...decision.input, blockId });
   }

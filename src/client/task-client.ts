@@ -187,9 +187,7 @@ export class TaskClient {
   async start(input: TaskInput, options: { taskId?: string; taskQueue?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
     const args: TaskInput =
-      this.signer && input.startedBy && !input.startProof
-        ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) }
-        : input;
+      this.signer && input.startedBy && !input.startProof ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) } : input;
     return this.client.workflow.start(WORKFLOW_TYPE, {
       taskQueue: options.taskQueue ?? this.queueFor(input.agent),
       workflowId: taskId,
@@ -303,9 +301,7 @@ export class TaskClient {
     // A query needs a worker to answer; without one it would only wait out the deadline.
     const served = await this.isServed(taskQueue);
     if (served !== false) {
-      const status = await this.client.connection
-        .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery))
-        .catch(() => undefined);
+      const status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery)).catch(() => undefined);
       if (status) view.status = status;
     }
     if (!view.status) {
@@ -412,7 +408,10 @@ export class TaskClient {
       const closed = await this.client.workflow
         .getHandle(taskId)
         .describe()
-        .then((d) => d.status.name, () => undefined);
+        .then(
+          (d) => d.status.name,
+          () => undefined,
+        );
       if (closed && closed !== 'RUNNING') throw new TaskRejectedError(taskId, `the task is ${closed.toLowerCase()}; it takes no more requests`);
       throw new TaskNotFoundError(taskId);
     }

@@ -83,7 +83,7 @@ export class CompressionCodec implements PayloadCodec {
     } catch (err) {
       throw new PayloadDecompressionError(
         `cannot decompress a payload marked ${GZIP_ENCODING} (original encoding ${decoder.decode(original)}): ${(err as Error).message}. ` +
-          'Its data is corrupted, or it was not written by durable-agent\'s compression codec.',
+          "Its data is corrupted, or it was not written by durable-agent's compression codec.",
       );
     }
     const { [ORIGINAL_ENCODING_KEY]: _dropped, ...rest } = metadata;

@@ -48,8 +48,7 @@ export class EncryptionKeyNotFoundError extends DurableAgentError {
       known.length
         ? `a payload is encrypted with key id "${keyId}", which is not configured (known key ids: ${known.join(', ')}). ` +
             `Add that key to ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} (after the current one) to read it.`
-        : `a payload is encrypted with key id "${keyId}", but no encryption keys are configured. ` +
-            `Set ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} with that key to read it.`,
+        : `a payload is encrypted with key id "${keyId}", but no encryption keys are configured. ` + `Set ${ENCRYPTION_KEYS_ENV} or ${ENCRYPTION_KEY_FILE_ENV} with that key to read it.`,
     );
   }
 }
@@ -110,9 +109,7 @@ export class EncryptionCodec implements PayloadCodec {
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       plain = Buffer.concat([decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new PayloadDecryptionError(
-        `a payload encrypted with key id "${id}" failed authentication: it was altered or corrupted, or key "${id}" is not the key it was written with`,
-      );
+      throw new PayloadDecryptionError(`a payload encrypted with key id "${id}" failed authentication: it was altered or corrupted, or key "${id}" is not the key it was written with`);
     }
     const inner = PayloadProto.decode(plain);
     return { metadata: inner.metadata, data: inner.data };

@@ -22,11 +22,7 @@ export interface DemoEnvironment {
   stop(): Promise<void>;
 }
 
-export async function startDemoEnvironment(options: {
-  workspaceDir?: string;
-  ordersUrl?: string;
-  faults?: string[];
-}): Promise<DemoEnvironment> {
+export async function startDemoEnvironment(options: { workspaceDir?: string; ordersUrl?: string; faults?: string[] }): Promise<DemoEnvironment> {
   const workspaceDir = path.resolve(options.workspaceDir ?? path.join(stateDir(), 'workspace'));
   await seedDemoWorkspace(workspaceDir);
   let orders: OrdersService | undefined;

@@ -88,12 +88,7 @@ export function classify(err: unknown): Classified {
   }
   if (isNamed(err, 'SyntaxError')) {
     return {
-      error: toolError(
-        'schema_mismatch',
-        'invalid_json',
-        `Tool output is not valid JSON: ${messageOf(err)}`,
-        "The tool itself is broken; don't retry with the same arguments.",
-      ),
+      error: toolError('schema_mismatch', 'invalid_json', `Tool output is not valid JSON: ${messageOf(err)}`, "The tool itself is broken; don't retry with the same arguments."),
     };
   }
   return classifyByMessage(messageOf(err));
@@ -126,12 +121,7 @@ function classifyHttp(err: unknown, status: number): Classified {
   }
   if (status === 401 || status === 403) {
     return {
-      error: toolError(
-        'permanent',
-        'permission_denied',
-        detail,
-        'Access is denied; retrying will not help. Use another tool or ask the user.',
-      ),
+      error: toolError('permanent', 'permission_denied', detail, 'Access is denied; retrying will not help. Use another tool or ask the user.'),
     };
   }
   if (status === 404 || status === 410) {

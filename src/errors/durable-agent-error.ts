@@ -11,4 +11,3 @@ export type ErrorCode = ToolError['code'];
 export abstract class DurableAgentError extends Error {
   abstract readonly code: ErrorCode;
 }
-

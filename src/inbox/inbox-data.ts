@@ -84,10 +84,7 @@ export async function waitingTasks(client: TaskClient, args: ApprovalArguments, 
 
 export async function taskPageData(client: TaskClient, args: ApprovalArguments, taskId: string): Promise<TaskPageData> {
   const summary = await client.describe(taskId);
-  const [status, transcript] = await Promise.all([
-    shownStatus(client, args, taskId),
-    withDeadline(client, () => client.transcript(taskId)).catch(() => undefined),
-  ]);
+  const [status, transcript] = await Promise.all([shownStatus(client, args, taskId), withDeadline(client, () => client.transcript(taskId)).catch(() => undefined)]);
   const data: TaskPageData = { taskId, summary, recent: await args.resolveMessages(taskId, transcript?.messages.slice(-RECENT_MESSAGES) ?? []) };
   if (status) data.status = status;
   else {

@@ -186,7 +186,8 @@ function argumentsBlock(taskId: string, a: ApprovalRequest, titled = true): Html
   const hash = stored ? html` <span class="hint">(sha256 <code>${stored.$blob.slice('sha256:'.length)}</code>, checked)</span>` : '';
   // A tool's question shows its call's arguments under its own summary, not as a call to approve.
   const title = (text: string) => (titled ? html`<strong>${text}</strong>` : '');
-  if (!view.shortened) return html`${titled || stored ? html`<p>${title('Exact arguments')}${hash}</p>` : ''}
+  if (!view.shortened)
+    return html`${titled || stored ? html`<p>${title('Exact arguments')}${hash}</p>` : ''}
 <pre>${pretty(a.input)}</pre>`;
   return html`<p>${title('Exact arguments, shortened')} <span class="hint">(${view.chars.toLocaleString('en-US')} characters in all: every field is shown; long values keep their first and last characters)</span></p>
 <pre class="arguments">${view.parts.map((p) => (typeof p === 'string' ? p : html`<span class="omitted">… ${p.omitted} not shown …</span>`))}</pre>
@@ -394,7 +395,8 @@ ${
       ? html`<table class="fields"><caption class="skip">Fields the answer has</caption>
   <thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">About</th></tr></thead>
   <tbody>${fields.map(
-    (f) => html`<tr><th scope="row"><code>${f.name}</code>${f.title && f.title !== f.name ? html` <span class="hint">${f.title}</span>` : ''}</th><td>${fieldTypeText(f)}${f.options ? html`: ${f.options.map((o) => o.label).join(', ')}` : ''}</td><td>${f.required ? 'required' : 'optional'}</td><td>${f.description ?? ''}</td></tr>`,
+    (f) =>
+      html`<tr><th scope="row"><code>${f.name}</code>${f.title && f.title !== f.name ? html` <span class="hint">${f.title}</span>` : ''}</th><td>${fieldTypeText(f)}${f.options ? html`: ${f.options.map((o) => o.label).join(', ')}` : ''}</td><td>${f.required ? 'required' : 'optional'}</td><td>${f.description ?? ''}</td></tr>`,
   )}</tbody></table>`
       : html`<p>The server asks for no fields: answering just says yes.</p>`
     : html`<p><strong>The answer's schema</strong> (answer with a JSON object that matches it)</p><pre>${pretty(q.requestedSchema)}</pre>`
@@ -425,7 +427,13 @@ function answerField(a: ApprovalRequest, f: QuestionField, index: number, state:
     </fieldset>`;
   }
   if (f.kind === 'choice' || f.kind === 'boolean') {
-    const options = f.kind === 'boolean' ? [{ value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : f.options!;
+    const options =
+      f.kind === 'boolean'
+        ? [
+            { value: 'true', label: 'Yes' },
+            { value: 'false', label: 'No' },
+          ]
+        : f.options!;
     return html`<label for="${id}">${labelText}</label> ${hint}
     <select id="${id}" name="${name}" aria-describedby="${hintId}"${required}>
       <option value=""${shown === '' ? trusted(' selected') : ''}>${f.required ? '(choose one)' : '(no answer)'}</option>
@@ -433,7 +441,7 @@ function answerField(a: ApprovalRequest, f: QuestionField, index: number, state:
     </select>`;
   }
   const number = f.kind === 'number' || f.kind === 'integer';
-  const type = number ? 'number' : ({ email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' } as Record<string, string>)[f.format ?? ''] ?? 'text';
+  const type = number ? 'number' : (({ email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' } as Record<string, string>)[f.format ?? ''] ?? 'text');
   const limits = [
     number && f.minimum !== undefined ? html` min="${f.minimum}"` : '',
     number && f.maximum !== undefined ? html` max="${f.maximum}"` : '',

@@ -52,4 +52,3 @@ export function tokenMatches(token: string, stored: string): boolean {
   if (!stored.startsWith('sha256$')) return false;
   return constantTimeEqual(hashToken(token), stored);
 }
-

@@ -58,8 +58,7 @@ export interface InboxOptions {
 const PRE_SESSION_COOKIE = 'da_pre';
 const MAX_BODY_BYTES = 256 * 1024;
 const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy': "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   // Same-origin: the browser still sends Origin on our own POSTs; a link token never leaves for another site.
@@ -86,9 +85,12 @@ export class InboxServer {
 
   /** Listens on host:port (default 127.0.0.1 and any free port) and returns the URL. */
   async start(port = 0, host = '127.0.0.1'): Promise<string> {
-    this.listener = await listenHttp((req, res) => {
-      this.route(req, res).catch((err: unknown) => this.fail(res, err));
-    }, { port, host });
+    this.listener = await listenHttp(
+      (req, res) => {
+        this.route(req, res).catch((err: unknown) => this.fail(res, err));
+      },
+      { port, host },
+    );
     return this.url;
   }
 
@@ -136,7 +138,8 @@ export class InboxServer {
     this.checkOrigin(req);
     const form = await readForm(req);
     if (!session) throw new HttpError(403, 'Your session has ended. Sign in again and repeat the action.', { title: 'Signed out' });
-    if (!csrfMatches(session, form.get('_csrf'))) throw new HttpError(403, 'The form was missing its security token or it did not match your session. Reload the page and try again.', { title: 'Request refused' });
+    if (!csrfMatches(session, form.get('_csrf')))
+      throw new HttpError(403, 'The form was missing its security token or it did not match your session. Reload the page and try again.', { title: 'Request refused' });
     if (path === '/signout') {
       this.sessions.destroy(session.id);
       res.setHeader('set-cookie', SessionStore.clearCookie(this.secure));
@@ -349,7 +352,8 @@ export class InboxServer {
           const shownHash = fields.get('inputHash');
           if (shown?.inputHash && shownHash && shownHash !== shown.inputHash) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
           const readHash = fields.get('argumentsHash');
-          if (shown?.readable && readHash && readHash !== argumentsHash(shown.input)) return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
+          if (shown?.readable && readHash && readHash !== argumentsHash(shown.input))
+            return refuse('This approval is not the call you read (its arguments differ). Reload the page and read it again.', 409);
           if (shown?.unread && edited.value === undefined) return refuse(`The arguments of this call cannot be shown here, so the inbox will not approve them as they are: ${shown.unread}.`, 409);
           const comment = (fields.get('comment') ?? '').trim();
           const changed = !shown?.readable || !sameArguments(shown.input, edited.value);
@@ -376,7 +380,8 @@ export class InboxServer {
           if (!approvalId) return refuse('The form named no question.');
           // The question's schema is only in the live status: an answer needs a worker to have read it now.
           const pending = (await liveStatus(client, taskId))?.pendingApprovals.find((a) => a.id === approvalId);
-          if (!pending?.question) return refuse(`Question ${approvalId} is not pending on this task (already answered, declined or expired, or no worker answered to show the question; declining works without one).`, 409);
+          if (!pending?.question)
+            return refuse(`Question ${approvalId} is not pending on this task (already answered, declined or expired, or no worker answered to show the question; declining works without one).`, 409);
           const answer = answerFromForm(pending.question.requestedSchema, fields);
           if ('error' in answer) return refuse(answer.error);
           const comment = (fields.get('comment') ?? '').trim();

@@ -55,7 +55,7 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
       inputSchema: {
         agent: z.string().min(1).max(200).describe('The agent to run (the built-in one is "demo").'),
         prompt: z.string().min(1).max(100_000).describe('What the agent should do.'),
-        model: z.string().min(1).max(200).optional().describe('A Claude model id; default: the agent\'s or the worker\'s.'),
+        model: z.string().min(1).max(200).optional().describe("A Claude model id; default: the agent's or the worker's."),
         script: z.string().min(1).max(4_096).optional().describe('A model script file the worker may read (testing; exclusive with model).'),
         task_id: z.string().min(1).max(200).optional().describe('An id of your choosing; default: a new one.'),
         max_turns: z.number().int().min(1).max(10_000).optional(),
@@ -88,7 +88,7 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
   server.registerTool(
     'task_status',
     {
-      title: 'Read a task\'s status',
+      title: "Read a task's status",
       description: 'What the task is doing: its status, turns, cost, pending approvals (with their exact arguments) and why it is blocked, if it is.',
       inputSchema: { task_id: taskId },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -104,7 +104,7 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
   server.registerTool(
     'task_result',
     {
-      title: 'Read a task\'s result',
+      title: "Read a task's result",
       description: `The task's final answer once it has closed. Waits up to wait_seconds (at most ${MAX_RESULT_WAIT_SECONDS}) for a running task, then says it is still running.`,
       inputSchema: { task_id: taskId, wait_seconds: z.number().min(0).max(MAX_RESULT_WAIT_SECONDS).optional() },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -163,7 +163,7 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
     'approve',
     {
       title: 'Approve a pending tool call',
-      description: 'Lets the pending call run, optionally with edited arguments (checked against the tool\'s schema by the task). The decision is recorded with this server\'s identity.',
+      description: "Lets the pending call run, optionally with edited arguments (checked against the tool's schema by the task). The decision is recorded with this server's identity.",
       inputSchema: {
         task_id: taskId,
         approval_id: approvalId,
@@ -180,9 +180,13 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
           // The caller approves the call it read: refuse if the pending one has other arguments.
           const live = await liveStatus(args.task_id);
           // The hash is the worker's (the ledger key): with no worker it cannot be checked, so nothing is sent unchecked.
-          if (!live) throw new UsageProblem(`no worker answered for task ${args.task_id}, so input_hash cannot be checked; leave it out to approve approval ${args.approval_id} as list_pending_approvals shows it`);
+          if (!live)
+            throw new UsageProblem(
+              `no worker answered for task ${args.task_id}, so input_hash cannot be checked; leave it out to approve approval ${args.approval_id} as list_pending_approvals shows it`,
+            );
           const pending = live.pendingApprovals.find((a) => a.id === args.approval_id);
-          if (pending && pending.inputHash !== args.input_hash) throw new UsageProblem(`approval ${args.approval_id} is not the call you read: its input_hash is ${pending.inputHash}; read it again with task_status`);
+          if (pending && pending.inputHash !== args.input_hash)
+            throw new UsageProblem(`approval ${args.approval_id} is not the call you read: its input_hash is ${pending.inputHash}; read it again with task_status`);
         }
         const outcome = await client.decide(args.task_id, {
           kind: 'approve',
@@ -210,7 +214,10 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
       answer(async () => {
         const who = requireIdentity();
         if (!args.reason.trim()) throw new UsageProblem('the reason must not be blank: the model is told why');
-        const outcome = await client.decide(args.task_id, { kind: 'deny', input: { approvalId: args.approval_id, by: who.by, ...(who.roles.length ? { roles: who.roles } : {}), reason: args.reason } });
+        const outcome = await client.decide(args.task_id, {
+          kind: 'deny',
+          input: { approvalId: args.approval_id, by: who.by, ...(who.roles.length ? { roles: who.roles } : {}), reason: args.reason },
+        });
         return decisionView(outcome);
       }),
   );
@@ -220,7 +227,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
 
 /** A request this server refuses before asking Temporal. */
 class UsageProblem extends DurableAgentError {
-  readonly code = 'usage';}
+  readonly code = 'usage';
+}
 
 /** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */
 async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {

@@ -119,9 +119,7 @@ export function mcpServerProblem(config: unknown): string | undefined {
 
 /** Identifies one connection: two agents declaring the same server share it. */
 export function connectionKey(config: McpServerConfig): string {
-  return isHttpServer(config)
-    ? JSON.stringify(['http', config.url, config.headers ?? {}])
-    : JSON.stringify(['stdio', config.command, config.args ?? [], config.env ?? {}, config.cwd ?? '']);
+  return isHttpServer(config) ? JSON.stringify(['http', config.url, config.headers ?? {}]) : JSON.stringify(['stdio', config.command, config.args ?? [], config.env ?? {}, config.cwd ?? '']);
 }
 
 function isStringArray(value: unknown): value is string[] {

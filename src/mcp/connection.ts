@@ -167,7 +167,7 @@ export class McpConnection {
     const requestedSchema = (typeof params.requestedSchema === 'object' && params.requestedSchema !== null ? params.requestedSchema : { type: 'object', properties: {} }) as Record<string, unknown>;
     call.question = { server: this.server.name, message, requestedSchema, index };
     // Stop the call (the SDK tells the server with notifications/cancelled); a person answers durably.
-    call.controller.abort(new Error('waiting for a person to answer the server\'s question'));
+    call.controller.abort(new Error("waiting for a person to answer the server's question"));
     return { action: 'cancel' };
   }
 }

@@ -46,7 +46,14 @@ function classifyJsonRpc(err: McpError, server: string): Classified {
   const message = err.message.replace(/^MCP error -?\d+: /, '');
   switch (err.code) {
     case ErrorCode.ConnectionClosed:
-      return { error: toolError('transient', 'mcp_connection_closed', `The connection to MCP server "${server}" closed mid-call (${message}). ${SENT_MAYBE}`, 'The server is restarted or reconnected on the next attempt.') };
+      return {
+        error: toolError(
+          'transient',
+          'mcp_connection_closed',
+          `The connection to MCP server "${server}" closed mid-call (${message}). ${SENT_MAYBE}`,
+          'The server is restarted or reconnected on the next attempt.',
+        ),
+      };
     case ErrorCode.RequestTimeout:
       return { error: toolError('transient', 'timeout', `MCP server "${server}" did not answer in time (${message}). ${SENT_MAYBE}`, 'The call timed out; it may or may not have taken effect.') };
     case ErrorCode.MethodNotFound:
@@ -56,10 +63,19 @@ function classifyJsonRpc(err: McpError, server: string): Classified {
       if (/\b(unknown tool|tool\b.*\bnot found|no such tool)/i.test(message)) {
         return { error: toolError('permanent', 'mcp_unknown_tool', `MCP server "${server}": ${message}`, 'The server no longer offers this tool; use another one.') };
       }
-      return { error: toolError('model', 'invalid_arguments', `MCP server "${server}" rejected the arguments: ${message}`, 'Call the tool again with corrected arguments; the schema is in the tool definition.') };
+      return {
+        error: toolError(
+          'model',
+          'invalid_arguments',
+          `MCP server "${server}" rejected the arguments: ${message}`,
+          'Call the tool again with corrected arguments; the schema is in the tool definition.',
+        ),
+      };
     case ErrorCode.InvalidRequest:
     case ErrorCode.ParseError:
-      return { error: toolError('permanent', 'mcp_protocol_error', `MCP server "${server}" refused the request: ${message}`, 'This is a client/server mismatch, not your arguments; use another tool.') };
+      return {
+        error: toolError('permanent', 'mcp_protocol_error', `MCP server "${server}" refused the request: ${message}`, 'This is a client/server mismatch, not your arguments; use another tool.'),
+      };
     default: {
       // InternalError and servers' own codes: their text says more than the code.
       const classified = classify(new Error(message));

@@ -65,7 +65,14 @@ export class McpClientPool {
     clearInterval(this.sweeper);
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (c) => c.close(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   /** Drops a dead connection, but never a newer one opened under the same key meanwhile. */

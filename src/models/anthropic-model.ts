@@ -148,8 +148,7 @@ function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam
   for (let i = out.length - 1; i >= 0; i--) {
     const message = out[i]!;
     if (message.role !== 'user') continue;
-    const content: Anthropic.ContentBlockParam[] =
-      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Anthropic.ContentBlockParam[]);
+    const content: Anthropic.ContentBlockParam[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Anthropic.ContentBlockParam[]);
     const last = content.at(-1);
     // The API refuses cache_control on an empty text block.
     if (!last || (last.type === 'text' && last.text === '')) break;

@@ -60,7 +60,6 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
   }
 }
 
-
 /** DURABLE_AGENT_PROMPT_CACHING, checked: a typo must not silently change what a task costs. */
 export function promptCachingFromEnv(env: NodeJS.ProcessEnv = process.env): PromptCaching {
   const value = env.DURABLE_AGENT_PROMPT_CACHING;

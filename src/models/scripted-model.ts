@@ -84,9 +84,7 @@ export class ScriptedModel implements Model {
       );
     }
     const content: AssistantBlock[] = turn.content.map((block, i) =>
-      block.type === 'text'
-        ? { type: 'text', text: block.text }
-        : { type: 'tool_use', id: block.id ?? `toolu_scripted_${index + 1}_${i}`, name: block.name, input: block.input ?? {} },
+      block.type === 'text' ? { type: 'text', text: block.text } : { type: 'tool_use', id: block.id ?? `toolu_scripted_${index + 1}_${i}`, name: block.name, input: block.input ?? {} },
     );
     if (turn.delay_ms) await new Promise((resolve) => setTimeout(resolve, turn.delay_ms));
     const hasToolUse = content.some((b) => b.type === 'tool_use');

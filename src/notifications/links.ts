@@ -83,7 +83,9 @@ export function verifyLink(key: Buffer, token: string, now = Date.now()): LinkCh
 }
 
 function mac(key: Buffer, payload: string): string {
-  return createHmac('sha256', key).update(DOMAIN + payload).digest('base64url');
+  return createHmac('sha256', key)
+    .update(DOMAIN + payload)
+    .digest('base64url');
 }
 
 /**

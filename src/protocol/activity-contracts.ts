@@ -85,9 +85,7 @@ export interface ToolProgress {
  * A tool call that ran: a validated payload, or a valid payload flagged by a semantic check. A large
  * `output` is a blob marker; `summary` is then a short preview for status.
  */
-export type ToolOutcome =
-  | { kind: 'ok'; output: unknown; summary?: string }
-  | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string };
+export type ToolOutcome = { kind: 'ok'; output: unknown; summary?: string } | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string };
 
 export interface StoreAuditInput {
   scope: string;

@@ -3,7 +3,7 @@ import type { ApproverRules } from './approver-policy';
 
 /** Which model answers a task. Chosen when the task starts and recorded in its input. */
 export type ModelChoice =
-  | { provider: 'scripted'; /** Absolute path to a JSON file of assistant turns. */ script: string }
+  | { provider: 'scripted' /** Absolute path to a JSON file of assistant turns. */; script: string }
   | {
       provider: 'anthropic';
       /** Default: DEFAULT_ANTHROPIC_MODEL. */

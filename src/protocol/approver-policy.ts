@@ -48,8 +48,7 @@ export function listAllows(list: readonly string[], who: ApproverIdentity): bool
  * starter as far as the task knows it (forbidSelfApproval compares against it).
  */
 export function approverProblem(policy: ApproverPolicy | undefined, decision: PolicedDecision, who: ApproverIdentity, starter?: string): string | undefined {
-  const list =
-    decision.kind === 'approve' || decision.kind === 'deny' ? approversForTool(policy?.approvers, decision.tool, decision.effect) : policy?.approvers?.[decision.kind];
+  const list = decision.kind === 'approve' || decision.kind === 'deny' ? approversForTool(policy?.approvers, decision.tool, decision.effect) : policy?.approvers?.[decision.kind];
   const whoText = `${who.id}${who.roles.length ? ` (roles: ${who.roles.join(', ')})` : ' (no roles)'}`;
   if (list && !listAllows(list, who)) {
     const what = decision.kind === 'approve' || decision.kind === 'deny' ? `${decision.kind} ${decision.tool} (${decision.effect})` : decision.kind;

@@ -168,7 +168,10 @@ export function rolesShapeProblem(roles: unknown): string | undefined {
 export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number): ProofCheck {
   try {
     if (proof === undefined) {
-      return { ok: false, problem: `unsigned ${facts.kind}: this task accepts only decisions signed by a trusted front end (the durable-agent CLI with a signing key, the inbox); \`by\` alone proves nothing` };
+      return {
+        ok: false,
+        problem: `unsigned ${facts.kind}: this task accepts only decisions signed by a trusted front end (the durable-agent CLI with a signing key, the inbox); \`by\` alone proves nothing`,
+      };
     }
     const shape = proofShapeProblem(proof);
     if (shape) return { ok: false, problem: shape };
@@ -177,7 +180,8 @@ export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly 
     if (!key) return { ok: false, problem: `the proof is signed with key "${p.keyId}", which this task does not trust (trusted: ${keys.map((k) => k.id).join(', ') || 'none'})` };
     const expiresMs = Date.parse(p.expiresAt);
     if (expiresMs <= nowMs) return { ok: false, problem: `the proof expired at ${p.expiresAt} (task time ${new Date(nowMs).toISOString()}); sign the decision again` };
-    if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS) return { ok: false, problem: `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs` };
+    if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS)
+      return { ok: false, problem: `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs` };
     if (facts.kind === 'message' && p.nonce === undefined) return { ok: false, problem: 'a signed message needs `proof.nonce`' };
     const claim: DecisionClaim = {
       kind: facts.kind,

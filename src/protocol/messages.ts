@@ -38,18 +38,9 @@ export interface RedactedThinkingBlock {
 export type AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock;
 export type UserBlock = TextBlock | ToolResultBlock;
 
-export type Message =
-  | { role: 'user'; content: string | UserBlock[] }
-  | { role: 'assistant'; content: AssistantBlock[] };
+export type Message = { role: 'user'; content: string | UserBlock[] } | { role: 'assistant'; content: AssistantBlock[] };
 
-export type StopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 export interface Usage {
   inputTokens: number;

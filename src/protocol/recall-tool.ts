@@ -9,8 +9,7 @@ export const RECALL_TOOL = 'recall_result';
 
 export const RECALL_TOOL_MANIFEST: ToolManifest = {
   name: RECALL_TOOL,
-  description:
-    'Returns the full content of an earlier tool result that was removed from the conversation to fit the context window. Pass the `ref` that the compacted result shows (sha256:...).',
+  description: 'Returns the full content of an earlier tool result that was removed from the conversation to fit the context window. Pass the `ref` that the compacted result shows (sha256:...).',
   inputSchema: {
     type: 'object',
     properties: { ref: { type: 'string', pattern: `^${BLOB_ID_SOURCE}$`, description: 'The ref shown in the compacted result.' } },

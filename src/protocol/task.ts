@@ -253,16 +253,7 @@ export interface MessageInput {
  * can tell (the workflow cannot publish them): `terminated` and `timed_out`.
  */
 export type AgentStatus = 'running' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
-export const AGENT_STATUSES: AgentStatus[] = [
-  'running',
-  'awaiting_approval',
-  'blocked',
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed_out',
-];
+export const AGENT_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out'];
 
 /**
  * The `AgentStatus` search attribute of a run that continued as new (tasks started with the
@@ -271,16 +262,7 @@ export const AGENT_STATUSES: AgentStatus[] = [
 export const CONTINUED_RUN_STATUS = 'continued';
 
 /** Finer than AgentStatus: what the task is doing right now. */
-export type TaskPhase =
-  | 'starting'
-  | 'running'
-  | 'calling_model'
-  | 'running_tools'
-  | 'awaiting_approval'
-  | 'blocked'
-  | 'completed'
-  | 'failed'
-  | 'cancelled';
+export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tools' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
 
 export type TaskEventKind =
   | 'task_started'
@@ -359,7 +341,7 @@ export interface TaskStatus {
   usage: Usage;
   costUsd: number;
   /** Where audit entries that left the task's state were archived: markers in the task's blob scope (`status --all` reads them). */
-  archive?: { scope: string; markers: string[]; /** Entries out of the window not yet archived (at most a few hundred). */ pending: { kind: string; entry: unknown }[] };
+  archive?: { scope: string; markers: string[] /** Entries out of the window not yet archived (at most a few hundred). */; pending: { kind: string; entry: unknown }[] };
   /** The most recent events (at most STATUS_EVENT_WINDOW); `eventCount` counts all of them. */
   events: TaskEvent[];
   eventCount: number;

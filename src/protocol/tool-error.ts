@@ -3,16 +3,7 @@
  * Sandbox-safe: the workflow builds these too (unknown tool, refused calls).
  */
 
-export const ERROR_CLASSES = [
-  'transient',
-  'model',
-  'schema_mismatch',
-  'partial_data',
-  'semantic',
-  'permanent',
-  'resource',
-  'policy',
-] as const;
+export const ERROR_CLASSES = ['transient', 'model', 'schema_mismatch', 'partial_data', 'semantic', 'permanent', 'resource', 'policy'] as const;
 
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
@@ -44,12 +35,6 @@ export function isToolError(value: unknown): value is ToolError {
   return isErrorClass(v.error_class) && typeof v.code === 'string' && typeof v.detail === 'string';
 }
 
-export function toolError(
-  error_class: ErrorClass,
-  code: string,
-  detail: string,
-  hint?: string,
-  attempts = 1,
-): ToolError {
+export function toolError(error_class: ErrorClass, code: string, detail: string, hint?: string, attempts = 1): ToolError {
   return { error_class, code, detail, ...(hint ? { hint } : {}), retryable: error_class === 'transient', attempts };
 }

@@ -7,10 +7,7 @@ import type { ToolEffect, ToolManifest } from '../protocol/agent-manifest';
 import type { PermissionPolicy, PermissionRule } from '../protocol/task';
 import { toolError, type ToolError } from '../protocol/tool-error';
 
-export type GateDecision =
-  | { action: 'run'; tool: ToolManifest }
-  | { action: 'confirm'; tool: ToolManifest; reason: string }
-  | { action: 'refuse'; error: ToolError };
+export type GateDecision = { action: 'run'; tool: ToolManifest } | { action: 'confirm'; tool: ToolManifest; reason: string } | { action: 'refuse'; error: ToolError };
 
 const KNOWN_EFFECTS: ToolEffect[] = ['read', 'write', 'destructive'];
 
@@ -31,8 +28,12 @@ export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManife
     if (effect !== 'destructive') return { action: 'run', tool };
     return {
       action: 'refuse',
-      error: toolError('policy', 'approval_required', `"${name}" is destructive and needs a person's approval, which this task cannot ask for.`,
-        'Do not retry it. Tell the user what you would delete and why, and let them do it.'),
+      error: toolError(
+        'policy',
+        'approval_required',
+        `"${name}" is destructive and needs a person's approval, which this task cannot ask for.`,
+        'Do not retry it. Tell the user what you would delete and why, and let them do it.',
+      ),
     };
   }
   const rule = ruleFor(name, effect, policy);

@@ -125,9 +125,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
-      throw new Error(
-        `Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}. Last log lines (${logFile}):\n${tail}`,
-      );
+      throw new Error(`Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}. Last log lines (${logFile}):\n${tail}`);
     }
     await sleep(200);
   }

@@ -7,19 +7,14 @@ import type { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../protocol/definitions';
 
-export async function ensureSearchAttributes(
-  connection: Connection | NativeConnection,
-  namespace: string,
-): Promise<{ added: string[]; error?: string }> {
+export async function ensureSearchAttributes(connection: Connection | NativeConnection, namespace: string): Promise<{ added: string[]; error?: string }> {
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = SEARCH_ATTRIBUTES.filter((k) => !(k.name in (existing.customAttributes ?? {})));
     if (missing.length === 0) return { added: [] };
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(
-        missing.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
-      ),
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
     });
     return { added: missing.map((k) => k.name) };
   } catch (err) {

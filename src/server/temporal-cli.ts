@@ -41,7 +41,7 @@ export async function provisionTemporalCli(options: ProvisionOptions = {}): Prom
   await fs.mkdir(cacheDir, { recursive: true });
   const failures: string[] = [];
   try {
-    log('Temporal CLI not found; downloading it the SDK\'s way...');
+    log("Temporal CLI not found; downloading it the SDK's way...");
     await download(cacheDir);
     return cached;
   } catch (err) {
@@ -55,10 +55,7 @@ export async function provisionTemporalCli(options: ProvisionOptions = {}): Prom
   } catch (err) {
     failures.push(`go build: ${(err as Error).message}`);
   }
-  throw new Error(
-    `Could not find or install the Temporal CLI (${failures.join('; ')}). ` +
-      'Put `temporal` on PATH, set DURABLE_AGENT_TEMPORAL_CLI, or install Go 1.25+.',
-  );
+  throw new Error(`Could not find or install the Temporal CLI (${failures.join('; ')}). ` + 'Put `temporal` on PATH, set DURABLE_AGENT_TEMPORAL_CLI, or install Go 1.25+.');
 }
 
 async function findOnPath(name: string): Promise<string | undefined> {
@@ -108,11 +105,7 @@ async function goInstall(cacheDir: string, log: (line: string) => void): Promise
   });
 }
 
-function run(
-  cmd: string,
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void },
-): Promise<void> {
+function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; onLine?: (line: string) => void }): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let tail = '';
@@ -124,8 +117,6 @@ function run(
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${path.basename(cmd)} exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`)),
-    );
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(cmd)} exited with ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`))));
   });
 }

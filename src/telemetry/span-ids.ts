@@ -27,7 +27,10 @@ function hash32(text: string, salt: number): number {
 
 function hex(text: string, words: number): string {
   let out = '';
-  for (let i = 0; i < words; i++) out += hash32(text, i * 0x9e3779b9).toString(16).padStart(8, '0');
+  for (let i = 0; i < words; i++)
+    out += hash32(text, i * 0x9e3779b9)
+      .toString(16)
+      .padStart(8, '0');
   // An all-zero id is invalid in OpenTelemetry; one in 2^64 is still worth a guard.
   return /^0+$/.test(out) ? `${out.slice(0, -1)}1` : out;
 }

@@ -6,14 +6,7 @@
  */
 import { Resource, envDetectorSync } from '@opentelemetry/resources';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  SimpleSpanProcessor,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
@@ -50,7 +43,10 @@ export interface WorkerTracing {
  */
 export function tracesTarget(env: NodeJS.ProcessEnv = process.env): { kind: 'otlp'; url: string } | { kind: 'console' } | undefined {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
-  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const named = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   if (named.includes('none')) return undefined;
   if (named.includes('console')) return { kind: 'console' };
   if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return { kind: 'otlp', url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT };
@@ -75,7 +71,9 @@ export function exporterFromEnvironment(env: NodeJS.ProcessEnv = process.env): S
 
 /** The resource of every span: the SDK's defaults, service.name, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME. */
 function resourceFor(serviceName?: string): Resource {
-  let resource = Resource.default().merge(new Resource({ 'service.name': DEFAULT_SERVICE_NAME })).merge(envDetectorSync.detect());
+  let resource = Resource.default()
+    .merge(new Resource({ 'service.name': DEFAULT_SERVICE_NAME }))
+    .merge(envDetectorSync.detect());
   if (serviceName) resource = resource.merge(new Resource({ 'service.name': serviceName }));
   return resource;
 }
@@ -84,9 +82,7 @@ function resourceFor(serviceName?: string): Resource {
 export function workerTracing(options: TelemetryOptions | false | undefined, effectOf: EffectLookup, env: NodeJS.ProcessEnv = process.env): WorkerTracing | undefined {
   if (options === false) return undefined;
   const fromEnv = options?.spanProcessor || options?.exporter ? undefined : exporterFromEnvironment(env);
-  const processor =
-    options?.spanProcessor ??
-    (options?.exporter ? new SimpleSpanProcessor(options.exporter) : fromEnv ? new BatchSpanProcessor(fromEnv) : undefined);
+  const processor = options?.spanProcessor ?? (options?.exporter ? new SimpleSpanProcessor(options.exporter) : fromEnv ? new BatchSpanProcessor(fromEnv) : undefined);
   if (!processor) return undefined;
   // Only what the environment made is shut down here; a caller's processor or exporter (an
   // in-memory exporter forgets its spans on shutdown) is flushed and left to its owner.
@@ -102,8 +98,7 @@ export function workerTracing(options: TelemetryOptions | false | undefined, eff
         export: {
           // The library copies the info argument into every span's attributes: give it the few
           // fields worth having, not the whole WorkflowInfo (memo, search attributes, last failure).
-          fn: (info: WorkflowInfo, spans) =>
-            workflowSpans.export.fn({ 'temporal.workflow.type': info.workflowType, 'temporal.task_queue': info.taskQueue } as unknown as WorkflowInfo, spans),
+          fn: (info: WorkflowInfo, spans) => workflowSpans.export.fn({ 'temporal.workflow.type': info.workflowType, 'temporal.task_queue': info.taskQueue } as unknown as WorkflowInfo, spans),
           // The default, said out loud: replay never exports a span again.
           callDuringReplay: false,
         },

@@ -16,16 +16,7 @@
  */
 // First: pretends to be a browser (performance, window) before OpenTelemetry's modules load.
 import '@temporalio/interceptors-opentelemetry/lib/workflow/runtime';
-import {
-  ROOT_CONTEXT,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Link,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { AlwaysOnSampler, BasicTracerProvider, ParentBasedSampler, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SpanExporter as SerializingExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/span-exporter';

@@ -30,8 +30,25 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  * "Extra inputs are not permitted" instead of ignoring it.
  */
 export const DOCUMENTED_BODY_FIELDS: readonly string[] = [
-  'max_tokens', 'messages', 'model', 'cache_control', 'container', 'diagnostics', 'inference_geo', 'metadata', 'output_config',
-  'service_tier', 'speed', 'stop_sequences', 'stream', 'system', 'thinking', 'tool_choice', 'tools', 'user_profile_id', 'workspace_id',
+  'max_tokens',
+  'messages',
+  'model',
+  'cache_control',
+  'container',
+  'diagnostics',
+  'inference_geo',
+  'metadata',
+  'output_config',
+  'service_tier',
+  'speed',
+  'stop_sequences',
+  'stream',
+  'system',
+  'thinking',
+  'tool_choice',
+  'tools',
+  'user_profile_id',
+  'workspace_id',
 ];
 
 const NO_PREFILL = /^claude-(?:[a-z]+-4-(?:[6-9]|\d{2})|[a-z]+-(?:[5-9]|\d{2})(?:-|$)|mythos)/;
@@ -65,7 +82,8 @@ interface Turn {
 }
 
 class RuleError extends DurableAgentError {
-  readonly code = 'messages_api_rule';}
+  readonly code = 'messages_api_rule';
+}
 const fail = (message: string): never => {
   throw new RuleError(message);
 };
@@ -267,7 +285,9 @@ function checkThinking(body: Record<string, unknown>, turns: Turn[], signer: Thi
       if (typeof budget !== 'number' || !Number.isInteger(budget)) fail('thinking.enabled.budget_tokens: Field required');
       if ((budget as number) < 1024) fail('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
       if ((budget as number) >= (body.max_tokens as number)) {
-        fail('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
+        fail(
+          '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+        );
       }
       enabled = true;
     } else if (t.type === 'adaptive') {

@@ -37,17 +37,7 @@ export type OrdersFault =
   /** Writes only: the change is committed, then the connection is reset before any answer. */
   | { kind: 'reset_after_commit' };
 
-export const FAULT_KINDS = [
-  'unavailable',
-  'rate_limited',
-  'forbidden',
-  'truncate',
-  'empty_first_page',
-  'slow',
-  'slow_reply',
-  'drop_connection',
-  'reset_after_commit',
-] as const;
+export const FAULT_KINDS = ['unavailable', 'rate_limited', 'forbidden', 'truncate', 'empty_first_page', 'slow', 'slow_reply', 'drop_connection', 'reset_after_commit'] as const;
 
 export interface WriteRequest {
   route: 'refund' | 'cancel';
@@ -171,12 +161,7 @@ export class OrdersService extends LoopbackHttpServer {
     if (status && !(ORDER_STATUSES as readonly string[]).includes(status)) {
       return send(res, 400, { error: 'bad_request', detail: `unknown status "${status}"` });
     }
-    const matching = this.orders.filter(
-      (o) =>
-        (!customer || o.customer_id === customer) &&
-        (!status || o.status === status) &&
-        (includeCancelled || o.status !== 'cancelled'),
-    );
+    const matching = this.orders.filter((o) => (!customer || o.customer_id === customer) && (!status || o.status === status) && (includeCancelled || o.status !== 'cancelled'));
     const start = (page - 1) * this.pageSize;
     const body = JSON.stringify({
       orders: matching.slice(start, start + this.pageSize),
@@ -264,9 +249,7 @@ export class OrdersService extends LoopbackHttpServer {
     if (!Number.isInteger(amount) || (amount as number) < 1) {
       return { status: 422, body: { error: 'invalid', detail: 'amount_cents must be a positive integer' } };
     }
-    const refunded = this.effects
-      .filter((e) => e.kind === 'refund' && e.order_id === orderId)
-      .reduce((sum, e) => sum + (e.amount_cents ?? 0), 0);
+    const refunded = this.effects.filter((e) => e.kind === 'refund' && e.order_id === orderId).reduce((sum, e) => sum + (e.amount_cents ?? 0), 0);
     if (refunded + (amount as number) > order.total_cents) {
       return {
         status: 422,

@@ -6,11 +6,7 @@
 import { HttpStatusError } from '../errors/tool-failure';
 import type { ToolDefinition } from '../tools/define-tool';
 
-export type ToolFault =
-  | { kind: 'throw'; error: () => unknown }
-  | { kind: 'truncate'; keepChars?: number }
-  | { kind: 'delay'; ms: number }
-  | { kind: 'transform'; apply: (output: unknown) => unknown };
+export type ToolFault = { kind: 'throw'; error: () => unknown } | { kind: 'truncate'; keepChars?: number } | { kind: 'delay'; ms: number } | { kind: 'transform'; apply: (output: unknown) => unknown };
 
 export const toolFaults = {
   /** Throw this error (a fresh one per call). */

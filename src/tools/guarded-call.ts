@@ -15,21 +15,12 @@ export type GuardedResult =
   | { kind: 'flagged'; output: unknown; error: ToolError }
   | { kind: 'failed'; error: ToolError; retryAfterMs?: number };
 
-export async function guardedCall(
-  tool: ToolDefinition<any, any>,
-  rawInput: unknown,
-  ctx: ToolContext,
-): Promise<GuardedResult> {
+export async function guardedCall(tool: ToolDefinition<any, any>, rawInput: unknown, ctx: ToolContext): Promise<GuardedResult> {
   const input = validatorOf(tool.input).parseInput(rawInput);
   if (!input.success) {
     return {
       kind: 'failed',
-      error: toolError(
-        'model',
-        'invalid_arguments',
-        input.message,
-        `Call ${tool.name} again with corrected arguments; the schema is in the tool definition.`,
-      ),
+      error: toolError('model', 'invalid_arguments', input.message, `Call ${tool.name} again with corrected arguments; the schema is in the tool definition.`),
     };
   }
 
@@ -53,9 +44,7 @@ export async function guardedCall(
         error: toolError(
           'schema_mismatch',
           raw.trim() === '' ? 'empty_output' : 'invalid_json',
-          raw.trim() === ''
-            ? 'The tool returned nothing.'
-            : `Tool output is not valid JSON (${(err as Error).message}); it may be truncated (${raw.length} chars received).`,
+          raw.trim() === '' ? 'The tool returned nothing.' : `Tool output is not valid JSON (${(err as Error).message}); it may be truncated (${raw.length} chars received).`,
           "The tool itself is broken; don't retry with the same arguments. Try narrower arguments, another tool, or tell the user.",
         ),
       };
@@ -66,12 +55,7 @@ export async function guardedCall(
   if (!output.success) {
     return {
       kind: 'failed',
-      error: toolError(
-        'schema_mismatch',
-        'schema_violation',
-        `Tool output breaks its contract: ${output.message}`,
-        "The tool's contract is broken; don't retry with the same arguments.",
-      ),
+      error: toolError('schema_mismatch', 'schema_violation', `Tool output breaks its contract: ${output.message}`, "The tool's contract is broken; don't retry with the same arguments."),
     };
   }
 

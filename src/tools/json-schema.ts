@@ -154,7 +154,10 @@ function fieldName(path: string[]): string {
 
 function pointerPath(pointer: string): string[] {
   if (!pointer) return [];
-  return pointer.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function preview(value: unknown): string {

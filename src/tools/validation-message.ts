@@ -15,9 +15,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `Field ${field}: ${got}expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'invalid_type':
-      return issue.input === undefined
-        ? `Field ${field}: required (${issue.expected})`
-        : `Field ${field}: ${got}expected ${issue.expected}`;
+      return issue.input === undefined ? `Field ${field}: required (${issue.expected})` : `Field ${field}: ${got}expected ${issue.expected}`;
     case 'unrecognized_keys':
       return `Unknown field(s) ${issue.keys.map((k) => `\`${k}\``).join(', ')} in ${field}`;
     default:

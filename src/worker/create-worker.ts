@@ -140,7 +140,7 @@ export class AgentWorker {
   async runUntil<R>(fnOrPromise: Promise<R> | (() => Promise<R>)): Promise<R> {
     const running = this.run();
     const stoppedFirst = running.then(() => {
-      throw new Error('The worker stopped before runUntil\'s work was done');
+      throw new Error("The worker stopped before runUntil's work was done");
     });
     stoppedFirst.catch(() => undefined); // only raced: settling later must not be an unhandled rejection
     let result: R;

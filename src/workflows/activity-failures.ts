@@ -11,9 +11,7 @@ export function toolErrorFromFailure(err: unknown, tool: ToolManifest): ToolErro
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const carried = cause.details?.[0];
-    const base = isToolError(carried)
-      ? carried
-      : toolError(isErrorClass(cause.type) ? cause.type : 'permanent', cause.type ?? 'failed', cause.message);
+    const base = isToolError(carried) ? carried : toolError(isErrorClass(cause.type) ? cause.type : 'permanent', cause.type ?? 'failed', cause.message);
     if (base.error_class === 'transient') {
       // Temporal has spent the retry budget: the model must not retry blindly either.
       return {
@@ -34,9 +32,7 @@ export function toolErrorFromFailure(err: unknown, tool: ToolManifest): ToolErro
       'transient',
       'timeout',
       detail,
-      unknownOutcome
-        ? 'The outcome is unknown: it may or may not have taken effect. Check before repeating it.'
-        : 'Try narrower arguments or another tool.',
+      unknownOutcome ? 'The outcome is unknown: it may or may not have taken effect. Check before repeating it.' : 'Try narrower arguments or another tool.',
       tool.maxAttempts,
     );
   }

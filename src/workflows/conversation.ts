@@ -81,7 +81,6 @@ export class Conversation {
     return removed;
   }
 
-
   /**
    * What the next model call will read, estimated without resolving anything: characters of text,
    * tool inputs and results (a marker counts as the content it stands for), about 3 per token.
@@ -90,12 +89,13 @@ export class Conversation {
     let chars = extraChars;
     for (const message of this.messages) {
       if (typeof message.content === 'string') chars += resolvedLength(message.content);
-      else for (const block of message.content as { type: string; text?: string; content?: string; input?: unknown; thinking?: string }[]) {
-        if (block.type === 'text') chars += resolvedLength(block.text ?? '');
-        else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
-        else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
-        else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
-      }
+      else
+        for (const block of message.content as { type: string; text?: string; content?: string; input?: unknown; thinking?: string }[]) {
+          if (block.type === 'text') chars += resolvedLength(block.text ?? '');
+          else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
+          else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
+          else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
+        }
     }
     return Math.ceil(chars / 3);
   }
@@ -157,7 +157,6 @@ export class Conversation {
     }
     return done;
   }
-
 
   /** The first prompt says how many turns left the conversation (once, updated). */
   noteDroppedTurns(): void {

@@ -54,7 +54,13 @@ export class Decisions {
     if (request.editedInput !== undefined) {
       const approval = state.pendingApprovals.find((a) => a.id === request.approvalId)!;
       // A tool's question is answered with its answer, checked against what the question asked for.
-      const prepared = await this.ctx.prepareToolCall({ agent, tool: approval.tool, input: request.editedInput, ...(scope ? { scope } : {}), ...(approval.question ? { answerSchema: approval.question.requestedSchema } : {}) });
+      const prepared = await this.ctx.prepareToolCall({
+        agent,
+        tool: approval.tool,
+        input: request.editedInput,
+        ...(scope ? { scope } : {}),
+        ...(approval.question ? { answerSchema: approval.question.requestedSchema } : {}),
+      });
       if (!prepared.ok) {
         throw ApplicationFailure.create({ message: `the edited arguments are invalid: ${prepared.error.detail}`, type: 'invalid_edit', nonRetryable: true });
       }

@@ -7,7 +7,13 @@ import type { EscalationLevel } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 
 export type EscalationTrigger =
-  | { kind: 'tool_error'; error: ToolError; effect: ToolEffect; idempotent?: boolean; /** Rules v2: the write may have taken effect (see outcome-unknown.ts); v1 only knew timeouts. */ outcomeUnknown?: boolean }
+  | {
+      kind: 'tool_error';
+      error: ToolError;
+      effect: ToolEffect;
+      idempotent?: boolean /** Rules v2: the write may have taken effect (see outcome-unknown.ts); v1 only knew timeouts. */;
+      outcomeUnknown?: boolean;
+    }
   | { kind: 'fallback_used' }
   | { kind: 'model_failed'; error: ToolError }
   | { kind: 'guard'; code: 'turn_budget' | 'tool_call_budget' | 'loop_detected' | 'correction_budget' };

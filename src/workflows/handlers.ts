@@ -4,17 +4,7 @@
  * run knows its approver gate (the ones that arrive earlier wait for it).
  */
 import { log, setHandler } from '@temporalio/workflow';
-import {
-  approveSignal,
-  approveUpdate,
-  denySignal,
-  denyUpdate,
-  messageSignal,
-  statusQuery,
-  transcriptQuery,
-  unblockSignal,
-  unblockUpdate,
-} from '../protocol/definitions';
+import { approveSignal, approveUpdate, denySignal, denyUpdate, messageSignal, statusQuery, transcriptQuery, unblockSignal, unblockUpdate } from '../protocol/definitions';
 import type { MessageInput } from '../protocol/task';
 import { MESSAGE_NONCE_MEMORY, type ApproverGate } from './approver-gate';
 import { Decisions } from './decisions';

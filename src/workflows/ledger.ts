@@ -116,9 +116,7 @@ export class ToolLedger {
     }
     if (last.isError) return { action: 'run' }; // A transient failure may have cleared.
     if (tool.effect === 'read') {
-      return tool.cacheTtlMs > 0 && nowMs - last.atMs <= tool.cacheTtlMs && !stateChanged
-        ? { action: 'reuse', outcome: last, fromTurn: last.turn }
-        : { action: 'run' };
+      return tool.cacheTtlMs > 0 && nowMs - last.atMs <= tool.cacheTtlMs && !stateChanged ? { action: 'reuse', outcome: last, fromTurn: last.turn } : { action: 'run' };
     }
     const detail = `${tool.name} already ran with these exact arguments in turn ${last.turn} and succeeded`;
     // Something else was written since: repeating it may be intended, but only a person can say so.
@@ -133,15 +131,7 @@ export class ToolLedger {
    * Records what the model was told; returns true when the same answer has now come back
    * loopThreshold turns running (v2: consecutive turns; v1: any turns).
    */
-  record(
-    key: string,
-    tool: ToolManifest | string,
-    turn: number,
-    nowMs: number,
-    outcome: LedgerOutcome,
-    executed: boolean,
-    idempotencyKey?: string,
-  ): boolean {
+  record(key: string, tool: ToolManifest | string, turn: number, nowMs: number, outcome: LedgerOutcome, executed: boolean, idempotencyKey?: string): boolean {
     const name = typeof tool === 'string' ? tool : tool.name;
     const record = (this.state.records[key] ??= {
       tool: name,

@@ -12,10 +12,6 @@ export function pendingMemo(state: TaskState): { waitingFor: string | null; pend
   const blocked = state.blocked;
   const block = blocked ? { id: blocked.id, code: blocked.code, reason: blocked.reason.slice(0, REASON_CHARS) } : null;
   const first = state.pendingApprovals[0];
-  const waitingFor = first
-    ? `approval ${first.id}: ${first.tool} ${JSON.stringify(first.input).slice(0, 200)}`
-    : block
-      ? `block ${block.id}: ${block.code}`
-      : null;
+  const waitingFor = first ? `approval ${first.id}: ${first.tool} ${JSON.stringify(first.input).slice(0, 200)}` : block ? `block ${block.id}: ${block.code}` : null;
   return { waitingFor, pending: { approvals, block } };
 }

@@ -89,7 +89,12 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
     const starter = gate.starterOf(input, info.startTime.getTime());
     if (starter.problem && manifest.policy?.forbidSelfApproval) {
       // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.
-      const error = toolError('policy', 'unverified_starter', `Agent ${manifest.name} forbids self-approval, so its tasks must be started with a start claim signed by a trusted front end: ${starter.problem}`, 'Start the task through TaskClient.start with a signer (or the durable-agent CLI with a signing key).');
+      const error = toolError(
+        'policy',
+        'unverified_starter',
+        `Agent ${manifest.name} forbids self-approval, so its tasks must be started with a start claim signed by a trusted front end: ${starter.problem}`,
+        'Start the task through TaskClient.start with a signer (or the durable-agent CLI with a signing key).',
+      );
       throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
     }
     state.starter = starter;

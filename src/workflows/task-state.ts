@@ -108,7 +108,11 @@ export class TaskState {
     limits: TaskLimits = DEFAULT_LIMITS,
   ) {
     this.limits = limits;
-    this.audit = new AuditTrail(limits, () => this.now(), () => this.turn);
+    this.audit = new AuditTrail(
+      limits,
+      () => this.now(),
+      () => this.turn,
+    );
     this.conversation = new Conversation(limits, this.audit);
     this.ledger = new ToolLedger(undefined, limits);
     this.model = input.model ? modelLabel(input.model) : 'agent default';
@@ -183,10 +187,7 @@ export class TaskState {
       turns: this.input.maxTurns ?? this.input.budgets?.turns ?? manifest.budgets?.turns ?? manifest.maxTurns,
     };
     this.messages.push({ role: 'user', content: this.input.prompt });
-    this.audit.record(
-      'task_started',
-      `agent ${manifest.name}, model ${this.model}, budgets: ${this.budgets.turns} turns, ${this.budgets.toolCalls} tool calls`,
-    );
+    this.audit.record('task_started', `agent ${manifest.name}, model ${this.model}, budgets: ${this.budgets.turns} turns, ${this.budgets.toolCalls} tool calls`);
   }
 
   startTurn(): void {
@@ -205,13 +206,11 @@ export class TaskState {
     this.messages.push({ role: 'assistant', content: reply.content });
     const text = textOf(reply.content);
     const tools = reply.content.filter((b) => b.type === 'tool_use').length;
-    const spend = reply.usage.inputTokens + reply.usage.outputTokens
-      ? ` [${reply.usage.inputTokens + reply.usage.outputTokens} tokens${reply.costUsd !== undefined ? `, $${reply.costUsd.toFixed(4)}; task $${this.costUsd.toFixed(4)}` : ''}]`
-      : '';
-    this.audit.record(
-      'model_replied',
-      `${reply.stopReason}${tools ? `, ${tools} tool call${tools > 1 ? 's' : ''}` : ''}${spend}${text ? `: ${oneLine(text)}` : ''}`,
-    );
+    const spend =
+      reply.usage.inputTokens + reply.usage.outputTokens
+        ? ` [${reply.usage.inputTokens + reply.usage.outputTokens} tokens${reply.costUsd !== undefined ? `, $${reply.costUsd.toFixed(4)}; task $${this.costUsd.toFixed(4)}` : ''}]`
+        : '';
+    this.audit.record('model_replied', `${reply.stopReason}${tools ? `, ${tools} tool call${tools > 1 ? 's' : ''}` : ''}${spend}${text ? `: ${oneLine(text)}` : ''}`);
   }
 
   recordToolCalled(tool: string, toolUseId: string, input: unknown): void {
@@ -364,5 +363,4 @@ export class TaskState {
   newId(): string {
     return this.clock.newId();
   }
-
 }

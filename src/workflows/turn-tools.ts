@@ -88,14 +88,19 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
   if (index >= state.budgets.toolCallsPerTurn) {
     outcome.perTurnBudgetSpent = true;
     return refuse(
-      toolError('policy', 'turn_tool_budget', `Only ${state.budgets.toolCallsPerTurn} tool calls are allowed in one turn; this one was not run.`,
-        'Answer now with what you have; no more tools are available for this task.'),
+      toolError(
+        'policy',
+        'turn_tool_budget',
+        `Only ${state.budgets.toolCallsPerTurn} tool calls are allowed in one turn; this one was not run.`,
+        'Answer now with what you have; no more tools are available for this task.',
+      ),
     );
   }
   if (state.toolCallsLeft <= 0) {
     outcome.escalation ??= { code: 'tool_call_budget', reason: `The task used all ${state.budgets.toolCalls} tool calls.` };
-    return refuse(toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`,
-      'A person has been asked to raise the budget or stop the task.'));
+    return refuse(
+      toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`, 'A person has been asked to raise the budget or stop the task.'),
+    );
   }
   const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
   // v2: the key of what would run (coerced like validation does), so `500` and `"500"` are one call.
@@ -115,8 +120,14 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
       code: 'correction_budget',
       reason: `The model sent ${state.corrections[use.name]} invalid calls to ${use.name} in a row.`,
     };
-    answer = refuse(toolError('policy', 'correction_budget', `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
-      'A person has been asked to help; explain what you are trying to do.'));
+    answer = refuse(
+      toolError(
+        'policy',
+        'correction_budget',
+        `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
+        'A person has been asked to help; explain what you are trying to do.',
+      ),
+    );
   } else {
     const decision = ledgerSays!;
     if (decision.action === 'refuse') answer = refuse(decision.error);
@@ -159,8 +170,12 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
   const looping = state.ledger.record(key, isV2(ctx) && manifest ? manifest : use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
   if (looping && escalationLevel({ kind: 'guard', code: 'loop_detected' }) === 'block') {
     const turns = state.ledger.streakTurns(key);
-    const error = toolError('policy', 'loop_detected', `This exact call got the same answer in turns ${turns.join(', ')}.`,
-      'Stop repeating it. A person has been asked to look at the task; explain what you need.');
+    const error = toolError(
+      'policy',
+      'loop_detected',
+      `This exact call got the same answer in turns ${turns.join(', ')}.`,
+      'Stop repeating it. A person has been asked to look at the task; explain what you need.',
+    );
     outcome.escalation ??= { code: 'loop_detected', reason: `${use.name} was called with the same arguments and got the same answer in turns ${turns.join(', ')}.` };
     state.recordToolFailed(use.name, use.id, error, false);
     return { content: answer.content, isError: true, error, ran: answer.ran };
@@ -187,13 +202,7 @@ async function unguardedAnswer(ctx: TurnContext, use: ToolUseBlock): Promise<Ans
  * The confirm path: validate the arguments first (a person should not approve a call that cannot
  * run), ask, wait durably, then run exactly what was approved, or tell the model no.
  */
-async function confirmThenRun(
-  ctx: TurnContext,
-  tool: ToolManifest,
-  use: ToolUseBlock,
-  reason: string,
-  refuse: (error: ToolError) => Answer,
-): Promise<{ key: string; answer: Answer }> {
+async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, reason: string, refuse: (error: ToolError) => Answer): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
   const prepared = await (ctx.prepareToolCall ?? prepareWithoutHeartbeats)({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
   const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, isV2(ctx));
@@ -222,9 +231,7 @@ async function confirmThenRun(
         toolError(
           'policy',
           expired ? 'approval_expired' : 'denied_by_person',
-          expired
-            ? `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.`
-            : `${decision.by} denied ${tool.name}: ${decision.denyReason}`,
+          expired ? `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.` : `${decision.by} denied ${tool.name}: ${decision.denyReason}`,
           'Do not retry it. Read-only tools are still allowed; otherwise tell the user what you wanted to do.',
         ),
       ),
@@ -247,27 +254,12 @@ async function confirmThenRun(
  * tool without fallbacks hands on the call's own promise, since every async layer costs the workflow
  * a promise (and the SDK a stack capture for it) on every turn.
  */
-function execute(
-  ctx: TurnContext,
-  tool: ToolManifest,
-  use: ToolUseBlock,
-  withFallbacks = true,
-  input: unknown = use.input,
-  reuseKey?: string,
-  approval?: { id: string; by: string },
-): Promise<Answer> {
+function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true, input: unknown = use.input, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   if (!withFallbacks || tool.fallbacks.length === 0) return runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
   return executeWithFallbacks(ctx, tool, use, input, reuseKey, approval);
 }
 
-async function executeWithFallbacks(
-  ctx: TurnContext,
-  tool: ToolManifest,
-  use: ToolUseBlock,
-  input: unknown,
-  reuseKey?: string,
-  approval?: { id: string; by: string },
-): Promise<Answer> {
+async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, input: unknown, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const primary = await runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
   if (!primary.error || primary.error.error_class !== 'permanent') return primary;
 
@@ -296,25 +288,15 @@ async function executeWithFallbacks(
   return { ...primary, error };
 }
 
-async function runOnce(
-  ctx: TurnContext,
-  tool: ToolManifest,
-  input: unknown,
-  toolUseId: string,
-  name: string,
-  reuseKey?: string,
-  approval?: { id: string; by: string },
-): Promise<Answer> {
+async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
   const v2 = isV2(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
-  const idempotencyKey = v2 && ctx.chain ? reuseKey ?? `${ctx.chain}:${state.toolCalls.total}` : undefined;
-  const { runTool: runRegular } = tool.local
-    ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
-    : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
+  const idempotencyKey = v2 && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
+  const { runTool: runRegular } = tool.local ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool)) : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
   const { runTool: runFastRead } = proxyLocalActivities<AgentActivities>(fastReadOptions(tool));
   let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.

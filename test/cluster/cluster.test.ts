@@ -32,10 +32,7 @@ beforeAll(async () => {
   const { state, started } = await up({ log: (line) => process.stderr.write(`[cluster] ${line}\n`) });
   cluster = state;
   startedHere = started;
-  session = await openSession(
-    { name: 'cluster', address: cluster.address, namespace: cluster.namespace, blobStore: cluster.blobStore },
-    { orders: loadOrders(TASKS_UNDER_LOAD) },
-  );
+  session = await openSession({ name: 'cluster', address: cluster.address, namespace: cluster.namespace, blobStore: cluster.blobStore }, { orders: loadOrders(TASKS_UNDER_LOAD) });
 }, 40 * 60_000);
 
 afterAll(async () => {
@@ -75,30 +72,34 @@ test("the cluster's own two worker processes poll the durable-agent task queue a
   }
 }, 120_000);
 
-test(`${TASKS_UNDER_LOAD} concurrent refund tasks, one of two worker processes SIGKILLed under load: every task completes, each refund takes effect exactly once, and the tasks spread over several shards`, async () => {
-  const r = await killUnderLoad(session, TASKS_UNDER_LOAD, Math.floor(TASKS_UNDER_LOAD / 4));
-  // The kill came while most tasks were still running...
-  expect(r.completedBeforeKill).toBeLessThan(TASKS_UNDER_LOAD);
-  expect(r.movedTasks).toBeGreaterThan(0);
-  // ...and nothing was lost: every task answered, every order refunded once, never twice.
-  expect(r.completed).toBe(TASKS_UNDER_LOAD);
-  expect(r.answered).toBe(TASKS_UNDER_LOAD);
-  expect([...r.effectsPerOrder.values()].every((n) => n === 1)).toBe(true);
-  expect(session.orders.effects.filter((e) => e.kind === 'refund' && r.effectsPerOrder.has(e.order_id)).every((e) => e.amount_cents === REFUND_CENTS)).toBe(true);
+test(
+  `${TASKS_UNDER_LOAD} concurrent refund tasks, one of two worker processes SIGKILLed under load: every task completes, each refund takes effect exactly once, and the tasks spread over several shards`,
+  async () => {
+    const r = await killUnderLoad(session, TASKS_UNDER_LOAD, Math.floor(TASKS_UNDER_LOAD / 4));
+    // The kill came while most tasks were still running...
+    expect(r.completedBeforeKill).toBeLessThan(TASKS_UNDER_LOAD);
+    expect(r.movedTasks).toBeGreaterThan(0);
+    // ...and nothing was lost: every task answered, every order refunded once, never twice.
+    expect(r.completed).toBe(TASKS_UNDER_LOAD);
+    expect(r.answered).toBe(TASKS_UNDER_LOAD);
+    expect([...r.effectsPerOrder.values()].every((n) => n === 1)).toBe(true);
+    expect(session.orders.effects.filter((e) => e.kind === 'refund' && r.effectsPerOrder.has(e.order_id)).every((e) => e.amount_cents === REFUND_CENTS)).toBe(true);
 
-  // The executions live on several shards of the server's database, not one.
-  const pg = new PgClient({ connectionString: pgUrl(TEMPORAL_DB) });
-  await pg.connect();
-  try {
-    const { rows } = await pg.query<{ shards: string }>("SELECT count(DISTINCT shard_id) AS shards FROM executions WHERE workflow_id LIKE 'refund-%'");
-    expect(Number(rows[0]!.shards)).toBeGreaterThan(1);
-  } finally {
-    await pg.end();
-  }
-  process.stderr.write(
-    `[cluster] kill under load: ${r.completedBeforeKill}/${r.tasks} done at the kill; ${r.movedTasks} tasks moved to the survivor; ` +
-      `${r.retriedToolCalls} calls retried (${JSON.stringify(r.retriedByActivity)}), ${r.workflowTaskTimeouts} workflow tasks timed out on the dead worker; ` +
-      `slowest held task resumed ${r.slowestResume.ms} ms after the kill (retried there: ${r.slowestResume.retried.join(', ') || 'none'}); ` +
-      `${r.writeRequests} refund requests for ${r.tasks} refunds\n`,
-  );
-}, 20 * 60_000);
+    // The executions live on several shards of the server's database, not one.
+    const pg = new PgClient({ connectionString: pgUrl(TEMPORAL_DB) });
+    await pg.connect();
+    try {
+      const { rows } = await pg.query<{ shards: string }>("SELECT count(DISTINCT shard_id) AS shards FROM executions WHERE workflow_id LIKE 'refund-%'");
+      expect(Number(rows[0]!.shards)).toBeGreaterThan(1);
+    } finally {
+      await pg.end();
+    }
+    process.stderr.write(
+      `[cluster] kill under load: ${r.completedBeforeKill}/${r.tasks} done at the kill; ${r.movedTasks} tasks moved to the survivor; ` +
+        `${r.retriedToolCalls} calls retried (${JSON.stringify(r.retriedByActivity)}), ${r.workflowTaskTimeouts} workflow tasks timed out on the dead worker; ` +
+        `slowest held task resumed ${r.slowestResume.ms} ms after the kill (retried there: ${r.slowestResume.retried.join(', ') || 'none'}); ` +
+        `${r.writeRequests} refund requests for ${r.tasks} refunds\n`,
+    );
+  },
+  20 * 60_000,
+);

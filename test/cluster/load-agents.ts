@@ -19,8 +19,5 @@ export default function loadAgents({ workspaceDir }: AgentsModuleEnvironment, or
   const demo = createDemoAgent({ workspaceDir, ordersUrl });
   // search_orders falls back to search_orders_archive: the agent needs both.
   const tools = demo.tools.filter((t) => ['search_orders', 'search_orders_archive', 'refund_order'].includes(t.name));
-  return [
-    createBenchAgent(),
-    defineAgent({ name: REFUNDS_AGENT, system: 'Look the order up, then refund it.', tools, policy: { write: 'allow' } }),
-  ];
+  return [createBenchAgent(), defineAgent({ name: REFUNDS_AGENT, system: 'Look the order up, then refund it.', tools, policy: { write: 'allow' } })];
 }

@@ -80,7 +80,21 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
     taskId: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
     spawnWorker() {
       const child = spawnCli(
-        ['worker', '--address', target.address, '--namespace', target.namespace, '--task-queue', taskQueue, '--orders-url', ordersUrl, '--workspace', path.join(scriptDir, 'workspace'), '--agents', AGENTS_MODULE],
+        [
+          'worker',
+          '--address',
+          target.address,
+          '--namespace',
+          target.namespace,
+          '--task-queue',
+          taskQueue,
+          '--orders-url',
+          ordersUrl,
+          '--workspace',
+          path.join(scriptDir, 'workspace'),
+          '--agents',
+          AGENTS_MODULE,
+        ],
         { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore },
       );
       // Keep the pipes drained (a worker blocked on a full pipe would stall the workload) and the
@@ -168,12 +182,13 @@ const timeOf = (e: HistoryEvent) => Number(e.eventTime!.seconds) * 1000 + Math.f
 /** The identity recorded on an event by the worker that handled it, where the event has one. */
 function identityOfEvent(e: HistoryEvent): string | undefined {
   return (
-    e.workflowTaskStartedEventAttributes?.identity ??
-    e.workflowTaskCompletedEventAttributes?.identity ??
-    e.activityTaskStartedEventAttributes?.identity ??
-    e.activityTaskCompletedEventAttributes?.identity ??
+    (e.workflowTaskStartedEventAttributes?.identity ??
+      e.workflowTaskCompletedEventAttributes?.identity ??
+      e.activityTaskStartedEventAttributes?.identity ??
+      e.activityTaskCompletedEventAttributes?.identity ??
+      undefined) ||
     undefined
-  ) || undefined;
+  );
 }
 
 /**
@@ -249,7 +264,14 @@ export async function killUnderLoad(s: WorkloadSession, tasks: number, killAfter
       const next = after.find((e) => e.workflowTaskCompletedEventAttributes);
       if (next) {
         resumeMs.push(timeOf(next) - killedAt);
-        if (timeOf(next) - killedAt > slowest.ms) slowest = { ms: timeOf(next) - killedAt, taskId, retried: retriedStarts.map((e) => Number(e.activityTaskStartedEventAttributes!.scheduledEventId)).map((id) => events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'unknown') };
+        if (timeOf(next) - killedAt > slowest.ms)
+          slowest = {
+            ms: timeOf(next) - killedAt,
+            taskId,
+            retried: retriedStarts
+              .map((e) => Number(e.activityTaskStartedEventAttributes!.scheduledEventId))
+              .map((id) => events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? 'unknown'),
+          };
       }
     }
   });

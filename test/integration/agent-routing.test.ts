@@ -60,7 +60,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 const port = () => h.server.address.split(':').pop()!;
 
-test('dev on a port where a server already runs says it reused it, and serves tasks on the demo agent\'s queue and on the legacy shared queue', async () => {
+test("dev on a port where a server already runs says it reused it, and serves tasks on the demo agent's queue and on the legacy shared queue", async () => {
   const stderr = await spawnUntil(['dev', '--port', port(), '--headless', '--workspace', path.join(h.tmpDir, 'dev-workspace')], /Ready\..*\n.*\n/);
   expect(stderr).toContain(`Temporal: reusing the server already running at ${h.server.address}`);
   expect(stderr).toContain('(reused: a server was already running on port');
@@ -155,7 +155,15 @@ test('a task for an agent no worker serves waits: start, status and list say whi
 
 test("an agent that declares its queue is served on it alone, and a client given that queue starts the agent's tasks there", async () => {
   const pinned = defineAgent({ ...routingAgent('pinned'), taskQueue: `team-${h.taskQueue}` });
-  const worker = await createAgentWorker({ agents: [pinned], connection: h.connection, namespace: 'default', workflowBundle: h.bundle, blobStore: h.blobStore, modelEnv: { scriptRoots: [h.tmpDir] }, legacyTaskQueue: false });
+  const worker = await createAgentWorker({
+    agents: [pinned],
+    connection: h.connection,
+    namespace: 'default',
+    workflowBundle: h.bundle,
+    blobStore: h.blobStore,
+    modelEnv: { scriptRoots: [h.tmpDir] },
+    legacyTaskQueue: false,
+  });
   expect(worker.taskQueues).toEqual([`team-${h.taskQueue}`]);
   const script = h.script([callTool('who_serves', {}), answer('pinned served')]);
   const teamClient = new TaskClient(h.client.client, `team-${h.taskQueue}`);
@@ -166,7 +174,7 @@ test("an agent that declares its queue is served on it alone, and a client given
   expect(result).toMatchObject({ outcome: 'answered', text: 'pinned served' });
 }, 120_000);
 
-test('`worker` with no server exits 4 with the same one-line hint as `list`, not the transport\'s error', async () => {
+test("`worker` with no server exits 4 with the same one-line hint as `list`, not the transport's error", async () => {
   const worker = await runCli(['worker', '--address', '127.0.0.1:1']);
   const list = await runCli(['list', '--address', '127.0.0.1:1']);
   expect(list.code).toBe(4);

@@ -47,16 +47,15 @@ test('status reports phase, turns, tool calls and events; list finds the task by
     toolCalls: { total: 1, succeeded: 1, failed: 0 },
     pendingApprovals: [],
   });
-  expect(run.view.status!.events.map((e) => e.kind)).toEqual([
-    'task_started',
-    'model_replied',
-    'tool_called',
-    'tool_succeeded',
-    'model_replied',
-    'task_completed',
-  ]);
+  expect(run.view.status!.events.map((e) => e.kind)).toEqual(['task_started', 'model_replied', 'tool_called', 'tool_succeeded', 'model_replied', 'task_completed']);
 
-  const completed = (await listedWhen('the completed task', () => h.client.list({ status: 'completed', agent: 'demo' }), (rows) => rows.some((t) => t.taskId === run.taskId))).map((t) => t.taskId);
+  const completed = (
+    await listedWhen(
+      'the completed task',
+      () => h.client.list({ status: 'completed', agent: 'demo' }),
+      (rows) => rows.some((t) => t.taskId === run.taskId),
+    )
+  ).map((t) => t.taskId);
   expect(completed).toContain(run.taskId);
   expect((await h.client.list({ status: 'running' })).map((t) => t.taskId)).not.toContain(run.taskId);
 });
@@ -68,9 +67,7 @@ test('an unknown tool is refused with the list of tools, and no activity runs fo
     script: h.script([callTool('drop_database', { really: true }), answer('ok, I will not')]),
   });
   const history = await h.client.handle(run.taskId).fetchHistory();
-  const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map(
-    (e) => e.activityTaskScheduledEventAttributes!.activityType!.name,
-  );
+  const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
   expect(scheduled).toEqual(['describeAgent', 'callModel', 'callModel']);
   const [refusal] = toolResultsOf(run.transcript);
   expect(refusal!.is_error).toBe(true);
@@ -151,11 +148,8 @@ test('a new task schedules its short activities (describe, prepare, ...) with th
   for (const activity of short) expect(Number(activity.heartbeatTimeout!.seconds)).toBe(HEARTBEAT_TIMEOUT_MS / 1000);
 });
 
-test('pause_turn: the paused turn goes back to the model as it is, and the task goes on to the model\'s answer', async () => {
-  const script = h.script([
-    { content: [{ type: 'text', text: 'Still searching the archive' }], stop_reason: 'pause_turn' },
-    answer('Found it in the archive'),
-  ]);
+test("pause_turn: the paused turn goes back to the model as it is, and the task goes on to the model's answer", async () => {
+  const script = h.script([{ content: [{ type: 'text', text: 'Still searching the archive' }], stop_reason: 'pause_turn' }, answer('Found it in the archive')]);
   const run = await runTask(h, { agent: 'demo', prompt: 'find it', script });
 
   expect(run.result).toMatchObject({ outcome: 'answered', turns: 2, toolCalls: 0 });

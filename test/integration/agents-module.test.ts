@@ -85,10 +85,7 @@ test.each(kinds)("worker --agents loads a $kind that imports 'durable-agent' by 
       { agent: name, prompt: 'Look Atlantis up.', model: { provider: 'scripted', script: h.script([callTool('lookup_city', { city: 'Atlantis' }), answer('No such city.')]) } },
       { taskId },
     );
-    const result = await Promise.race([
-      client.result(taskId),
-      new Promise<never>((_, reject) => worker.once('exit', (code) => reject(new Error(`the worker exited with ${code}:\n${stderr}`)))),
-    ]);
+    const result = await Promise.race([client.result(taskId), new Promise<never>((_, reject) => worker.once('exit', (code) => reject(new Error(`the worker exited with ${code}:\n${stderr}`))))]);
     expect(result).toMatchObject({ outcome: 'answered', text: 'No such city.' });
     expect(parsedResults(await client.transcript(taskId))[0]?.error).toMatchObject({
       error_class: 'permanent',

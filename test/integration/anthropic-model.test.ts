@@ -18,12 +18,11 @@ const claudeWorker = () => h.worker(undefined, { modelEnv: { anthropicApiKey: 's
 
 test('a Claude task runs tool turns through the real SDK; 529 and 429 are retried by Temporal, one HTTP request per attempt', async () => {
   api.requests.length = 0;
-  api.enqueue(
-    fakeErrors.overloaded(),
-    { kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_01', name: 'list_files', input: {} }], usage: { input: 120, output: 15 } },
-    fakeErrors.rateLimited(1),
-    { kind: 'turn', content: [{ type: 'text', text: 'One file: the customer note.' }], usage: { input: 200, output: 10 } },
-  );
+  api.enqueue(fakeErrors.overloaded(), { kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_01', name: 'list_files', input: {} }], usage: { input: 120, output: 15 } }, fakeErrors.rateLimited(1), {
+    kind: 'turn',
+    content: [{ type: 'text', text: 'One file: the customer note.' }],
+    usage: { input: 200, output: 10 },
+  });
   const taskId = h.taskId('claude');
   const worker = await claudeWorker();
   const result = await worker.runUntil(async () => {

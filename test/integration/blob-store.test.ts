@@ -167,7 +167,7 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
   });
 
   test('a 1 MB blob round-trips', async () => {
-    const text = Array.from({ length: 1024 * 1024 / 16 }, (_, i) => `line ${String(i).padStart(10, "0")}\n`).join('');
+    const text = Array.from({ length: (1024 * 1024) / 16 }, (_, i) => `line ${String(i).padStart(10, '0')}\n`).join('');
     expect(text.length).toBe(1024 * 1024);
     const id = await store.put('big/run', text);
     expect(await store.get('big/run', id)).toBe(text);
@@ -282,9 +282,7 @@ describe('PostgreSQL', () => {
     await store.close();
     const client = new Client({ connectionString: pg.url });
     await client.connect();
-    const { rows } = await client.query<{ column_name: string }>(
-      "SELECT column_name FROM information_schema.columns WHERE table_name = 'blobs_schema' ORDER BY ordinal_position",
-    );
+    const { rows } = await client.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'blobs_schema' ORDER BY ordinal_position");
     const stored = await client.query<{ bytes: number }>('SELECT bytes FROM blobs_schema');
     await client.end();
     expect(rows.map((r) => r.column_name)).toEqual(['scope', 'id', 'body', 'bytes', 'created_at']);
@@ -329,7 +327,7 @@ describe('LRU cache', () => {
     await expect(cache.get('t/r', b)).rejects.toBeInstanceOf(BlobMissingError);
   });
 
-  test('purgeScope through the cache forgets that scope\'s cached copies and keeps the others', async () => {
+  test("purgeScope through the cache forgets that scope's cached copies and keeps the others", async () => {
     const cache = new CachedBlobStore(new LocalBlobStore(tmp()));
     const gone = await cache.put('team/run', 'cached');
     const kept = await cache.put('team/alpha/run', 'kept');

@@ -11,11 +11,7 @@ afterAll(async () => {
 
 test('cancel reaches a running tool through its heartbeat; the task ends cancelled and keeps its partial result', async () => {
   h.orders.inject({ kind: 'slow', delayMs: 20_000 }, 1);
-  const script = h.script([
-    callTool('list_files', { dir: '.' }, 'First a look around.'),
-    callTool('search_orders', { customer_id: 'C-1002' }, 'Now the slow search.'),
-    answer('never reached'),
-  ]);
+  const script = h.script([callTool('list_files', { dir: '.' }, 'First a look around.'), callTool('search_orders', { customer_id: 'C-1002' }, 'Now the slow search.'), answer('never reached')]);
   const taskId = h.taskId('cancel');
   const worker = await h.worker();
   await worker.runUntil(async () => {

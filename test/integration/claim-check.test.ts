@@ -30,7 +30,10 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-const refOf = (offset: number) => `sha256:${createHash('sha256').update(JSON.stringify({ offset, text: pageText(offset, 40_000) })).digest('hex')}`;
+const refOf = (offset: number) =>
+  `sha256:${createHash('sha256')
+    .update(JSON.stringify({ offset, text: pageText(offset, 40_000) }))
+    .digest('hex')}`;
 
 test('results compacted out of the context window come back through recall_result with their ref', async () => {
   // 14 results of 40 KB pass 70% of a 200k-token window: the oldest are stubbed, and recall is offered.
@@ -75,7 +78,10 @@ test('content sealed with a key this worker lacks blocks the task as blob_unread
   const script = h.script([callTool('big_read', { offset: 11 }), answer('page 11 read back')]);
   const taskId = h.taskId('unreadable-blob');
   const agents = [createLongAgent(40_000)];
-  const [oldKey, newKey] = [{ id: 'old-2026', key: randomBytes(32) }, { id: 'new-2026', key: randomBytes(32) }];
+  const [oldKey, newKey] = [
+    { id: 'old-2026', key: randomBytes(32) },
+    { id: 'new-2026', key: randomBytes(32) },
+  ];
   const folder = h.blobStore as LocalBlobStore;
   const sealedWith = (...keys: (typeof oldKey)[]) => new EncryptedBlobStore(folder, createKeyring(keys));
   await (await h.worker(agents, { blobStore: sealedWith(oldKey) })).runUntil(async () => {
@@ -169,31 +175,28 @@ const stores: [string, () => { store: BlobStore; overwrite(scope: string, id: st
 const memo = 'invoice 2026-0042, March hosting; '.repeat(300);
 const swappedInput = JSON.stringify({ to: 'attacker', amount: 99_000, memo });
 
-test.each(stores)(
-  'an approved long tool input swapped in %s before it runs blocks the task as blob_tampered naming the ref; the tool never runs',
-  async (_where, open) => {
-    const { store, overwrite } = open();
-    const paid: unknown[] = [];
-    const script = h.script([callTool('pay', { to: 'ACME', amount: 120, memo }), answer('paid')]);
-    const taskId = h.taskId('swapped-input');
-    const { ref, scope } = await (await h.worker([payAgent(paid)], { blobStore: store })).runUntil(async () => {
-      const handle = await h.client.start({ agent: 'pay', prompt: 'pay the ACME invoice', model: { provider: 'scripted', script } }, { taskId });
-      const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1);
-      // The arguments are long, so the approval holds them by reference: the ref is in history, the content in the store.
-      const input = waiting.pendingApprovals[0]!.input as { $blob?: string };
-      expect(input.$blob).toMatch(/^sha256:[0-9a-f]{64}$/);
-      return { ref: input.$blob!, scope: `${taskId}/${handle.firstExecutionRunId}` };
-    });
-    await overwrite(scope, ref, swappedInput);
-    // A worker that did not write the blob (no copy in its memory) runs the approved call.
-    await (await h.worker([payAgent(paid)], { blobStore: store })).runUntil(async () => {
-      const approvalId = (await h.client.status(taskId)).pendingApprovals[0]!.id;
-      await h.client.approve(taskId, { approvalId, by: 'ops' });
-      const blocked = await statusWhen(h, taskId, (s) => s.phase === 'blocked' && s.blocked !== undefined);
-      expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'blob_tampered', detail: expect.stringContaining(ref) });
-      expect(blocked.blocked!.reason).toContain(ref);
-    });
-    expect(paid).toEqual([]);
-    if (store !== h.blobStore) await store.close();
-  },
-);
+test.each(stores)('an approved long tool input swapped in %s before it runs blocks the task as blob_tampered naming the ref; the tool never runs', async (_where, open) => {
+  const { store, overwrite } = open();
+  const paid: unknown[] = [];
+  const script = h.script([callTool('pay', { to: 'ACME', amount: 120, memo }), answer('paid')]);
+  const taskId = h.taskId('swapped-input');
+  const { ref, scope } = await (await h.worker([payAgent(paid)], { blobStore: store })).runUntil(async () => {
+    const handle = await h.client.start({ agent: 'pay', prompt: 'pay the ACME invoice', model: { provider: 'scripted', script } }, { taskId });
+    const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1);
+    // The arguments are long, so the approval holds them by reference: the ref is in history, the content in the store.
+    const input = waiting.pendingApprovals[0]!.input as { $blob?: string };
+    expect(input.$blob).toMatch(/^sha256:[0-9a-f]{64}$/);
+    return { ref: input.$blob!, scope: `${taskId}/${handle.firstExecutionRunId}` };
+  });
+  await overwrite(scope, ref, swappedInput);
+  // A worker that did not write the blob (no copy in its memory) runs the approved call.
+  await (await h.worker([payAgent(paid)], { blobStore: store })).runUntil(async () => {
+    const approvalId = (await h.client.status(taskId)).pendingApprovals[0]!.id;
+    await h.client.approve(taskId, { approvalId, by: 'ops' });
+    const blocked = await statusWhen(h, taskId, (s) => s.phase === 'blocked' && s.blocked !== undefined);
+    expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'blob_tampered', detail: expect.stringContaining(ref) });
+    expect(blocked.blocked!.reason).toContain(ref);
+  });
+  expect(paid).toEqual([]);
+  if (store !== h.blobStore) await store.close();
+});

@@ -34,10 +34,9 @@ async function bounded<T>(taskId: string, promise: Promise<T>, ms = 60_000): Pro
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      void h.client.status(taskId).then(
-        (s) => reject(new Error(`task ${taskId} did not finish in ${ms} ms: ${s.agentStatus}, blocked ${JSON.stringify(s.blocked)}, rejected ${JSON.stringify(rejections())}`)),
-        reject,
-      );
+      void h.client
+        .status(taskId)
+        .then((s) => reject(new Error(`task ${taskId} did not finish in ${ms} ms: ${s.agentStatus}, blocked ${JSON.stringify(s.blocked)}, rejected ${JSON.stringify(rejections())}`)), reject);
     }, ms);
   });
   try {
@@ -179,19 +178,16 @@ test('a streamed answer on a worker SIGKILLed mid-stream is retried on another w
   let stderr = '';
   try {
     // spawnWorker's arguments and environment, plus the fake as the worker's Claude endpoint.
-    child = spawnCli(
-      ['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url],
-      {
-        DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
-        DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
-        ANTHROPIC_API_KEY: 'sk-ant-test',
-        ANTHROPIC_BASE_URL: api.url,
-      },
-    );
+    child = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url], {
+      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
+      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: api.url,
+    });
     child.stderr!.on('data', (d) => (stderr += d));
     await waitFor('the child worker to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
     await h.client.start({ agent: 'demo', prompt: 'answer slowly', model: { provider: 'anthropic' } }, { taskId });
-    await waitFor('the first deltas to be sent to the child worker', () => ((api.requests[0]?.stream?.deltas ?? 0) >= 3) || undefined, 30_000);
+    await waitFor('the first deltas to be sent to the child worker', () => (api.requests[0]?.stream?.deltas ?? 0) >= 3 || undefined, 30_000);
     expect(await sigkill(child)).toBe('SIGKILL');
   } finally {
     if (child) await sigkill(child);

@@ -58,10 +58,7 @@ test('the plain temporal CLI sees the same task: describe and a list query on Ag
   expect(described.workflowExecutionInfo.type.name).toBe('agentTask');
   expect(described.workflowExecutionInfo.status).toMatch(/COMPLETED/);
 
-  const list = await exec(temporal, [
-    'workflow', 'list', '--address', h.server.address, '-o', 'json',
-    '--query', "AgentStatus = 'completed' AND AgentName = 'demo'",
-  ]);
+  const list = await exec(temporal, ['workflow', 'list', '--address', h.server.address, '-o', 'json', '--query', "AgentStatus = 'completed' AND AgentName = 'demo'"]);
   expect(list.stdout).toContain(taskId);
 });
 
@@ -124,7 +121,10 @@ test('worker --agents hands the module only the worker settings (no demo orders 
   expect(run.code).toBe(4);
   expect(JSON.parse(readFileSync(seen, 'utf8'))).toEqual({ workspaceDir: workspace });
 
-  for (const flag of [['--orders-url', 'http://127.0.0.1:9'], ['--orders-fault', 'unavailable']]) {
+  for (const flag of [
+    ['--orders-url', 'http://127.0.0.1:9'],
+    ['--orders-fault', 'unavailable'],
+  ]) {
     const refused = await runCli(['worker', '--agents', file, ...flag, '--address', '127.0.0.1:1']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('configure the built-in demo agent; they do not go with --agents');
@@ -139,11 +139,7 @@ test('an unreachable server gives one line naming the address, and exit 4', asyn
 });
 
 test('watch shows a pending approval with its arguments and the commands to answer; approve, unblock and message work from the CLI', async () => {
-  const script = h.script([
-    callTool('delete_file', { path: 'inbox/customer-note.txt' }),
-    callTool('list_files', { dir: '.' }),
-    answer('all done'),
-  ]);
+  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), callTool('list_files', { dir: '.' }), answer('all done')]);
   const worker = await h.worker();
   await worker.runUntil(async () => {
     const started = await runCli(['start', 'tidy up', '--agent', 'demo', '--script', script, '--id', 'cli-people', '--max-turns', '2', '--json', ...at()]);

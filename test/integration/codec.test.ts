@@ -62,7 +62,12 @@ test('large payloads are stored gzip-compressed in history and decode through th
   writeFileSync(path.join(h.workspaceDir, 'big.txt'), `${lines.join('\n')}\n${marker}\n`);
   const longAnswer = `Summary of big.txt: ${'every order shipped; '.repeat(70)}${marker}`;
   const script = h.script([
-    { content: [{ type: 'text', text: `Reading the file. ${'(thinking aloud) '.repeat(80)}` }, { type: 'tool_use', name: 'read_file', input: { path: 'big.txt' } }] },
+    {
+      content: [
+        { type: 'text', text: `Reading the file. ${'(thinking aloud) '.repeat(80)}` },
+        { type: 'tool_use', name: 'read_file', input: { path: 'big.txt' } },
+      ],
+    },
     answer(longAnswer),
   ]);
   const taskId = h.taskId('codec');

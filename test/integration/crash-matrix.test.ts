@@ -237,10 +237,7 @@ test('SIGKILL right after continue-as-new (the new run started, its first step i
   const script = h.script(turns.map((turn, i) => (i === 2 ? { ...turn, delay_ms: HELD_MS } : turn)));
   const taskId = h.taskId('crash-can');
   const doomed = doomedWorker();
-  const started = await h.client.start(
-    { agent: 'demo', prompt: 'refund three', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 },
-    { taskId },
-  );
+  const started = await h.client.start({ agent: 'demo', prompt: 'refund three', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 }, { taskId });
   const secondRun = await inFlight(taskId, 'callModel', { notInRun: started.firstExecutionRunId });
   expect(await doomed.kill()).toBe('SIGKILL');
   rescript(script, turns);

@@ -35,7 +35,11 @@ test('the embedded server keeps tasks in its state file across a restart, and re
     const client = new TaskClient(new Client({ connection, dataConverter: createDataConverter() }), h.taskQueue);
     expect(await client.describe(taskId)).toMatchObject({ executionStatus: 'COMPLETED', agentStatus: 'completed', agent: 'demo' });
     expect(await client.result(taskId)).toMatchObject({ text: 'persisted' });
-    const completed = await listedWhen('the completed task after a restart', () => client.list({ status: 'completed' }), (rows) => rows.some((t) => t.taskId === taskId));
+    const completed = await listedWhen(
+      'the completed task after a restart',
+      () => client.list({ status: 'completed' }),
+      (rows) => rows.some((t) => t.taskId === taskId),
+    );
     expect(completed.map((t) => t.taskId)).toContain(taskId);
   } finally {
     await connection.close();
@@ -56,9 +60,7 @@ test('a start on a port where a server already answers is refused at once, not a
   const h = await startHarness();
   try {
     const port = Number(h.server.address.split(':')[1]);
-    await expect(startDevServer({ port, dbFile: null, logFile: path.join(h.tmpDir, 'clash.log') })).rejects.toThrow(
-      /already answers on 127\.0\.0\.1:/,
-    );
+    await expect(startDevServer({ port, dbFile: null, logFile: path.join(h.tmpDir, 'clash.log') })).rejects.toThrow(/already answers on 127\.0\.0\.1:/);
   } finally {
     await h.close();
   }

@@ -201,7 +201,12 @@ describe('on one server', () => {
     for (const [name, value] of sent) await handle.signal(name, value);
     // Shapes close to real ones: the right id without a proof, a wrong id with a valid-looking proof.
     await handle.signal(approveSignal, { approvalId, by: 'olga' });
-    await handle.signal(denySignal, { approvalId: 'nope', by: 'olga', reason: 'x', proof: signer.sign({ kind: 'deny', taskId, subject: 'nope', by: 'olga', roles: [], request: { approvalId: 'nope', by: 'olga', reason: 'x' } }) });
+    await handle.signal(denySignal, {
+      approvalId: 'nope',
+      by: 'olga',
+      reason: 'x',
+      proof: signer.sign({ kind: 'deny', taskId, subject: 'nope', by: 'olga', roles: [], request: { approvalId: 'nope', by: 'olga', reason: 'x' } }),
+    });
     await handle.signal(unblockSignal, { by: 'olga', blockId: 'b-1' });
     const worker = runInBackground(await h.worker(agentsFor(h), { approverKeys: [signer.trustedKey()] }));
     try {
@@ -231,7 +236,7 @@ describe('a flood of signals', () => {
     await h?.close();
   });
 
-  test('is refused by the server past the per-run limit with a clear error; the task is not terminated and still takes a person\'s decision', async () => {
+  test("is refused by the server past the per-run limit with a clear error; the task is not terminated and still takes a person's decision", async () => {
     const signed = new TaskClient(h.client.client, h.taskQueue, signer);
     const { taskId, approvalId } = await waitingTask(h, signed, 'flood.txt', 'flood');
     const handle = h.client.handle(taskId);
@@ -246,7 +251,10 @@ describe('a flood of signals', () => {
     expect(refusal).toMatch(/limit for signal events/);
     expect(refusedAt).toBeLessThanOrEqual(LIMIT);
     // A front end says so in words. (It offered the decision as an update first, if the queue had pollers.)
-    const offered = await signed.decide(taskId, { kind: 'deny', input: { approvalId, by: 'olga', reason: 'no' } }).then(() => 'sent', (err: Error) => err.message);
+    const offered = await signed.decide(taskId, { kind: 'deny', input: { approvalId, by: 'olga', reason: 'no' } }).then(
+      () => 'sent',
+      (err: Error) => err.message,
+    );
     expect(offered).toMatch(/server refused the decision: .*limit for signal events/);
     const worker = runInBackground(await h.worker(agentsFor(h), { approverKeys: [signer.trustedKey()] }));
     try {

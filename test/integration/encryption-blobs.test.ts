@@ -38,7 +38,10 @@ function secretPage(offset: number, size = 40_000): string {
   const line = `page ${offset}: ${SECRET.result} the quick brown fox ${offset * 7919}\n`;
   return line.repeat(Math.ceil(size / line.length)).slice(0, size);
 }
-const refOf = (offset: number) => `sha256:${createHash('sha256').update(JSON.stringify({ offset, text: secretPage(offset) })).digest('hex')}`;
+const refOf = (offset: number) =>
+  `sha256:${createHash('sha256')
+    .update(JSON.stringify({ offset, text: secretPage(offset) }))
+    .digest('hex')}`;
 
 function vaultAgent(): AgentDefinition {
   const read = defineTool({
@@ -86,17 +89,13 @@ test('a long task with 40 KB secret results leaves no plaintext in any file of t
   const taskId = h.taskId('vault');
   const worker = await h.worker([vaultAgent()], { codec, blobStore: undefined });
   const { result, cli, transcript, status } = await worker.runUntil(async () => {
-    await encrypted.start(
-      { agent: 'vault', prompt: 'read the vault', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 20, budgets: { turns: 80, toolCalls: 80 } },
-      { taskId },
-    );
+    await encrypted.start({ agent: 'vault', prompt: 'read the vault', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 20, budgets: { turns: 80, toolCalls: 80 } }, { taskId });
     const result = await encrypted.result(taskId);
     // status --all, as a process configured only by the environment, reads the encrypted archive
     // (while a worker runs: the status is a query).
-    const cli = await runCli(
-      ['status', taskId, '--all', '--json', '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${blobDir}`],
-      { DURABLE_AGENT_ENCRYPTION_KEYS: KEYS_ENV },
-    );
+    const cli = await runCli(['status', taskId, '--all', '--json', '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${blobDir}`], {
+      DURABLE_AGENT_ENCRYPTION_KEYS: KEYS_ENV,
+    });
     return { result, cli, transcript: await encrypted.transcript(taskId), status: await encrypted.status(taskId) };
   });
   expect(result).toMatchObject({ outcome: 'answered' });

@@ -41,7 +41,12 @@ const TOKEN = `token-${randomBytes(8).toString('hex')}`;
 const codec: CodecOptions = {
   // Low, so the tool result (and the conversation) is compressed before it is encrypted.
   compression: { thresholdBytes: 256 },
-  encryption: { keys: [{ id: 'it-new', key: randomBytes(32) }, { id: 'it-old', key: randomBytes(32) }] },
+  encryption: {
+    keys: [
+      { id: 'it-new', key: randomBytes(32) },
+      { id: 'it-old', key: randomBytes(32) },
+    ],
+  },
   env: {},
 };
 const codecs = createPayloadCodecs(codec);
@@ -111,7 +116,10 @@ function failuresOf(history: temporal.api.history.v1.IHistory): { where: string;
 }
 
 const text = (b?: Uint8Array | null) => Buffer.from(b ?? new Uint8Array()).toString('utf8');
-const jsonOf = (p: Payload) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') });
+const jsonOf = (p: Payload) => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+});
 
 beforeAll(async () => {
   h = await startHarness();
@@ -135,7 +143,10 @@ beforeAll(async () => {
   try {
     const failure = await worker.runUntil(async () => {
       await client.start({ agent: 'demo', prompt: `Look in the vault. ${SECRETS.prompt}`, model: { provider: 'scripted', script } }, { taskId });
-      return client.result(taskId).then(() => undefined, (err: Error) => err);
+      return client.result(taskId).then(
+        () => undefined,
+        (err: Error) => err,
+      );
     });
     // The client with the keys reads the real failure message back.
     expect(String((failure as { cause?: Error } | undefined)?.cause?.message ?? failure?.message)).toContain(SECRETS.workflowFailure);
@@ -202,7 +213,10 @@ test('every failure in the raw history says only "Encoded failure"; with the key
 });
 
 test('decoded with the keys, the same history does hold every secret (the scan above looked at real content)', async () => {
-  const decoded = await decode(codecs, payloadsOf(raw).map((f) => f.payload));
+  const decoded = await decode(
+    codecs,
+    payloadsOf(raw).map((f) => f.payload),
+  );
   const failureTexts = await Promise.all(failuresOf(raw).map(async ({ failure }) => text((await decode(codecs, [failure.encodedAttributes as Payload]))[0]!.data)));
   const all = [...decoded.map((p) => text(p.data)), ...failureTexts].join('\n');
   for (const [what, secret] of Object.entries(SECRETS)) expect({ what, found: all.includes(secret) }).toEqual({ what, found: true });
@@ -226,7 +240,10 @@ test('the codec server decodes a payload taken from the raw history over HTTP, a
   expect(input.prompt).toContain(SECRETS.prompt);
 
   // The Web UI's preflight from its own origin is answered (no token on preflights); another origin is refused.
-  const preflight = await fetch(`${codecServer.url}/decode`, { method: 'OPTIONS', headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' } });
+  const preflight = await fetch(`${codecServer.url}/decode`, {
+    method: 'OPTIONS',
+    headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace' },
+  });
   expect(preflight.status).toBe(204);
   expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
   expect(preflight.headers.get('access-control-allow-headers')).toMatch(/X-Namespace/i);
@@ -271,10 +288,11 @@ describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS):
   const ANSWER = `ANSWER-SECRET-${tag}`;
 
   test('the worker encrypts what it writes, its own workflow bundle encodes failures, and the CLI reads it back only with the keys', async () => {
-    const worker = spawnCli(
-      ['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url],
-      { ...keysEnv, DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir, DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}` },
-    );
+    const worker = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url], {
+      ...keysEnv,
+      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
+      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
+    });
     let stderr = '';
     worker.stderr!.on('data', (d) => (stderr += d));
     const client = await TaskClient.connect({ address: h.server.address, taskQueue: h.taskQueue, codec: { env: keysEnv } });
@@ -285,10 +303,21 @@ describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS):
       const failing = path.join(h.tmpDir, `env-${SECRETS.workflowFailure}.json`);
       writeFileSync(failing, JSON.stringify({ description: 'runs out', turns: [callTool('list_files', {})] }));
       await client.start({ agent: 'demo', prompt: 'list', model: { provider: 'scripted', script: failing } }, { taskId: failed });
-      await waitFor('both tasks to close', async () => {
-        const states = await Promise.all([answered, failed].map((id) => client.client.workflow.getHandle(id).describe().then((d) => d.status.name)));
-        return states.every((s) => s !== 'RUNNING') || undefined;
-      }, 180_000).catch((err: Error) => {
+      await waitFor(
+        'both tasks to close',
+        async () => {
+          const states = await Promise.all(
+            [answered, failed].map((id) =>
+              client.client.workflow
+                .getHandle(id)
+                .describe()
+                .then((d) => d.status.name),
+            ),
+          );
+          return states.every((s) => s !== 'RUNNING') || undefined;
+        },
+        180_000,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}\nworker stderr:\n${stderr}`);
       });
 
@@ -325,7 +354,7 @@ describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS):
     }
   });
 
-  test('`durable-agent codec-server` serves /decode with the environment\'s keys and its token, and refuses to start without keys', async () => {
+  test("`durable-agent codec-server` serves /decode with the environment's keys and its token, and refuses to start without keys", async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const token = `cli-${tag}`;
     const [encrypted] = await createPayloadCodecs({ env: keysEnv })[1]!.encode([defaultPayloadConverter.toPayload({ note: SECRETS.prompt })]);
@@ -354,7 +383,7 @@ describe('configured from the environment alone (DURABLE_AGENT_ENCRYPTION_KEYS):
   });
 });
 
-test('`durable-agent dev` with encryption on starts the Web UI with its codec endpoint, which decodes for the UI\'s origin', async () => {
+test("`durable-agent dev` with encryption on starts the Web UI with its codec endpoint, which decodes for the UI's origin", async () => {
   const keysEnv = { DURABLE_AGENT_ENCRYPTION_KEYS: `dev-k:${randomBytes(32).toString('base64')}` };
   const [port, uiPort] = [await freePort(), await freePort()];
   const home = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-dev-home-'));

@@ -50,7 +50,15 @@ function countingAgent(lookupDelayMs: (run: number) => number = () => 0) {
     tools: [
       read('lookup', 'A read.', () => sleep(lookupDelayMs(count('lookup')))),
       read('pinned_read', 'A read that opted out.', async () => void count('pinned_read'), false),
-      defineTool({ name: 'save', description: 'An idempotent write.', input, output: z.object({ saved: z.number().int() }), effect: 'write', idempotent: true, run: async ({ n }) => (count('save'), { saved: n }) }),
+      defineTool({
+        name: 'save',
+        description: 'An idempotent write.',
+        input,
+        output: z.object({ saved: z.number().int() }),
+        effect: 'write',
+        idempotent: true,
+        run: async ({ n }) => (count('save'), { saved: n }),
+      }),
       read('strict_read', 'A read that refuses odd numbers for good.', async (n) => {
         count('strict_read');
         if (n % 2 === 1) throw Object.assign(new Error(`odd: ${n}`), { name: 'ValidationError' });
@@ -82,7 +90,11 @@ async function run(agent: AgentDefinition, calls: [string, number][]) {
 
 test('a read that answered fast on the regular path runs locally from its second call on; an opted-out read and a write never do', async () => {
   const { agent, runs } = countingAgent();
-  const calls: [string, number][] = [1, 2, 3, 4].flatMap((n): [string, number][] => [['lookup', n], ['pinned_read', n], ['save', n]]);
+  const calls: [string, number][] = [1, 2, 3, 4].flatMap((n): [string, number][] => [
+    ['lookup', n],
+    ['pinned_read', n],
+    ['save', n],
+  ]);
   const { taskId, result, transcript } = await run(agent, calls);
 
   expect(result).toMatchObject({ outcome: 'answered', toolCalls: 12 });
@@ -97,7 +109,11 @@ test('a read that answered fast on the regular path runs locally from its second
 
 test('a slow read stays on the regular path', async () => {
   const { agent, runs } = countingAgent(() => 1_200);
-  const { taskId, result } = await run(agent, [['lookup', 1], ['lookup', 2], ['lookup', 3]]);
+  const { taskId, result } = await run(agent, [
+    ['lookup', 1],
+    ['lookup', 2],
+    ['lookup', 3],
+  ]);
   expect(result).toMatchObject({ outcome: 'answered' });
   expect(runs.lookup).toBe(3);
   expect(await regularCalls(taskId)).toEqual(['lookup', 'lookup', 'lookup']);
@@ -106,7 +122,12 @@ test('a slow read stays on the regular path', async () => {
 test('a fast read that turns slow: the local call runs out of time, the regular path runs it again and keeps the tool', async () => {
   // Runs 1 and 2 answer at once, every later run takes 2.5 s.
   const { agent, runs } = countingAgent((run) => (run <= 2 ? 0 : 2_500));
-  const { taskId, result, transcript } = await run(agent, [['lookup', 1], ['lookup', 2], ['lookup', 3], ['lookup', 4]]);
+  const { taskId, result, transcript } = await run(agent, [
+    ['lookup', 1],
+    ['lookup', 2],
+    ['lookup', 3],
+    ['lookup', 4],
+  ]);
 
   expect(result).toMatchObject({ outcome: 'answered' });
   expect(parsedResults(transcript).map((r) => r.n)).toEqual([1, 2, 3, 4]);
@@ -117,7 +138,11 @@ test('a fast read that turns slow: the local call runs out of time, the regular 
 
 test('a local call the tool refused for good is the answer: it does not run again on the regular path', async () => {
   const { agent, runs } = countingAgent();
-  const { taskId, transcript } = await run(agent, [['strict_read', 2], ['strict_read', 3], ['strict_read', 4]]);
+  const { taskId, transcript } = await run(agent, [
+    ['strict_read', 2],
+    ['strict_read', 3],
+    ['strict_read', 4],
+  ]);
 
   const results = parsedResults(transcript);
   expect(results[0]).toEqual({ n: 2 });

@@ -37,13 +37,25 @@ function forgedSnapshot(file: string): TaskSnapshot {
   const script = h.script([callTool('delete_file', { path: file }), answer('deleted')]);
   const manifest = agents()[0]!.manifest({ provider: 'scripted', script });
   return {
-    version: 1, runs: 1, turn: 0,
+    version: 1,
+    runs: 1,
+    turn: 0,
     manifest: { ...manifest, approverKeys: [attacker.trustedKey()], policy: { destructive: 'allow', write: 'allow' } },
     messages: [{ role: 'user', content: `delete ${file}` }],
     toolCalls: { total: 0, succeeded: 0, failed: 0 },
     usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 },
-    costUsd: 0, unpricedModels: [], ledger: { records: {} }, corrections: {}, escalations: [], approvals: [], decisions: [],
-    budgets: { turns: 5, toolCalls: 5, toolCallsPerTurn: 8, correctionsPerTool: 3 }, model: 'x', pendingGuidance: [], events: [], eventCount: 0,
+    costUsd: 0,
+    unpricedModels: [],
+    ledger: { records: {} },
+    corrections: {},
+    escalations: [],
+    approvals: [],
+    decisions: [],
+    budgets: { turns: 5, toolCalls: 5, toolCallsPerTurn: 8, correctionsPerTool: 3 },
+    model: 'x',
+    pendingGuidance: [],
+    events: [],
+    eventCount: 0,
   };
 }
 
@@ -70,7 +82,10 @@ async function nextRun(taskId: string, runId: string): Promise<string> {
 /** What a run's close says, and which activities it ever scheduled. */
 async function outcomeOf(taskId: string, runId: string): Promise<{ failure: string; activities: string[] }> {
   // A cron run closes as "continued as new" with its failure inside the close event.
-  await h.client.client.workflow.getHandle(taskId, runId, { followRuns: false }).result().catch(() => undefined);
+  await h.client.client.workflow
+    .getHandle(taskId, runId, { followRuns: false })
+    .result()
+    .catch(() => undefined);
   const events = await eventsOf(taskId, runId);
   const close = events.at(-1)!;
   const failure = String(
@@ -87,7 +102,12 @@ test('a cron schedule is refused on every run: the second run (continuedFrom set
   const taskId = h.taskId('forged-cron');
   const worker = runInBackground(await h.worker(agents(), { approverKeys: [trusted.trustedKey()] }));
   try {
-    const first = await h.client.client.workflow.start(WORKFLOW_TYPE, { taskQueue: h.taskQueue, workflowId: taskId, cronSchedule: '@every 2s', args: [{ agent: 'demo', prompt: 'x', resume: forgedSnapshot(file) }] });
+    const first = await h.client.client.workflow.start(WORKFLOW_TYPE, {
+      taskQueue: h.taskQueue,
+      workflowId: taskId,
+      cronSchedule: '@every 2s',
+      args: [{ agent: 'demo', prompt: 'x', resume: forgedSnapshot(file) }],
+    });
     const second = await nextRun(taskId, first.firstExecutionRunId);
     for (const run of [first.firstExecutionRunId, second]) {
       const outcome = await outcomeOf(taskId, run);
@@ -108,7 +128,9 @@ test('a workflow retry of a forged start is refused: the retried run (attempt 2)
   // the server retries it with the same input (a run timeout applies to each attempt).
   const idle = await h.worker(agents(), { approverKeys: [trusted.trustedKey()] });
   const first = await h.client.client.workflow.start(WORKFLOW_TYPE, {
-    taskQueue: h.taskQueue, workflowId: taskId, workflowRunTimeout: '4s',
+    taskQueue: h.taskQueue,
+    workflowId: taskId,
+    workflowRunTimeout: '4s',
     retry: { maximumAttempts: 2, initialInterval: '1s', backoffCoefficient: 1 },
     args: [{ agent: 'demo', prompt: 'x', resume: forgedSnapshot(file) }],
   });
@@ -143,7 +165,7 @@ test('a reset of a refused forged start is refused again: no activity, no untrus
   expect(existsSync(path.join(h.workspaceDir, file))).toBe(true);
 });
 
-test("a genuine continue-as-new run asks its own worker for the configuration: the snapshot carries progress only (schema 2, no manifest)", async () => {
+test('a genuine continue-as-new run asks its own worker for the configuration: the snapshot carries progress only (schema 2, no manifest)', async () => {
   const taskId = h.taskId('genuine-can');
   const script = h.script([callTool('list_files', { path: '.' }), callTool('list_files', { path: 'inbox' }), answer('listed')]);
   const worker = runInBackground(await h.worker(agents(), { approverKeys: [trusted.trustedKey()] }));

@@ -23,10 +23,7 @@ test('arbitrary model tool calls end with the task answered or waiting for a per
   await worker.runUntil(
     fc.assert(
       fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 5 }), async (calls) => {
-        const script = h.script([
-          ...calls.map((c) => ({ content: [{ type: 'tool_use' as const, name: c.name, input: c.input }] })),
-          answer('done'),
-        ]);
+        const script = h.script([...calls.map((c) => ({ content: [{ type: 'tool_use' as const, name: c.name, input: c.input }] })), answer('done')]);
         const taskId = h.taskId('prop');
         await h.client.start({ agent: 'demo', prompt: 'anything', model: { provider: 'scripted', script } }, { taskId });
         // A valid delete_file waits for a person (awaiting_approval): that is an end state here too.

@@ -31,13 +31,7 @@ test("the seed's truncated-JSON trace: a model repeating the same call causes on
 
   expect(live('C-9921')).toHaveLength(1);
   const errors = parsedResults(transcript).map((r) => `${r.error?.error_class}/${r.error?.code}`);
-  expect(errors).toEqual([
-    'schema_mismatch/invalid_json',
-    'policy/repeated_failed_call',
-    'policy/repeated_failed_call',
-    'policy/loop_detected',
-    'policy/repeated_failed_call',
-  ]);
+  expect(errors).toEqual(['schema_mismatch/invalid_json', 'policy/repeated_failed_call', 'policy/repeated_failed_call', 'policy/loop_detected', 'policy/repeated_failed_call']);
   expect(status.blocked).toMatchObject({ level: 'block', code: 'loop_detected', turn: 4 });
   expect(result).toMatchObject({ outcome: 'answered', turns: 6 });
   // The person's message went into the conversation right after the blocked turn's results.
@@ -75,7 +69,7 @@ test('permission denied: no retry, the fallback runs, and the model is told a fa
   });
 });
 
-test("enum 'shipping' is refused with the allowed values; the corrected call succeeds; \"5\" and \"true\" are coerced", async () => {
+test('enum \'shipping\' is refused with the allowed values; the corrected call succeeds; "5" and "true" are coerced', async () => {
   const run = await runTask(h, {
     agent: 'demo',
     prompt: 'x',
@@ -97,11 +91,7 @@ test('has_more comes back as partial_data with the data and the next page; an em
   const run = await runTask(h, {
     agent: 'demo',
     prompt: 'x',
-    script: h.script([
-      callTool('search_orders', { customer_id: 'C-9921', status: 'placed' }),
-      callTool('search_orders', { customer_id: 'C-9921', page: 1 }),
-      answer('ok'),
-    ]),
+    script: h.script([callTool('search_orders', { customer_id: 'C-9921', status: 'placed' }), callTool('search_orders', { customer_id: 'C-9921', page: 1 }), answer('ok')]),
   });
   const [empty, partial] = parsedResults(run.transcript);
   expect(empty!.note).toMatchObject({ error_class: 'semantic', code: 'empty_first_page' });

@@ -33,20 +33,35 @@ test('1. a task started with a forged resume snapshot (a policy that allows dele
   const target = path.join(h.workspaceDir, 'inbox/customer-note.txt');
   const manifest = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }).manifest(scripted(h.script([answer('x')])));
   const forged: TaskSnapshot = {
-    version: 1, runs: 1, turn: 0,
+    version: 1,
+    runs: 1,
+    turn: 0,
     manifest: { ...manifest, policy: { destructive: 'allow', write: 'allow' } },
     messages: [{ role: 'user', content: 'delete it' }],
     toolCalls: { total: 0, succeeded: 0, failed: 0 },
     usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 },
-    costUsd: 0, unpricedModels: [], ledger: { records: {} }, corrections: {}, escalations: [], approvals: [], decisions: [],
-    budgets: { turns: 5, toolCalls: 5, toolCallsPerTurn: 8, correctionsPerTool: 3 }, model: 'x', pendingGuidance: [], events: [], eventCount: 0,
+    costUsd: 0,
+    unpricedModels: [],
+    ledger: { records: {} },
+    corrections: {},
+    escalations: [],
+    approvals: [],
+    decisions: [],
+    budgets: { turns: 5, toolCalls: 5, toolCallsPerTurn: 8, correctionsPerTool: 3 },
+    model: 'x',
+    pendingGuidance: [],
+    events: [],
+    eventCount: 0,
   };
   forged.manifest!.model = scripted(h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted')]));
   const taskId = h.taskId('forged');
   const worker = await h.worker();
   const failure = await worker.runUntil(async () => {
     await h.client.client.workflow.start(WORKFLOW_TYPE, { taskQueue: h.taskQueue, workflowId: taskId, args: [{ agent: 'demo', prompt: 'x', resume: forged }] });
-    return h.client.result(taskId).then(() => undefined, (err: Error) => err as Error & { cause?: Error });
+    return h.client.result(taskId).then(
+      () => undefined,
+      (err: Error) => err as Error & { cause?: Error },
+    );
   });
   expect(String(failure?.cause?.message ?? failure?.message)).toMatch(/`resume` is set by the task itself/);
   expect(existsSync(target)).toBe(true);
@@ -57,7 +72,10 @@ test('2. a model script naming a file outside the script folders is refused with
   const worker = await h.worker();
   const failure = await worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'x', model: scripted('/etc/passwd') }, { taskId });
-    return h.client.result(taskId).then(() => undefined, (err: Error) => err as Error & { cause?: Error });
+    return h.client.result(taskId).then(
+      () => undefined,
+      (err: Error) => err as Error & { cause?: Error },
+    );
   });
   const text = `${failure?.message} ${failure?.cause?.message}`;
   expect(text).toMatch(/refused/);
@@ -111,7 +129,10 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
         const before = await observe();
         const wellFormed = problemOf[which]!(value) === undefined;
         if (which === 3) {
-          const sent = await handle.signal(messageSignal, value as never).then(() => true, () => false);
+          const sent = await handle.signal(messageSignal, value as never).then(
+            () => true,
+            () => false,
+          );
           if (sent && !wellFormed) {
             seen.malformedMessages++;
             expect((await observe()).status).toEqual(before.status);
@@ -141,7 +162,8 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
         const after = await observe();
         expect(after.status).toEqual(before.status);
         // An edit for the pending approval is checked by an activity after the validator; everything else is refused before history.
-        const editChecked = which === 0 && wellFormed && (value as { approvalId?: unknown; editedInput?: unknown }).approvalId === approvalId && (value as { editedInput?: unknown }).editedInput !== undefined;
+        const editChecked =
+          which === 0 && wellFormed && (value as { approvalId?: unknown; editedInput?: unknown }).approvalId === approvalId && (value as { editedInput?: unknown }).editedInput !== undefined;
         if (!editChecked) expect(after.events).toBe(before.events);
       }),
       { numRuns: 80, seed: 1322 },
@@ -166,7 +188,9 @@ test('4. a task id reused after the first task closed gets its own idempotency k
     for (let i = 0; i < 2; i++) {
       // The plain client, as any script could: the default reuse policy allows a closed id to start again.
       await h.client.client.workflow.start(WORKFLOW_TYPE, {
-        taskQueue: h.taskQueue, workflowId: taskId, workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        taskQueue: h.taskQueue,
+        workflowId: taskId,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
         args: [{ agent: 'demo', prompt: 'refund', model: scripted(refund()) }],
       });
       await h.client.result(taskId);
@@ -241,10 +265,14 @@ test('9. out-of-range numbers in the task input fail the task at once with the f
   const worker = await h.worker();
   const failure = await worker.runUntil(async () => {
     await h.client.client.workflow.start(WORKFLOW_TYPE, {
-      taskQueue: h.taskQueue, workflowId: taskId,
+      taskQueue: h.taskQueue,
+      workflowId: taskId,
       args: [{ agent: 'demo', prompt: 'x', continueAsNewEveryTurns: 0, budgets: { toolCallsPerTurn: -1 }, model: scripted(h.script([answer('x')])) }],
     });
-    return h.client.result(taskId).then(() => undefined, (err: Error) => err as Error & { cause?: Error });
+    return h.client.result(taskId).then(
+      () => undefined,
+      (err: Error) => err as Error & { cause?: Error },
+    );
   });
   const message = String(failure?.cause?.message);
   expect(message).toMatch(/`continueAsNewEveryTurns` must be an integer from 1 to 10000, got number 0/);

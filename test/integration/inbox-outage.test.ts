@@ -49,7 +49,14 @@ beforeAll(async () => {
   const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'], password: await hashPassword('ana-password-1') }] }));
   signed = new TaskClient(h.client.client, h.taskQueue, signer);
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'inbox-outage-'));
-  inbox = new InboxServer({ client: signed, directory, linkKey: Buffer.from('inbox-outage-link-key-0123456789abcdef'), usedLinks: new UsedLinks(path.join(stateDir, 'used')), pollMs: 500, blobStore: h.blobStore });
+  inbox = new InboxServer({
+    client: signed,
+    directory,
+    linkKey: Buffer.from('inbox-outage-link-key-0123456789abcdef'),
+    usedLinks: new UsedLinks(path.join(stateDir, 'used')),
+    pollMs: 500,
+    blobStore: h.blobStore,
+  });
   base = await inbox.start();
 });
 
@@ -68,60 +75,63 @@ async function settled(taskId: string): Promise<void> {
   });
 }
 
-browserTest('with every worker down, the inbox lists the pending approval from the task\'s memo with its arguments; approved in Chromium it is recorded (a plain page, not an error), and when a worker starts the task deletes the file once, attributed to the signed-in person', async () => {
-  const { chromium } = await import('playwright-core');
-  writeFileSync(path.join(h.workspaceDir, 'outage.csv'), 'x');
-  const taskId = h.taskId('inbox-outage');
-  const script = h.script([callTool('delete_file', { path: 'outage.csv' }), answer('deleted outage.csv')]);
-  const approvalId = await (await worker()).runUntil(async () => {
-    await h.client.start({ agent: 'demo', prompt: 'delete outage.csv', model: { provider: 'scripted', script } }, { taskId });
-    return (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals[0]!.id;
-  });
-  // Every worker is down from here on: nothing answers the status query.
+browserTest(
+  "with every worker down, the inbox lists the pending approval from the task's memo with its arguments; approved in Chromium it is recorded (a plain page, not an error), and when a worker starts the task deletes the file once, attributed to the signed-in person",
+  async () => {
+    const { chromium } = await import('playwright-core');
+    writeFileSync(path.join(h.workspaceDir, 'outage.csv'), 'x');
+    const taskId = h.taskId('inbox-outage');
+    const script = h.script([callTool('delete_file', { path: 'outage.csv' }), answer('deleted outage.csv')]);
+    const approvalId = await (await worker()).runUntil(async () => {
+      await h.client.start({ agent: 'demo', prompt: 'delete outage.csv', model: { provider: 'scripted', script } }, { taskId });
+      return (await statusWhen(h, taskId, (s) => s.agentStatus === 'awaiting_approval')).pendingApprovals[0]!.id;
+    });
+    // Every worker is down from here on: nothing answers the status query.
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    await page.goto(`${base}/`);
-    await page.getByLabel('Approver id').fill('ana');
-    await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/`);
-    // Visibility is eventually consistent: the list catches up with the task within moments.
-    for (let i = 0; i < 20 && !(await page.getByText(`delete_file on task ${taskId}`).count()); i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      await page.reload();
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+      await page.goto(`${base}/`);
+      await page.getByLabel('Approver id').fill('ana');
+      await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${base}/`);
+      // Visibility is eventually consistent: the list catches up with the task within moments.
+      for (let i = 0; i < 20 && !(await page.getByText(`delete_file on task ${taskId}`).count()); i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        await page.reload();
+      }
+      const card = page.locator('article.approval', { has: page.getByRole('heading', { name: `delete_file on task ${taskId}` }) });
+      expect(await card.textContent()).toContain('No worker answered for this task');
+      expect(await card.locator('pre').innerText()).toContain('"path": "outage.csv"');
+
+      await page.getByRole('link', { name: `delete_file on task ${taskId}` }).click();
+      await page.waitForURL(new RegExp(`/tasks/${taskId}`));
+      const form = page.locator(`#approval-${approvalId}`);
+      expect(JSON.parse(await form.getByLabel(/Arguments \(JSON\)/).inputValue())).toEqual({ path: 'outage.csv' });
+      await form.getByLabel('Comment').fill('approved during the outage');
+      await form.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { name: 'Decision recorded' }).waitFor();
+      const said = await page.getByRole('status').filter({ hasText: 'recorded; it applies when a worker runs the task' }).innerText();
+      expect(said).toContain(`Your approval of ${approvalId}: recorded; it applies when a worker runs the task (no worker`);
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      await browser.close();
     }
-    const card = page.locator('article.approval', { has: page.getByRole('heading', { name: `delete_file on task ${taskId}` }) });
-    expect(await card.textContent()).toContain('No worker answered for this task');
-    expect(await card.locator('pre').innerText()).toContain('"path": "outage.csv"');
+    expect(existsSync(path.join(h.workspaceDir, 'outage.csv'))).toBe(true);
 
-    await page.getByRole('link', { name: `delete_file on task ${taskId}` }).click();
-    await page.waitForURL(new RegExp(`/tasks/${taskId}`));
-    const form = page.locator(`#approval-${approvalId}`);
-    expect(JSON.parse(await form.getByLabel(/Arguments \(JSON\)/).inputValue())).toEqual({ path: 'outage.csv' });
-    await form.getByLabel('Comment').fill('approved during the outage');
-    await form.getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('heading', { name: 'Decision recorded' }).waitFor();
-    const said = await page.getByRole('status').filter({ hasText: 'recorded; it applies when a worker runs the task' }).innerText();
-    expect(said).toContain(`Your approval of ${approvalId}: recorded; it applies when a worker runs the task (no worker`);
-    expect(await page.getByRole('alert').count()).toBe(0);
-  } finally {
-    await browser.close();
-  }
-  expect(existsSync(path.join(h.workspaceDir, 'outage.csv'))).toBe(true);
-
-  const status = await (await worker()).runUntil(async () => {
-    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'deleted outage.csv' });
-    return h.client.status(taskId);
-  });
-  expect(existsSync(path.join(h.workspaceDir, 'outage.csv'))).toBe(false);
-  expect(status.approvals).toEqual([
-    expect.objectContaining({ id: approvalId, decision: 'approved', by: 'ana', comment: 'approved during the outage', identity: expect.objectContaining({ verified: true, keyId: 'inbox-outage' }) }),
-  ]);
-  expect(status.approvals[0]!.editedInput).toBeUndefined();
-  expect(status.events.filter((e) => e.kind === 'tool_succeeded' && e.tool === 'delete_file')).toHaveLength(1);
-});
+    const status = await (await worker()).runUntil(async () => {
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'deleted outage.csv' });
+      return h.client.status(taskId);
+    });
+    expect(existsSync(path.join(h.workspaceDir, 'outage.csv'))).toBe(false);
+    expect(status.approvals).toEqual([
+      expect.objectContaining({ id: approvalId, decision: 'approved', by: 'ana', comment: 'approved during the outage', identity: expect.objectContaining({ verified: true, keyId: 'inbox-outage' }) }),
+    ]);
+    expect(status.approvals[0]!.editedInput).toBeUndefined();
+    expect(status.events.filter((e) => e.kind === 'tool_succeeded' && e.tool === 'delete_file')).toHaveLength(1);
+  },
+);
 
 test('a stale unblock form (the task was unblocked and blocked again since) is refused with a clear message and changes nothing, with a worker and with every worker down; TaskClient.unblock with the old block id is refused by the task', async () => {
   const taskId = h.taskId('inbox-stale-block');

@@ -33,7 +33,13 @@ let worker: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
   h = await startHarness();
   const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'], password: await hashPassword('ana-password-1') }] }));
-  inbox = new InboxServer({ client: h.client, directory, linkKey: Buffer.from('inbox-questions-link-key-0123456789'), usedLinks: new UsedLinks(path.join(mkdtempSync(path.join(os.tmpdir(), 'inbox-q-')), 'used')), pollMs: 250 });
+  inbox = new InboxServer({
+    client: h.client,
+    directory,
+    linkKey: Buffer.from('inbox-questions-link-key-0123456789'),
+    usedLinks: new UsedLinks(path.join(mkdtempSync(path.join(os.tmpdir(), 'inbox-q-')), 'used')),
+    pollMs: 250,
+  });
   base = await inbox.start();
   pool = new McpClientPool();
   worker = runInBackground(await h.worker(mcpAgents({ workspaceDir: h.workspaceDir }), { mcp: pool }));
@@ -56,7 +62,6 @@ async function askedQuestion(final: string): Promise<{ taskId: string; question:
   expect(question.question).toMatchObject({ server: 'everything', message: 'Please provide inputs for the following fields:' });
   return { taskId, question };
 }
-
 
 const pendingIds = async (taskId: string) => (await h.client.status(taskId)).pendingApprovals.map((a) => a.id);
 
@@ -85,7 +90,9 @@ test("the inbox lists a tool's question as a question (the server's message and 
   expect(page).toContain(`<form method="post" action="/tasks/${taskId}/answer">`);
   expect(page).not.toContain('Arguments (JSON)');
   // name is the first property: a required text input, labelled, its description linked.
-  expect(page).toContain(`<label for="q-${id}-0">String <code class="hint">name</code> <span class="required">(required)</span></label> <span class="hint" id="q-${id}-0-hint">text. Your full, legal name</span>`);
+  expect(page).toContain(
+    `<label for="q-${id}-0">String <code class="hint">name</code> <span class="required">(required)</span></label> <span class="hint" id="q-${id}-0-hint">text. Your full, legal name</span>`,
+  );
   expect(page).toContain(`<input type="text" id="q-${id}-0" name="answer.name" value="" aria-describedby="q-${id}-0-hint" required aria-required="true">`);
   expect(page).toContain(`<input type="email" id="q-${id}-3" name="answer.email"`);
   expect(page).toContain(`<input type="number" id="q-${id}-6" name="answer.integer" value="42" aria-describedby="q-${id}-6-hint" min="1" max="100" step="1">`);
@@ -95,14 +102,24 @@ test("the inbox lists a tool's question as a question (the server's message and 
   expect(page).toContain('<button type="submit" class="danger">Decline</button>');
 
   // Wrong: an integer above the schema's maximum. The task's check refuses it; nothing is decided.
-  const wrong = await ana.post(`/tasks/${taskId}/answer`, [['_csrf', csrfIn(page)], ['approvalId', id], ['answer.name', 'Ada Lovelace'], ['answer.integer', '500']]);
+  const wrong = await ana.post(`/tasks/${taskId}/answer`, [
+    ['_csrf', csrfIn(page)],
+    ['approvalId', id],
+    ['answer.name', 'Ada Lovelace'],
+    ['answer.integer', '500'],
+  ]);
   expect(wrong.status).toBe(409);
   const refusal = await wrong.text();
   expect(refusal).toMatch(/role="alert"[^>]*>The task refused: the edited arguments are invalid: [^<]*integer/);
   expect(refusal).toContain(`name="answer.integer" value="500"`); // what the person typed is kept
   expect(await pendingIds(taskId)).toEqual([id]);
   // Wrong again: the required name left out.
-  const missing = await ana.post(`/tasks/${taskId}/answer`, [['_csrf', csrfIn(page)], ['approvalId', id], ['answer.name', '  '], ['answer.integer', '7']]);
+  const missing = await ana.post(`/tasks/${taskId}/answer`, [
+    ['_csrf', csrfIn(page)],
+    ['approvalId', id],
+    ['answer.name', '  '],
+    ['answer.integer', '7'],
+  ]);
   expect(missing.status).toBe(409);
   expect(await missing.text()).toMatch(/The task refused: the edited arguments are invalid: Field `name`: required/);
   expect(await pendingIds(taskId)).toEqual([id]);
@@ -141,7 +158,12 @@ test('a person declines a question without giving a reason: the server is told "
   const ana = new Visitor(base);
   expect((await ana.signIn('ana', 'ana-password-1')).status).toBe(303);
   const page = await (await ana.get(`/tasks/${taskId}`)).text();
-  const declined = await ana.post(`/tasks/${taskId}/deny`, [['_csrf', csrfIn(page)], ['approvalId', question.id], ['question', '1'], ['reason', '']]);
+  const declined = await ana.post(`/tasks/${taskId}/deny`, [
+    ['_csrf', csrfIn(page)],
+    ['approvalId', question.id],
+    ['question', '1'],
+    ['reason', ''],
+  ]);
   expect(declined.status).toBe(303);
   expect(await (await ana.get(`/tasks/${taskId}`)).text()).toContain(`Declined question ${question.id}.`);
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'no answer then' });
@@ -179,7 +201,10 @@ browserTest('in Chromium: the answer form is filled by its labels; sent without 
 
     await page.getByLabel(/name \(required\)/).fill('Grace Hopper');
     await page.getByRole('button', { name: 'Send answer' }).click();
-    await page.getByRole('status').filter({ hasText: `Answered question ${question.id}.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Answered question ${question.id}.` })
+      .waitFor();
     await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
   } finally {
     await browser.close();

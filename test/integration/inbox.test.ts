@@ -88,7 +88,6 @@ async function pendingDelete(file: string, final = 'done'): Promise<{ taskId: st
   return { taskId, status };
 }
 
-
 /**
  * A task waiting for approval of a destructive cancel_order padded past 50 KB, the way a
  * prompt-injected model would hide a call: the order id comes after the filler.
@@ -194,7 +193,7 @@ test('a 50 KB destructive call: the task holds only a reference, but the inbox l
   await h.client.handle(taskId).terminate('test over');
 });
 
-test('an inbox without the workers\' blob store says it cannot show a stored call\'s arguments and will not approve it as is', async () => {
+test("an inbox without the workers' blob store says it cannot show a stored call's arguments and will not approve it as is", async () => {
   const { taskId, status } = await pendingPaddedCancel('O-0012');
   const approvalId = status.pendingApprovals[0]!.id;
   const signer = createDecisionSigner('inbox-test-2', generateSecretKey());
@@ -329,7 +328,11 @@ test('trusted-proxy mode (off by default): the named header signs in an approver
   const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'] }] }));
   const proxied = new InboxServer({ client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-3')), trustedHeader: { header: 'X-Forwarded-User' } });
   const elsewhere = new InboxServer({
-    client: h.client, directory, linkKey, usedLinks: new UsedLinks(path.join(stateDir, 'used-4')), trustedHeader: { header: 'X-Forwarded-User', proxies: ['10.0.0.7'] },
+    client: h.client,
+    directory,
+    linkKey,
+    usedLinks: new UsedLinks(path.join(stateDir, 'used-4')),
+    trustedHeader: { header: 'X-Forwarded-User', proxies: ['10.0.0.7'] },
   });
   const [url, otherUrl] = [await proxied.start(), await elsewhere.start()];
   try {
@@ -393,7 +396,10 @@ browserTest('in Chromium: sign in, see the pending approval, a wrong edit shows 
     await args.fill('{"path": "keep-me.txt"}');
     await page.getByLabel('Comment').fill('the csv is still needed; delete this one');
     await page.getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('status').filter({ hasText: `Approved ${approvalId} with edited arguments.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Approved ${approvalId} with edited arguments.` })
+      .waitFor();
     await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('#live-result').textContent()).toContain('Result (answered): Deleted the file you chose.');
   } finally {
@@ -415,7 +421,7 @@ test('a person the agent policy does not name is refused by the task: the page s
   const before = await eventCount(taskId);
   const refused = await bob.post(`/tasks/${taskId}/approve`, { _csrf: csrfIn(taskPage), approvalId, arguments: '', comment: '' });
   expect(refused.status).toBe(409);
-  expect(await refused.text()).toContain("The task refused: bob (roles: intern) may not approve delete_file (destructive) on this task: the agent&#39;s policy allows role:ops");
+  expect(await refused.text()).toContain('The task refused: bob (roles: intern) may not approve delete_file (destructive) on this task: the agent&#39;s policy allows role:ops');
   expect((await h.client.status(taskId)).pendingApprovals.map((a) => a.id)).toEqual([approvalId]);
   expect(await eventCount(taskId)).toBe(before);
   await h.client.handle(taskId).terminate('test over');
@@ -445,41 +451,47 @@ browserTest('in Chromium: a wrong approver clicks Approve and sees the task refu
   await h.client.handle(taskId).terminate('test over');
 });
 
-browserTest('in Chromium: a 50 KB destructive call shows its arguments (the order id after the padding, the padding shortened, a download of the exact JSON); approved as shown, it runs once with exactly those arguments', async () => {
-  const { chromium } = await import('playwright-core');
-  const { taskId, status, input } = await pendingPaddedCancel('O-0016', 'cancelled O-0016');
-  const approvalId = status.pendingApprovals[0]!.id;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  try {
-    const context = await browser.newContext({ acceptDownloads: true });
-    const page = await context.newPage();
-    await page.goto(`${base}/tasks/${taskId}`);
-    await page.getByLabel('Approver id').fill('ana');
-    await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/tasks/${taskId}`);
-    const card = page.locator(`#approval-${approvalId}`);
-    const shown = (await card.locator('pre').first().innerText()).trim();
-    expect(shown).toContain('"order_id": "O-0016"');
-    expect(shown).toContain('"reason": "Routine housekeeping, nothing to see.');
-    expect(shown).toMatch(/… [\d,]+ characters not shown …/);
-    expect(shown).not.toContain('$blob');
-    await expect(card.locator('.omitted').count()).resolves.toBe(1);
-    const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('link', { name: /Download the exact arguments/ }).click()]);
-    expect(JSON.parse(readFileSync((await download.path())!, 'utf8'))).toEqual(input);
-    // Too long to edit in place: the box starts empty, and empty approves the arguments shown.
-    expect(await card.getByLabel(/Different arguments \(JSON\)/).inputValue()).toBe('');
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('status').filter({ hasText: `Approved ${approvalId}.` }).waitFor();
-    await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
-  } finally {
-    await browser.close();
-  }
-  expect(h.orders.effects.filter((e) => e.order_id === 'O-0016')).toMatchObject([{ kind: 'cancel' }]);
-  const [decided] = (await h.client.status(taskId)).approvals;
-  expect(decided).toMatchObject({ decision: 'approved', by: 'ana', identity: { verified: true } });
-  expect(decided!.editedInput).toBeUndefined();
-});
+browserTest(
+  'in Chromium: a 50 KB destructive call shows its arguments (the order id after the padding, the padding shortened, a download of the exact JSON); approved as shown, it runs once with exactly those arguments',
+  async () => {
+    const { chromium } = await import('playwright-core');
+    const { taskId, status, input } = await pendingPaddedCancel('O-0016', 'cancelled O-0016');
+    const approvalId = status.pendingApprovals[0]!.id;
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const context = await browser.newContext({ acceptDownloads: true });
+      const page = await context.newPage();
+      await page.goto(`${base}/tasks/${taskId}`);
+      await page.getByLabel('Approver id').fill('ana');
+      await page.getByLabel('Password', { exact: true }).fill('ana-password-1');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${base}/tasks/${taskId}`);
+      const card = page.locator(`#approval-${approvalId}`);
+      const shown = (await card.locator('pre').first().innerText()).trim();
+      expect(shown).toContain('"order_id": "O-0016"');
+      expect(shown).toContain('"reason": "Routine housekeeping, nothing to see.');
+      expect(shown).toMatch(/… [\d,]+ characters not shown …/);
+      expect(shown).not.toContain('$blob');
+      await expect(card.locator('.omitted').count()).resolves.toBe(1);
+      const [download] = await Promise.all([page.waitForEvent('download'), card.getByRole('link', { name: /Download the exact arguments/ }).click()]);
+      expect(JSON.parse(readFileSync((await download.path())!, 'utf8'))).toEqual(input);
+      // Too long to edit in place: the box starts empty, and empty approves the arguments shown.
+      expect(await card.getByLabel(/Different arguments \(JSON\)/).inputValue()).toBe('');
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Approved ${approvalId}.` })
+        .waitFor();
+      await page.locator('#live-status[data-status="completed"]').waitFor({ timeout: 60_000 });
+    } finally {
+      await browser.close();
+    }
+    expect(h.orders.effects.filter((e) => e.order_id === 'O-0016')).toMatchObject([{ kind: 'cancel' }]);
+    const [decided] = (await h.client.status(taskId)).approvals;
+    expect(decided).toMatchObject({ decision: 'approved', by: 'ana', identity: { verified: true } });
+    expect(decided!.editedInput).toBeUndefined();
+  },
+);
 
 test('a blocked task notifies with a signed link to its page, where a person sends a message and unblocks it with a raised budget', async () => {
   const script = h.script([callTool('list_files', {}), callTool('list_files', { path: '.' }), answer('listed twice')]);

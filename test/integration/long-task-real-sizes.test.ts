@@ -38,7 +38,9 @@ test('a 1,000-turn task with 40 KB tool results completes; no payload passes 256
   const sum = (from: number, to: number) => perTurn.slice(from, to).reduce((a, b) => a + b, 0);
   const early = sum(10, 110);
   const late = sum(perTurn.length - 100, perTurn.length);
-  console.log(`history bytes per turn: turns 10-110 ${Math.round(early / 100)}, 110-210 ${Math.round(sum(110, 210) / 100)}, 500-600 ${Math.round(sum(500, 600) / 100)}, last 100 ${Math.round(late / 100)}, runs ${runs.length}, largest run ${Math.max(...runs.map((r) => r.historyBytes))} bytes`);
+  console.log(
+    `history bytes per turn: turns 10-110 ${Math.round(early / 100)}, 110-210 ${Math.round(sum(110, 210) / 100)}, 500-600 ${Math.round(sum(500, 600) / 100)}, last 100 ${Math.round(late / 100)}, runs ${runs.length}, largest run ${Math.max(...runs.map((r) => r.historyBytes))} bytes`,
+  );
   expect(late).toBeLessThanOrEqual(early * 1.2);
 }, 900_000);
 

@@ -19,10 +19,7 @@ test('a 500-turn task completes across continue-as-new runs (every 100 turns by 
   const taskId = h.taskId('long');
   const worker = await h.worker();
   const { result, status } = await worker.runUntil(async () => {
-    await h.client.start(
-      { agent: 'demo', prompt: 'read a lot', model: { provider: 'scripted', script }, budgets: { turns: 600, toolCalls: 600 } },
-      { taskId },
-    );
+    await h.client.start({ agent: 'demo', prompt: 'read a lot', model: { provider: 'scripted', script }, budgets: { turns: 600, toolCalls: 600 } }, { taskId });
     const result = await h.client.result(taskId);
     return { result, status: await h.client.status(taskId) };
   });

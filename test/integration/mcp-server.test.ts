@@ -151,7 +151,7 @@ test('on a worker that verifies approvers, the server signs with its key: its ap
   }
 });
 
-test('a 50 KB destructive call: task_status and list_pending_approvals give its exact arguments (read from the workers\' blob store, hash-checked), not the reference the task holds; approve with another input_hash is refused; a server on another store says it cannot', async () => {
+test("a 50 KB destructive call: task_status and list_pending_approvals give its exact arguments (read from the workers' blob store, hash-checked), not the reference the task holds; approve with another input_hash is refused; a server on another store says it cannot", async () => {
   const input = { reason: `Routine housekeeping. ${'All systems nominal. '.repeat(2_500)}`, order_id: 'O-0020' };
   const script = h.script([callTool('cancel_order', input), answer('cancelled')]);
   const taskId = h.taskId('mcp-padded');
@@ -188,7 +188,7 @@ test('a 50 KB destructive call: task_status and list_pending_approvals give its 
   }
 });
 
-test('with every worker down, list_pending_approvals reads the approval from the task\'s memo and approve returns recorded with the note; when a worker starts the task completes with it, decided by the server\'s person', async () => {
+test("with every worker down, list_pending_approvals reads the approval from the task's memo and approve returns recorded with the note; when a worker starts the task completes with it, decided by the server's person", async () => {
   writeFileSync(path.join(h.workspaceDir, 'outage.log'), 'x');
   const script = h.script([callTool('delete_file', { path: 'outage.log' }), answer('removed outage.log')]);
   const taskId = h.taskId('mcp-outage');
@@ -203,7 +203,13 @@ test('with every worker down, list_pending_approvals reads the approval from the
       const all = data(await call(client, 'list_pending_approvals', {})).approvals as { task_id: string }[];
       return all.find((a) => a.task_id === taskId);
     });
-    expect(listed).toMatchObject({ approval_id: approvalId, tool: 'delete_file', arguments: { path: 'outage.log' }, effect: 'destructive', note: expect.stringContaining('no worker answered for this task') });
+    expect(listed).toMatchObject({
+      approval_id: approvalId,
+      tool: 'delete_file',
+      arguments: { path: 'outage.log' },
+      effect: 'destructive',
+      note: expect.stringContaining('no worker answered for this task'),
+    });
 
     const unchecked = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, input_hash: 'delete_file#whatever' });
     expect(unchecked.isError).toBe(true);

@@ -107,10 +107,14 @@ test("a long tool's progress shows in status, and its server killed mid-call is 
   const worker = await h.worker(agents(), { mcp: pool });
   const run = await worker.runUntil(async () => {
     const taskId = await start('mcp-everything', [callTool('everything__trigger-long-running-operation', { duration: 6, steps: 6 }), answer('finished')]);
-    const view = await waitFor('progress in the task view', async () => {
-      const v = await h.client.view(taskId);
-      return v.toolProgress?.length ? v : undefined;
-    }, 60_000);
+    const view = await waitFor(
+      'progress in the task view',
+      async () => {
+        const v = await h.client.view(taskId);
+        return v.toolProgress?.length ? v : undefined;
+      },
+      60_000,
+    );
     expect(view.toolProgress![0]).toMatchObject({ tool: 'everything__trigger-long-running-operation', total: 6 });
     expect(renderView(view)).toMatch(/progress\s+everything__trigger-long-running-operation \d\/6/);
     const { everything: pid } = await pool.pids();
@@ -152,8 +156,8 @@ test("an MCP server's question (elicitation) is asked durably, answered by a per
   expect(text).not.toMatch(/declined|cancelled/i);
   expect(run.status.approvals[0]).toMatchObject({ decision: 'approved', by: 'ada' });
   // The new behaviour is recorded behind its patch marker (histories from before never meet it).
-  const patches = run.history.events!
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+  const patches = run.history
+    .events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
     .map((e) => Buffer.from(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8'));
   expect(patches.some((p) => p.includes('"mcp-tools"'))).toBe(true);
 });

@@ -77,10 +77,7 @@ test('a slow answer past the request timeout is a transient timeout: the next at
 });
 
 test('a spend-limit 429 is not retried: the task blocks for a person and goes on after unblock', async () => {
-  api.enqueue(
-    { kind: 'error', status: 429, errorType: 'rate_limit_error', message: 'Your credit balance is too low to access the API' },
-    text('paid up'),
-  );
+  api.enqueue({ kind: 'error', status: 429, errorType: 'rate_limit_error', message: 'Your credit balance is too low to access the API' }, text('paid up'));
   const { result, status } = await claudeTask({ prompt: 'x' }, async (taskId) => {
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
     expect(blocked.blocked).toMatchObject({ code: 'model_spend_limit' });
@@ -113,13 +110,15 @@ test('400 "prompt is too long": old tool results are compacted and the call is m
 // Results over the claim check's 2,048 characters travel as blob markers: compaction measures what they stand for.
 test('400 "prompt is too long" with claim-checked (stored) tool results: they are compacted too', async () => {
   for (const n of [1, 2, 3]) writeFileSync(path.join(h.workspaceDir, `huge-${n}.txt`), `${n}`.repeat(3_000));
-  api.clearQueue().enqueue(
-    use('t1', 'read_file', { path: 'huge-1.txt' }),
-    use('t2', 'read_file', { path: 'huge-2.txt' }),
-    use('t3', 'read_file', { path: 'huge-3.txt' }),
-    fakeErrors.promptTooLong(),
-    text('fits now'),
-  );
+  api
+    .clearQueue()
+    .enqueue(
+      use('t1', 'read_file', { path: 'huge-1.txt' }),
+      use('t2', 'read_file', { path: 'huge-2.txt' }),
+      use('t3', 'read_file', { path: 'huge-3.txt' }),
+      fakeErrors.promptTooLong(),
+      text('fits now'),
+    );
   const { result } = await claudeTask({ prompt: 'read them all' }, async (taskId) => {
     const settled = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
     try {

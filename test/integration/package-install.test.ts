@@ -190,7 +190,11 @@ function explain(what: string, r: Run): string {
 }
 
 function lastJsonLine(stdout: string): any {
-  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  const line = stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .pop();
   if (!line) throw new Error(`no JSON line in:\n${stdout.slice(-2_000)}`);
   return JSON.parse(line);
 }
@@ -202,8 +206,7 @@ let temporalCli: string;
 let packed: { filename: string; files: { path: string }[] };
 
 // Each child gets the repository's Temporal CLI (so nothing is downloaded or built) and its own state dir.
-const userEnv = (extra: NodeJS.ProcessEnv = {}) =>
-  plainEnv({ DURABLE_AGENT_TEMPORAL_CLI: temporalCli, DURABLE_AGENT_HOME: home, DURABLE_AGENT_LOG_LEVEL: 'ERROR', ANTHROPIC_API_KEY: '', ...extra });
+const userEnv = (extra: NodeJS.ProcessEnv = {}) => plainEnv({ DURABLE_AGENT_TEMPORAL_CLI: temporalCli, DURABLE_AGENT_HOME: home, DURABLE_AGENT_LOG_LEVEL: 'ERROR', ANTHROPIC_API_KEY: '', ...extra });
 const node = (args: string[], timeoutMs = 5 * MINUTE) => run(process.execPath, args, { cwd: project, env: userEnv(), timeoutMs });
 
 if (!SKIP) {
@@ -227,8 +230,7 @@ if (!SKIP) {
     });
     if (install.code !== 0) {
       throw new Error(
-        `${explain('npm install of the packed tarball', install)}\n` +
-          'npm needs its registry or a warm cache for the dependencies; on a machine with neither, set DURABLE_AGENT_SKIP_PACKAGE_TEST=1.',
+        `${explain('npm install of the packed tarball', install)}\n` + 'npm needs its registry or a warm cache for the dependencies; on a machine with neither, set DURABLE_AGENT_SKIP_PACKAGE_TEST=1.',
       );
     }
   }, 30 * MINUTE);
@@ -389,10 +391,7 @@ export default [defineAgent({ name: 'weather-ts', system: 'You answer weather qu
 
 const AGENTS_SCRIPT = JSON.stringify({
   description: 'SCRIPTED MODEL: asks for a city the tool does not know, then answers.',
-  turns: [
-    { content: [{ type: 'tool_use', name: 'get_weather', input: { city: 'Atlantis' } }] },
-    { content: [{ type: 'text', text: 'Atlantis has no weather.' }] },
-  ],
+  turns: [{ content: [{ type: 'tool_use', name: 'get_weather', input: { city: 'Atlantis' } }] }, { content: [{ type: 'text', text: 'Atlantis has no weather.' }] }],
 });
 
 packageTest('npx durable-agent worker --agents agents.ts loads a TypeScript agents module with plain node and runs its task from the installed package', async () => {

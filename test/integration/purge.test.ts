@@ -62,7 +62,7 @@ test('purge TASK_ID refuses a running task (exit 1) and keeps its blobs', async 
   await h.client.handle(running.taskId).terminate('test done');
 });
 
-test('purge TASK_ID deletes a closed task\'s blobs, and only its own (not task-1x when purging task-1)', async () => {
+test("purge TASK_ID deletes a closed task's blobs, and only its own (not task-1x when purging task-1)", async () => {
   const closed = await startTask('closed');
   const neighbour = `${closed.taskId}x/run`;
   await store.put(closed.scope, 'one');
@@ -76,7 +76,7 @@ test('purge TASK_ID deletes a closed task\'s blobs, and only its own (not task-1
   expect(await blobsIn(neighbour)).toBe(1);
 });
 
-test('purge TASK_ID takes only the task\'s own scopes: purging team keeps every blob of the running task team/alpha', async () => {
+test("purge TASK_ID takes only the task's own scopes: purging team keeps every blob of the running task team/alpha", async () => {
   const team = await startTask('team');
   const alpha = await startTask(`${team.taskId}/alpha`);
   await store.put(team.scope, 'blob of team');
@@ -104,7 +104,7 @@ test('a task Temporal does not know is exit 3 unless --force', async () => {
   expect(JSON.parse(forced.out)).toMatchObject({ taskId: 'ghost', blobs: 1 });
 });
 
-test('purge --closed-before purges every task closed before then and skips running ones, also those whose id extends a closed one\'s with /', async () => {
+test("purge --closed-before purges every task closed before then and skips running ones, also those whose id extends a closed one's with /", async () => {
   const a = await startTask('old-a');
   const b = await startTask('old-b');
   const live = await startTask('live');
@@ -126,7 +126,12 @@ test('purge --closed-before purges every task closed before then and skips runni
   const { code, out } = await cli('--closed-before', new Date(Date.now() + 60_000).toISOString(), '--json');
   expect(code).toBe(EXIT.ok);
   const report = JSON.parse(out) as { purged: { taskId: string; blobs: number }[]; blobs: number };
-  expect(report.purged).toEqual(expect.arrayContaining([{ taskId: a.taskId, blobs: 1 }, { taskId: b.taskId, blobs: 1 }]));
+  expect(report.purged).toEqual(
+    expect.arrayContaining([
+      { taskId: a.taskId, blobs: 1 },
+      { taskId: b.taskId, blobs: 1 },
+    ]),
+  );
   expect(report.purged.map((p) => p.taskId)).not.toContain(live.taskId);
   expect(await blobsIn(a.scope)).toBe(0);
   expect(await blobsIn(b.scope)).toBe(0);

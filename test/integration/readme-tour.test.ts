@@ -199,7 +199,8 @@ test("the tour's commands in the README are the ones this test runs", () => {
 });
 
 test('every command of the tour runs as written in a fresh clone, in order, on the embedded dev server', async () => {
-  const [demo, dev1, startOrders, status, result, listCompleted, temporalList, startDelete, listWaiting, approve, watchDelete, devSlow, startCrash, devAgain, resultCrash, devFault, startFault] = TOUR as [string, ...string[]] & { length: 17 };
+  const [demo, dev1, startOrders, status, result, listCompleted, temporalList, startDelete, listWaiting, approve, watchDelete, devSlow, startCrash, devAgain, resultCrash, devFault, startFault] =
+    TOUR as [string, ...string[]] & { length: 17 };
 
   // 1. The demo: server, worker, task, summary file.
   const demoOut = await ok(demo);

@@ -22,10 +22,11 @@ afterAll(async () => {
 });
 
 function sharedStoreWorker(): ChildProcess {
-  const child = spawnCli(
-    ['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--agents', path.join(__dirname, '../support/long-agents.ts')],
-    { DURABLE_AGENT_BLOB_STORE: pg.url, DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir, LONG_AGENT_RESULT_CHARS: '40000' },
-  );
+  const child = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--agents', path.join(__dirname, '../support/long-agents.ts')], {
+    DURABLE_AGENT_BLOB_STORE: pg.url,
+    DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
+    LONG_AGENT_RESULT_CHARS: '40000',
+  });
   workers.push(child);
   return child;
 }

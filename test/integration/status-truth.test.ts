@@ -29,7 +29,11 @@ test('a terminated task reads as terminated in the view and in list, and is not 
   const view = await h.client.view(taskId);
   expect(view.summary).toMatchObject({ executionStatus: 'TERMINATED', agentStatus: 'terminated' });
   // Once the row says terminated, it is no longer listed as waiting (it is one row).
-  const terminated = await listedWhen('the terminated row', () => h.client.list({ status: 'terminated' }), (rows) => rows.some((t) => t.taskId === taskId));
+  const terminated = await listedWhen(
+    'the terminated row',
+    () => h.client.list({ status: 'terminated' }),
+    (rows) => rows.some((t) => t.taskId === taskId),
+  );
   expect(terminated.map((t) => t.taskId)).toContain(taskId);
   const waiting = await h.client.list({ status: 'awaiting_approval' });
   expect(waiting.map((t) => t.taskId)).not.toContain(taskId);
@@ -44,7 +48,11 @@ test('a task that continued as new is one row in list, and none under running on
     await h.client.result(taskId);
   });
   const rows = (
-    await listedWhen('the completed row', () => h.client.list({ limit: 500 }), (all) => all.some((t) => t.taskId === taskId && t.agentStatus === 'completed'))
+    await listedWhen(
+      'the completed row',
+      () => h.client.list({ limit: 500 }),
+      (all) => all.some((t) => t.taskId === taskId && t.agentStatus === 'completed'),
+    )
   ).filter((t) => t.taskId === taskId);
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({ agentStatus: 'completed' });
@@ -116,11 +124,18 @@ test('a task closed by its execution timeout reads as timed_out in the view and 
       { key: AgentNameKey, value: 'demo' },
     ],
   });
-  const failure = await h.client.result(taskId).then(() => undefined, (err: unknown) => err);
+  const failure = await h.client.result(taskId).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(failureOf(failure)).toMatchObject({ code: 'timed_out' });
   const view = await h.client.view(taskId);
   expect(view.summary).toMatchObject({ executionStatus: 'TIMED_OUT', agentStatus: 'timed_out' });
-  const timedOut = await listedWhen('the timed-out row', () => h.client.list({ status: 'timed_out' }), (rows) => rows.some((t) => t.taskId === taskId));
+  const timedOut = await listedWhen(
+    'the timed-out row',
+    () => h.client.list({ status: 'timed_out' }),
+    (rows) => rows.some((t) => t.taskId === taskId),
+  );
   expect(timedOut.find((t) => t.taskId === taskId)).toMatchObject({ agentStatus: 'timed_out' });
   expect((await h.client.list({ status: 'running', limit: 500 })).map((t) => t.taskId)).not.toContain(taskId);
 });

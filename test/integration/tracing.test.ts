@@ -153,7 +153,7 @@ test('a task is one trace: task -> turns -> model call and tool call spans -> at
   expect(t.childrenOf(turns[2]!).map((s) => s.name)).toEqual(['ModelCall']);
 });
 
-test('a person\'s approval is a span in the turn that waited for it, naming the approval the destructive tool call then ran under; a refused update leaves no span', async () => {
+test("a person's approval is a span in the turn that waited for it, naming the approval the destructive tool call then ran under; a refused update leaves no span", async () => {
   const exporter = new InMemorySpanExporter();
   writeFileSync(path.join(h.workspaceDir, 'traced.log'), 'old');
   const script = h.script([callTool('delete_file', { path: 'traced.log' }), answer('deleted')]);

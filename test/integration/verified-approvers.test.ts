@@ -56,7 +56,10 @@ async function updateEvents(taskId: string): Promise<number> {
 }
 
 async function refused(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(TaskRejectedError);
   return (err as Error).message;
 }
@@ -68,22 +71,58 @@ test('an approve sent with the plain temporal CLI and a made-up `by` is rejected
     const [approval] = (await statusWhen(h, taskId, awaiting)).pendingApprovals;
     const temporal = await provisionTemporalCli();
     const attempt = await exec(temporal, [
-      'workflow', 'update', 'execute', '--address', h.server.address, '-w', taskId, '--name', 'approve',
-      '--input', JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: ['ops'] }),
-    ]).then(() => 'accepted', (err: { stderr?: string; stdout?: string }) => `${err.stderr ?? ''}${err.stdout ?? ''}`);
+      'workflow',
+      'update',
+      'execute',
+      '--address',
+      h.server.address,
+      '-w',
+      taskId,
+      '--name',
+      'approve',
+      '--input',
+      JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: ['ops'] }),
+    ]).then(
+      () => 'accepted',
+      (err: { stderr?: string; stdout?: string }) => `${err.stderr ?? ''}${err.stdout ?? ''}`,
+    );
     expect(attempt).toMatch(/unsigned approve: this task accepts only decisions signed by a trusted front end/);
     // A proof made up by hand (right shape, no key behind it) fares no better.
     const madeUp = { keyId: 'inbox-test', expiresAt: new Date(Date.now() + 60_000).toISOString(), signature: 'ab'.repeat(64) };
     const forged = await exec(temporal, [
-      'workflow', 'update', 'execute', '--address', h.server.address, '-w', taskId, '--name', 'approve',
-      '--input', JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: ['ops'], proof: madeUp }),
-    ]).then(() => 'accepted', (err: { stderr?: string }) => err.stderr ?? '');
+      'workflow',
+      'update',
+      'execute',
+      '--address',
+      h.server.address,
+      '-w',
+      taskId,
+      '--name',
+      'approve',
+      '--input',
+      JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: ['ops'], proof: madeUp }),
+    ]).then(
+      () => 'accepted',
+      (err: { stderr?: string }) => err.stderr ?? '',
+    );
     expect(forged).toMatch(/signature does not match this approve/);
     // Garbage where the proof goes is a shape error naming the field, never a crash of the validator.
     const garbage = await exec(temporal, [
-      'workflow', 'update', 'execute', '--address', h.server.address, '-w', taskId, '--name', 'approve',
-      '--input', JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: 'ops', proof: [1, 2] }),
-    ]).then(() => 'accepted', (err: { stderr?: string }) => err.stderr ?? '');
+      'workflow',
+      'update',
+      'execute',
+      '--address',
+      h.server.address,
+      '-w',
+      taskId,
+      '--name',
+      'approve',
+      '--input',
+      JSON.stringify({ approvalId: approval!.id, by: 'ceo', roles: 'ops', proof: [1, 2] }),
+    ]).then(
+      () => 'accepted',
+      (err: { stderr?: string }) => err.stderr ?? '',
+    );
     expect(garbage).toMatch(/`roles` must be an array of strings; `proof` must be an object/);
 
     const status = await h.client.status(taskId);
@@ -215,7 +254,10 @@ test('an agent that forbids self-approval refuses a task started without a signe
     const taskId = h.taskId('unsigned-start');
     const script = h.script([answer('never')]);
     await h.client.start({ agent: 'demo', prompt: 'x', startedBy: 'sam', model: { provider: 'scripted', script } }, { taskId });
-    const failure = await h.client.result(taskId).then(() => undefined, (e: Error) => e);
+    const failure = await h.client.result(taskId).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(failure).toBeDefined();
     const status = await h.client.status(taskId);
     expect(status.lastError).toMatchObject({ error_class: 'policy', code: 'unverified_starter', detail: expect.stringMatching(/unsigned start/) });
@@ -227,7 +269,10 @@ test('without trusted keys (dev mode) decisions are taken as claimed and recorde
   await worker.runUntil(async () => {
     writeFileSync(fileIn('dev.txt'), 'x');
     const taskId = h.taskId('dev');
-    await h.client.start({ agent: 'demo', prompt: 'x', startedBy: 'sam', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'dev.txt' }), answer('done')]) } }, { taskId });
+    await h.client.start(
+      { agent: 'demo', prompt: 'x', startedBy: 'sam', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'dev.txt' }), answer('done')]) } },
+      { taskId },
+    );
     const [approval] = (await statusWhen(h, taskId, awaiting)).pendingApprovals;
     await h.client.approve(taskId, { approvalId: approval!.id, by: 'anyone' });
     await h.client.result(taskId);
@@ -240,11 +285,16 @@ test('without trusted keys (dev mode) decisions are taken as claimed and recorde
 
 test('a worker without trusted keys refuses to start an agent that names approvers or forbids self-approval (createAgentWorker and `durable-agent worker`, exit 2), naming the agent and the setting; nothing is polled', async () => {
   // One machine of a fleet without DURABLE_AGENT_APPROVER_KEYS: it must not take unsigned decisions with self-declared roles.
-  await expect(h.worker(agent())).rejects.toThrow(/agent "demo" sets policy\.approvers and policy\.forbidSelfApproval, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/);
+  await expect(h.worker(agent())).rejects.toThrow(
+    /agent "demo" sets policy\.approvers and policy\.forbidSelfApproval, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/,
+  );
   await expect(h.worker(agent({ destructive: 'confirm', forbidSelfApproval: true }), { approverKeys: [] })).rejects.toThrow(/agent "demo" sets policy\.forbidSelfApproval/);
   const file = path.join(h.tmpDir, 'approver-agents.ts');
   const defineAgentModule = JSON.stringify(path.resolve(__dirname, '../../src/agents/define-agent'));
-  writeFileSync(file, `import { defineAgent } from ${defineAgentModule};\nexport default [defineAgent({ name: 'payments', system: 'pay', tools: [], policy: { approvers: { write: ['role:finance'] } } })];\n`);
+  writeFileSync(
+    file,
+    `import { defineAgent } from ${defineAgentModule};\nexport default [defineAgent({ name: 'payments', system: 'pay', tools: [], policy: { approvers: { write: ['role:finance'] } } })];\n`,
+  );
   const run = await runCli(['worker', '--agents', file, '--address', h.server.address, '--task-queue', `${h.taskQueue}-keyless`], { DURABLE_AGENT_APPROVER_KEYS: '' });
   expect(run.code).toBe(2);
   expect(run.stderr).toContain('agent "payments" sets policy.approvers, which needs verified approvers, but this worker trusts no approver keys');

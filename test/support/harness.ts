@@ -119,7 +119,12 @@ export async function startHarness(
 
 /** A scripted assistant turn that calls one tool. */
 export function callTool(name: string, input: unknown, text = `calling ${name}`): ModelScript['turns'][number] {
-  return { content: [{ type: 'text', text }, { type: 'tool_use', name, input }] };
+  return {
+    content: [
+      { type: 'text', text },
+      { type: 'tool_use', name, input },
+    ],
+  };
 }
 
 /** A scripted final answer. */
@@ -188,19 +193,25 @@ export function parsedResults(transcript: TranscriptView): { error?: ToolError; 
 
 /** `durable-agent worker` as a child process on this harness's server, task queue, workspace and orders service. */
 export function spawnWorker(h: Harness, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawnCli([
-    'worker',
-    '--address', h.server.address,
-    '--task-queue', h.taskQueue,
-    '--workspace', h.workspaceDir,
-    // The demo agent's orders service; an agents module reads it from ORDERS_URL (--agents takes no demo settings).
-    ...(extraArgs.includes('--agents') ? [] : ['--orders-url', h.orders.url]),
-    ...extraArgs,
-  ], {
-    ORDERS_URL: h.orders.url,
-    // The same scripts and the same blob store as the harness's own workers: a task moves between them.
-    DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
-    DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
-    ...env,
-  });
+  return spawnCli(
+    [
+      'worker',
+      '--address',
+      h.server.address,
+      '--task-queue',
+      h.taskQueue,
+      '--workspace',
+      h.workspaceDir,
+      // The demo agent's orders service; an agents module reads it from ORDERS_URL (--agents takes no demo settings).
+      ...(extraArgs.includes('--agents') ? [] : ['--orders-url', h.orders.url]),
+      ...extraArgs,
+    ],
+    {
+      ORDERS_URL: h.orders.url,
+      // The same scripts and the same blob store as the harness's own workers: a task moves between them.
+      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
+      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
+      ...env,
+    },
+  );
 }

@@ -85,9 +85,24 @@ export async function startPostgres(options: { database?: string; timeoutMs?: nu
     const port = await freePort();
     const out = openSync(logFile, 'a');
     const [postgres, serverArgs] = command('postgres', [
-      '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-      '-c', 'max_connections=40', '-c', 'shared_buffers=16MB',
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      dir,
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=40',
+      '-c',
+      'shared_buffers=16MB',
     ]);
     child = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', out, out] });
     closeSync(out);

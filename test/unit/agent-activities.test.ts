@@ -36,21 +36,15 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 
 test('a truncated body from the orders service is thrown as a non-retryable schema_mismatch with the ToolError in details', async () => {
   orders.inject({ kind: 'truncate' });
-  const failure = await failureOf(
-    mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }),
-  );
+  const failure = await failureOf(mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }));
   expect(failure).toMatchObject({ type: 'schema_mismatch', nonRetryable: true });
   expect(failure.details?.[0]).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 1 });
 });
 
 test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with the attempt', async () => {
   orders.inject({ kind: 'unavailable' }, 2);
-  const first = await failureOf(
-    mockEnv({ attempt: 1 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
-  );
-  const third = await failureOf(
-    mockEnv({ attempt: 3 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }),
-  );
+  const first = await failureOf(mockEnv({ attempt: 1 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }));
+  const third = await failureOf(mockEnv({ attempt: 3 }).run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't2' }));
   expect(first).toMatchObject({ type: 'transient', nonRetryable: false });
   expect(first.nextRetryDelay).toBeGreaterThanOrEqual(500);
   expect(first.nextRetryDelay).toBeLessThanOrEqual(1_000);
@@ -60,9 +54,7 @@ test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with t
 
 test('a 429 with Retry-After waits at least that long', async () => {
   orders.inject({ kind: 'rate_limited', retryAfterSeconds: 3 });
-  const failure = await failureOf(
-    mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't3' }),
-  );
+  const failure = await failureOf(mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't3' }));
   expect(failure.type).toBe('transient');
   expect(Number(failure.nextRetryDelay)).toBeGreaterThanOrEqual(3_000);
   expect(Number(failure.nextRetryDelay)).toBeLessThanOrEqual(3_600);
@@ -103,10 +95,7 @@ test('the scripted model plays the turn matching the number of assistant message
       model: { provider: 'scripted' as const, script },
       system: '',
       tools: [],
-      messages: [
-        { role: 'user' as const, content: 'hi' },
-        ...Array.from({ length: assistantTurns }, () => ({ role: 'assistant' as const, content: [{ type: 'text' as const, text: 'x' }] })),
-      ],
+      messages: [{ role: 'user' as const, content: 'hi' }, ...Array.from({ length: assistantTurns }, () => ({ role: 'assistant' as const, content: [{ type: 'text' as const, text: 'x' }] }))],
     });
   expect((await call(0)).content).toEqual([{ type: 'text', text: 'one' }]);
   expect((await call(1)).content).toEqual([{ type: 'text', text: 'two' }]);

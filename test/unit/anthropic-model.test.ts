@@ -60,7 +60,13 @@ test("toolChoice 'none' keeps the tool definitions and sends tool_choice none: t
   const messages: Message[] = [
     { role: 'user', content: 'list' },
     { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_b', name: 'list_files', input: {} }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_b', content: 'a.txt' }, { type: 'text', text: 'Budget spent: answer now.' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_b', content: 'a.txt' },
+        { type: 'text', text: 'Budget spent: answer now.' },
+      ],
+    },
   ];
   api.enqueue(fakeTurns.text('final answer'));
   const turn = await model().complete({ system: 's', messages, tools, toolChoice: 'none' });
@@ -121,7 +127,14 @@ test('thinking on across five tool turns: thinking and redacted_thinking come ba
     expect(turn.content[0]!.type).toBe(i % 2 === 0 ? 'redacted_thinking' : 'thinking');
     messages.push({ role: 'assistant', content: turn.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: 'a.txt' }] });
   }
-  api.enqueue({ kind: 'turn', content: [{ type: 'thinking', thinking: 'done' }, { type: 'text', text: 'Five looks, one file.' }], usage: { input: 10, output: 700, cacheRead: 50, cacheWrite: 5 } });
+  api.enqueue({
+    kind: 'turn',
+    content: [
+      { type: 'thinking', thinking: 'done' },
+      { type: 'text', text: 'Five looks, one file.' },
+    ],
+    usage: { input: 10, output: 700, cacheRead: 50, cacheWrite: 5 },
+  });
   const final = await m.complete({ system: 's', messages, tools });
   expect(final.content.at(-1)).toEqual({ type: 'text', text: 'Five looks, one file.' });
   expect(final.usage).toEqual({ inputTokens: 10, outputTokens: 700, cacheReadTokens: 50, cacheWriteTokens: 5 });
@@ -140,7 +153,9 @@ test('thinking from the request overrides the choice, adaptive included', async 
 
 test('a stream that goes silent mid-answer is a transient stream_stalled, not a hang', async () => {
   api.enqueue({ ...fakeTurns.text('slow words'), stream: { chunkChars: 2, delayMs: 5_000 } } as FakeReply);
-  const err = await model({ timeoutMs: 400 }).complete({ system: '', messages: ask('x'), tools: [] }).catch((e: unknown) => e);
+  const err = await model({ timeoutMs: 400 })
+    .complete({ system: '', messages: ask('x'), tools: [] })
+    .catch((e: unknown) => e);
   expect(classifyModelError(err).error).toMatchObject({ error_class: 'transient', code: 'stream_stalled' });
   // The client gave up while the fake was still between deltas: the stream never finished.
   await waitFor('the fake to see the client hang up', () => api.requests[0]!.stream?.ended || undefined);
@@ -149,19 +164,25 @@ test('a stream that goes silent mid-answer is a transient stream_stalled, not a 
 
 test('a stream cut mid-way is transient', async () => {
   api.enqueue({ ...fakeTurns.text('x'.repeat(100)), stream: { chunkChars: 5, cutAfterDeltas: 3 } } as FakeReply);
-  const err = await model().complete({ system: '', messages: ask('x'), tools: [] }).catch((e: unknown) => e);
+  const err = await model()
+    .complete({ system: '', messages: ask('x'), tools: [] })
+    .catch((e: unknown) => e);
   expect(classifyModelError(err).error.error_class).toBe('transient');
 });
 
 test('an overloaded_error event in the middle of a stream is transient', async () => {
   api.enqueue({ ...fakeTurns.text('x'.repeat(100)), stream: { chunkChars: 5, errorAfterDeltas: { after: 2 } } } as FakeReply);
-  const err = await model().complete({ system: '', messages: ask('x'), tools: [] }).catch((e: unknown) => e);
+  const err = await model()
+    .complete({ system: '', messages: ask('x'), tools: [] })
+    .catch((e: unknown) => e);
   expect(classifyModelError(err).error).toMatchObject({ error_class: 'transient', code: 'stream_overloaded_error' });
 });
 
-test('a request the API refuses is a permanent invalid_request with the API\'s own message', async () => {
+test("a request the API refuses is a permanent invalid_request with the API's own message", async () => {
   api.enqueue(fakeTurns.text('never'));
-  const err = await model({ maxTokens: 100_000 }).complete({ system: '', messages: ask('x'), tools: [] }).catch((e: unknown) => e);
+  const err = await model({ maxTokens: 100_000 })
+    .complete({ system: '', messages: ask('x'), tools: [] })
+    .catch((e: unknown) => e);
   expect(classifyModelError(err).error).toMatchObject({
     error_class: 'permanent',
     code: 'invalid_request',

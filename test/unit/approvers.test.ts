@@ -269,7 +269,10 @@ describe('keys', () => {
   test('DURABLE_AGENT_APPROVER_KEYS: several keys for a rotation, `local` for the state dir key, errors named', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'approver-keys-'));
     const local = loadDecisionSigner({ stateDir: dir, env: {} });
-    const trusted = trustedKeysFromEnvironment({ stateDir: dir, env: { DURABLE_AGENT_APPROVER_KEYS: `${trustedKeyEntry(signer)}, ${trustedKeyEntry(createDecisionSigner('inbox-2', generateSecretKey()))} local` } });
+    const trusted = trustedKeysFromEnvironment({
+      stateDir: dir,
+      env: { DURABLE_AGENT_APPROVER_KEYS: `${trustedKeyEntry(signer)}, ${trustedKeyEntry(createDecisionSigner('inbox-2', generateSecretKey()))} local` },
+    });
     expect(trusted.map((k) => k.id)).toEqual(['inbox-1', 'inbox-2', local.keyId]);
     expect(trustedKeysFromEnvironment({ stateDir: dir, env: {} })).toEqual([]);
     expect(() => parseTrustedKeys('inbox-1:abcd', () => keys[0]!)).toThrow(/publicKey must be 64 hex/);
@@ -285,7 +288,9 @@ describe('no trusted keys never means unsigned decisions for an agent that names
 
   test('an agent with `approvers` or `forbidSelfApproval` and no keys is refused, the error naming the agent, the setting and the fix', () => {
     expect(() => requireTrustedKeysFor([plain, named], [])).toThrow(UnverifiedApproversError);
-    expect(() => requireTrustedKeysFor([plain, named], [])).toThrow(/agent "payments" sets policy\.approvers, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/);
+    expect(() => requireTrustedKeysFor([plain, named], [])).toThrow(
+      /agent "payments" sets policy\.approvers, which needs verified approvers, but this worker trusts no approver keys: set DURABLE_AGENT_APPROVER_KEYS/,
+    );
     expect(() => requireTrustedKeysFor([selfApproval], [])).toThrow(/agent "ops-bot" sets policy\.forbidSelfApproval/);
     expect(() => requireTrustedKeysFor([{ name: 'both', policy: { approvers: {}, forbidSelfApproval: true } }], [])).toThrow(/policy\.approvers and policy\.forbidSelfApproval/);
   });

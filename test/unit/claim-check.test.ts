@@ -108,7 +108,7 @@ describe('marker scanning', () => {
 });
 
 describe('stored tool inputs are bound to their hash', () => {
-  test('a long call\'s arguments changed in the store after they were stored are refused (BlobTamperedError), never returned; the content as stored reads back', async () => {
+  test("a long call's arguments changed in the store after they were stored are refused (BlobTamperedError), never returned; the content as stored reads back", async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'claim-altered-'));
     const store = new LocalBlobStore(root);
     const input = { order_id: 'O-0004', reason: 'x'.repeat(10_000) };

@@ -27,7 +27,7 @@ describe('by status', () => {
     expect(classified(status, type, 'x').error).toMatchObject({ error_class: 'transient', code, retryable: true });
   });
 
-  test('400 invalid_request_error is its own permanent code with the API\'s own message and an unblock hint, not the tool-argument class', () => {
+  test("400 invalid_request_error is its own permanent code with the API's own message and an unblock hint, not the tool-argument class", () => {
     const { error } = classified(400, 'invalid_request_error', 'Requests which include `tool_use` or `tool_result` blocks must define tools.');
     expect(error).toMatchObject({
       error_class: 'permanent',
@@ -85,7 +85,7 @@ describe('by headers', () => {
     expect(wait).toBeLessThanOrEqual(30_000);
   });
 
-  test('an unreadable retry-after is ignored (Temporal\'s backoff applies)', () => {
+  test("an unreadable retry-after is ignored (Temporal's backoff applies)", () => {
     expect(classified(429, 'rate_limit_error', 'x', { 'retry-after': 'soon' }).retryAfterMs).toBeUndefined();
   });
 

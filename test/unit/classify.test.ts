@@ -131,7 +131,10 @@ describe('real sockets on loopback', () => {
   const post = (target: string) => fetch(target, { method: 'POST', body: '{"amount_cents":100}', headers: { 'content-type': 'application/json' } });
 
   test('a server that took the request and hung up gives connection_reset (outcome unknown)', async () => {
-    const err = await post(`${url}/refund`).then(() => undefined, (e: unknown) => e);
+    const err = await post(`${url}/refund`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const { error } = classify(err);
     expect(error).toMatchObject({ error_class: 'transient', code: 'connection_reset' });
     expect(outcomeUnknown(error)).toBe(true);
@@ -142,7 +145,10 @@ describe('real sockets on loopback', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const err = await post(`http://127.0.0.1:${port}/refund`).then(() => undefined, (e: unknown) => e);
+    const err = await post(`http://127.0.0.1:${port}/refund`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const { error } = classify(err);
     expect(error).toMatchObject({ error_class: 'transient', code: 'connection_refused' });
     expect(outcomeUnknown(error)).toBe(false);

@@ -1,13 +1,6 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { gzipSync } from 'node:zlib';
-import {
-  CompressionCodec,
-  createDataConverter,
-  createPayloadCodecs,
-  GZIP_ENCODING,
-  ORIGINAL_ENCODING_KEY,
-  PayloadDecompressionError,
-} from '../../src/codec';
+import { CompressionCodec, createDataConverter, createPayloadCodecs, GZIP_ENCODING, ORIGINAL_ENCODING_KEY, PayloadDecompressionError } from '../../src/codec';
 import { randomBytes } from 'node:crypto';
 
 const text = (bytes?: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array());

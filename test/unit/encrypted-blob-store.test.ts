@@ -155,7 +155,7 @@ describe('EncryptedBlobStore', () => {
     });
   });
 
-  test('a plain body where keys are configured is refused as tampered (BlobTamperedError naming the ref), never read as the task\'s content', async () => {
+  test("a plain body where keys are configured is refused as tampered (BlobTamperedError naming the ref), never read as the task's content", async () => {
     const root = tmp();
     const store = new EncryptedBlobStore(new LocalBlobStore(root), ring(['k1', k1]));
     const approved = JSON.stringify({ to: 'ACME', amount: 120, memo: 'x'.repeat(3_000) });

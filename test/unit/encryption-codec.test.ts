@@ -70,7 +70,9 @@ describe('encryption codec', () => {
 
   test('a payload encrypted with an unknown key id fails with an EncryptionKeyNotFoundError naming the id', async () => {
     const [written] = await codecWith(['k-2025', k1]).encode([payloadOf(SECRET)]);
-    const err = await codecWith(['k-2026', k2]).decode([written!]).catch((e: unknown) => e);
+    const err = await codecWith(['k-2026', k2])
+      .decode([written!])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EncryptionKeyNotFoundError);
     expect((err as EncryptionKeyNotFoundError).keyId).toBe('k-2025');
     expect((err as Error).message).toContain('"k-2025"');
@@ -164,7 +166,16 @@ describe('keys and configuration', () => {
 
   test('CodecOptions.encryption wins over the environment; false turns encryption off', () => {
     const env = { DURABLE_AGENT_ENCRYPTION_KEYS: `env:${k1}` };
-    const [, programmatic] = createPayloadCodecs({ env, encryption: { keys: [{ id: 'a', key: randomBytes(32) }, { id: 'b', key: k2 }], currentKeyId: 'b' } });
+    const [, programmatic] = createPayloadCodecs({
+      env,
+      encryption: {
+        keys: [
+          { id: 'a', key: randomBytes(32) },
+          { id: 'b', key: k2 },
+        ],
+        currentKeyId: 'b',
+      },
+    });
     expect((programmatic as EncryptionCodec).currentKeyId).toBe('b');
     const [, off] = createPayloadCodecs({ env, encryption: false });
     expect((off as EncryptionCodec).currentKeyId).toBeUndefined();

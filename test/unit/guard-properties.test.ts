@@ -11,7 +11,7 @@ const ctx = { idempotencyKey: 'k', workflowId: 'w', toolUseId: 't', attempt: 1, 
 const behaviour = fc.oneof(
   fc.record({ returns: fc.jsonValue() }),
   fc.record({ returns: fc.string() }),
-  fc.record({ returns: fc.constant('{"orders":[{"id":"O-1"'), }),
+  fc.record({ returns: fc.constant('{"orders":[{"id":"O-1"') }),
   fc.record({ throws: fc.string().map((m) => new Error(m)) }),
   fc.record({ throws: fc.integer({ min: 100, max: 599 }).map((s) => new HttpStatusError(s, 'x')) }),
   fc.record({ throws: fc.constantFrom('ECONNRESET', 'ENOENT', 'ENOSPC', 'EWHATEVER').map((code) => Object.assign(new Error(code), { code })) }),

@@ -75,15 +75,19 @@ test('a long tool resumes from the page its last attempt reported, through ToolC
   const { env, beats } = environment({ heartbeatTimeoutMs: 600, heartbeatDetails: { page: 6 }, attempt: 2 });
   const result = await env.run(() =>
     withHeartbeats(Context.current(), (beat, previous) =>
-      guardedCall(tool, {}, {
-        idempotencyKey: 'wf:toolu_1',
-        workflowId: 'wf',
-        toolUseId: 'toolu_1',
-        attempt: 2,
-        signal: Context.current().cancellationSignal,
-        heartbeat: beat,
-        previousHeartbeat: previous,
-      }),
+      guardedCall(
+        tool,
+        {},
+        {
+          idempotencyKey: 'wf:toolu_1',
+          workflowId: 'wf',
+          toolUseId: 'toolu_1',
+          attempt: 2,
+          signal: Context.current().cancellationSignal,
+          heartbeat: beat,
+          previousHeartbeat: previous,
+        },
+      ),
     ),
   );
   expect(result).toMatchObject({ kind: 'ok', output: { pages: 4 } });

@@ -91,7 +91,11 @@ function cycles(graph: Graph): string[][] {
 const files = fileGraph();
 const rooms = roomGraph(files);
 const arrowsFrom = (room: string) => [...(rooms.get(room) ?? [])].sort();
-const roomsImporting = (target: string) => [...rooms].filter(([, to]) => to.has(target)).map(([from]) => from).sort();
+const roomsImporting = (target: string) =>
+  [...rooms]
+    .filter(([, to]) => to.has(target))
+    .map(([from]) => from)
+    .sort();
 
 test('the check reads type-only imports, import() and re-exports, and finds a cycle through them', () => {
   const graph: Graph = new Map([
@@ -101,11 +105,7 @@ test('the check reads type-only imports, import() and re-exports, and finds a cy
     ['d', new Set(['a'])],
   ]);
   expect(cycles(graph)).toEqual([['a', 'b', 'c']]);
-  const probe = [
-    "import type { X } from './protocol/task';",
-    "type Y = import('./rules/task-limits').Z;",
-    "export { W } from './protocol/blob-marker';",
-  ].join('\n');
+  const probe = ["import type { X } from './protocol/task';", "type Y = import('./rules/task-limits').Z;", "export { W } from './protocol/blob-marker';"].join('\n');
   expect([...probe.matchAll(IMPORT)].map((m) => m[1])).toEqual(['./protocol/task', './rules/task-limits', './protocol/blob-marker']);
   // The project's own graph is read: a known arrow is in it.
   expect(files.get('activities/agent-activities.ts')).toContain('rules/tool-gate.ts');

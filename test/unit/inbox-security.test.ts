@@ -178,7 +178,18 @@ describe('the inbox sign-in over HTTP', () => {
         expect(res.status).toBe(303);
         return res.headers.get('location')!;
       };
-      const disguises = ['/\t/evil.example', '/\n/evil.example', '/\r\n/evil.example', '/ /evil.example', '/\\evil.example', '//evil.example', '/.//evil.example', '/x/..//evil.example', 'https://evil.example/', '/\u0000/evil.example'];
+      const disguises = [
+        '/\t/evil.example',
+        '/\n/evil.example',
+        '/\r\n/evil.example',
+        '/ /evil.example',
+        '/\\evil.example',
+        '//evil.example',
+        '/.//evil.example',
+        '/x/..//evil.example',
+        'https://evil.example/',
+        '/\u0000/evil.example',
+      ];
       for (const next of disguises) {
         const location = await signIn(next);
         // What a browser does with the Location: tabs and newlines dropped, then resolved against the inbox.
@@ -275,8 +286,17 @@ test('the notify activity posts the Slack-shaped body with a signed link to DURA
 
 test('task content is escaped in pages: a tool argument with markup shows as text', () => {
   const approval = {
-    id: 'ap-1', tool: 'write_file', toolUseId: 'tu', input: { path: '<script>alert(1)</script>' }, inputHash: 'h', effect: 'write' as const,
-    reason: 'a "write" <needs> approval', turn: 1, requestedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-02T00:00:00Z', onExpiry: 'deny' as const,
+    id: 'ap-1',
+    tool: 'write_file',
+    toolUseId: 'tu',
+    input: { path: '<script>alert(1)</script>' },
+    inputHash: 'h',
+    effect: 'write' as const,
+    reason: 'a "write" <needs> approval',
+    turn: 1,
+    requestedAt: '2026-01-01T00:00:00Z',
+    expiresAt: '2026-01-02T00:00:00Z',
+    onExpiry: 'deny' as const,
   };
   const status = { pendingApprovals: [approval] } as never;
   const out = inboxPage({}, [{ summary: { taskId: 't<1>', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(), agent: 'demo' }, status }]);

@@ -36,14 +36,18 @@ test('JSON Schema errors are worded like zod errors: the field, what came, what 
   expect(jsonSchemaValidator(schema).parseInput({ id: 'a', extra: 1 })).toEqual({ success: false, message: 'Unknown field(s) `extra` in the input' });
 });
 
-test('outputs are checked as they are, without coercion, and the caller\'s value is never changed', () => {
+test("outputs are checked as they are, without coercion, and the caller's value is never changed", () => {
   const input = { id: 'a', count: '5' };
   expect(jsonSchemaValidator(schema).parseOutput(input)).toEqual({ success: false, message: 'Field `count`: got "5"; expected integer' });
   expect(input).toEqual({ id: 'a', count: '5' });
 });
 
 test('2020-12 schemas are compiled with their own draft, and a schema that cannot compile is refused', () => {
-  const v = jsonSchemaValidator({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { type: 'number' }, pair: { type: 'array', prefixItems: [{ type: 'string' }] } } });
+  const v = jsonSchemaValidator({
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties: { a: { type: 'number' }, pair: { type: 'array', prefixItems: [{ type: 'string' }] } },
+  });
   expect(v.parseInput({ a: '2' })).toEqual({ success: true, data: { a: 2 } });
   expect(() => jsonSchemaValidator({ type: 'object', properties: { a: { type: 'no-such-type' } } })).toThrow(InvalidJsonSchemaError);
 });

@@ -4,8 +4,15 @@ import { LOOP_THRESHOLD, ToolLedger } from '../../src/workflows/ledger';
 import type { ToolManifest } from '../../src/protocol/agent-manifest';
 
 const tool = (effect: ToolManifest['effect'], cacheTtlMs = 60_000): ToolManifest => ({
-  name: 't', description: 't', inputSchema: { type: 'object', properties: { page: { type: 'integer', default: 1 } } },
-  effect, idempotent: effect === 'read', timeoutMs: 1_000, maxAttempts: 3, fallbacks: [], cacheTtlMs,
+  name: 't',
+  description: 't',
+  inputSchema: { type: 'object', properties: { page: { type: 'integer', default: 1 } } },
+  effect,
+  idempotent: effect === 'read',
+  timeoutMs: 1_000,
+  maxAttempts: 3,
+  fallbacks: [],
+  cacheTtlMs,
 });
 const ok = { content: '{"a":1}', isError: false };
 const broken = { content: '', isError: true, errorClass: 'schema_mismatch' as const, code: 'invalid_json' };

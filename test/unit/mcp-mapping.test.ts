@@ -41,5 +41,15 @@ test('server declarations are checked when the agent is defined; names, allow an
   expect(isOffered(server, 'other')).toBe(false);
   expect(splitMcpToolName('fs__read__x', [server])).toEqual({ server, tool: 'read__x' });
   expect(splitMcpToolName('other__read', [server])).toBeUndefined();
-  expect(() => defineAgent({ name: 'a', system: 's', tools: [], mcpServers: [{ name: 'fs', command: 'node' }, { name: 'fs', url: 'http://127.0.0.1/mcp' }] })).toThrow(/two MCP servers/);
+  expect(() =>
+    defineAgent({
+      name: 'a',
+      system: 's',
+      tools: [],
+      mcpServers: [
+        { name: 'fs', command: 'node' },
+        { name: 'fs', url: 'http://127.0.0.1/mcp' },
+      ],
+    }),
+  ).toThrow(/two MCP servers/);
 });

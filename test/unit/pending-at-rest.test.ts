@@ -14,7 +14,7 @@ test('arguments the memo holds whole are read back exactly, a blob reference inc
   expect(wholeArguments(waitingFor(marker), approval)).toEqual(marker);
 });
 
-test('arguments cut at 200 characters, another approval\'s line, and a non-object are not shown', () => {
+test("arguments cut at 200 characters, another approval's line, and a non-object are not shown", () => {
   expect(wholeArguments(waitingFor({ path: 'x'.repeat(300) }), approval)).toBeUndefined();
   expect(wholeArguments(waitingFor({ path: 'notes.txt' }), { id: 'a-8', tool: 'delete_file' })).toBeUndefined();
   expect(wholeArguments(waitingFor({ path: 'notes.txt' }), { id: 'a-7', tool: 'write_file' })).toBeUndefined();

@@ -83,7 +83,11 @@ describe('the bill of a cached conversation, cross-checked by hand against the d
       messages: [{ role: 'user', content: 'hi' }],
     });
   const bill = (u: Anthropic.Usage) =>
-    costOf(model, { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheWriteTokens: u.cache_creation_input_tokens ?? 0, cacheReadTokens: u.cache_read_input_tokens ?? 0 }, DEFAULT_PRICES);
+    costOf(
+      model,
+      { inputTokens: u.input_tokens, outputTokens: u.output_tokens, cacheWriteTokens: u.cache_creation_input_tokens ?? 0, cacheReadTokens: u.cache_read_input_tokens ?? 0 },
+      DEFAULT_PRICES,
+    );
 
   test('a 1,030-token system prompt is written once at 1.25 x input, then read at 0.1 x input', async () => {
     api.enqueue(fakeTurns.text('ok'), fakeTurns.text('ok'));
@@ -118,7 +122,11 @@ describe('the bill of a cached conversation, cross-checked by hand against the d
     };
     for (const [id, [input, output, write, read]] of Object.entries(documented)) {
       const million = (kind: 'input' | 'output' | 'write' | 'read') =>
-        costOf(id, { inputTokens: kind === 'input' ? 1e6 : 0, outputTokens: kind === 'output' ? 1e6 : 0, cacheWriteTokens: kind === 'write' ? 1e6 : 0, cacheReadTokens: kind === 'read' ? 1e6 : 0 }, DEFAULT_PRICES);
+        costOf(
+          id,
+          { inputTokens: kind === 'input' ? 1e6 : 0, outputTokens: kind === 'output' ? 1e6 : 0, cacheWriteTokens: kind === 'write' ? 1e6 : 0, cacheReadTokens: kind === 'read' ? 1e6 : 0 },
+          DEFAULT_PRICES,
+        );
       expect([id, million('input'), million('output'), million('write'), million('read')]).toEqual([id, input, output, write, expect.closeTo(read, 10)]);
     }
   });

@@ -28,7 +28,10 @@ test('a flat object of primitives gets one field per property, in order, with it
     ['tools', 'choices', false],
   ]);
   expect(fields[0]).toMatchObject({ title: 'Name', description: 'Your name', maxLength: 40 });
-  expect(fields[3]!.options).toEqual([{ value: 'cat', label: 'Cat (cat)' }, { value: 'dog', label: 'Dog (dog)' }]);
+  expect(fields[3]!.options).toEqual([
+    { value: 'cat', label: 'Cat (cat)' },
+    { value: 'dog', label: 'Dog (dog)' },
+  ]);
   expect(fields[4]!.options).toEqual([{ value: 'h1', label: 'Superman (h1)' }]);
   expect(fields[5]!.defaultValue).toEqual(['saw']);
 });

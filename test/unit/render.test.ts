@@ -4,19 +4,7 @@
  * what is wrong with their arguments.
  */
 import { approveCommand, denyCommand, messageCommand, unblockCommand } from '../../src/cli/commands/people';
-import {
-  renderApproval,
-  renderBlocked,
-  renderError,
-  renderEvent,
-  renderResult,
-  renderStatus,
-  renderSummaries,
-  renderView,
-  safeJson,
-  safeLine,
-  safeText,
-} from '../../src/cli/render';
+import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderStatus, renderSummaries, renderView, safeJson, safeLine, safeText } from '../../src/cli/render';
 import type { ApprovalRequest, Escalation, TaskResult, TaskStatus } from '../../src/protocol/task';
 import { argumentsView, viewText } from '../../src/client/arguments-view';
 import { noticeWithArguments, NOTICE_ARGUMENTS_CHARS } from '../../src/notifications/notification';
@@ -92,7 +80,15 @@ describe('every CLI view prints model- and tool-controlled text without its esca
     expiresAt: '2025-01-02T00:00:00.000Z',
     onExpiry: 'deny',
   };
-  const escalation: Escalation = { id: 'e-1', level: 'block', code: `loop${HOSTILE.c1Csi}`, reason: `stuck ${HOSTILE.clipboardBel}`, turn: 3, at: 'now', resolved: { by: `eve${HOSTILE.overwrite}`, at: 'later', how: HOSTILE.c1Osc } };
+  const escalation: Escalation = {
+    id: 'e-1',
+    level: 'block',
+    code: `loop${HOSTILE.c1Csi}`,
+    reason: `stuck ${HOSTILE.clipboardBel}`,
+    turn: 3,
+    at: 'now',
+    resolved: { by: `eve${HOSTILE.overwrite}`, at: 'later', how: HOSTILE.c1Osc },
+  };
   const result: TaskResult = {
     outcome: 'answered',
     text: `Done.\nSecond line${HOSTILE.clearScreen}${HOSTILE.clipboardSt}`,
@@ -112,7 +108,9 @@ describe('every CLI view prints model- and tool-controlled text without its esca
     unpricedModels: [HOSTILE.c1Csi],
     toolCalls: { total: 2, succeeded: 1, failed: 1 },
     pendingApprovals: [approval],
-    approvals: [{ ...approval, decision: 'denied', by: `mallory${HOSTILE.clearScreen}`, decidedAt: 'then', comment: HOSTILE.clipboardBel, denyReason: HOSTILE.overwrite, editedInput: { x: HOSTILE.c1Osc } }],
+    approvals: [
+      { ...approval, decision: 'denied', by: `mallory${HOSTILE.clearScreen}`, decidedAt: 'then', comment: HOSTILE.clipboardBel, denyReason: HOSTILE.overwrite, editedInput: { x: HOSTILE.c1Osc } },
+    ],
     escalations: [escalation],
     decisions: [{ at: 'now', by: `bob${HOSTILE.bell}`, action: 'message', detail: HOSTILE.hyperlink }],
     blocked: escalation,
@@ -127,12 +125,24 @@ describe('every CLI view prints model- and tool-controlled text without its esca
   test.each([
     ['watch/status: an event', () => renderEvent(status.events[0]!)],
     ['status: the whole view', () => renderStatus(`task${HOSTILE.bell}`, status)],
-    ['status: a view from history with a note', () => renderView({ summary: { taskId: 't', runId: 'r', executionStatus: 'COMPLETED', startTime: new Date(0), agent: HOSTILE.c1Csi }, result, failure: status.lastError!, note: HOSTILE.clipboardBel })],
+    [
+      'status: a view from history with a note',
+      () =>
+        renderView({
+          summary: { taskId: 't', runId: 'r', executionStatus: 'COMPLETED', startTime: new Date(0), agent: HOSTILE.c1Csi },
+          result,
+          failure: status.lastError!,
+          note: HOSTILE.clipboardBel,
+        }),
+    ],
     ['watch: a pending approval', () => renderApproval('t', approval)],
     ['watch: a block', () => renderBlocked('t', escalation)],
     ['result: the answer', () => renderResult(result)],
     ['result: a failure', () => renderError(status.lastError!)],
-    ['list: memo waitingFor', () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agentStatus: 'awaiting_approval', waitingFor: `approval of refund_order ${ALL}` }])],
+    [
+      'list: memo waitingFor',
+      () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agentStatus: 'awaiting_approval', waitingFor: `approval of refund_order ${ALL}` }]),
+    ],
     ['list: no worker note', () => renderSummaries([{ taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: ALL, note: noWorkerNote(ALL, `q${ALL}`) }])],
   ])('%s is terminal-safe', (_name, render) => {
     expectTerminalSafe(render());
@@ -164,7 +174,10 @@ describe('every CLI view prints model- and tool-controlled text without its esca
 describe("the people commands' own argument checks say precisely what is wrong", () => {
   /** The message and exit code of a usage error, raised before any connection is tried. */
   const usage = async (run: Promise<number>) => {
-    const err = (await run.then(() => undefined, (e: unknown) => e)) as { message: string; exitCode: number } | undefined;
+    const err = (await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { message: string; exitCode: number } | undefined;
     expect(err?.exitCode).toBe(2);
     return err!.message;
   };
@@ -268,7 +281,12 @@ describe('a long call is shown so that padding hides nothing: every key, the end
   });
 
   test('arguments that could not be read are never shown as their reference alone: the approval says it cannot be read', () => {
-    const unreadable = { ...approval, input: stored, storedAs: undefined, argumentsProblem: 'the arguments (50,431 characters) are stored in the blob store and cannot be read here: no blob store' } as unknown as ApprovalRequest;
+    const unreadable = {
+      ...approval,
+      input: stored,
+      storedAs: undefined,
+      argumentsProblem: 'the arguments (50,431 characters) are stored in the blob store and cannot be read here: no blob store',
+    } as unknown as ApprovalRequest;
     const out = renderApproval('task-7', unreadable);
     expect(out).toContain('arguments: NOT SHOWN: the arguments (50,431 characters) are stored in the blob store and cannot be read here');
     expect(out).toContain('do not approve arguments you have not read');
@@ -294,7 +312,15 @@ describe('a long call is shown so that padding hides nothing: every key, the end
 
 test('list shows a task that waits for a person and for a worker with both, in its WAITING FOR column', () => {
   const out = renderSummaries([
-    { taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'nu-files', waitingFor: 'approval of delete_file', note: noWorkerNote('nu-files', 'durable-agent.nu-files') },
+    {
+      taskId: 't-1',
+      runId: 'r',
+      executionStatus: 'RUNNING',
+      startTime: new Date(0),
+      agent: 'nu-files',
+      waitingFor: 'approval of delete_file',
+      note: noWorkerNote('nu-files', 'durable-agent.nu-files'),
+    },
     { taskId: 't-2', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo' },
   ]);
   const [header, first, second] = out.split('\n');
@@ -305,12 +331,23 @@ test('list shows a task that waits for a person and for a worker with both, in i
 
 test('status shows a decision sent as a signal that changed nothing, with why, so the person told "recorded" finds out', () => {
   const status = {
-    agent: 'demo', phase: 'awaiting_approval', agentStatus: 'awaiting_approval', model: 'm', turn: 1,
+    agent: 'demo',
+    phase: 'awaiting_approval',
+    agentStatus: 'awaiting_approval',
+    model: 'm',
+    turn: 1,
     budgets: { turns: { used: 1, limit: 5, left: 4 }, toolCalls: { used: 1, limit: 5, left: 4 }, toolCallsPerTurn: 8, correctionsPerTool: 3 },
-    unpricedModels: [], toolCalls: { total: 1, succeeded: 0, failed: 0 }, pendingApprovals: [], approvals: [], escalations: [],
+    unpricedModels: [],
+    toolCalls: { total: 1, succeeded: 0, failed: 0 },
+    pendingApprovals: [],
+    approvals: [],
+    escalations: [],
     decisions: [{ at: '2026-11-23T10:00:00.000Z', by: 'olga', action: 'approve', outcome: 'refused', detail: 'refused (sent as a signal): the proof expired at 2026-11-23T09:00:00.000Z' }],
     untakenDecisions: 1,
-    usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 }, costUsd: 0, events: [], eventCount: 0,
+    usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 },
+    costUsd: 0,
+    events: [],
+    eventCount: 0,
   } as unknown as TaskStatus;
   expect(renderStatus('t-1', status)).toContain('approve by olga refused (sent as a signal): the proof expired');
 });

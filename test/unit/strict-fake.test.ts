@@ -61,7 +61,7 @@ test('a valid tool loop with tools defined is accepted', async () => {
   expect(await verdict(base({ messages: toolLoop(), tools: [tool] }))).toBe('accepted');
 });
 
-test('tool blocks without `tools` are refused with the API\'s message (the last no-tools call)', async () => {
+test("tool blocks without `tools` are refused with the API's message (the last no-tools call)", async () => {
   expect(await verdict(base({ messages: toolLoop() }))).toBe('Requests which include `tool_use` or `tool_result` blocks must define tools.');
 });
 
@@ -72,7 +72,11 @@ test('tool_choice none with tools defined is accepted where no tools is refused'
 });
 
 test('a tool_use must be answered in the next user turn, once, first, with matching ids', async () => {
-  const missing: Anthropic.MessageParam[] = [{ role: 'user', content: 'list' }, { role: 'assistant', content: [use('toolu_1')] }, { role: 'user', content: 'go on' }];
+  const missing: Anthropic.MessageParam[] = [
+    { role: 'user', content: 'list' },
+    { role: 'assistant', content: [use('toolu_1')] },
+    { role: 'user', content: 'go on' },
+  ];
   expect(await verdict(base({ messages: missing, tools: [tool] }))).toMatch(/`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/);
 
   const wrongId = toolLoop();
@@ -91,7 +95,7 @@ test('a tool_use must be answered in the next user turn, once, first, with match
   expect(await verdict(base({ messages: repeatedId, tools: [tool] }))).toMatch(/`tool_use` ids must be unique/);
 });
 
-test('consecutive user turns are merged as the API does: a person\'s note after the tool results passes, before them it does not', async () => {
+test("consecutive user turns are merged as the API does: a person's note after the tool results passes, before them it does not", async () => {
   const after = [...toolLoop(), { role: 'user' as const, content: 'a note from a person' }];
   expect(await verdict(base({ messages: after, tools: [tool] }))).toBe('accepted');
   const before: Anthropic.MessageParam[] = [toolLoop()[0]!, toolLoop()[1]!, { role: 'user', content: 'a note' }, toolLoop()[2]!];
@@ -99,12 +103,24 @@ test('consecutive user turns are merged as the API does: a person\'s note after 
 });
 
 test('the first message must be from the user; empty text blocks are refused', async () => {
-  expect(await verdict(base({ messages: [{ role: 'assistant', content: 'hello' }, { role: 'user', content: 'hi' }] }))).toBe('messages: first message must use the "user" role');
+  expect(
+    await verdict(
+      base({
+        messages: [
+          { role: 'assistant', content: 'hello' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+    ),
+  ).toBe('messages: first message must use the "user" role');
   expect(await verdict(base({ messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] }))).toMatch(/text content blocks must be non-empty/);
 });
 
 test('prefill: refused for current models, configurable, and never with trailing whitespace', async () => {
-  const prefill: Anthropic.MessageParam[] = [{ role: 'user', content: 'write' }, { role: 'assistant', content: 'The first half' }];
+  const prefill: Anthropic.MessageParam[] = [
+    { role: 'user', content: 'write' },
+    { role: 'assistant', content: 'The first half' },
+  ];
   expect(await verdict(base({ messages: prefill }))).toMatch(/does not support assistant message prefill/);
   expect(await verdict(base({ model: 'claude-opus-4-6', messages: prefill }))).toMatch(/does not support assistant message prefill/);
   expect(await verdict(base({ model: 'claude-haiku-4-5', messages: prefill }))).toBe('accepted');
@@ -117,7 +133,10 @@ test('at most 4 cache_control breakpoints across system, tools and messages', as
   const cc = { cache_control: { type: 'ephemeral' as const } };
   const four = base({
     system: [{ type: 'text', text: 'sys', ...cc }],
-    tools: [{ ...tool, ...cc }, { ...tool, name: 'b', ...cc }],
+    tools: [
+      { ...tool, ...cc },
+      { ...tool, name: 'b', ...cc },
+    ],
     messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', ...cc }] }],
   });
   expect(await verdict(four)).toBe('accepted');
@@ -125,7 +144,7 @@ test('at most 4 cache_control breakpoints across system, tools and messages', as
   expect(await verdict(five)).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
 });
 
-test('max_tokens must be at least 1 and within the model\'s output limit (configurable)', async () => {
+test("max_tokens must be at least 1 and within the model's output limit (configurable)", async () => {
   expect(await verdict(base({ max_tokens: 0 }))).toMatch(/greater than or equal to 1/);
   expect(await verdict(base({ max_tokens: 64_000 }))).toBe('accepted');
   expect(await verdict(base({ max_tokens: 64_001 }))).toBe('max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-5-5');
@@ -148,7 +167,16 @@ test('thinking in a tool loop: the assistant turn goes back with its signed thin
   const [think, call] = first.content as [Anthropic.ThinkingBlock, Anthropic.ToolUseBlock];
   expect(think).toMatchObject({ type: 'thinking', thinking: 'I should list the files.', signature: expect.any(String) });
   const loop = (assistant: Anthropic.ContentBlockParam[]): Body =>
-    base({ max_tokens: 2048, thinking, tools: [tool], messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: assistant }, { role: 'user', content: [result(call.id)] }] });
+    base({
+      max_tokens: 2048,
+      thinking,
+      tools: [tool],
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: assistant },
+        { role: 'user', content: [result(call.id)] },
+      ],
+    });
 
   expect(await verdict(loop([think, call]))).toBe('accepted');
   expect(await verdict(loop([call]))).toMatch(/Expected `thinking` or `redacted_thinking`, but found `tool_use`/);
@@ -259,7 +287,7 @@ test('by default the fake knows only the documented models: a made-up or misspel
   api.clearQueue();
 });
 
-test('the default model list is the installed SDK\'s documented list', () => {
+test("the default model list is the installed SDK's documented list", () => {
   const dts = sdkMessagesTypes();
   const line = dts.split('\n').find((l) => l.startsWith('export type Model = '))!;
   const ids = [...line.matchAll(/'([^']+)'/g)].map((m) => m[1]);

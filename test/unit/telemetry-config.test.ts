@@ -24,7 +24,7 @@ test('an OTLP endpoint (general or traces-only) or OTEL_TRACES_EXPORTER=otlp|con
   expect(Object.keys(tracing!.sinks)).toEqual(['durableAgentSpans']);
 });
 
-test('DURABLE_AGENT_METRICS_ADDRESS becomes the runtime\'s Prometheus bind address; a malformed one is refused with the expected form', () => {
+test("DURABLE_AGENT_METRICS_ADDRESS becomes the runtime's Prometheus bind address; a malformed one is refused with the expected form", () => {
   expect(metricsTelemetryOptions({})).toBeUndefined();
   expect(metricsTelemetryOptions({ DURABLE_AGENT_METRICS_ADDRESS: '127.0.0.1:9464' })).toEqual({ metrics: { prometheus: { bindAddress: '127.0.0.1:9464' } } });
   expect(metricsTelemetryOptions({ DURABLE_AGENT_METRICS_ADDRESS: '[::1]:9464' })).toEqual({ metrics: { prometheus: { bindAddress: '[::1]:9464' } } });

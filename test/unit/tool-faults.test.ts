@@ -26,7 +26,10 @@ test('a tool made to fail twice with 503 fails twice as transient, then works; e
 });
 
 test('truncate, partial page and a 429 with retry-after each look to the guard like the real failure', async () => {
-  const tool = list().inject(toolFaults.truncate(10)).inject(toolFaults.partialPage('items', 1)).inject(toolFaults.http(429, { 'retry-after': '4' }));
+  const tool = list()
+    .inject(toolFaults.truncate(10))
+    .inject(toolFaults.partialPage('items', 1))
+    .inject(toolFaults.http(429, { 'retry-after': '4' }));
   expect(await guardedCall(tool, {}, ctx)).toMatchObject({ error: { error_class: 'schema_mismatch', code: 'invalid_json' } });
   expect(await guardedCall(tool, {}, ctx)).toMatchObject({ kind: 'ok', output: { items: [1], has_more: true } });
   expect(await guardedCall(tool, {}, ctx)).toMatchObject({ error: { error_class: 'transient' }, retryAfterMs: 4_000 });

@@ -23,9 +23,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const say = (line: string) => (values.json ? undefined : console.log(line));
   const stack = await startLocalStack({ port, log: (line) => say(line) });
   try {
-    const model: ModelChoice = process.env.ANTHROPIC_API_KEY
-      ? { provider: 'anthropic' }
-      : { provider: 'scripted', script: DEMO_SCRIPT };
+    const model: ModelChoice = process.env.ANTHROPIC_API_KEY ? { provider: 'anthropic' } : { provider: 'scripted', script: DEMO_SCRIPT };
     say(
       model.provider === 'scripted'
         ? `Model: SCRIPTED (fixed turns from ${path.relative(process.cwd(), DEMO_SCRIPT)}; not an LLM). Set ANTHROPIC_API_KEY to use Claude.`

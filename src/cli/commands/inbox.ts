@@ -81,9 +81,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
     usedLinks: new UsedLinks(),
     blobStore,
     ...(publicUrl ? { publicUrl } : {}),
-    ...(values['trusted-header']
-      ? { trustedHeader: { header: values['trusted-header'], ...(values['trusted-proxy'] ? { proxies: values['trusted-proxy'] } : {}) } }
-      : {}),
+    ...(values['trusted-header'] ? { trustedHeader: { header: values['trusted-header'], ...(values['trusted-proxy'] ? { proxies: values['trusted-proxy'] } : {}) } } : {}),
   });
   const url = await server.start(port, values.host ?? '127.0.0.1');
   console.log(`inbox: ${url}${publicUrl && publicUrl !== url ? ` (public: ${publicUrl})` : ''}; ${directory.size} approver(s). Ctrl-C stops it.`);

@@ -234,8 +234,9 @@ async function onlyPendingApproval(client: TaskClient, taskId: string): Promise<
 function rejection(err: unknown, taskId: string, client: TaskClient): unknown {
   if (!(err instanceof TaskRejectedError)) return err;
   // Unsigned and refused for it: say how this terminal could sign.
-  const hint = !client.signer && /^unsigned /.test(err.message)
-    ? ` (this terminal has no signing key: set ${SIGNING_KEY_ENV}=KEYID:SECRET, or use the state dir key ${signingKeyFile()} that the task's workers trust)`
-    : '';
+  const hint =
+    !client.signer && /^unsigned /.test(err.message)
+      ? ` (this terminal has no signing key: set ${SIGNING_KEY_ENV}=KEYID:SECRET, or use the state dir key ${signingKeyFile()} that the task's workers trust)`
+      : '';
   return new CliError(`${taskId} refused: ${safeLine(err.message)}${hint}`);
 }

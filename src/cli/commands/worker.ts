@@ -72,10 +72,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
   });
-  console.error(
-    `worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` +
-      `${describeQueues(worker.queues)}; ${env.describe}`,
-  );
+  console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
   if (process.env[METRICS_ADDRESS_ENV]) console.error(`worker: Prometheus metrics on http://${process.env[METRICS_ADDRESS_ENV]}/metrics`);

@@ -233,7 +233,8 @@ export class Workspace {
           // Symlinks are neither listed nor followed: they may lead out of the workspace or in a circle.
           if (entry.isDirectory()) {
             if (depth + 1 < MAX_LIST_DEPTH) nextLevel.push(full);
-            else if (!notes.some((n) => n.startsWith('Folders deeper'))) notes.push(`Folders deeper than ${MAX_LIST_DEPTH} levels are not listed (first: ${path.relative(realRoot, full)}); list them with dir.`);
+            else if (!notes.some((n) => n.startsWith('Folders deeper')))
+              notes.push(`Folders deeper than ${MAX_LIST_DEPTH} levels are not listed (first: ${path.relative(realRoot, full)}); list them with dir.`);
             continue;
           }
           if (!entry.isFile()) continue;
@@ -301,21 +302,11 @@ function refuseUnwritable(relative: string, stats: Stats): void {
 }
 
 function outside(relative: string): ToolFailure {
-  return new ToolFailure(
-    'permanent',
-    'permission_denied',
-    `Path "${relative}" is outside the workspace.`,
-    'Use a path relative to the workspace root, without "..".',
-  );
+  return new ToolFailure('permanent', 'permission_denied', `Path "${relative}" is outside the workspace.`, 'Use a path relative to the workspace root, without "..".');
 }
 
 function symlinkRefused(relative: string): ToolFailure {
-  return new ToolFailure(
-    'permanent',
-    'permission_denied',
-    `"${relative}" is a symbolic link; the workspace does not write through links.`,
-    'Write to a regular file path instead.',
-  );
+  return new ToolFailure('permanent', 'permission_denied', `"${relative}" is a symbolic link; the workspace does not write through links.`, 'Write to a regular file path instead.');
 }
 
 function notRegular(relative: string, stats?: Stats): ToolFailure {
