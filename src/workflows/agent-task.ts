@@ -24,6 +24,7 @@ import { Rollover } from './rollover';
 import { beginRun, configureRun, type Run } from './run-setup';
 import { Toolbox } from './toolbox';
 import { runTurnTools } from './turn-tools';
+import { budgetNote, spentSpendBudget } from './budget-meter';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const run = beginRun(input);
@@ -64,9 +65,9 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         // Unblocked without more turns: one last call, without tools, to answer with what it has.
         if (!raised) withoutTools = true;
       }
-      const spent = state.spentSpendBudget();
+      const spent = spentSpendBudget(state);
       if (spent) {
-        const raised = await people.block(spent.code, spent.reason, () => (state.spentSpendBudget() ? 0 : 1));
+        const raised = await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1));
         if (!raised) return await finish('budget_exhausted');
       }
       state.startTurn();
@@ -111,7 +112,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         },
         uses,
       );
-      state.conversation.addToolResults(turn.results, guarded ? [state.budgetNote()] : []);
+      state.conversation.addToolResults(turn.results, guarded ? [budgetNote(state)] : []);
       if (turn.perTurnBudgetSpent) withoutTools = true;
       if (turn.escalation) {
         const isBudget = turn.escalation.code === 'tool_call_budget';

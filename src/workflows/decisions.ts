@@ -11,6 +11,8 @@ import type { ApproveInput, DenyInput, UnblockInput } from '../protocol/task';
 import type { ApproverGate } from './approver-gate';
 import type { TaskState } from './task-state';
 import { questionAnswerProblem } from './tool-questions';
+import { approvalProblem, decideApproval } from './approvals';
+import { unblockProblem, unblockTask } from './blocks';
 
 export type DecisionKind = 'approve' | 'deny' | 'unblock';
 export type DecisionRequest<K extends DecisionKind> = K extends 'unblock' ? UnblockInput : K extends 'approve' ? ApproveInput : DenyInput;
@@ -35,10 +37,10 @@ export class Decisions {
     const { state } = this.ctx;
     if (kind === 'unblock') {
       const unblock = request as UnblockInput;
-      return state.unblockProblem(unblock) ?? this.gateProblem((gate) => gate.problem('unblock', unblock, state.blocked?.id ?? '', { kind: 'unblock' }, atMs));
+      return unblockProblem(state, unblock) ?? this.gateProblem((gate) => gate.problem('unblock', unblock, state.blocked?.id ?? '', { kind: 'unblock' }, atMs));
     }
     const decision = request as ApproveInput | DenyInput;
-    const problem = state.decisionProblem(decision, kind as 'approve' | 'deny') ?? (kind === 'approve' ? questionAnswerProblem(state.pendingApprovals, decision as ApproveInput) : undefined);
+    const problem = approvalProblem(state, decision, kind as 'approve' | 'deny') ?? (kind === 'approve' ? questionAnswerProblem(state.pendingApprovals, decision as ApproveInput) : undefined);
     if (problem) return problem;
     return this.gateProblem((gate) => {
       const approval = state.pendingApprovals.find((a) => a.id === decision.approvalId);
@@ -71,7 +73,7 @@ export class Decisions {
       editedInput = prepared.input;
     }
     const gate = this.ctx.gate();
-    state.decide(request.approvalId, 'approved', request.by, {
+    decideApproval(state, request.approvalId, 'approved', request.by, {
       ...(request.comment ? { comment: request.comment } : {}),
       ...(editedInput !== undefined ? { editedInput } : {}),
       ...(gate ? { identity: gate.identityOf(request) } : {}),
@@ -81,12 +83,12 @@ export class Decisions {
 
   deny(request: DenyInput): { approvalId: string; decision: 'denied' } {
     const gate = this.ctx.gate();
-    this.ctx.state.decide(request.approvalId, 'denied', request.by, { denyReason: request.reason, ...(gate ? { identity: gate.identityOf(request) } : {}) });
+    decideApproval(this.ctx.state, request.approvalId, 'denied', request.by, { denyReason: request.reason, ...(gate ? { identity: gate.identityOf(request) } : {}) });
     return { approvalId: request.approvalId, decision: 'denied' };
   }
 
   unblock(request: UnblockInput): { resumed: true; escalationId: string } {
-    const escalation = this.ctx.state.unblock(request, this.ctx.gate()?.identityOf(request));
+    const escalation = unblockTask(this.ctx.state, request, this.ctx.gate()?.identityOf(request));
     return { resumed: true, escalationId: escalation.id };
   }
 

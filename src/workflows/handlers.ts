@@ -12,6 +12,7 @@ import { failAsUpdate, failAsUpdateAsync, rejectIf } from './update-failures';
 import { messageProblem } from './input-checks';
 import { legacyMessageProblem } from './legacy';
 import type { Run } from './run-setup';
+import { statusOf } from './task-status';
 
 export class TaskHandlers {
   /** Set once the manifest (with the worker's trusted keys) is known. */
@@ -32,7 +33,7 @@ export class TaskHandlers {
       prepareToolCall: this.run.activities.prepareToolCall,
       decisionReceivedAt: this.run.decisionReceivedAt,
     });
-    setHandler(statusQuery, () => state.status());
+    setHandler(statusQuery, () => statusOf(state));
     setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
     // Validators run before anything is written to history: a wrong or stale decision leaves no trace.
     setHandler(unblockUpdate, (request) => failAsUpdate(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });

@@ -9,6 +9,8 @@ import { CONTINUED_RUN_STATUS, type AgentStatus, type ApprovalRecord, type Appro
 import { NOTIFY_PEOPLE_PATCH } from './patches';
 import { pendingMemo } from './pending-memo';
 import type { Run } from './run-setup';
+import { decideApproval } from './approvals';
+import { blockTask, unblockTask } from './blocks';
 
 export class People {
   private published: AgentStatus | undefined;
@@ -35,7 +37,7 @@ export class People {
   /** Waits, durably, for a person to unblock; true when they raised the budget that ran out. */
   async block(code: string, reason: string, budgetLeft: () => number): Promise<boolean> {
     const { state } = this.run;
-    state.block(code, reason);
+    blockTask(state, code, reason);
     this.publishStatus();
     this.publishPending();
     this.ask('block', code, reason);
@@ -55,15 +57,15 @@ export class People {
     if (!answered) {
       if (approval.onExpiry === 'block') {
         const reason = `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`;
-        state.block('approval_expired', reason);
+        blockTask(state, 'approval_expired', reason);
         this.publishStatus();
         this.publishPending();
         this.ask('block', 'approval_expired', reason, approval.id);
         // Either a late decision or an unblock ends the wait; an unblock counts as "do not run it".
         await condition(() => !state.isPending(approval.id) || state.phase !== 'blocked');
-        if (state.phase === 'blocked') state.unblock({ by: 'system', message: `approval ${approval.id} was decided` });
+        if (state.phase === 'blocked') unblockTask(state, { by: 'system', message: `approval ${approval.id} was decided` });
       }
-      if (state.isPending(approval.id)) state.decide(approval.id, 'expired', 'expiry', { denyReason: `no decision before ${approval.expiresAt}` });
+      if (state.isPending(approval.id)) decideApproval(state, approval.id, 'expired', 'expiry', { denyReason: `no decision before ${approval.expiresAt}` });
     }
     this.publishWaitingFor(null);
     this.publishStatus();

@@ -8,6 +8,7 @@ import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@te
 import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type TaskInput, type TaskSnapshot } from '../protocol/task';
 import type { People } from './people';
 import type { Run } from './run-setup';
+import { fitSnapshot, snapshotOf } from './task-snapshot';
 
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
@@ -44,14 +45,14 @@ export class Rollover {
       // Rules v1: old tool results are compacted on the way.
       state.conversation.compactOldToolResults(10);
       await condition(allHandlersFinished);
-      await this.continueWith(state.snapshot());
+      await this.continueWith(snapshotOf(state));
       return;
     }
     await this.people.delivered();
     state.audit.spillEvents();
     if (this.archiveDue(true)) await this.archive();
     await condition(allHandlersFinished);
-    const fitted = state.fittedSnapshot(state.limits.snapshotCeilingBytes);
+    const fitted = fitSnapshot(state, state.limits.snapshotCeilingBytes);
     if ('snapshot' in fitted) {
       this.people.publishContinued();
       await this.continueWith(fitted.snapshot);

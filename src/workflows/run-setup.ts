@@ -15,6 +15,7 @@ import { legacyInputChecks } from './legacy';
 import { runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { TaskState } from './task-state';
+import { restoreTask } from './task-snapshot';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
@@ -50,7 +51,7 @@ export function beginRun(input: TaskInput): Run {
   const limits = rules.newRules
     ? { ...DEFAULT_LIMITS, ...(rules.stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) }
     : LEGACY_LIMITS;
-  const state = input.resume ? TaskState.restore(input, clock, input.resume) : new TaskState(input, clock, limits);
+  const state = input.resume ? restoreTask(input, clock, input.resume) : new TaskState(input, clock, limits);
   state.snapshotCarriesManifest = !rules.configFromWorker;
   const v2 = state.limits.rulesVersion >= 2;
   const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;

@@ -3,9 +3,10 @@
  * only. Schema 2 carries no configuration (the run asks its worker for the manifest); schema 1
  * carried the manifest too and is read only where a history recorded before config-from-worker replays.
  */
-import { STATUS_EVENT_WINDOW, type TaskSnapshot } from '../protocol/task';
+import { STATUS_EVENT_WINDOW, type TaskInput, type TaskSnapshot } from '../protocol/task';
 import { ToolLedger, type LedgerState } from './ledger';
-import type { TaskState } from './task-state';
+import { TaskState, type Clock } from './task-state';
+import { limitsFrom } from '../rules/task-limits';
 
 /** Schema 2: progress only (no manifest). Schema 1 (no `schemaVersion`): the manifest rode along. */
 export const CURRENT_SNAPSHOT_SCHEMA = 2;
@@ -44,7 +45,12 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
   };
 }
 
-/** A fresh state (made with the snapshot's pinned limits) given the progress its previous run carried. */
+/** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
+export function restoreTask(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
+  return restoreState(new TaskState(input, clock, limitsFrom(snapshot.limits)), snapshot);
+}
+
+/** A fresh state given the progress its previous run carried. */
 export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskState {
   const schema = snapshot.schemaVersion ?? 1;
   if (!READABLE_SNAPSHOT_SCHEMAS.includes(schema)) throw new Error(`snapshot schema ${schema} is not one this code reads (${READABLE_SNAPSHOT_SCHEMAS.join(', ')})`);

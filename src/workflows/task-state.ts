@@ -12,8 +12,6 @@ import {
   type AgentStatus,
   type ApprovalRecord,
   type ApprovalRequest,
-  type ApproveInput,
-  type DenyInput,
   type Budgets,
   type Decision,
   type Escalation,
@@ -22,9 +20,6 @@ import {
   type TaskOutcome,
   type TaskPhase,
   type TaskResult,
-  type TaskSnapshot,
-  type TaskStatus,
-  type UnblockInput,
   type ApproverStatus,
   type VerifiedIdentity,
 } from '../protocol/task';
@@ -33,16 +28,10 @@ import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { oneLine } from './one-line';
-import { DEFAULT_LIMITS, limitsFrom, type TaskLimits } from '../rules/task-limits';
-import { fitSnapshot, restoreState, snapshotOf } from './task-snapshot';
-import { statusOf } from './task-status';
-import { blockTask, unblockProblem, unblockTask } from './blocks';
-import { budgetNote, spentSpendBudget } from './budget-meter';
-import { approvalProblem, decideApproval, requestApproval, type ApprovalExtra } from './approvals';
+import { DEFAULT_LIMITS, type TaskLimits } from '../rules/task-limits';
 
 /** Refused or superseded signalled decisions itemised in the audit trail per run; the rest are counted. */
 export const REFUSED_DECISIONS_ITEMISED = 100;
-export { CURRENT_SNAPSHOT_SCHEMA, READABLE_SNAPSHOT_SCHEMAS } from './task-snapshot';
 
 const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   starting: 'running',
@@ -117,20 +106,6 @@ export class TaskState {
     this.ledger = new ToolLedger(undefined, limits);
     this.model = input.model ? modelLabel(input.model) : 'agent default';
     this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets, turns: input.maxTurns ?? input.budgets?.turns ?? DEFAULT_MAX_TURNS };
-  }
-
-  /** Everything the next run needs (progress only, see task-snapshot.ts); pending approvals are never carried. */
-  snapshot(): TaskSnapshot {
-    return snapshotOf(this);
-  }
-
-  static restore(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
-    return restoreState(new TaskState(input, clock, limitsFrom(snapshot.limits)), snapshot);
-  }
-
-  /** The snapshot for the next run, made to fit `ceiling` bytes of JSON (see fitSnapshot). */
-  fittedSnapshot(ceiling: number): ReturnType<typeof fitSnapshot> {
-    return fitSnapshot(this, ceiling);
   }
 
   // The lists other modules read by their old names.
@@ -268,29 +243,6 @@ export class TaskState {
     if (this.messageNonces.length > keep) this.messageNonces.splice(0, this.messageNonces.length - keep);
   }
 
-  /** What the model is told about its budgets after each turn (see budget-meter.ts). */
-  budgetNote(): string {
-    return budgetNote(this);
-  }
-
-  /** The token or cost budget that is spent, if one is. */
-  spentSpendBudget(): { code: string; reason: string } | undefined {
-    return spentSpendBudget(this);
-  }
-
-  requestApproval(request: Omit<ApprovalRequest, 'requestedAt' | 'turn' | 'id'>): ApprovalRequest {
-    return requestApproval(this, request);
-  }
-
-  /** Why an approve/deny cannot be taken, or undefined (see approvals.ts). */
-  decisionProblem(input: ApproveInput | DenyInput, kind: 'approve' | 'deny'): string | undefined {
-    return approvalProblem(this, input, kind);
-  }
-
-  decide(approvalId: string, decision: ApprovalRecord['decision'], by: string, extra: ApprovalExtra = {}): ApprovalRecord {
-    return decideApproval(this, approvalId, decision, by, extra);
-  }
-
   isPending(approvalId: string): boolean {
     return this.pendingApprovals.some((a) => a.id === approvalId);
   }
@@ -303,19 +255,6 @@ export class TaskState {
 
   get tokensUsed(): number {
     return this.usage.inputTokens + this.usage.outputTokens;
-  }
-
-  block(code: string, reason: string): Escalation {
-    return blockTask(this, code, reason);
-  }
-
-  /** Why an unblock cannot be taken now, or undefined (see blocks.ts). */
-  unblockProblem(input: UnblockInput): string | undefined {
-    return unblockProblem(this, input);
-  }
-
-  unblock(input: UnblockInput, identity?: VerifiedIdentity): Escalation {
-    return unblockTask(this, input, identity);
   }
 
   complete(outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult {
@@ -350,10 +289,6 @@ export class TaskState {
     this.result = this.resultSoFar('cancelled', false);
     this.phase = 'cancelled';
     this.audit.record('task_cancelled', `cancelled on request after ${this.turn} turns and ${this.toolCalls.total} tool calls`);
-  }
-
-  status(): TaskStatus {
-    return statusOf(this);
   }
 
   now(): string {

@@ -8,6 +8,7 @@ import { NEEDS_INPUT_TYPE, type ToolQuestion, type ToolQuestionAnswer } from '..
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type PermissionPolicy } from '../protocol/task';
 import type { TaskState } from './task-state';
+import { requestApproval } from './approvals';
 
 /** Tasks that asked a tool's question carry this marker (histories from before never did). */
 export const MCP_TOOLS_PATCH = 'mcp-tools';
@@ -33,7 +34,7 @@ export async function askPerson(
   call: { tool: ToolManifest; name: string; toolUseId: string; input: unknown },
   question: ToolQuestion,
 ): Promise<ToolQuestionAnswer> {
-  const approval = state.requestApproval({
+  const approval = requestApproval(state, {
     tool: call.name,
     toolUseId: call.toolUseId,
     input: call.input,

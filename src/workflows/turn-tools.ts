@@ -22,6 +22,7 @@ import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { errorBlock, summarizeOutput } from '../rules/tool-result-content';
 import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
+import { requestApproval } from './approvals';
 
 export interface TurnContext {
   state: TaskState;
@@ -212,7 +213,7 @@ async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUse
   if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
   const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : ledger.action === 'confirm' ? ledger.reason : reason;
   const policy = ctx.policy ?? {};
-  const approval = state.requestApproval({
+  const approval = requestApproval(state, {
     tool: tool.name,
     toolUseId: use.id,
     input: prepared.input,

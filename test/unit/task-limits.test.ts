@@ -5,21 +5,22 @@
 import { approveProblem, taskInputProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
 import { DEFAULT_LIMITS, LEGACY_LIMITS } from '../../src/rules/task-limits';
 import { TaskState } from '../../src/workflows/task-state';
+import { restoreTask, snapshotOf } from '../../src/workflows/task-snapshot';
 
 const clock = { now: () => new Date(0), newId: () => 'id' };
 const input = { agent: 'demo', prompt: 'x' };
 
 test('10. a snapshot carries the limits its task started with; a later default does not change a task in flight', () => {
   const state = new TaskState(input, clock, { ...DEFAULT_LIMITS, loopThreshold: 5, maxConversationMessages: 42 });
-  const snapshot = JSON.parse(JSON.stringify(state.snapshot()));
-  const restored = TaskState.restore(input, clock, snapshot);
+  const snapshot = JSON.parse(JSON.stringify(snapshotOf(state)));
+  const restored = restoreTask(input, clock, snapshot);
   expect(restored.limits).toMatchObject({ rulesVersion: 2, loopThreshold: 5, maxConversationMessages: 42 });
 });
 
 test('10. a snapshot from before pinned limits restores with the legacy limits it was recorded with', () => {
   const state = new TaskState(input, clock, DEFAULT_LIMITS);
-  const { limits: _dropped, ...old } = JSON.parse(JSON.stringify(state.snapshot()));
-  expect(TaskState.restore(input, clock, old).limits).toEqual(LEGACY_LIMITS);
+  const { limits: _dropped, ...old } = JSON.parse(JSON.stringify(snapshotOf(state)));
+  expect(restoreTask(input, clock, old).limits).toEqual(LEGACY_LIMITS);
 });
 
 test('13. a wrong type is named as a wrong type, a missing field as missing', () => {
