@@ -2,20 +2,15 @@
  * A worker that runs `agentTask` workflows and the agent activities for the given agents.
  */
 import { NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
-import type { ActivityDependencies } from '../activities';
 import { agentQueue, type AgentDefinition } from '../agents/define-agent';
-import type { BlobStore } from '../blobs/blob-store';
-import type { CodecOptions } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
-import type { TelemetryOptions } from '../telemetry/worker-tracing';
 import { loadConnectionConfig } from '../client/connection-config';
-import type { McpClientPool } from '../mcp/pool';
-import { durableAgent } from './plugin';
+import { durableAgent, type DurableAgentPluginOptions } from './plugin';
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
 
-export interface AgentWorkerOptions {
-  agents: AgentDefinition[];
+/** The plugin's options (what the engine serves, and how), plus where and on which queues the Workers run. */
+export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'taskQueue'> {
   /** Default: Temporal's environment configuration (see loadConnectionConfig). */
   connection?: NativeConnection;
   /** Default: from the environment configuration, else `default`. */
@@ -33,43 +28,6 @@ export interface AgentWorkerOptions {
    * `taskQueue` is given.
    */
   legacyTaskQueue?: boolean;
-  /** A prebuilt bundle (bundleWorkflowCode), e.g. one per test file. Default: cachedWorkflowBundle(), built once per version of the workflow code under `<stateDir>/bundles`. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
-  modelEnv?: ActivityDependencies['modelEnv'];
-  /** Your own Model implementations, chosen by a task with `{ provider: 'custom', name }`. */
-  models?: ActivityDependencies['models'];
-  /** Where `inform` escalations are POSTed. Default: DURABLE_AGENT_WEBHOOK_URL. */
-  webhookUrl?: string;
-  /** USD per million tokens per model, over the defaults (see models/pricing.ts). */
-  prices?: ActivityDependencies['prices'];
-  /** Tool results longer than this (JSON chars) are cut before they enter history. Default 50 000. */
-  maxToolResultChars?: number;
-  /**
-   * Where large content goes (the claim check). Default: openBlobStore(): DURABLE_AGENT_BLOB_STORE
-   * (`file:/abs/dir` or `postgres://...`), else `<state dir>/blobs`, behind a per-worker LRU cache,
-   * encrypted at rest with `codec`'s keys when encryption is on. Workers on several machines must share one store.
-   */
-  blobStore?: BlobStore;
-  /**
-   * Public keys of the front ends (inbox, operators' CLIs) trusted to vouch for who approves. Default:
-   * DURABLE_AGENT_APPROVER_KEYS (`KEYID:HEX` entries, `local` for the state dir's key); none: dev mode,
-   * decisions recorded as unverified. See docs/approvers.md.
-   */
-  approverKeys?: ActivityDependencies['approverKeys'];
-  /** Payload codecs (compression). Must match the clients' (TaskClient.connect and the CLI use the same defaults). */
-  codec?: CodecOptions;
-  /**
-   * The worker's MCP connections (agents' `mcpServers`). Default: a pool of this worker's own, closed
-   * (its stdio servers stopped) when the worker stops; a pool you pass is yours to close.
-   */
-  mcp?: McpClientPool;
-  /**
-   * Traces of every task (docs/observability.md). Default: from the OTEL_* environment variables
-   * (an OTLP/HTTP endpoint), off when none is set; `false`: off whatever the environment says. With
-   * tracing on, a `workflowBundle` you pass must include TRACING_WORKFLOW_MODULE (src/telemetry) in
-   * its workflowInterceptorModules.
-   */
-  telemetry?: TelemetryOptions | false;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
 }
