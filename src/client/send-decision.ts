@@ -7,11 +7,17 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { DecisionSigner } from '../approvers/signer';
-import { approveSignal, approveUpdate, denySignal, denyUpdate, unblockSignal, unblockUpdate } from '../protocol/definitions';
+import { approveSignal, approveUpdate, denySignal, denyUpdate, statusQuery, unblockSignal, unblockUpdate } from '../protocol/definitions';
 import type { ApprovalAnswer, ApproveInput, DenyInput, PendingMemo, TaskStatus, UnblockInput } from '../protocol/task';
 
-/** How long a decision waits for a live worker to take it before it is sent as a signal instead. */
-export const DECISION_UPDATE_WAIT_MS = 5_000;
+/**
+ * How long a worker may take to answer a query before the task counts as having no live worker. A
+ * query is the probe because an unanswered one is simply dropped, while an update the server holds
+ * would be applied whenever a worker returns (after the person was told something else).
+ */
+export const WORKER_PROBE_MS = 1_500;
+/** How long a worker that answered the probe may take to take the decision before it is sent as a signal too. */
+export const DECISION_UPDATE_WAIT_MS = 10_000;
 /**
  * A worker that runs polls its queue again at least this often (the server holds a poll for a
  * minute), so a queue whose last poll is older has no live worker: the decision goes straight to
@@ -56,9 +62,17 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
   const task = await describeAtRest(sender.client, taskId);
   if (task.executionStatus !== 'RUNNING') throw sender.rejected(taskId, `the task is ${task.executionStatus.toLowerCase()}; it takes no more requests`);
   const pollers = await workflowPollers(sender.client, task.taskQueue);
-  const live = pollers.some((p) => Date.now() - pollMs(p) < LIVE_POLL_WINDOW_MS);
-  const input = await bound(sender, taskId, task, decision, live);
   const handle = sender.client.workflow.getHandle(taskId);
+  const polled = pollers.some((p) => Date.now() - pollMs(p) < LIVE_POLL_WINDOW_MS);
+  const live =
+    polled &&
+    (await sender.client.connection
+      .withDeadline(Date.now() + WORKER_PROBE_MS, () => handle.query(statusQuery))
+      .then(
+        () => true,
+        () => false,
+      ));
+  const input = await bound(sender, taskId, task, decision, live);
   if (live) {
     try {
       const answer = await sender.client.connection.withDeadline<ApprovalAnswer | { resumed: true; escalationId: string }>(Date.now() + DECISION_UPDATE_WAIT_MS, () =>
@@ -91,7 +105,7 @@ export async function sendDecision(sender: DecisionSender, taskId: string, decis
     }
     throw err;
   });
-  return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers, live) };
+  return { applied: false, recorded: true, taskQueue: task.taskQueue, note: recordedNote(task.taskQueue, pollers, polled, live) };
 }
 
 /**
@@ -148,10 +162,11 @@ function pollMs(poller: Poller): number {
   return seconds === undefined || seconds === null ? Date.now() : Number(seconds) * 1000;
 }
 
-function recordedNote(taskQueue: string, pollers: Poller[], live: boolean): string {
+function recordedNote(taskQueue: string, pollers: Poller[], polled: boolean, live: boolean): string {
   const applies = 'recorded; it applies when a worker runs the task';
   if (!pollers.length) return `${applies} (no worker polls queue ${taskQueue})`;
   const since = Math.round((Date.now() - Math.max(...pollers.map(pollMs))) / 1000);
-  if (!live) return `${applies} (no worker has polled queue ${taskQueue} for ${since} s)`;
+  if (!polled) return `${applies} (no worker has polled queue ${taskQueue} for ${since} s)`;
+  if (!live) return `${applies} (no worker answered within ${WORKER_PROBE_MS / 1000} s; queue ${taskQueue} was last polled ${since} s ago)`;
   return `${applies} (no worker took it within ${DECISION_UPDATE_WAIT_MS / 1000} s)`;
 }
