@@ -330,7 +330,15 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
       <button type="submit">Approve</button>
     </fieldset>
   </form>
-  <form method="post" action="${base}/deny">
+  ${denyForm(base, csrf, a.id, state)}
+  </div>
+</section>`;
+}
+
+/** The deny form of one approval: the model is told the reason. */
+function denyForm(base: string, csrf: string, approvalId: string, state: FormState | undefined): Html {
+  const a = { id: approvalId };
+  return html`<form method="post" action="${base}/deny">
     ${decisionFields(csrf, a.id)}
     <fieldset>
       <legend>Deny</legend>
@@ -339,9 +347,7 @@ function approvalForms(taskId: string, a: ApprovalRequest, csrf: string, state: 
       <textarea id="reason-${a.id}" name="reason" required>${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
       <button type="submit" class="danger">Deny</button>
     </fieldset>
-  </form>
-  </div>
-</section>`;
+  </form>`;
 }
 
 /**
@@ -368,16 +374,7 @@ function atRestApprovalForms(taskId: string, a: ApprovalAtRest, csrf: string, st
       <button type="submit">Approve</button>
     </fieldset>
   </form>
-  <form method="post" action="${base}/deny">
-    ${decisionFields(csrf, a.id)}
-    <fieldset>
-      <legend>Deny</legend>
-      ${errorFor(state, 'deny', a.id)}
-      <label for="reason-${a.id}">Reason <span class="hint">(required; the model is told)</span></label>
-      <textarea id="reason-${a.id}" name="reason" required>${valueOf(state, 'deny', 'reason', '', a.id)}</textarea>
-      <button type="submit" class="danger">Deny</button>
-    </fieldset>
-  </form>
+  ${denyForm(base, csrf, a.id, state)}
   </div>
 </section>`;
 }
