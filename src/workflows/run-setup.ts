@@ -74,9 +74,9 @@ export function beginRun(input: TaskInput): Run {
  */
 export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate | undefined }> {
   const { input, info, state, rules } = run;
-  if (input.resume && !info.continuedFromExecutionRunId) {
-    // Only this workflow's own continue-as-new may hand a run its state: a client that starts a
-    // task with a made-up snapshot (say, a policy that allows everything) is refused.
+  if (!rules.configFromWorker && input.resume && !info.continuedFromExecutionRunId) {
+    // The check of tasks started before config-from-worker (runOriginProblem refuses these, and
+    // more, before the state is made), kept where it failed so their histories replay as recorded.
     throw invalidInput('`resume` is set by the task itself when it continues as new; a new task cannot start with one.');
   }
   const manifest =

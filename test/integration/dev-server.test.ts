@@ -3,15 +3,14 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { createDemoAgent } from '../../src/demo/demo-agent';
-import { createAgentWorker } from '../../src/worker/create-worker';
 import { TaskClient } from '../../src/client/task-client';
 import { startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, statusWhen } from '../support/harness';
 import { probeEagerDispatch } from '../../bench/eager-probe';
 import { listedWhen } from '../support/visibility';
+import { restartServer } from '../support/restarted-server';
 
 test('the embedded server keeps tasks in its state file across a restart, and restarts with its search attributes', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-db-'));
@@ -107,18 +106,10 @@ test('a pending approval survives a restart of the embedded server on the same s
     await h.close();
   }
 
-  const server = await startDevServer({ dbFile, logFile: path.join(dir, 'after-restart.log') });
-  const clientConnection = await Connection.connect({ address: server.address });
-  const workerConnection = await NativeConnection.connect({ address: server.address });
+  const restarted = await restartServer(h, dbFile, dir);
   try {
-    const client = new TaskClient(new Client({ connection: clientConnection, dataConverter: createDataConverter() }), h.taskQueue);
-    const worker = await createAgentWorker({
-      agents: [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: 'http://127.0.0.1:9' })],
-      connection: workerConnection,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundle: h.bundle,
-    });
+    const { client } = restarted;
+    const worker = await restarted.worker([createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: 'http://127.0.0.1:9' })]);
     await worker.runUntil(async () => {
       const [approval] = (await client.status(taskId)).pendingApprovals;
       expect(approval).toMatchObject({ tool: 'delete_file', input: { path: 'victim.txt' } });
@@ -127,9 +118,7 @@ test('a pending approval survives a restart of the embedded server on the same s
     });
     expect(existsSync(path.join(h.workspaceDir, 'victim.txt'))).toBe(false);
   } finally {
-    await workerConnection.close();
-    await clientConnection.close();
-    await server.stop();
+    await restarted.close();
   }
 });
 

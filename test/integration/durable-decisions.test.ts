@@ -11,19 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
-import { createDataConverter } from '../../src/codec';
 import { approveSignal, denySignal, unblockSignal } from '../../src/protocol/definitions';
 import type { PermissionPolicy, TaskStatus } from '../../src/protocol/task';
-import { startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { createAgentWorker } from '../../src/worker/create-worker';
 import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { runCli } from '../support/processes';
+import { restartServer } from '../support/restarted-server';
 
 jest.setTimeout(180_000);
 const exec = promisify(execFile);
@@ -73,21 +69,10 @@ describe('with a persisted server', () => {
       await h.close();
     }
 
-    const server = await startDevServer({ dbFile, logFile: path.join(dir, 'after-restart.log') });
-    const clientConnection = await Connection.connect({ address: server.address });
-    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const restarted = await restartServer(h, dbFile, dir);
     try {
-      const client = new TaskClient(new Client({ connection: clientConnection, dataConverter: createDataConverter() }), h.taskQueue);
-      const worker = await createAgentWorker({
-        agents: agentsFor(h, 'http://127.0.0.1:9'),
-        connection: workerConnection,
-        namespace: 'default',
-        taskQueue: h.taskQueue,
-        workflowBundle: h.bundle,
-        blobStore: h.blobStore,
-        approverKeys: [signer.trustedKey()],
-        modelEnv: { scriptRoots: [h.tmpDir] },
-      });
+      const { client } = restarted;
+      const worker = await restarted.worker(agentsFor(h, 'http://127.0.0.1:9'), { blobStore: h.blobStore, approverKeys: [signer.trustedKey()], modelEnv: { scriptRoots: [h.tmpDir] } });
       const status = await worker.runUntil(async () => {
         expect(await client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'deleted outage.txt' });
         return client.status(taskId);
@@ -96,9 +81,7 @@ describe('with a persisted server', () => {
       expect(status.approvals).toEqual([expect.objectContaining({ id: approvalId, decision: 'approved', by: 'olga', identity: expect.objectContaining({ verified: true, keyId: 'inbox-test' }) })]);
       expect(status.events.filter((e) => e.kind === 'tool_succeeded' && e.tool === 'delete_file')).toHaveLength(1);
     } finally {
-      await clientConnection.close();
-      await workerConnection.close();
-      await server.stop();
+      await restarted.close();
     }
   });
 });
