@@ -1,25 +1,8 @@
 /** An agent's settings, read by the task input, the manifest and the workflow: model, budgets, permission policy. */
 import type { ApproverRules } from './approver-policy';
 
-/** Which model answers a task. Chosen when the task starts and recorded in its input. */
-export type ModelChoice =
-  | { provider: 'scripted' /** Absolute path to a JSON file of assistant turns. */; script: string }
-  | {
-      provider: 'anthropic';
-      /** Default: DEFAULT_ANTHROPIC_MODEL. */
-      model?: string;
-      /** Default: DEFAULT_MAX_TOKENS. */
-      maxTokens?: number;
-      /** Extended thinking. Default: off. */
-      thinking?: ThinkingSetting;
-      /** The model's context window in tokens, for compaction before it is exceeded. Default 200 000. */
-      contextWindowTokens?: number;
-    }
-  /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
-  | { provider: 'custom'; name: string };
-
-/** Extended thinking: a fixed token budget (at least 1024, below max_tokens), or adaptive where the model supports it. */
-export type ThinkingSetting = { type: 'enabled'; budgetTokens: number } | { type: 'adaptive' };
+// Chosen when a task starts and recorded in its input: its schema is the task input's (wire-shapes.ts).
+export type { ModelChoice, ThinkingSetting } from './wire-shapes';
 
 export const DEFAULT_MAX_TURNS = 20;
 

@@ -5,36 +5,15 @@ import type { AgentManifest } from './agent-manifest';
 import type { ToolEffect } from './tool-effect';
 import type { Budgets, ModelChoice } from './agent-settings';
 import type { ApproverRules } from './approver-policy';
-import type { DecisionProof } from './decision-proof';
+import type { WireTaskInput } from './wire-shapes';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
 export type { Budgets, ModelChoice, PermissionPolicy, PermissionRule, ThinkingSetting } from './agent-settings';
+export type { ApproveInput, DenyInput, MessageInput, UnblockInput } from './wire-shapes';
 
-export interface TaskInput {
-  /** Name of an agent registered on the worker (see defineAgent). */
-  agent: string;
-  /** The person's request: the first user message. */
-  prompt: string;
-  /** Default: the agent's own model choice. */
-  model?: ModelChoice;
-  /** Default: the agent's maxTurns, else DEFAULT_MAX_TURNS. Same as budgets.turns. */
-  maxTurns?: number;
-  /** Overrides of the agent's budgets (see DEFAULT_BUDGETS). */
-  budgets?: Partial<Budgets>;
-  /** Who started the task, for the audit trail (verified when `startProof` signs it). */
-  startedBy?: string;
-  /** The starter's roles, as the front end that signed `startProof` vouches. */
-  startedByRoles?: string[];
-  /** A trusted front end's signature over the start (TaskClient.start with a signer); see docs/approvers.md. */
-  startProof?: DecisionProof;
-  /** Start a fresh run (continue-as-new) after this many turns, to keep each run's history small. Default 100. */
-  continueAsNewEveryTurns?: number;
-  /** The largest state carried into a new run, in bytes of JSON (16 384 to 1 572 864). Default 262 144. */
-  stateCeilingBytes?: number;
-  /** Set by the task itself when it continues as new: everything the previous run knew. */
-  resume?: TaskSnapshot;
-}
+/** The task's input: its wire shape (wire-shapes.ts), with `resume` typed as the snapshot the workflow hands itself. */
+export type TaskInput = Omit<WireTaskInput, 'resume'> & { resume?: TaskSnapshot };
 
 /**
  * The numbers that drive a task's decisions, pinned in its state when it starts and carried across
@@ -160,24 +139,6 @@ export interface Decision {
   identity?: VerifiedIdentity;
 }
 
-export interface UnblockInput {
-  by: string;
-  /** The block the person saw (status.blocked.id): refused when the task is blocked on another one since. */
-  blockId?: string;
-  /** The roles a trusted front end vouches for (signed in `proof`). */
-  roles?: string[];
-  /** Signed by a trusted front end over this unblock (see decision-proof.ts). */
-  proof?: DecisionProof;
-  /** Guidance for the model, added to the conversation. */
-  message?: string;
-  /** Raise limits: each value is the new total, e.g. `{ turns: 40 }`. */
-  budget?: Partial<Pick<Budgets, 'turns' | 'toolCalls' | 'tokens' | 'costUsd'>>;
-  /** Use this model id for the task's later calls (e.g. when a request was refused for the model). */
-  model?: string;
-  /** Use this max_tokens for the task's later calls. */
-  maxTokens?: number;
-}
-
 /** A risky tool call waiting for a person: a durable object with an id, bound to its exact arguments. */
 export interface ApprovalRequest {
   id: string;
@@ -215,37 +176,9 @@ export interface ApprovalRecord extends ApprovalRequest {
   identity?: VerifiedIdentity;
 }
 
-export interface ApproveInput {
-  approvalId: string;
-  by: string;
-  /** The roles a trusted front end vouches for (signed in `proof`). */
-  roles?: string[];
-  /** Signed by a trusted front end over this decision (see decision-proof.ts). */
-  proof?: DecisionProof;
-  /** Run these arguments instead (validated against the tool's schema); the model is told. */
-  editedInput?: unknown;
-  comment?: string;
-}
-
-export interface DenyInput {
-  approvalId: string;
-  by: string;
-  roles?: string[];
-  proof?: DecisionProof;
-  reason: string;
-}
-
 export interface ApprovalAnswer {
   approvalId: string;
   decision: 'approved' | 'denied';
-}
-
-export interface MessageInput {
-  by: string;
-  text: string;
-  roles?: string[];
-  /** Signed by a trusted front end (with a nonce). Unverified messages never reach the model of a task that verifies approvers. */
-  proof?: DecisionProof;
 }
 
 /**
