@@ -17,7 +17,6 @@ import type { TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
 import { taskErrorFrom } from './activity-failures';
 import { FastReads } from './fast-reads';
 import { TaskHandlers } from './handlers';
-import { LEGACY_MAX_CONTINUATIONS } from './legacy';
 import { callModelOrBlock } from './model-call';
 import { People } from './people';
 import { Rollover } from './rollover';
@@ -28,7 +27,7 @@ import { budgetNote, spentSpendBudget } from './budget-meter';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const run = beginRun(input);
-  const { state, v2, scope, info } = run;
+  const { state, book, scope, info } = run;
   const { guarded } = run.rules;
   const handlers = new TaskHandlers(run);
   handlers.register();
@@ -52,7 +51,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     const toolbox = new Toolbox(manifest, state);
     const rollover = new Rollover(run, people);
     // Per run: after a continue-as-new each read proves itself fast again on the regular path.
-    const fastReads = v2 ? new FastReads() : undefined;
+    const fastReads = book.fastReads ? new FastReads() : undefined;
     let withoutTools = false;
     let continuations = 0;
 
@@ -72,13 +71,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       people.publishStatus();
-      if (v2) state.conversation.compactForContext(toolbox.contextWindow, toolbox.fixedPromptChars);
+      if (book.boundedState) state.conversation.compactForContext(toolbox.contextWindow, toolbox.fixedPromptChars);
       const reply = await callModelOrBlock(run, people, {
         model: manifest.model,
         system: manifest.system,
         // The last call without tools keeps their definitions (the API requires them while the
         // conversation holds tool blocks) and forbids calling them.
-        ...(v2 ? { tools: toolbox.specs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolbox.specs() }),
+        ...(book.toolChoiceNone ? { tools: toolbox.specs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolbox.specs() }),
       });
       state.recordModelTurn(reply);
 
@@ -136,13 +135,13 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 }
 
 /**
- * An answer cut off at max_tokens: whether to ask the model to go on. v2: a user turn asks it to
- * (no prefill); v1 (old histories): the conversation ended with the partial answer.
+ * An answer cut off at max_tokens: whether to ask the model to go on, with a user turn (no prefill;
+ * the first release's histories ended the conversation with the partial answer: legacy.ts).
  */
 function continueCutAnswer(run: Run, continuations: number): boolean {
-  const { state, v2 } = run;
-  if (continuations > (v2 ? state.limits.maxContinuations : LEGACY_MAX_CONTINUATIONS) || state.turnsLeft <= 0) return false;
-  if (v2) state.conversation.continueCutAnswer();
+  const { state, book } = run;
+  if (continuations > book.maxContinuations(state.limits) || state.turnsLeft <= 0) return false;
+  if (book.continuesCutAnswers) state.conversation.continueCutAnswer();
   return true;
 }
 

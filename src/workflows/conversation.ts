@@ -8,6 +8,7 @@ import { BLOB_ID_SOURCE, MARKER_PATTERN, markerIds, resolvedLength } from '../pr
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import type { AuditTrail } from './audit-trail';
 import type { TaskLimits } from '../rules/task-limits';
+import { ruleBook } from './legacy';
 
 export class Conversation {
   readonly messages: Message[] = [];
@@ -101,13 +102,13 @@ export class Conversation {
   }
 
   /**
-   * Rules v2: keeps the conversation inside the model's context window and the state bounded,
+   * Bounded state (legacy.ts): keeps the conversation inside the model's context window and the state bounded,
    * before the API has to refuse it. Older tool results give way first (their content stays in the
    * store; the model can recall it by ref), then the oldest turns leave the conversation.
    * Returns a line for the audit trail, or undefined when nothing changed.
    */
   compactForContext(contextWindowTokens: number, extraChars: number): string | undefined {
-    if (this.limits.rulesVersion < 2) return undefined;
+    if (!ruleBook(this.limits.rulesVersion).boundedState) return undefined;
     const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
     const over = () => this.estimatedPromptTokens(extraChars) > budget;
     const tooMany = () => this.messages.length > this.limits.maxConversationMessages;
@@ -210,7 +211,7 @@ export class Conversation {
     }
     const last = [...this.messages].reverse().find((m) => m.role === 'assistant');
     let text = trailing.length > 1 ? trailing.join('').trim() : last && last.role === 'assistant' ? textOf(last.content) : '';
-    // An answer continued after max_tokens (rules v2): its parts, in order, then the last one.
+    // An answer continued after max_tokens by a user turn: its parts, in order, then the last one.
     if (this.answerParts.length && last?.role === 'assistant') {
       text = [...this.answerParts, last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')].join('').trim();
     }

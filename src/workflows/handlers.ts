@@ -9,8 +9,6 @@ import type { MessageInput } from '../protocol/task';
 import { MESSAGE_NONCE_MEMORY, type ApproverGate } from './approver-gate';
 import { Decisions } from './decisions';
 import { failAsUpdate, failAsUpdateAsync, rejectIf } from './update-failures';
-import { messageProblem } from './input-checks';
-import { legacyMessageProblem } from './legacy';
 import type { Run } from './run-setup';
 import { statusOf } from './task-status';
 
@@ -23,7 +21,7 @@ export class TaskHandlers {
   constructor(private readonly run: Run) {}
 
   register(): void {
-    const { state, rules, v2 } = this.run;
+    const { state, rules, book } = this.run;
     const decisions = new Decisions({
       state,
       agent: this.run.input.agent,
@@ -45,7 +43,7 @@ export class TaskHandlers {
     setHandler(denySignal, (request) => decisions.fromSignal('deny', request));
     setHandler(messageSignal, (message) => {
       // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
-      const problem = v2 ? messageProblem(message) : legacyMessageProblem(message);
+      const problem = book.messageProblem(message);
       if (problem) {
         log.warn('Ignored a malformed message signal', { problem });
         return;

@@ -14,6 +14,7 @@
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { toolError, type ErrorClass, type ToolError } from '../protocol/tool-error';
 import { hash53 } from './canonical-key';
+import { ruleBook, type RuleBook } from './legacy';
 import { DEFAULT_LIMITS, type TaskLimits } from '../rules/task-limits';
 
 export interface LedgerOutcome {
@@ -40,14 +41,14 @@ interface LedgerRecord {
 
 export interface LedgerState {
   records: Record<string, LedgerRecord>;
-  /** Successful or possibly-successful writes so far (rules v2). */
+  /** Successful or possibly-successful writes so far (a state-aware ledger). */
   epoch?: number;
 }
 
 export type LedgerDecision =
   | { action: 'run'; idempotencyKey?: string }
   | { action: 'reuse'; outcome: LedgerOutcome; fromTurn: number }
-  /** Rules v2: a repeated write after the state changed: a person decides. */
+  /** A state-aware ledger: a repeated write after the state changed: a person decides. */
   | { action: 'confirm'; reason: string }
   | { action: 'refuse'; error: ToolError };
 
@@ -62,8 +63,8 @@ export class ToolLedger {
     this.state = state;
   }
 
-  private get v2(): boolean {
-    return this.limits.rulesVersion >= 2;
+  private get book(): RuleBook {
+    return ruleBook(this.limits.rulesVersion);
   }
 
   private get epoch(): number {
@@ -87,8 +88,8 @@ export class ToolLedger {
         ),
       };
     }
-    const stateChanged = this.v2 && (last.epoch ?? 0) !== this.epoch;
-    if (this.v2 && last.outcomeUnknown) {
+    const stateChanged = this.book.stateAwareLedger && (last.epoch ?? 0) !== this.epoch;
+    if (this.book.stateAwareLedger && last.outcomeUnknown) {
       // The same logical call again: only under the key the service may already have seen.
       if (tool.idempotent && last.idempotencyKey) return { action: 'run', idempotencyKey: last.idempotencyKey };
       return {
@@ -102,7 +103,7 @@ export class ToolLedger {
       };
     }
     if (last.isError && last.errorClass && last.errorClass !== 'transient') {
-      const expired = this.v2 && (stateChanged || nowMs - last.atMs > this.limits.failureMemoryMs);
+      const expired = this.book.stateAwareLedger && (stateChanged || nowMs - last.atMs > this.limits.failureMemoryMs);
       if (expired) return { action: 'run' };
       return {
         action: 'refuse',
@@ -129,7 +130,7 @@ export class ToolLedger {
 
   /**
    * Records what the model was told; returns true when the same answer has now come back
-   * loopThreshold turns running (v2: consecutive turns; v1: any turns).
+   * loopThreshold turns running (consecutive turns, or any turns under the first release's rules).
    */
   record(key: string, tool: ToolManifest | string, turn: number, nowMs: number, outcome: LedgerOutcome, executed: boolean, idempotencyKey?: string): boolean {
     const name = typeof tool === 'string' ? tool : tool.name;
@@ -142,16 +143,17 @@ export class ToolLedger {
     if (executed) {
       const manifest = typeof tool === 'string' ? undefined : tool;
       const isWrite = manifest ? manifest.effect !== 'read' : false;
-      if (this.v2 && isWrite && (!outcome.isError || outcome.outcomeUnknown)) this.state.epoch = this.epoch + 1;
+      const { book } = this;
+      if (book.stateAwareLedger && isWrite && (!outcome.isError || outcome.outcomeUnknown)) this.state.epoch = this.epoch + 1;
       // Only a cacheable read's content is ever answered again; everything else keeps its fingerprint.
-      const keepContent = !this.v2 || (manifest?.effect === 'read' && manifest.cacheTtlMs > 0);
+      const keepContent = !book.boundedState || (manifest?.effect === 'read' && manifest.cacheTtlMs > 0);
       record.executed = {
         ...outcome,
         content: keepContent ? outcome.content : '',
         turn,
         atMs: nowMs,
-        ...(this.v2 ? { epoch: this.epoch } : {}),
-        ...(this.v2 && idempotencyKey && outcome.outcomeUnknown ? { idempotencyKey } : {}),
+        ...(book.stateAwareLedger ? { epoch: this.epoch } : {}),
+        ...(book.stateAwareLedger && idempotencyKey && outcome.outcomeUnknown ? { idempotencyKey } : {}),
       };
       record.perTurn = record.perTurn.turn === turn ? { turn, executions: record.perTurn.executions + 1 } : { turn, executions: 1 };
     }
@@ -160,11 +162,11 @@ export class ToolLedger {
     if (record.streak.fingerprint !== fingerprint) record.streak = { fingerprint, turns: [] };
     const turns = record.streak.turns;
     if (!turns.includes(turn)) {
-      // v2: a loop is the same answer in consecutive turns; a gap starts a new streak.
-      if (this.v2 && turns.length && turns[turns.length - 1]! !== turn - 1) turns.length = 0;
+      // A loop is the same answer in consecutive turns; a gap starts a new streak.
+      if (this.book.consecutiveLoops && turns.length && turns[turns.length - 1]! !== turn - 1) turns.length = 0;
       turns.push(turn);
     }
-    if (this.v2) this.prune();
+    if (this.book.boundedState) this.prune();
     return turns.length >= this.limits.loopThreshold;
   }
 
@@ -191,7 +193,7 @@ export class ToolLedger {
    * window. Failures (remembered for a while) and writes (the guard against doing one twice) stay.
    */
   forgetStaleReads(turn: number): void {
-    if (!this.v2) return;
+    if (!this.book.boundedState) return;
     for (const [key, record] of Object.entries(this.state.records)) {
       const last = record.executed;
       if (record.write || !last || last.isError || last.content !== '') continue;

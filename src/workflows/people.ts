@@ -74,7 +74,7 @@ export class People {
 
   /** Recovered and told: a notice that never delays the task's next step (rules v2). */
   async inform(code: string, message: string): Promise<void> {
-    const { state, input, info, v2, rules } = this.run;
+    const { state, input, info, book, rules } = this.run;
     if (!rules.people) return;
     state.recordInform(code, message);
     const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
@@ -82,7 +82,7 @@ export class People {
       // A notice that cannot be delivered must not stop the task; it stays in status.
       log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
     });
-    if (v2) this.notices.push(delivery.catch(() => undefined));
+    if (book.noticesInBackground) this.notices.push(delivery.catch(() => undefined));
     else await delivery;
   }
 
@@ -93,8 +93,8 @@ export class People {
 
   /** A person must act (approve, unblock): notify them, never waiting for the delivery. */
   private ask(level: 'confirm' | 'block', code: string, message: string, approvalId?: string): void {
-    const { input, info, v2, rules } = this.run;
-    if (!rules.people || !v2 || !patched(NOTIFY_PEOPLE_PATCH)) return;
+    const { input, info, book, rules } = this.run;
+    if (!rules.people || !book.noticesInBackground || !patched(NOTIFY_PEOPLE_PATCH)) return;
     const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level, code, message, ...(approvalId ? { approvalId } : {}) }).catch((err) => {
       if (isCancellation(err)) throw err;
       // Undelivered, the request still stands: the task waits in status and in `list --status`.

@@ -29,8 +29,8 @@ export class Rollover {
 
   /** Whether this run should hand over to a new one before the next turn. */
   due(): boolean {
-    const { state, v2, rules } = this.run;
-    if (!v2) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || workflowInfo().continueAsNewSuggested);
+    const { state, book, rules } = this.run;
+    if (!book.handsOverAfterATurn) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || workflowInfo().continueAsNewSuggested);
     return (state.turn >= this.continueAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > this.firstTurnOfRun;
   }
 
@@ -40,8 +40,8 @@ export class Rollover {
    * whose continue-as-new input is too large, losing the task).
    */
   async handOver(): Promise<void> {
-    const { state, v2 } = this.run;
-    if (!v2) {
+    const { state, book } = this.run;
+    if (!book.boundedState) {
       // Rules v1: old tool results are compacted on the way.
       state.conversation.compactOldToolResults(10);
       await condition(allHandlersFinished);
@@ -67,8 +67,8 @@ export class Rollover {
 
   /** Whether audit entries that left state are due for the archive (`force`: any at all; rules v2). */
   archiveDue(force = false): boolean {
-    const { state, scope, v2 } = this.run;
-    return v2 && !!scope && state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
+    const { state, scope, book } = this.run;
+    return book.boundedState && !!scope && state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
   }
 
   /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */

@@ -11,7 +11,7 @@ import { toolError } from '../protocol/tool-error';
 import { describeAgentOptions, shortActivityOptions } from './activity-options';
 import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from './input-checks';
-import { legacyInputChecks } from './legacy';
+import { legacyInputChecks, ruleBook, type RuleBook } from './legacy';
 import { runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { TaskState } from './task-state';
@@ -26,9 +26,9 @@ export interface Run {
   info: WorkflowInfo;
   rules: RunRules;
   state: TaskState;
-  /** Rules v2 (pinned limits) and later. */
-  v2: boolean;
-  /** The task chain's content in the blob store: the same for every run, never another task's (v2). */
+  /** What the task's pinned rules version does (legacy.ts fences the first release's). */
+  book: RuleBook;
+  /** The task chain's content in the blob store: the same for every run, never another task's (bounded state). */
   scope: string | undefined;
   /** The short activities, with the heartbeat timeout tasks with that marker schedule them with. */
   activities: AgentActivities;
@@ -53,15 +53,15 @@ export function beginRun(input: TaskInput): Run {
     : LEGACY_LIMITS;
   const state = input.resume ? restoreTask(input, clock, input.resume) : new TaskState(input, clock, limits);
   state.snapshotCarriesManifest = !rules.configFromWorker;
-  const v2 = state.limits.rulesVersion >= 2;
-  const scope = v2 ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
+  const book = ruleBook(state.limits.rulesVersion);
+  const scope = book.boundedState ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
   state.scope = scope;
   return {
     input,
     info,
     rules,
     state,
-    v2,
+    book,
     scope,
     activities: rules.shortActivityHeartbeats ? withShortHeartbeats : withoutHeartbeats,
     decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,

@@ -23,6 +23,7 @@ import { errorBlock, summarizeOutput } from '../rules/tool-result-content';
 import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
+import { ruleBook } from './legacy';
 
 export interface TurnContext {
   state: TaskState;
@@ -37,13 +38,13 @@ export interface TurnContext {
   awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord>;
   /** Notifies people (inform level): notifier activity plus an event in status. */
   inform(code: string, message: string): Promise<void>;
-  /** The task's blob scope (rules v2); absent when replaying older histories. */
+  /** The task's blob scope (bounded state); absent when replaying older histories. */
   scope?: string;
-  /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues (rules v2). */
+  /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues (keyed tool calls). */
   chain?: string;
   /** The task's prepareToolCall (its options depend on the task's markers). */
   prepareToolCall?: AgentActivities['prepareToolCall'];
-  /** Which reads run locally (rules v2); absent when replaying older histories. */
+  /** Which reads run locally (bounded state); absent when replaying older histories. */
   fastReads?: FastReads;
 }
 
@@ -68,7 +69,7 @@ interface Answer {
   outcomeUnknown?: boolean;
 }
 
-const isV2 = (ctx: TurnContext) => ctx.state.limits.rulesVersion >= 2;
+const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);
 
 export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
@@ -104,8 +105,7 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
     );
   }
   const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
-  // v2: the key of what would run (coerced like validation does), so `500` and `"500"` are one call.
-  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, isV2(ctx));
+  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, bookOf(ctx).coercedCallKeys);
   let answer: Answer;
   const ledgerSays = gate.action === 'run' ? state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs()) : undefined;
   if (gate.action === 'refuse') {
@@ -147,10 +147,10 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
       error: answer.error,
       effect: manifest?.effect ?? 'destructive',
       idempotent: manifest?.idempotent ?? false,
-      ...(isV2(ctx) ? { outcomeUnknown: answer.outcomeUnknown ?? false } : {}),
+      ...(bookOf(ctx).stateAwareLedger ? { outcomeUnknown: answer.outcomeUnknown ?? false } : {}),
     });
     if (level === 'block') {
-      const unknown = isV2(ctx) ? answer.outcomeUnknown === true : answer.error.code === 'timeout';
+      const unknown = bookOf(ctx).stateAwareLedger ? answer.outcomeUnknown === true : answer.error.code === 'timeout';
       outcome.escalation ??= {
         code: unknown ? 'outcome_unknown' : `${answer.error.error_class}_error`,
         reason: unknown
@@ -168,7 +168,7 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
     ...(answer.outcomeUnknown ? { outcomeUnknown: true } : {}),
   };
   const manifest = ctx.tools.get(use.name);
-  const looping = state.ledger.record(key, isV2(ctx) && manifest ? manifest : use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
+  const looping = state.ledger.record(key, bookOf(ctx).stateAwareLedger && manifest ? manifest : use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
   if (looping && escalationLevel({ kind: 'guard', code: 'loop_detected' }) === 'block') {
     const turns = state.ledger.streakTurns(key);
     const error = toolError(
@@ -206,7 +206,7 @@ async function unguardedAnswer(ctx: TurnContext, use: ToolUseBlock): Promise<Ans
 async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, reason: string, refuse: (error: ToolError) => Answer): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
   const prepared = await (ctx.prepareToolCall ?? prepareWithoutHeartbeats)({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
-  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, isV2(ctx));
+  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, bookOf(ctx).coercedCallKeys);
   if (!prepared.ok) return { key, answer: refuse(prepared.error) };
 
   const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
@@ -292,12 +292,12 @@ async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: T
 async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
-  const v2 = isV2(ctx);
+  const { keyedToolCalls } = bookOf(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
-  const idempotencyKey = v2 && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
-  const { runTool: runRegular } = tool.local ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool)) : proxyActivities<AgentActivities>(toolCallOptions(tool, v2));
+  const idempotencyKey = keyedToolCalls && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
+  const { runTool: runRegular } = tool.local ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool)) : proxyActivities<AgentActivities>(toolCallOptions(tool, keyedToolCalls));
   const { runTool: runFastRead } = proxyLocalActivities<AgentActivities>(fastReadOptions(tool));
   let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
@@ -314,7 +314,7 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
           toolUseId,
           ...(ctx.scope ? { scope: ctx.scope } : {}),
           ...(idempotencyKey ? { idempotencyKey } : {}),
-          ...(v2 && approval ? { approval } : {}),
+          ...(keyedToolCalls && approval ? { approval } : {}),
           ...(answers.length ? { answers: [...answers] } : {}),
         });
         if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
@@ -341,7 +341,7 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
   } catch (err) {
     if (isCancellation(err)) throw err;
     let error = toolErrorFromFailure(err, tool);
-    const unknown = v2 && tool.effect !== 'read' && outcomeUnknown(error);
+    const unknown = bookOf(ctx).stateAwareLedger && tool.effect !== 'read' && outcomeUnknown(error);
     if (unknown) {
       error = {
         ...error,
