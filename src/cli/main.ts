@@ -8,6 +8,7 @@ import { devCommand, devHelp } from './commands/dev';
 import { inboxCommand, inboxHelp } from './commands/inbox';
 import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
+import { scheduleCommand, scheduleHelp } from './commands/schedule';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
@@ -29,6 +30,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   message: messageCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
+  schedule: scheduleCommand,
   'codec-server': codecServerCommand,
   inbox: inboxCommand,
   mcp: mcpCommand,
@@ -45,6 +47,8 @@ ${workerHelp}
 ${tasksHelp}
 
 ${peopleHelp}
+
+${scheduleHelp}
 
 ${purgeHelp}
 

@@ -2,6 +2,7 @@
  * Starting and driving tasks from a script: a thin, typed layer over Temporal's client using the
  * protocol names. Anything it does can also be done with the plain `temporal` CLI.
  */
+import { TaskSchedules } from './task-schedules';
 import {
   Client,
   WorkflowFailedError,
@@ -200,6 +201,11 @@ export class TaskClient {
         { key: AgentNameKey, value: input.agent },
       ],
     });
+  }
+
+  /** Recurring tasks on Temporal Schedules: create, list, pause, resume, trigger, backfill, delete. */
+  get schedules(): TaskSchedules {
+    return new TaskSchedules(this.client);
   }
 
   handle(taskId: string): WorkflowHandle {
