@@ -4,7 +4,7 @@
  */
 import type { AgentManifest } from '../protocol/agent-manifest';
 import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice, type PermissionPolicy } from '../protocol/task';
-import type { ToolEffect } from '../protocol/agent-manifest';
+import { MESSAGES_WHILE_BUSY, type MessagesWhileBusy, type ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 import { approverRulesProblem } from '../protocol/approver-policy';
 import { MCP_NAME_SEPARATOR, mcpServerProblem, type McpServerConfig } from '../mcp/config';
@@ -34,6 +34,8 @@ export interface AgentConfig {
    * the agent's tasks (`--task-queue`, TaskClient's taskQueue), since they do not load agent modules.
    */
   taskQueue?: string;
+  /** What a `message` that arrives while a task is busy does: 'queue' (default), 'interrupt' or 'reject'. */
+  messagesWhileBusy?: MessagesWhileBusy;
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -87,6 +89,9 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
     const problem = taskQueueProblem(config.taskQueue);
     if (problem) throw new TypeError(`Agent "${config.name}": taskQueue ${problem}`);
   }
+  if (config.messagesWhileBusy !== undefined && !MESSAGES_WHILE_BUSY.includes(config.messagesWhileBusy)) {
+    throw new TypeError(`Agent "${config.name}": messagesWhileBusy must be one of ${MESSAGES_WHILE_BUSY.join(', ')}`);
+  }
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   return {
@@ -101,6 +106,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       maxTurns,
       ...(config.budgets ? { budgets: config.budgets } : {}),
       ...(config.policy ? { policy: config.policy } : {}),
+      ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
     }),
   };
 }

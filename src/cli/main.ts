@@ -11,7 +11,7 @@ import { purgeCommand, purgeHelp } from './commands/purge';
 import { scheduleCommand, scheduleHelp } from './commands/schedule';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
-import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
+import { approveCommand, cancelCommand, denyCommand, interruptCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
 import { installQuietRuntime } from './runtime-logging';
 import { safeLine } from './render';
 
@@ -28,6 +28,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   deny: denyCommand,
   unblock: unblockCommand,
   message: messageCommand,
+  interrupt: interruptCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
   schedule: scheduleCommand,

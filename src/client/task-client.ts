@@ -25,6 +25,7 @@ import {
   approveUpdate,
   DEFAULT_TASK_QUEUE,
   denyUpdate,
+  interruptSignal,
   messageSignal,
   statusQuery,
   transcriptQuery,
@@ -293,6 +294,16 @@ export class TaskClient {
     if (!input.text?.trim()) throw new RangeError('A message needs text');
     const signed = this.signer && !input.proof ? { ...input, proof: this.signed('message', taskId, '', input) } : input;
     await this.withNotFound(taskId, () => this.handle(taskId).signal(messageSignal, signed));
+  }
+
+  /**
+   * A message that cancels the model call in flight (never a running tool), so the model is called
+   * again with it at once; signed like a message. Between model calls it is an ordinary message.
+   */
+  async interrupt(taskId: string, input: MessageInput): Promise<void> {
+    if (!input.text?.trim()) throw new RangeError('An interrupt needs text');
+    const signed = this.signer && !input.proof ? { ...input, proof: this.signed('message', taskId, '', input) } : input;
+    await this.withNotFound(taskId, () => this.handle(taskId).signal(interruptSignal, signed));
   }
 
   /**

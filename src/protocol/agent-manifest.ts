@@ -42,4 +42,14 @@ export interface AgentManifest {
    * the task's input). Present and non-empty: decisions must be signed (see docs/approvers.md).
    */
   approverKeys?: TrustedKey[];
+  /** What a `message` that arrives while the task is busy does (default 'queue'; see MessagesWhileBusy). */
+  messagesWhileBusy?: MessagesWhileBusy;
 }
+
+/**
+ * A message sent while the task calls the model or runs tools: `queue` waits for the next model call,
+ * `interrupt` cancels a model call in flight (never a running tool) and calls the model again with it,
+ * `reject` keeps it out of the conversation, recorded as refused.
+ */
+export type MessagesWhileBusy = 'queue' | 'interrupt' | 'reject';
+export const MESSAGES_WHILE_BUSY: readonly MessagesWhileBusy[] = ['queue', 'interrupt', 'reject'];

@@ -55,6 +55,8 @@ export const denySignal = defineSignal<[DenyInput]>('deny');
 export const unblockSignal = defineSignal<[UnblockInput]>('unblock');
 /** A person adds guidance to a running task; the model reads it before its next call. */
 export const messageSignal = defineSignal<[MessageInput]>('message');
+/** A message that cancels the model call in flight (never a running tool), so the model answers it at once. */
+export const interruptSignal = defineSignal<[MessageInput]>('interrupt');
 
 export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD);
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);

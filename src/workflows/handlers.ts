@@ -4,7 +4,7 @@
  * run knows its approver gate (the ones that arrive earlier wait for it).
  */
 import { log, setHandler } from '@temporalio/workflow';
-import { approveSignal, approveUpdate, denySignal, denyUpdate, messageSignal, statusQuery, transcriptQuery, unblockSignal, unblockUpdate } from '../protocol/definitions';
+import { approveSignal, approveUpdate, denySignal, denyUpdate, interruptSignal, messageSignal, statusQuery, transcriptQuery, unblockSignal, unblockUpdate } from '../protocol/definitions';
 import type { MessageInput } from '../protocol/task';
 import { MESSAGE_NONCE_MEMORY, type ApproverGate } from './approver-gate';
 import { Decisions } from './decisions';
@@ -21,7 +21,7 @@ export class TaskHandlers {
   constructor(private readonly run: Run) {}
 
   register(): void {
-    const { state, rules, book } = this.run;
+    const { state, rules } = this.run;
     const decisions = new Decisions({
       state,
       agent: this.run.input.agent,
@@ -41,20 +41,32 @@ export class TaskHandlers {
     setHandler(unblockSignal, (request) => decisions.fromSignal('unblock', request));
     setHandler(approveSignal, (request) => decisions.fromSignal('approve', request));
     setHandler(denySignal, (request) => decisions.fromSignal('deny', request));
-    setHandler(messageSignal, (message) => {
-      // A signal cannot be refused, and a throw here would fail the workflow task: drop what is malformed.
-      const problem = book.messageProblem(message);
-      if (problem) {
-        log.warn('Ignored a malformed message signal', { problem });
-        return;
+    setHandler(messageSignal, (message) => this.onMessage(message, false));
+    setHandler(interruptSignal, (message) => this.onMessage(message, true));
+  }
+
+  /**
+   * A message, or an interrupt: a message that also cancels the model call in flight. A signal
+   * cannot be refused, and a throw here would fail the workflow task: what is malformed is dropped.
+   */
+  private onMessage(message: MessageInput, interrupt: boolean): void {
+    const { state, rules, book } = this.run;
+    const problem = book.messageProblem(message);
+    if (problem) {
+      log.warn(`Ignored a malformed ${interrupt ? 'interrupt' : 'message'} signal`, { problem });
+      return;
+    }
+    try {
+      const policy = state.manifest?.messagesWhileBusy ?? 'queue';
+      const busy = state.phase === 'calling_model' || state.phase === 'running_tools';
+      if (!interrupt && policy === 'reject' && busy) {
+        return state.recordUntakenDecision('message', message.by, 'refused', 'the task was busy: this agent takes messages only while it waits (send it again then, or interrupt)');
       }
-      try {
-        if (rules.verifiedApprovers) this.takeMessage(message);
-        else state.addGuidance(message);
-      } catch (err) {
-        log.warn('Ignored a message signal that could not be added', { error: String(err) });
-      }
-    });
+      const taken = rules.verifiedApprovers ? this.takeMessage(message) : (state.addGuidance(message), true);
+      if (taken && (interrupt || policy === 'interrupt') && this.run.steering.interrupt()) state.recordInterrupt(message.by);
+    } catch (err) {
+      log.warn('Ignored a message signal that could not be added', { error: String(err) });
+    }
   }
 
   /** The run's approver gate is known: messages that waited for it are judged now. */
@@ -63,15 +75,21 @@ export class TaskHandlers {
     for (const message of this.earlyMessages.splice(0)) this.takeMessage(message);
   }
 
-  private takeMessage(message: MessageInput): void {
+  /** Whether the message joined the conversation (one that waits for the gate joins before the first model call). */
+  private takeMessage(message: MessageInput): boolean {
     const { state } = this.run;
-    if (!this.gate) return void this.earlyMessages.push(message);
+    if (!this.gate) {
+      this.earlyMessages.push(message);
+      return false;
+    }
     const identity = this.gate.messageIdentity(message, Date.now(), state.messageNonces);
     if (identity.problem) {
       log.warn('A message was kept out of the conversation', { by: message.by, problem: identity.problem });
-      return state.refuseGuidance(message, identity);
+      state.refuseGuidance(message, identity);
+      return false;
     }
     if (identity.verified && message.proof?.nonce) state.rememberNonce(message.proof.nonce, MESSAGE_NONCE_MEMORY);
     state.addGuidance(message, identity);
+    return true;
   }
 }

@@ -23,7 +23,10 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
   for (;;) {
     state.conversation.flushGuidance();
     try {
-      const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run) });
+      const call = await run.steering.interruptible(() => callModel({ ...request, messages: state.messages, ...modelSettings(run) }));
+      // Interrupted: the message that did it joins the conversation at the top of the loop.
+      if (!call) continue;
+      const reply = call.reply;
       if (reply.stopReason !== 'model_context_window_exceeded') return reply;
       throw ApplicationFailure.create({
         message: 'The conversation no longer fits the model context window.',

@@ -14,6 +14,7 @@ import { taskInputProblem } from './input-checks';
 import { legacyInputChecks, ruleBook, type RuleBook } from './legacy';
 import { runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
+import { Steering } from './steering';
 import { TaskState } from './task-state';
 import { restoreTask } from './task-snapshot';
 
@@ -34,6 +35,8 @@ export interface Run {
   activities: AgentActivities;
   /** Always with heartbeats: added after that marker, so no history schedules it without. */
   decisionReceivedAt: AgentActivities['decisionReceivedAt'];
+  /** The model call in flight, for an interrupt to cancel. */
+  steering: Steering;
 }
 
 export function beginRun(input: TaskInput): Run {
@@ -65,6 +68,7 @@ export function beginRun(input: TaskInput): Run {
     scope,
     activities: rules.shortActivityHeartbeats ? withShortHeartbeats : withoutHeartbeats,
     decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,
+    steering: new Steering(),
   };
 }
 

@@ -217,6 +217,11 @@ export class TaskState {
     this.audit.record('guidance_added', `${by}${identity && !identity.verified ? ' (unverified)' : ''}: ${oneLine(text)}`);
   }
 
+  /** A message that cancelled the model call in flight: the model is called again with it. */
+  recordInterrupt(by: string): void {
+    this.audit.record('guidance_added', `${by} interrupted the model call in flight; the model is called again with the message`);
+  }
+
   /** A message the task does not trust: kept in the audit trail, never shown to the model. */
   refuseGuidance({ by, text }: MessageInput, identity: VerifiedIdentity): void {
     this.decisions.push({ at: this.now(), by, action: 'message', detail: `not given to the model (${oneLine(identity.problem ?? 'unverified')}): ${oneLine(text)}`, identity });

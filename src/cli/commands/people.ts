@@ -15,6 +15,8 @@ durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEX
 durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
                          [--model ID] [--max-tokens N] [--json]
 durable-agent message TASK_ID TEXT --as NAME [--role ROLE]...
+durable-agent interrupt TASK_ID TEXT --as NAME [--role ROLE]...
+  (interrupt: the model call in flight is cancelled and made again with TEXT; a running tool is never cancelled)
 durable-agent cancel TASK_ID
   With a signing key (${SIGNING_KEY_ENV}, or the state dir's approvers/signing-key.json) decisions are signed:
   the operator at this terminal vouches for --as and --role. Tasks whose worker trusts keys refuse unsigned ones.
@@ -122,6 +124,20 @@ export async function messageCommand(argv: string[]): Promise<number> {
     client.signer
       ? `message sent to ${positionals[0]} (signed with key ${client.signer.keyId})`
       : `message sent to ${positionals[0]} unsigned: a task whose worker trusts approver keys records it as unverified and does not show it to the model`,
+  );
+  return EXIT.ok;
+}
+
+export async function interruptCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const by = person(values.as, 'every interrupt records who sent it');
+  if (!positionals[1]!.trim()) throw usageError('the interrupt TEXT must not be empty');
+  const client = await connectClient(values);
+  const described = await client.describe(positionals[0]!);
+  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; there is nothing to interrupt`);
+  await client.interrupt(positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) });
+  console.log(
+    `interrupt sent to ${positionals[0]}${client.signer ? ` (signed with key ${client.signer.keyId})` : ' unsigned'}: a model call in flight is cancelled and made again with it; a running tool is never cancelled`,
   );
   return EXIT.ok;
 }
