@@ -52,6 +52,11 @@ import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
+import { memoryTool } from '../memory/memory-tool';
+import { MemoryFiles } from '../memory/memory-files';
+import { memoryScope, type MemoryLog } from '../memory/memory-log';
+import { openMemoryLog } from '../memory/open-memory-log';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -85,6 +90,8 @@ export interface ActivityDependencies {
    * agent's own queue, an unknown agent is a task started on the wrong queue, and final.
    */
   sharedQueue?: boolean;
+  /** Where agents' memory versions are kept (docs/memory.md). Default: openMemoryLog(), beside the blob store DURABLE_AGENT_BLOB_STORE names. */
+  memoryLog?: MemoryLog;
 }
 
 /** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
@@ -176,6 +183,14 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
+  let memoryLog = deps.memoryLog;
+  /** The memory tool for one call: the agent's memory scope in this worker's stores. */
+  function memoryToolFor(definition: AgentDefinition, taskScope: string): ToolDefinition<any, any> {
+    const settings = definition.memorySettings!;
+    const files = new MemoryFiles((memoryLog ??= openMemoryLog()), store(), settings.limits);
+    const scope = memoryScope(settings.scope, definition.name, taskScope);
+    return memoryTool((input, ctx) => withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId })));
+  }
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
   async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {
@@ -335,7 +350,11 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
       const definition = agentNamed(agent);
-      const tool = await toolOf(definition, toolName);
+      if (toolName === MEMORY_TOOL_NAME && definition.memorySettings && !scope) {
+        // Memory is keyed by the task's blob scope (rules v2); a task from before has none.
+        throw fail(toolError('permanent', 'memory_unavailable', 'This task was started before memory existed; its memory tool cannot run.', 'Go on without memory.'));
+      }
+      const tool = toolName === MEMORY_TOOL_NAME && definition.memorySettings && scope ? memoryToolFor(definition, scope) : await toolOf(definition, toolName);
       if (!tool) {
         // The workflow refuses unknown tools before scheduling; reaching here means the worker's
         // agent changed under a running task.

@@ -23,6 +23,7 @@ import { errorBlock, summarizeOutput } from '../rules/tool-result-content';
 import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
+import { toolsForCall } from './call-effect';
 
 export interface TurnContext {
   state: TaskState;
@@ -73,7 +74,8 @@ const isV2 = (ctx: TurnContext) => ctx.state.limits.rulesVersion >= 2;
 export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
   for (const [index, use] of uses.entries()) {
-    const answer = ctx.guarded ? await guardedAnswer(ctx, use, index, outcome) : await unguardedAnswer(ctx, use);
+    const tools = ctx.guarded ? toolsForCall(ctx.tools, use) : ctx.tools;
+    const answer = ctx.guarded ? await guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome) : await unguardedAnswer(ctx, use);
     outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
   }
   return outcome;
