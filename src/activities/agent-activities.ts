@@ -57,6 +57,9 @@ import { memoryTool } from '../memory/memory-tool';
 import { MemoryFiles } from '../memory/memory-files';
 import { memoryScope, type MemoryLog } from '../memory/memory-log';
 import { openMemoryLog } from '../memory/open-memory-log';
+import { LocalMemoryLog } from '../memory/local-memory-log';
+import { LocalBlobStore } from '../blobs/local-blob-store';
+import path from 'node:path';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -90,7 +93,10 @@ export interface ActivityDependencies {
    * agent's own queue, an unknown agent is a task started on the wrong queue, and final.
    */
   sharedQueue?: boolean;
-  /** Where agents' memory versions are kept (docs/memory.md). Default: openMemoryLog(), beside the blob store DURABLE_AGENT_BLOB_STORE names. */
+  /**
+   * Where agents' memory versions are kept (docs/memory.md). Default: beside the blob store: in a
+   * LocalBlobStore's folder when one is given, else where DURABLE_AGENT_BLOB_STORE points (openMemoryLog()).
+   */
   memoryLog?: MemoryLog;
 }
 
@@ -183,7 +189,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
-  let memoryLog = deps.memoryLog;
+  // Beside the worker's blob store: a folder store given in code keeps its memory log in that folder.
+  let memoryLog = deps.memoryLog ?? (deps.blobStore instanceof LocalBlobStore ? new LocalMemoryLog(path.join(deps.blobStore.root, '~memory')) : undefined);
   /** The memory tool for one call: the agent's memory scope in this worker's stores. */
   function memoryToolFor(definition: AgentDefinition, taskScope: string): ToolDefinition<any, any> {
     const settings = definition.memorySettings!;
