@@ -30,7 +30,9 @@ export function memoryTool(run: MemoryRunner = notOnThisWorker): ToolDefinition<
     // Never a local activity: a write needs its heartbeat and retries on the regular path.
     local: false,
     maxAttempts: 4,
-    run: (input, ctx) => run(memoryInput(input), ctx),
+    // A tool's string return is raw service text, parsed as JSON by the guard: the contract's plain
+    // text answer goes back as a JSON string, so the model reads the text itself.
+    run: async (input, ctx) => JSON.stringify(await run(memoryInput(input), ctx)),
   });
   return { ...tool, manifest: { ...tool.manifest, declaration: MEMORY_TOOL_TYPE, readCommands: [...MEMORY_READ_COMMANDS] } };
 }
