@@ -8,6 +8,7 @@ import { devCommand, devHelp } from './commands/dev';
 import { inboxCommand, inboxHelp } from './commands/inbox';
 import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
+import { memoryCommand, memoryHelp } from './commands/memory';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
@@ -29,6 +30,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   message: messageCommand,
   cancel: cancelCommand,
   purge: purgeCommand,
+  memory: memoryCommand,
   'codec-server': codecServerCommand,
   inbox: inboxCommand,
   mcp: mcpCommand,
@@ -47,6 +49,8 @@ ${tasksHelp}
 ${peopleHelp}
 
 ${purgeHelp}
+
+${memoryHelp}
 
 ${codecServerHelp}
 

@@ -6,3 +6,4 @@ export { MemoryFiles, DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryCall,
 export { memoryInputSchema, memoryInput, type MemoryInput } from './memory-input';
 export { memoryTool, MEMORY_TOOL_DESCRIPTION } from './memory-tool';
 export { openMemoryLog } from './open-memory-log';
+export { MemoryClient, type MemoryClientOptions, type MemoryTarget } from './memory-client';
