@@ -9,6 +9,7 @@ import { LocalMemoryLog, MemoryFiles, memoryScope } from '../../src/memory';
 import { defineTool } from '../../src/tools/define-tool';
 import { answer, callTool, parsedResults, runInBackground, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
 import path from 'node:path';
+import { main } from '../../src/cli/main';
 
 let h: Harness;
 beforeAll(async () => {
@@ -158,4 +159,51 @@ test('two tasks of one agent editing one file at once: the later edit gets the c
     for (const g of held.values()) g.release();
     await worker.stop();
   }
+});
+
+/** `durable-agent memory ...` in process, on the harness's store; its exit code and what it printed. */
+async function memoryCli(...args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  try {
+    const code = await main(['memory', ...args, '--address', h.server.address, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
+    return { code, out, err };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+test('durable-agent memory lists, shows and clears what the workers stored, with --json and the exit codes', async () => {
+  const agent = defineAgent({ name: `cli-${unique()}`, system: 's', tools: [], memory: true });
+  const own = defineAgent({ name: `cli-own-${unique()}`, system: 's', tools: [], memory: { scope: 'task' } });
+  const write = (file: string, text: string) => h.script([callTool('memory', { command: 'create', path: file, file_text: text }), answer('ok')]);
+  await runTask(h, { agent: agent.name, prompt: 'w', script: write('/memories/a.md', 'alpha') }, [agent]);
+  const ownRun = await runTask(h, { agent: own.name, prompt: 'w', script: write('/memories/mine.md', 'only mine') }, [own]);
+
+  const listed = await memoryCli(agent.name, 'list', '--json');
+  expect(listed.code).toBe(0);
+  const files = JSON.parse(listed.out[0]!) as { agent: string; files: { path: string; version: number; chars: number; command: string; task: string }[] };
+  expect(files.agent).toBe(agent.name);
+  expect(files.files).toEqual([expect.objectContaining({ path: '/memories/a.md', version: 1, chars: 5, command: 'create' })]);
+
+  const shown = await memoryCli(agent.name, 'show', '/memories/a.md', '--json');
+  expect([shown.code, JSON.parse(shown.out[0]!).content]).toEqual([0, 'alpha']);
+  const missing = await memoryCli(agent.name, 'show', '/memories/none.md');
+  expect([missing.code, missing.err[0]]).toEqual([3, `durable-agent memory: ${agent.name} has no memory file /memories/none.md`]);
+  expect((await memoryCli(agent.name, 'show', '/etc/passwd')).code).toBe(2);
+  expect((await memoryCli('../escape', 'list')).code).toBe(2);
+  expect((await memoryCli(agent.name, 'forget')).code).toBe(2);
+
+  // A task-scoped memory is found through its task (Temporal names its first run).
+  const ownShown = await memoryCli(own.name, 'show', '/memories/mine.md', '--task', ownRun.taskId, '--json');
+  expect([ownShown.code, JSON.parse(ownShown.out[0]!).content]).toEqual([0, 'only mine']);
+  expect(JSON.parse((await memoryCli(own.name, 'list', '--json')).out[0]!).files).toEqual([]);
+  expect((await memoryCli(own.name, 'list', '--task', 'no-such-task')).code).toBe(3);
+
+  const cleared = await memoryCli(agent.name, 'clear', '--json');
+  expect([cleared.code, JSON.parse(cleared.out[0]!)]).toEqual([0, { agent: agent.name, cleared: 1 }]);
+  expect(JSON.parse((await memoryCli(agent.name, 'list', '--json')).out[0]!).files).toEqual([]);
 });
