@@ -10,6 +10,7 @@ import { defineTool } from '../../src/tools/define-tool';
 import { answer, callTool, parsedResults, runInBackground, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
 import path from 'node:path';
 import { main } from '../../src/cli/main';
+import { FakeMessagesApi, fakeTurns } from '../../src/testing/fake-messages-api';
 
 let h: Harness;
 beforeAll(async () => {
@@ -206,4 +207,30 @@ test('durable-agent memory lists, shows and clears what the workers stored, with
   const cleared = await memoryCli(agent.name, 'clear', '--json');
   expect([cleared.code, JSON.parse(cleared.out[0]!)]).toEqual([0, { agent: agent.name, cleared: 1 }]);
   expect(JSON.parse((await memoryCli(agent.name, 'list', '--json')).out[0]!).files).toEqual([]);
+});
+
+test('through the real SDK against the strict fake: the memory tool is declared as documented, every request is accepted, and task 2 is sent what task 1 remembered', async () => {
+  const api = new FakeMessagesApi();
+  await api.start();
+  try {
+    const agent = defineAgent({ name: `claude-keeper-${unique()}`, system: 'You remember.', tools: [], memory: true });
+    const worker = await h.worker([agent], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } });
+    await worker.runUntil(async () => {
+      api.enqueue(fakeTurns.toolUse('toolu_m1', 'memory', { command: 'create', path: '/memories/facts.md', file_text: 'The launch code is 9931.' }), fakeTurns.text('Remembered.'));
+      const first = h.taskId('claude-mem-1');
+      await h.client.start({ agent: agent.name, prompt: 'Remember the launch code 9931.', model: { provider: 'anthropic' } }, { taskId: first });
+      expect((await h.client.result(first)).outcome).toBe('answered');
+      api.enqueue(fakeTurns.toolUse('toolu_m2', 'memory', { command: 'view', path: '/memories/facts.md' }), fakeTurns.text('9931'));
+      const second = h.taskId('claude-mem-2');
+      await h.client.start({ agent: agent.name, prompt: 'What is the launch code?', model: { provider: 'anthropic' } }, { taskId: second });
+      expect((await h.client.result(second)).outcome).toBe('answered');
+    });
+    expect(api.rejected).toEqual([]);
+    expect(api.requests).toHaveLength(4);
+    for (const r of api.requests) expect(r.body.tools).toEqual([{ type: 'memory_20250818', name: 'memory', cache_control: { type: 'ephemeral' } }]);
+    const toolResult = (api.requests[3]!.body.messages.at(-1)!.content as { type: string; content?: string }[]).find((b) => b.type === 'tool_result')!;
+    expect(JSON.parse(toolResult.content!)).toBe("Here's the content of /memories/facts.md with line numbers:\n     1\tThe launch code is 9931.");
+  } finally {
+    await api.stop();
+  }
 });
