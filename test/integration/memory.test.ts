@@ -228,7 +228,7 @@ test('through the real SDK against the strict fake: the memory tool is declared 
     expect(api.rejected).toEqual([]);
     expect(api.requests).toHaveLength(4);
     for (const r of api.requests) expect(r.body.tools).toEqual([{ type: 'memory_20250818', name: 'memory', cache_control: { type: 'ephemeral' } }]);
-    const toolResult = (api.requests[3]!.body.messages.at(-1)!.content as { type: string; content?: string }[]).find((b) => b.type === 'tool_result')!;
+    const toolResult = ((api.requests[3]!.body.messages.at(-1) as { content: unknown }).content as { type: string; content?: string }[]).find((b) => b.type === 'tool_result')!;
     expect(JSON.parse(toolResult.content!)).toBe("Here's the content of /memories/facts.md with line numbers:\n     1\tThe launch code is 9931.");
   } finally {
     await api.stop();
