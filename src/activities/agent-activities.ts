@@ -22,7 +22,7 @@ import { McpToolSource } from '../mcp/mcp-tools';
 import { classifyMcpError } from '../mcp/errors';
 import { NEEDS_INPUT_TYPE } from '../protocol/activity-contracts';
 import { classify } from '../errors/classify';
-import { HttpStatusError } from '../errors/tool-failure';
+import { HttpStatusError, ToolFailure } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
@@ -196,7 +196,15 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     const settings = definition.memorySettings!;
     const files = new MemoryFiles((memoryLog ??= openMemoryLog()), store(), settings.limits);
     const scope = memoryScope(settings.scope, definition.name, taskScope);
-    return memoryTool((input, ctx) => withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId })));
+    return memoryTool((input, ctx) =>
+      // Inside a tool the guard classifies what is thrown: memory content gone, unreadable or
+      // tampered with is the same resource error (a block) it is for the task's own blobs.
+      withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId })).catch((err: unknown) => {
+        const error = err instanceof ApplicationFailure ? (err.details?.[0] as ReturnType<typeof toolError> | undefined) : undefined;
+        if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
+        throw err;
+      }),
+    );
   }
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
