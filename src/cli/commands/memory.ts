@@ -46,7 +46,7 @@ export async function memoryCommand(argv: string[]): Promise<number> {
   try {
     if (action === 'list') {
       const files = await memory.list(target);
-      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { task: values.task } : {}), store: memory.description, files }));
+      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), store: memory.description, files }));
       else if (files.length === 0) console.log(`${who} remembers nothing (${memory.description})`);
       else for (const f of files) console.log(`${f.path}\tv${f.version}\t${f.chars} chars\t${f.at}\t${f.command} by ${f.task}`);
       return EXIT.ok;
@@ -54,12 +54,12 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     if (action === 'show') {
       const file = await memory.show(target, path!);
       if (!file) throw new CliError(`${who} has no memory file ${path}`, EXIT.notFound);
-      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { task: values.task } : {}), ...file }));
+      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), ...file }));
       else process.stdout.write(file.content.endsWith('\n') ? file.content : `${file.content}\n`);
       return EXIT.ok;
     }
     const cleared = await memory.clear(target, path);
-    if (json) console.log(JSON.stringify({ agent, ...(values.task ? { task: values.task } : {}), ...(path ? { path } : {}), cleared }));
+    if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), ...(path ? { path } : {}), cleared }));
     else console.log(`cleared ${cleared} file${cleared === 1 ? '' : 's'} of ${who}'s memory${path ? ` under ${path}` : ''}`);
     return EXIT.ok;
   } catch (err) {
