@@ -200,7 +200,8 @@ test('durable-agent memory lists, shows and clears what the workers stored, with
 
   // A task-scoped memory is found through its task (Temporal names its first run).
   const ownShown = await memoryCli(own.name, 'show', '/memories/mine.md', '--task', ownRun.taskId, '--json');
-  expect([ownShown.code, JSON.parse(ownShown.out[0]!).content]).toEqual([0, 'only mine']);
+  expect(ownShown.code).toBe(0);
+  expect(JSON.parse(ownShown.out[0]!)).toMatchObject({ agent: own.name, forTask: ownRun.taskId, content: 'only mine', version: 1, task: expect.stringMatching(new RegExp(`^${ownRun.taskId}/`)) });
   expect(JSON.parse((await memoryCli(own.name, 'list', '--json')).out[0]!).files).toEqual([]);
   expect((await memoryCli(own.name, 'list', '--task', 'no-such-task')).code).toBe(3);
 
