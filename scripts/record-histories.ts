@@ -13,7 +13,7 @@ import { createDecisionSigner, generateSecretKey } from '../src/approvers';
 import { approveSignal, denySignal } from '../src/protocol/definitions';
 import type { AgentWorkerOptions } from '../src/worker/create-worker';
 import { answer, callTool, startHarness, statusWhen, type Harness } from '../test/support/harness';
-import type { AgentDefinition } from '../src/agents/define-agent';
+import { defineAgent, type AgentDefinition } from '../src/agents/define-agent';
 import { createBenchAgent } from '../bench/bench-agent';
 import { createLongAgent } from '../test/support/long-agents';
 
@@ -330,6 +330,30 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
     },
     [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy })],
     { approverKeys: [signer.trustedKey()] },
+  );
+  // The memory tool: views guarded as reads (the read-commands marker), versioned writes, a repeated view.
+  const rememberer = defineAgent({ name: 'rememberer', system: 'You keep notes in /memories.', tools: [], memory: true });
+  const view = callTool('memory', { command: 'view', path: '/memories/notes.md' });
+  await record(
+    h,
+    'r3-memory',
+    {
+      agent: 'rememberer',
+      prompt: 'remember',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('memory', { command: 'view', path: '/memories' }),
+          callTool('memory', { command: 'create', path: '/memories/notes.md', file_text: 'first note' }),
+          view,
+          callTool('memory', { command: 'str_replace', path: '/memories/notes.md', old_str: 'first', new_str: 'only' }),
+          view,
+          answer('remembered'),
+        ]),
+      },
+    },
+    undefined,
+    [rememberer],
   );
 }
 

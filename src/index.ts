@@ -13,7 +13,7 @@ export { createTaskToolsServer, type TaskToolsServerOptions } from './mcp-server
 export { createDecisionSigner, findDecisionSigner, generateSecretKey, loadDecisionSigner, trustedKeysFromEnvironment } from './approvers';
 export type { ApproverIdentity, DecisionSigner } from './approvers';
 export { agentQueue, defineAgent } from './agents/define-agent';
-export type { AgentConfig, AgentDefinition } from './agents/define-agent';
+export type { AgentConfig, AgentDefinition, MemoryConfig, MemorySettings } from './agents/define-agent';
 export { AgentWorker, createAgentWorker, loadConnectionConfig, DEFAULT_ADDRESS } from './worker';
 export type { AgentWorkerOptions, ConnectionConfig, QueueWorker } from './worker';
 export { DurableAgentPlugin, durableAgent, durableAgentClient } from './worker';
@@ -37,3 +37,5 @@ export { connectClient, clientConnectionOptions, MAX_RECEIVE_MESSAGE_BYTES } fro
 export type { CodecOptions } from './codec';
 export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, EncryptedBlobStore, BlobMissingError, BlobTamperedError, BlobKeyNotFoundError, BlobDecryptionError } from './blobs';
 export type { BlobStore, BlobBodyStore } from './blobs';
+export { MemoryClient, MemoryFiles, LocalMemoryLog, PostgresMemoryLog, openMemoryLog, DEFAULT_MEMORY_LIMITS } from './memory';
+export type { MemoryClientOptions, MemoryTarget, MemoryLimits, MemoryLog, MemoryVersion, MemoryFileInfo } from './memory';

@@ -22,7 +22,7 @@ import { McpToolSource } from '../mcp/mcp-tools';
 import { classifyMcpError } from '../mcp/errors';
 import { NEEDS_INPUT_TYPE } from '../protocol/activity-contracts';
 import { classify } from '../errors/classify';
-import { HttpStatusError } from '../errors/tool-failure';
+import { HttpStatusError, ToolFailure } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
@@ -52,6 +52,14 @@ import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
+import { memoryTool } from '../memory/memory-tool';
+import { MemoryFiles } from '../memory/memory-files';
+import { memoryScope, type MemoryLog } from '../memory/memory-log';
+import { openMemoryLog } from '../memory/open-memory-log';
+import { LocalMemoryLog } from '../memory/local-memory-log';
+import { LocalBlobStore } from '../blobs/local-blob-store';
+import path from 'node:path';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -85,6 +93,11 @@ export interface ActivityDependencies {
    * agent's own queue, an unknown agent is a task started on the wrong queue, and final.
    */
   sharedQueue?: boolean;
+  /**
+   * Where agents' memory versions are kept (docs/memory.md). Default: beside the blob store: in a
+   * LocalBlobStore's folder when one is given, else where DURABLE_AGENT_BLOB_STORE points (openMemoryLog()).
+   */
+  memoryLog?: MemoryLog;
 }
 
 /** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
@@ -176,6 +189,23 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
+  // Beside the worker's blob store: a folder store given in code keeps its memory log in that folder.
+  let memoryLog = deps.memoryLog ?? (deps.blobStore instanceof LocalBlobStore ? new LocalMemoryLog(path.join(deps.blobStore.root, '~memory')) : undefined);
+  /** The memory tool for one call: the agent's memory scope in this worker's stores. */
+  function memoryToolFor(definition: AgentDefinition, taskScope: string): ToolDefinition<any, any> {
+    const settings = definition.memorySettings!;
+    const files = new MemoryFiles((memoryLog ??= openMemoryLog()), store(), settings.limits);
+    const scope = memoryScope(settings.scope, definition.name, taskScope);
+    return memoryTool((input, ctx) =>
+      // Inside a tool the guard classifies what is thrown: memory content gone, unreadable or
+      // tampered with is the same resource error (a block) it is for the task's own blobs.
+      withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId })).catch((err: unknown) => {
+        const error = err instanceof ApplicationFailure ? (err.details?.[0] as ReturnType<typeof toolError> | undefined) : undefined;
+        if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
+        throw err;
+      }),
+    );
+  }
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
   async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {
@@ -335,7 +365,11 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
       const definition = agentNamed(agent);
-      const tool = await toolOf(definition, toolName);
+      if (toolName === MEMORY_TOOL_NAME && definition.memorySettings && !scope) {
+        // Memory is keyed by the task's blob scope (rules v2); a task from before has none.
+        throw fail(toolError('permanent', 'memory_unavailable', 'This task was started before memory existed; its memory tool cannot run.', 'Go on without memory.'));
+      }
+      const tool = toolName === MEMORY_TOOL_NAME && definition.memorySettings && scope ? memoryToolFor(definition, scope) : await toolOf(definition, toolName);
       if (!tool) {
         // The workflow refuses unknown tools before scheduling; reaching here means the worker's
         // agent changed under a running task.

@@ -9,6 +9,22 @@ import type { ToolDefinition } from '../tools/define-tool';
 import { approverRulesProblem } from '../protocol/approver-policy';
 import { MCP_NAME_SEPARATOR, mcpServerProblem, type McpServerConfig } from '../mcp/config';
 import { AGENT_NAME_PATTERN, agentTaskQueue, taskQueueProblem } from '../protocol/definitions';
+import { MEMORY_TOOL_NAME, type MemoryScopeKind } from '../protocol/memory-tool';
+import { memoryTool } from '../memory/memory-tool';
+import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory-files';
+
+export interface MemoryConfig {
+  /** `agent` (default): every task of the agent reads and writes one memory; `task`: each task its own. */
+  scope?: MemoryScopeKind;
+  /** Default DEFAULT_MEMORY_LIMITS (40 000 characters a file, 400 000 and 200 files a scope). */
+  limits?: Partial<MemoryLimits>;
+}
+
+/** An agent's memory settings with every default filled in. */
+export interface MemorySettings {
+  scope: MemoryScopeKind;
+  limits: MemoryLimits;
+}
 
 export interface AgentConfig {
   name: string;
@@ -36,9 +52,17 @@ export interface AgentConfig {
   taskQueue?: string;
   /** What a `message` that arrives while a task is busy does: 'queue' (default), 'interrupt' or 'reject'. */
   messagesWhileBusy?: MessagesWhileBusy;
+  /**
+   * A memory that outlives the task: the Messages API's memory tool (`memory_20250818`, a /memories
+   * tree) stored in the worker's blob store (docs/memory.md). `true` = `{ scope: 'agent' }`. Its
+   * writes run without asking a person unless `policy.tools.memory` says otherwise. Default off.
+   */
+  memory?: boolean | MemoryConfig;
 }
 
 export interface AgentDefinition extends AgentConfig {
+  /** Set when the agent keeps a memory. */
+  memorySettings?: MemorySettings;
   tool(name: string): ToolDefinition<any, any> | undefined;
   manifest(model: ModelChoice): AgentManifest;
 }
@@ -58,6 +82,17 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   for (const t of config.tools) {
     if (byName.has(t.name)) throw new TypeError(`Agent "${config.name}" has two tools named "${t.name}"`);
     byName.set(t.name, t);
+  }
+  const memorySettings = memorySettingsOf(config);
+  const tools = [...config.tools];
+  let policy = config.policy;
+  if (memorySettings) {
+    if (byName.has(MEMORY_TOOL_NAME)) throw new TypeError(`Agent "${config.name}" keeps a memory and has its own tool named "${MEMORY_TOOL_NAME}"; rename that tool`);
+    const tool = memoryTool();
+    byName.set(tool.name, tool);
+    tools.push(tool);
+    // Memory writes are the agent's own notes (versioned, recoverable): they run unless the policy names the tool.
+    if (!policy?.tools?.[MEMORY_TOOL_NAME]) policy = { ...policy, tools: { ...policy?.tools, [MEMORY_TOOL_NAME]: 'allow' } };
   }
   for (const t of config.tools) {
     for (const name of t.fallbacks ?? []) {
@@ -96,17 +131,33 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   return {
     ...config,
+    tools,
+    ...(policy ? { policy } : {}),
+    ...(memorySettings ? { memorySettings } : {}),
     tool: (name) => byName.get(name),
     manifest: (model) => ({
       name: config.name,
       description: config.description ?? '',
       system: config.system,
-      tools: config.tools.map((t) => t.manifest),
+      tools: tools.map((t) => t.manifest),
       model,
       maxTurns,
       ...(config.budgets ? { budgets: config.budgets } : {}),
-      ...(config.policy ? { policy: config.policy } : {}),
+      ...(policy ? { policy } : {}),
       ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
     }),
   };
+}
+
+function memorySettingsOf(config: AgentConfig): MemorySettings | undefined {
+  const memory = config.memory;
+  if (memory === undefined || memory === false) return undefined;
+  const options: MemoryConfig = memory === true ? {} : memory;
+  const scope = options.scope ?? 'agent';
+  if (scope !== 'agent' && scope !== 'task') throw new TypeError(`Agent "${config.name}": memory.scope must be "agent" or "task"`);
+  const limits = { ...DEFAULT_MEMORY_LIMITS, ...options.limits };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1) throw new TypeError(`Agent "${config.name}": memory.limits.${name} must be a positive integer`);
+  }
+  return { scope, limits };
 }

@@ -54,13 +54,22 @@ export function openBlobStore(spec: string | undefined = process.env[BLOB_STORE_
   return cacheBytes > 0 ? new CachedBlobStore(store, cacheBytes) : store;
 }
 
-function storeOf(spec: string | undefined): BlobBodyStore {
-  if (spec === undefined) return new LocalBlobStore(defaultBlobDir());
-  if (/^postgres(ql)?:\/\//i.test(spec)) return new PostgresBlobStore({ url: spec });
+/** Where a blob store setting points: a folder or a PostgreSQL database (the memory log sits beside it). */
+export type BlobStoreLocation = { kind: 'folder'; dir: string } | { kind: 'postgres'; url: string };
+
+export function blobStoreLocation(spec: string | undefined = process.env[BLOB_STORE_ENV]): BlobStoreLocation {
+  spec = spec?.trim() || undefined;
+  if (spec === undefined) return { kind: 'folder', dir: defaultBlobDir() };
+  if (/^postgres(ql)?:\/\//i.test(spec)) return { kind: 'postgres', url: spec };
   if (/^file:/i.test(spec)) {
     const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
     if (!path.isAbsolute(dir)) throw new RangeError(`blob store "${spec}": the folder must be an absolute path (${BLOB_STORE_ENV}=file:/abs/dir)`);
-    return new LocalBlobStore(dir);
+    return { kind: 'folder', dir };
   }
   throw new RangeError(`blob store "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${BLOB_STORE_ENV}=file:/abs/dir or postgres://user:password@host:port/database`);
+}
+
+function storeOf(spec: string | undefined): BlobBodyStore {
+  const location = blobStoreLocation(spec ?? '');
+  return location.kind === 'postgres' ? new PostgresBlobStore({ url: location.url }) : new LocalBlobStore(location.dir);
 }

@@ -9,6 +9,7 @@ import { inboxCommand, inboxHelp } from './commands/inbox';
 import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
 import { scheduleCommand, scheduleHelp } from './commands/schedule';
+import { memoryCommand, memoryHelp } from './commands/memory';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, interruptCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
@@ -32,6 +33,7 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   cancel: cancelCommand,
   purge: purgeCommand,
   schedule: scheduleCommand,
+  memory: memoryCommand,
   'codec-server': codecServerCommand,
   inbox: inboxCommand,
   mcp: mcpCommand,
@@ -52,6 +54,8 @@ ${peopleHelp}
 ${scheduleHelp}
 
 ${purgeHelp}
+
+${memoryHelp}
 
 ${codecServerHelp}
 

@@ -120,7 +120,7 @@ export function buildParams(request: ModelRequest, defaults: Defaults): Params {
   const cached = caching === 'off' ? {} : { cache_control: { type: 'ephemeral' as const } };
   const tools = request.tools.map((t, i) =>
     // The tool definitions are the same on every turn of a task: the last one closes a cached prefix.
-    i === request.tools.length - 1 ? { ...t, ...cached } : { ...t },
+    i === request.tools.length - 1 ? { ...toolParam(t), ...cached } : toolParam(t),
   ) as Anthropic.Tool[];
   return {
     model: request.model ?? defaults.model,
@@ -132,6 +132,11 @@ export function buildParams(request: ModelRequest, defaults: Defaults): Params {
     ...(tools.length && request.toolChoice === 'none' ? { tool_choice: { type: 'none' as const } } : {}),
     ...(thinking ? { thinking: thinkingParam(thinking) } : {}),
   };
+}
+
+/** A tool the API defines itself (the memory tool) is declared by its type and name alone, as documented. */
+function toolParam(t: ModelRequest['tools'][number]): Anthropic.ToolUnion {
+  return (t.type ? { type: t.type, name: t.name } : { ...t }) as Anthropic.ToolUnion;
 }
 
 function thinkingParam(setting: ThinkingSetting): Anthropic.ThinkingConfigParam {

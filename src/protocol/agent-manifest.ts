@@ -26,6 +26,10 @@ export interface ToolManifest {
   cacheTtlMs: number;
   /** Runs as a local activity (see ToolConfig.local). */
   local?: boolean;
+  /** A tool the Messages API defines (`memory_20250818`): declared to Claude by this type, not by its schema. */
+  declaration?: string;
+  /** Values of the input's `command` that only read: such a call is guarded as a read (the memory tool's `view`). */
+  readCommands?: string[];
 }
 
 export interface AgentManifest {

@@ -77,6 +77,11 @@ export interface ToolSpec {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
+  /**
+   * A tool the Messages API defines itself (`memory_20250818`): Claude is sent `{ type, name }`
+   * only; input_schema stays for validation on the worker and for models that need a schema.
+   */
+  type?: string;
 }
 
 export function textOf(blocks: AssistantBlock[]): string {

@@ -197,6 +197,7 @@ function checkBlock(block: Block, role: Turn['role'], where: string): void {
 
 function checkToolDefinition(tool: unknown, i: number): void {
   if (!isObject(tool)) return fail(`tools.${i}: Input should be a valid dictionary`);
+  if (tool.type === MEMORY_TOOL_TYPE) return checkMemoryTool(tool, i);
   // Server tools (web search, bash, ...) carry a versioned `type` and no schema of their own.
   if (tool.type !== undefined && tool.type !== 'custom') return;
   if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
@@ -205,6 +206,21 @@ function checkToolDefinition(tool: unknown, i: number): void {
   if (tool.input_schema === undefined) fail(`tools.${i}.custom.input_schema: Field required`);
   if (!isObject(tool.input_schema)) fail(`tools.${i}.custom.input_schema: Input should be a valid dictionary`);
   if ((tool.input_schema as Record<string, unknown>).type !== 'object') fail(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
+}
+
+/**
+ * The memory tool as documented: `{ type: 'memory_20250818', name: 'memory' }` and the optional
+ * fields every tool may carry; a schema or description of the client's own is refused, as the API
+ * refuses extra fields. Generally available (the SDK types it in the Messages API itself): no beta header.
+ */
+const MEMORY_TOOL_TYPE = 'memory_20250818';
+export const MEMORY_TOOL_FIELDS = new Set(['type', 'name', 'cache_control', 'allowed_callers', 'defer_loading', 'input_examples', 'strict']);
+
+function checkMemoryTool(tool: Record<string, unknown>, i: number): void {
+  if (tool.name !== 'memory') fail(`tools.${i}.${MEMORY_TOOL_TYPE}.name: Input should be 'memory'`);
+  for (const field of Object.keys(tool)) {
+    if (!MEMORY_TOOL_FIELDS.has(field)) fail(`tools.${i}.${MEMORY_TOOL_TYPE}.${field}: Extra inputs are not permitted`);
+  }
 }
 
 function checkToolChoice(body: Record<string, unknown>): void {

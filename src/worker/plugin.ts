@@ -65,6 +65,8 @@ export interface DurableAgentPluginOptions {
   maxToolResultChars?: number;
   /** The claim check's store. Default: openBlobStore() (DURABLE_AGENT_BLOB_STORE, encrypted with `codec`'s keys). */
   blobStore?: BlobStore;
+  /** Where agents' memory versions are kept (docs/memory.md). Default: beside the blob store (see ActivityDependencies.memoryLog). */
+  memoryLog?: ActivityDependencies['memoryLog'];
   /** Front ends trusted to vouch for approvers. Default: DURABLE_AGENT_APPROVER_KEYS (docs/approvers.md). */
   approverKeys?: ActivityDependencies['approverKeys'];
   /** Payload codecs; clients need the same (durableAgentClient({ codec })). */
@@ -155,6 +157,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.webhookUrl ? { webhookUrl: o.webhookUrl } : {}),
       ...(o.prices ? { prices: o.prices } : {}),
       ...(o.maxToolResultChars ? { maxToolResultChars: o.maxToolResultChars } : {}),
+      ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       approverKeys: this.approverKeys,
       mcp: shared.mcp,
       // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.

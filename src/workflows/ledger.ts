@@ -144,7 +144,10 @@ export class ToolLedger {
       const manifest = typeof tool === 'string' ? undefined : tool;
       const isWrite = manifest ? manifest.effect !== 'read' : false;
       const { book } = this;
-      if (book.stateAwareLedger && isWrite && (!outcome.isError || outcome.outcomeUnknown)) this.state.epoch = this.epoch + 1;
+      // A read command of a shared store (the memory tool's view) may show what other tasks wrote:
+      // an edit refused as stale must be allowed again once the task has looked (call-effect.ts).
+      const sharedRead = manifest?.effect === 'read' && (manifest.readCommands?.length ?? 0) > 0 && !outcome.isError;
+      if (book.stateAwareLedger && ((isWrite && (!outcome.isError || outcome.outcomeUnknown)) || sharedRead)) this.state.epoch = this.epoch + 1;
       // Only a cacheable read's content is ever answered again; everything else keeps its fingerprint.
       const keepContent = !book.boundedState || (manifest?.effect === 'read' && manifest.cacheTtlMs > 0);
       record.executed = {

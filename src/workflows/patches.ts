@@ -77,3 +77,9 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
   return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers };
 }
+/**
+ * Tasks that recorded this marker guard a call by what its input says it does: a tool that names
+ * read commands (the memory tool's `view`) has those calls treated as reads (no duplicate-write
+ * refusal, no approval). Asked lazily, at a task's first such call, so other tasks keep their histories.
+ */
+export const READ_COMMANDS_PATCH = 'read-commands';

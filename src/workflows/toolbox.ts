@@ -23,7 +23,8 @@ export class Toolbox {
     private readonly state: TaskState,
   ) {
     this.tools = new Map(manifest.tools.map((t) => [t.name, t]));
-    this.baseSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    // `type` only where the manifest declares one (the memory tool), so older manifests give the same specs.
+    this.baseSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema, ...(t.declaration ? { type: t.declaration } : {}) }));
     this.fixedPromptChars = manifest.system.length + JSON.stringify(this.baseSpecs).length;
     this.contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || state.limits.contextWindowTokens;
   }

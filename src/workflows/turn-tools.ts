@@ -24,6 +24,7 @@ import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from '
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
 import { ruleBook } from './legacy';
+import { toolsForCall } from './call-effect';
 
 export interface TurnContext {
   state: TaskState;
@@ -74,7 +75,8 @@ const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);
 export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
   for (const [index, use] of uses.entries()) {
-    const answer = ctx.guarded ? await guardedAnswer(ctx, use, index, outcome) : await unguardedAnswer(ctx, use);
+    const tools = ctx.guarded ? toolsForCall(ctx.tools, use) : ctx.tools;
+    const answer = ctx.guarded ? await guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome) : await unguardedAnswer(ctx, use);
     outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
   }
   return outcome;
