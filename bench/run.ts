@@ -16,6 +16,7 @@ import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
+import { measureSteering, steeringTable } from './steering';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
@@ -117,6 +118,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nA decision made while no worker runs (issue 28):\n');
     console.log(decisionTable(cost));
   },
+  steering: () =>
+    withServer(async (h) => {
+      const r = await measureSteering(h);
+      save('steering.json', r);
+      writeFileSync(path.join(out, 'steering.md'), steeringTable(r) + '\n');
+      console.log('\nSteering and schedules (issue 26):\n');
+      console.log(steeringTable(r));
+    }),
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');
     const rows = await measureWaitingMemory([0, 1_000, 10_000]);
