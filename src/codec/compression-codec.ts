@@ -9,7 +9,7 @@
  */
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { promisify } from 'node:util';
-import { constants, gunzip, gzip } from 'node:zlib';
+import { constants, gunzip, gunzipSync, gzip, gzipSync } from 'node:zlib';
 import { DurableAgentError } from '../errors/durable-agent-error';
 
 export const GZIP_ENCODING = 'binary/gzip';
@@ -19,6 +19,16 @@ export const ORIGINAL_ENCODING_KEY = 'compression-original-encoding';
 export const DEFAULT_COMPRESSION_THRESHOLD = 4 * 1024;
 /** A decompressed payload larger than this is refused: Temporal's own limit is 2 MB per payload, so more means a corrupt or hostile one. */
 export const MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024;
+/**
+ * Payloads up to SYNC_GZIP_MAX_BYTES are compressed on the calling thread, and compressed data up to
+ * SYNC_GUNZIP_MAX_BYTES is decompressed there. Every turn's model call input is in that range (a
+ * conversation of some KB): for it, zlib's thread pool costs more than the work (a hop there and
+ * back per payload, which on a busy machine waits for a free core). Larger ones still go to the
+ * pool, so no payload holds the event loop for long: deflate expands at most ~1,000x, so 8 KB of
+ * compressed data is a few MB at worst. The bytes are the same either way.
+ */
+export const SYNC_GZIP_MAX_BYTES = 64 * 1024;
+export const SYNC_GUNZIP_MAX_BYTES = 8 * 1024;
 
 export interface CompressionOptions {
   /** Payloads whose data is at least this many bytes are compressed. Default 4 KB. */
@@ -31,6 +41,14 @@ const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const GZIP_BYTES = encoder.encode(GZIP_ENCODING);
+
+/** `encoding` equals `expected`, without decoding it to a string (asked of every payload of every activation). */
+function sameBytes(encoding: Uint8Array, expected: Uint8Array): boolean {
+  if (encoding.length !== expected.length) return false;
+  for (let i = 0; i < expected.length; i++) if (encoding[i] !== expected[i]) return false;
+  return true;
+}
 
 /** A payload marked as compressed that cannot be decompressed. */
 export class PayloadDecompressionError extends DurableAgentError {
@@ -52,19 +70,26 @@ export class CompressionCodec implements PayloadCodec {
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    return Promise.all(payloads.map((p) => this.encodeOne(p)));
+    // Most activations carry nothing to compress: no promise per payload for those.
+    if (!payloads.some((p) => this.compresses(p))) return payloads;
+    return Promise.all(payloads.map((p) => (this.compresses(p) ? this.encodeOne(p) : p)));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return Promise.all(payloads.map((p) => this.decodeOne(p)));
+    if (!payloads.some(isCompressed)) return payloads;
+    return Promise.all(payloads.map((p) => (isCompressed(p) ? this.decodeOne(p) : p)));
+  }
+
+  /** Large enough, and restorable: no encoding means no way back; a payload already marked is someone else's to undo. */
+  private compresses(payload: Payload): boolean {
+    const encoding = payload.metadata?.encoding;
+    return !!payload.data && payload.data.length >= this.thresholdBytes && !!encoding && !sameBytes(encoding, GZIP_BYTES);
   }
 
   private async encodeOne(payload: Payload): Promise<Payload> {
-    const data = payload.data;
-    const encoding = payload.metadata?.encoding;
-    // No encoding means no way to restore it; a payload already marked is someone else's to undo.
-    if (!data || data.length < this.thresholdBytes || !encoding || decoder.decode(encoding) === GZIP_ENCODING) return payload;
-    const compressed = await gzipAsync(data, { level: this.level });
+    const data = payload.data!;
+    const encoding = payload.metadata!.encoding!;
+    const compressed = data.length <= SYNC_GZIP_MAX_BYTES ? gzipSync(data, { level: this.level }) : await gzipAsync(data, { level: this.level });
     if (compressed.length >= data.length) return payload; // Already dense (encrypted, images): keep it as is.
     return {
       ...payload,
@@ -74,12 +99,13 @@ export class CompressionCodec implements PayloadCodec {
   }
 
   private async decodeOne(payload: Payload): Promise<Payload> {
-    const metadata = payload.metadata;
-    const original = metadata?.[ORIGINAL_ENCODING_KEY];
-    if (!metadata?.encoding || !original || decoder.decode(metadata.encoding) !== GZIP_ENCODING) return payload;
+    const metadata = payload.metadata!;
+    const original = metadata[ORIGINAL_ENCODING_KEY]!;
+    const compressed = payload.data ?? new Uint8Array();
     let data: Buffer;
     try {
-      data = await gunzipAsync(payload.data ?? new Uint8Array(), { maxOutputLength: MAX_DECOMPRESSED_BYTES });
+      const options = { maxOutputLength: MAX_DECOMPRESSED_BYTES };
+      data = compressed.length <= SYNC_GUNZIP_MAX_BYTES ? gunzipSync(compressed, options) : await gunzipAsync(compressed, options);
     } catch (err) {
       throw new PayloadDecompressionError(
         `cannot decompress a payload marked ${GZIP_ENCODING} (original encoding ${decoder.decode(original)}): ${(err as Error).message}. ` +
@@ -89,4 +115,10 @@ export class CompressionCodec implements PayloadCodec {
     const { [ORIGINAL_ENCODING_KEY]: _dropped, ...rest } = metadata;
     return { ...payload, metadata: { ...rest, encoding: original }, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
   }
+}
+
+/** Marked by this codec: binary/gzip with the original encoding beside it (a foreign binary/gzip is not ours to undo). */
+function isCompressed(payload: Payload): boolean {
+  const metadata = payload.metadata;
+  return !!metadata?.encoding && !!metadata[ORIGINAL_ENCODING_KEY] && sameBytes(metadata.encoding, GZIP_BYTES);
 }

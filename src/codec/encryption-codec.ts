@@ -116,9 +116,12 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
+/** Compared as bytes: asked of every payload of every activation, most of them not encrypted. */
 function isEncrypted(payload: Payload): boolean {
   const encoding = payload.metadata?.encoding;
-  return !!encoding && decoder.decode(encoding) === ENCRYPTED_ENCODING;
+  if (!encoding || encoding.length !== ENCRYPTED.length) return false;
+  for (let i = 0; i < ENCRYPTED.length; i++) if (encoding[i] !== ENCRYPTED[i]) return false;
+  return true;
 }
 
 /** Binds the cipher and key id to the ciphertext. */

@@ -17,38 +17,55 @@ const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
 export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | 'toolChoice'>;
 
-export async function callModelOrBlock(run: Run, people: People, request: ModelRequest): Promise<ModelTurn> {
-  const { state } = run;
-  let compacted = false;
-  for (;;) {
-    state.conversation.flushGuidance();
-    try {
-      const call = await run.steering.interruptible(() => callModel({ ...request, messages: state.messages, ...modelSettings(run) }));
-      // Interrupted: the message that did it joins the conversation at the top of the loop.
-      if (!call) continue;
-      const reply = call.reply;
-      if (reply.stopReason !== 'model_context_window_exceeded') return reply;
-      throw ApplicationFailure.create({
-        message: 'The conversation no longer fits the model context window.',
-        type: 'resource',
-        nonRetryable: true,
-        details: [toolError('resource', 'context_too_long', 'The conversation no longer fits the model context window.')],
-      });
-    } catch (err) {
-      if (isCancellation(err) || !run.rules.people) throw err;
-      const error = taskErrorFrom(err);
-      if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) {
-        compacted = true;
-        continue;
-      }
-      if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
-      state.lastError = error;
-      await people.block(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
-      // A person chose to go on without content the store lost: the model is told it is gone.
-      if (error.code === 'blob_missing') state.conversation.forgetMissingBlob(error.detail);
-      compacted = false;
-    }
+/**
+ * The model's reply, after any compaction or block a failure needed. Not async itself: the usual
+ * call costs one promise on top of the activity's (`then`), where an async function awaiting it
+ * costs two, and the SDK captures a stack for each promise the workflow creates, every turn.
+ */
+export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false): Promise<ModelTurn> {
+  run.state.conversation.flushGuidance();
+  let call: Promise<ModelTurn>;
+  try {
+    // In a scope an interrupt can cancel (steering.ts).
+    call = run.steering.run(() => callModel({ ...request, messages: run.state.messages, ...modelSettings(run) }));
+  } catch (err) {
+    return recover(run, people, request, err, compacted);
   }
+  return call.then(
+    (reply) => {
+      run.steering.settled();
+      return reply.stopReason === 'model_context_window_exceeded' ? recover(run, people, request, contextTooLong(), compacted) : reply;
+    },
+    (err: unknown) => {
+      run.steering.settled();
+      return recover(run, people, request, err, compacted);
+    },
+  );
+}
+
+function contextTooLong(): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: 'The conversation no longer fits the model context window.',
+    type: 'resource',
+    nonRetryable: true,
+    details: [toolError('resource', 'context_too_long', 'The conversation no longer fits the model context window.')],
+  });
+}
+
+/** A failed call: compacted and tried once more when too long, else a block for a person and the call again, or the failure. */
+async function recover(run: Run, people: People, request: ModelRequest, err: unknown, compacted: boolean): Promise<ModelTurn> {
+  const { state } = run;
+  // Interrupted: the message that did it joins the conversation, and the model is called again.
+  if (run.steering.interrupted(err)) return callModelOrBlock(run, people, request, compacted);
+  if (isCancellation(err) || !run.rules.people) throw err;
+  const error = taskErrorFrom(err);
+  if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
+  if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
+  state.lastError = error;
+  await people.block(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
+  // A person chose to go on without content the store lost: the model is told it is gone.
+  if (error.code === 'blob_missing') state.conversation.forgetMissingBlob(error.detail);
+  return callModelOrBlock(run, people, request);
 }
 
 /** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */

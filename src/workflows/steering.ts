@@ -7,30 +7,41 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 
 export class Steering {
-  private modelCall: CancellationScope | undefined;
-  private interrupted = false;
+  /**
+   * The scope model calls run in, one for every call until an interrupt cancels it: a scope costs
+   * the workflow five promises to make and two to enter, and every turn pays for what it creates.
+   */
+  private scope: CancellationScope | undefined;
+  private inFlight = false;
+  private cancelled: CancellationScope | undefined;
 
-  /** Runs the model call where an interrupt can cancel it; undefined when one did (call again). */
-  async interruptible<T>(call: () => Promise<T>): Promise<{ reply: T } | undefined> {
-    const scope = new CancellationScope({ cancellable: true });
-    this.modelCall = scope;
-    try {
-      return { reply: await scope.run(call) };
-    } catch (err) {
-      // Only this call was cancelled, by an interrupt: the task itself goes on.
-      if (this.interrupted && isCancellation(err) && !CancellationScope.current().consideredCancelled) return undefined;
-      throw err;
-    } finally {
-      this.modelCall = undefined;
-      this.interrupted = false;
-    }
+  /** Starts the model call where an interrupt can cancel it (no command unless one does). */
+  run<T>(call: () => Promise<T>): Promise<T> {
+    this.scope ??= new CancellationScope({ cancellable: true });
+    this.inFlight = true;
+    return this.scope.run(call);
+  }
+
+  /** The model call ended (answered or failed): nothing is in flight for an interrupt to cancel. */
+  settled(): void {
+    this.inFlight = false;
+  }
+
+  /** Whether `err` ended the model call because an interrupt cancelled it (the task itself goes on). */
+  interrupted(err: unknown): boolean {
+    const cancelled = this.cancelled;
+    this.cancelled = undefined;
+    return cancelled !== undefined && isCancellation(err) && !CancellationScope.current().consideredCancelled;
   }
 
   /** Cancels the model call in flight; false when none is (the message waits for the next call). */
   interrupt(): boolean {
-    if (!this.modelCall || this.interrupted) return false;
-    this.interrupted = true;
-    this.modelCall.cancel();
+    if (!this.inFlight || !this.scope) return false;
+    this.cancelled = this.scope;
+    this.inFlight = false;
+    // A cancelled scope stays cancelled: the next call gets a new one.
+    this.scope = undefined;
+    this.cancelled.cancel();
     return true;
   }
 }

@@ -23,8 +23,8 @@ import { errorBlock, summarizeOutput } from '../rules/tool-result-content';
 import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
-import { ruleBook } from './legacy';
 import { toolsForCall } from './call-effect';
+import { ruleBook, type RuleBook } from './legacy';
 
 export interface TurnContext {
   state: TaskState;
@@ -45,7 +45,7 @@ export interface TurnContext {
   chain?: string;
   /** The task's prepareToolCall (its options depend on the task's markers). */
   prepareToolCall?: AgentActivities['prepareToolCall'];
-  /** Which reads run locally (bounded state); absent when replaying older histories. */
+  /** Which reads run locally (fast reads); absent when replaying older histories. */
   fastReads?: FastReads;
 }
 
@@ -72,17 +72,27 @@ interface Answer {
 
 const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);
 
-export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
+/**
+ * The turn's calls, one after the other. Written with `then` rather than async/await, here and in
+ * the functions below: each async layer costs the workflow two promises per call (its own and the
+ * caller's await), each with the SDK's stack capture, where a `then` costs one and hands the answer
+ * on at the same tick.
+ */
+export function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
-  for (const [index, use] of uses.entries()) {
+  const from = (index: number): TurnOutcome | Promise<TurnOutcome> => {
+    const use = uses[index];
+    if (!use) return outcome;
     const tools = ctx.guarded ? toolsForCall(ctx.tools, use) : ctx.tools;
-    const answer = ctx.guarded ? await guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome) : await unguardedAnswer(ctx, use);
-    outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
-  }
-  return outcome;
+    return (ctx.guarded ? guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome) : unguardedAnswer(ctx, use)).then((answer) => {
+      outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
+      return from(index + 1);
+    });
+  };
+  return Promise.resolve(from(0));
 }
 
-async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
+function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
   const { state } = ctx;
   const refuse = (error: ToolError): Answer => {
     state.recordToolFailed(use.name, use.id, error, false);
@@ -91,57 +101,70 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
 
   if (index >= state.budgets.toolCallsPerTurn) {
     outcome.perTurnBudgetSpent = true;
-    return refuse(
-      toolError(
-        'policy',
-        'turn_tool_budget',
-        `Only ${state.budgets.toolCallsPerTurn} tool calls are allowed in one turn; this one was not run.`,
-        'Answer now with what you have; no more tools are available for this task.',
+    return Promise.resolve(
+      refuse(
+        toolError(
+          'policy',
+          'turn_tool_budget',
+          `Only ${state.budgets.toolCallsPerTurn} tool calls are allowed in one turn; this one was not run.`,
+          'Answer now with what you have; no more tools are available for this task.',
+        ),
       ),
     );
   }
   if (state.toolCallsLeft <= 0) {
     outcome.escalation ??= { code: 'tool_call_budget', reason: `The task used all ${state.budgets.toolCalls} tool calls.` };
-    return refuse(
-      toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`, 'A person has been asked to raise the budget or stop the task.'),
+    return Promise.resolve(
+      refuse(
+        toolError('policy', 'task_tool_budget', `The task's ${state.budgets.toolCalls} tool calls are spent; this one was not run.`, 'A person has been asked to raise the budget or stop the task.'),
+      ),
     );
   }
   const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
-  let key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, bookOf(ctx).coercedCallKeys);
-  let answer: Answer;
+  const key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, bookOf(ctx).coercedCallKeys);
   const ledgerSays = gate.action === 'run' ? state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs()) : undefined;
-  if (gate.action === 'refuse') {
-    answer = refuse(gate.error);
-  } else if (gate.action === 'confirm' || ledgerSays?.action === 'confirm') {
+  // What every answer goes through: the correction bound (where the model's call was judged), escalation, the ledger.
+  const settle = (callKeyUsed: string, answer: Answer, corrects = true): Answer | Promise<Answer> => {
+    if (corrects) trackCorrections(state, use.name, answer);
+    return afterCall(ctx, use, callKeyUsed, answer, outcome);
+  };
+  if (gate.action === 'refuse') return Promise.resolve(settle(key, refuse(gate.error), false));
+  if (gate.action === 'confirm' || ledgerSays?.action === 'confirm') {
     const reason = gate.action === 'confirm' ? gate.reason : (ledgerSays as { reason: string }).reason;
-    const confirmed = await confirmThenRun(ctx, gate.tool, use, reason, refuse);
-    key = confirmed.key;
-    answer = confirmed.answer;
-    trackCorrections(state, use.name, answer);
-  } else if ((state.corrections[use.name] ?? 0) >= state.budgets.correctionsPerTool) {
+    return confirmThenRun(ctx, gate.tool, use, reason, refuse).then((confirmed) => settle(confirmed.key, confirmed.answer));
+  }
+  if ((state.corrections[use.name] ?? 0) >= state.budgets.correctionsPerTool) {
     outcome.escalation ??= {
       code: 'correction_budget',
       reason: `The model sent ${state.corrections[use.name]} invalid calls to ${use.name} in a row.`,
     };
-    answer = refuse(
-      toolError(
-        'policy',
-        'correction_budget',
-        `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
-        'A person has been asked to help; explain what you are trying to do.',
+    return Promise.resolve(
+      settle(
+        key,
+        refuse(
+          toolError(
+            'policy',
+            'correction_budget',
+            `${use.name} was refused: ${state.corrections[use.name]} invalid calls in a row.`,
+            'A person has been asked to help; explain what you are trying to do.',
+          ),
+        ),
+        false,
       ),
     );
-  } else {
-    const decision = ledgerSays!;
-    if (decision.action === 'refuse') answer = refuse(decision.error);
-    else if (decision.action === 'reuse') {
-      state.recordToolReused(use.name, use.id, decision.fromTurn);
-      const note = `answered from the ledger: the same call ran in turn ${decision.fromTurn}; not run again`;
-      answer = { content: `{"ledger":${JSON.stringify(note)},"result":${decision.outcome.content}}`, isError: false, ran: false };
-    } else answer = await execute(ctx, gate.tool, use, true, use.input, decision.action === 'run' ? decision.idempotencyKey : undefined);
-    trackCorrections(state, use.name, answer);
   }
+  const decision = ledgerSays!;
+  if (decision.action === 'refuse') return Promise.resolve(settle(key, refuse(decision.error)));
+  if (decision.action === 'reuse') {
+    state.recordToolReused(use.name, use.id, decision.fromTurn);
+    const note = `answered from the ledger: the same call ran in turn ${decision.fromTurn}; not run again`;
+    return Promise.resolve(settle(key, { content: `{"ledger":${JSON.stringify(note)},"result":${decision.outcome.content}}`, isError: false, ran: false }));
+  }
+  return execute(ctx, gate.tool, use, true, use.input, decision.action === 'run' ? decision.idempotencyKey : undefined).then((answer) => settle(key, answer));
+}
 
+/** After a call's answer: a failure may need a person (escalation) or a notice; the ledger records it, and may find a loop. */
+function afterCall(ctx: TurnContext, use: ToolUseBlock, key: string, answer: Answer, outcome: TurnOutcome): Answer | Promise<Answer> {
   if (answer.ran && answer.error) {
     const manifest = ctx.tools.get(use.name);
     const level = escalationLevel({
@@ -160,9 +183,17 @@ async function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number,
           : `${use.name}: ${answer.error.detail}`,
       };
     }
-    if (level === 'inform') await ctx.inform(`${answer.error.error_class}_${answer.error.code}`, `${use.name} failed after ${answer.error.attempts} attempts: ${answer.error.detail}`);
+    if (level === 'inform') {
+      return ctx
+        .inform(`${answer.error.error_class}_${answer.error.code}`, `${use.name} failed after ${answer.error.attempts} attempts: ${answer.error.detail}`)
+        .then(() => recordInLedger(ctx, use, key, answer, outcome));
+    }
   }
+  return recordInLedger(ctx, use, key, answer, outcome);
+}
 
+function recordInLedger(ctx: TurnContext, use: ToolUseBlock, key: string, answer: Answer, outcome: TurnOutcome): Answer {
+  const { state } = ctx;
   const outcomeForLedger = {
     content: answer.content,
     isError: answer.isError,
@@ -291,71 +322,126 @@ async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: T
   return { ...primary, error };
 }
 
-async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
+/** One logical tool call: what every attempt of it (a fast read sent back, a question answered) shares. */
+interface ToolCall {
+  ctx: TurnContext;
+  tool: ToolManifest;
+  input: unknown;
+  toolUseId: string;
+  name: string;
+  book: RuleBook;
+  idempotencyKey: string | undefined;
+  approval: { id: string; by: string } | undefined;
+  runsLocally: boolean;
+  /** People's answers to the questions this call asked (MCP elicitation): the call runs again with them. */
+  answers: ToolQuestionAnswer[];
+}
+
+/**
+ * Runs the call until it has an answer. Not async: each attempt's activity promise gets one `then`
+ * (an async function awaiting it costs two promises, each with the SDK's stack capture), and the
+ * answer reaches the caller on the same tick an `await` would give it.
+ */
+function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
-  const { keyedToolCalls } = bookOf(ctx);
+  const book = bookOf(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
-  const idempotencyKey = keyedToolCalls && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
-  const { runTool: runRegular } = tool.local ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool)) : proxyActivities<AgentActivities>(toolCallOptions(tool, keyedToolCalls));
-  const { runTool: runFastRead } = proxyLocalActivities<AgentActivities>(fastReadOptions(tool));
-  let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
-  // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
-  const answers: ToolQuestionAnswer[] = [];
+  const idempotencyKey = book.keyedToolCalls && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
+  return attempt({ ctx, tool, input, toolUseId, name, book, idempotencyKey, approval, runsLocally: ctx.fastReads?.runsLocally(tool) ?? false, answers: [] });
+}
+
+function attempt(call: ToolCall): Promise<Answer> {
+  const { ctx, tool, book, approval, answers } = call;
+  const runsLocally = call.runsLocally;
+  const { runTool } = runsLocally
+    ? proxyLocalActivities<AgentActivities>(fastReadOptions(tool))
+    : tool.local
+      ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
+      : proxyActivities<AgentActivities>(toolCallOptions(tool, book.keyedToolCalls));
+  const startedMs = ctx.nowMs();
+  let running: Promise<ToolOutcome>;
   try {
-    let result: ToolOutcome;
-    for (;;) {
-      const startedMs = ctx.nowMs();
-      try {
-        result = await (runsLocally ? runFastRead : runRegular)({
-          agent: ctx.agent,
-          tool: name,
-          input,
-          toolUseId,
-          ...(ctx.scope ? { scope: ctx.scope } : {}),
-          ...(idempotencyKey ? { idempotencyKey } : {}),
-          ...(keyedToolCalls && approval ? { approval } : {}),
-          ...(answers.length ? { answers: [...answers] } : {}),
-        });
-        if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
-        break;
-      } catch (err) {
-        if (runsLocally && !isCancellation(err) && !failedForGood(err)) {
-          // A read is safe to repeat: the regular path runs it again, with its heartbeat and retries.
-          ctx.fastReads!.demote(tool);
-          runsLocally = false;
-          continue;
-        }
-        const question = isCancellation(err) ? undefined : questionIn(err);
-        // patched() only here: tasks that never met a question keep their histories unchanged.
-        if (!question || answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) throw err;
-        answers.push(await askPerson(state, ctx.awaitApproval, ctx.policy, ctx.nowMs(), { tool, name, toolUseId, input }, question));
-      }
-    }
-    if (result.kind === 'flagged') {
-      state.recordToolSucceeded(name, toolUseId, `${result.error.error_class}: ${result.error.detail}`);
-      return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
-    }
-    state.recordToolSucceeded(name, toolUseId, result.summary ?? summarizeOutput(result.output));
-    return { content: JSON.stringify(result.output), isError: false, ran: true };
+    running = runTool({
+      agent: ctx.agent,
+      tool: call.name,
+      input: call.input,
+      toolUseId: call.toolUseId,
+      ...(ctx.scope ? { scope: ctx.scope } : {}),
+      ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
+      ...(book.keyedToolCalls && approval ? { approval } : {}),
+      ...(answers.length ? { answers: [...answers] } : {}),
+    });
   } catch (err) {
-    if (isCancellation(err)) throw err;
-    let error = toolErrorFromFailure(err, tool);
-    const unknown = bookOf(ctx).stateAwareLedger && tool.effect !== 'read' && outcomeUnknown(error);
-    if (unknown) {
-      error = {
-        ...error,
-        retryable: false,
-        hint: tool.idempotent
-          ? 'The outcome is unknown: it may or may not have taken effect. Check with a read first; calling it again with exactly the same arguments reuses the same idempotency key, so it cannot happen twice.'
-          : 'The outcome is unknown: it may or may not have taken effect, and it is not safe to repeat. A person has been asked to check.',
-      };
-    }
-    state.recordToolFailed(name, toolUseId, error);
-    return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
+    return Promise.resolve(afterFailure(call, err));
   }
+  return running.then(
+    (result) => {
+      try {
+        if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
+        return succeeded(call, result);
+      } catch (err) {
+        return failed(call, err);
+      }
+    },
+    (err: unknown) => afterFailure(call, err),
+  );
+}
+
+/** A failed attempt: a fast read goes back to the regular path, a question goes to a person, anything else is the answer. */
+function afterFailure(call: ToolCall, err: unknown): Answer | Promise<Answer> {
+  const { ctx, tool } = call;
+  try {
+    if (call.runsLocally && !isCancellation(err) && !failedForGood(err)) {
+      // A read is safe to repeat: the regular path runs it again, with its heartbeat and retries.
+      ctx.fastReads!.demote(tool);
+      call.runsLocally = false;
+      return attempt(call);
+    }
+    const question = isCancellation(err) ? undefined : questionIn(err);
+    // patched() only here: tasks that never met a question keep their histories unchanged.
+    if (!question || call.answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) return failed(call, err);
+    return askPerson(ctx.state, ctx.awaitApproval, ctx.policy, ctx.nowMs(), { tool, name: call.name, toolUseId: call.toolUseId, input: call.input }, question).then(
+      (answer) => {
+        call.answers.push(answer);
+        return attempt(call);
+      },
+      (askFailed: unknown) => failed(call, askFailed),
+    );
+  } catch (thrown) {
+    return failed(call, thrown);
+  }
+}
+
+function succeeded(call: ToolCall, result: ToolOutcome): Answer {
+  const { state } = call.ctx;
+  if (result.kind === 'flagged') {
+    state.recordToolSucceeded(call.name, call.toolUseId, `${result.error.error_class}: ${result.error.detail}`);
+    return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
+  }
+  state.recordToolSucceeded(call.name, call.toolUseId, result.summary ?? summarizeOutput(result.output));
+  return { content: JSON.stringify(result.output), isError: false, ran: true };
+}
+
+/** The call failed for good: its ToolError is the answer (a cancellation is not a tool error: it goes on up). */
+function failed(call: ToolCall, err: unknown): Answer {
+  if (isCancellation(err)) throw err;
+  const { tool, book, idempotencyKey } = call;
+  let error = toolErrorFromFailure(err, tool);
+  const unknown = book.stateAwareLedger && tool.effect !== 'read' && outcomeUnknown(error);
+  if (unknown) {
+    error = {
+      ...error,
+      retryable: false,
+      hint: tool.idempotent
+        ? 'The outcome is unknown: it may or may not have taken effect. Check with a read first; calling it again with exactly the same arguments reuses the same idempotency key, so it cannot happen twice.'
+        : 'The outcome is unknown: it may or may not have taken effect, and it is not safe to repeat. A person has been asked to check.',
+    };
+  }
+  call.ctx.state.recordToolFailed(call.name, call.toolUseId, error);
+  return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
 }
 
 function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {

@@ -1,6 +1,7 @@
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { gzipSync } from 'node:zlib';
 import { CompressionCodec, createDataConverter, createPayloadCodecs, GZIP_ENCODING, ORIGINAL_ENCODING_KEY, PayloadDecompressionError } from '../../src/codec';
+import { SYNC_GUNZIP_MAX_BYTES, SYNC_GZIP_MAX_BYTES } from '../../src/codec/compression-codec';
 import { randomBytes } from 'node:crypto';
 
 const text = (bytes?: Uint8Array | null) => new TextDecoder().decode(bytes ?? new Uint8Array());
@@ -71,6 +72,29 @@ describe('compression codec', () => {
   test('truncated compressed data is refused too, not returned as a shorter payload', async () => {
     const [encoded] = await codec.encode([payloadOf(large)]);
     await expect(codec.decode([{ ...encoded!, data: encoded!.data!.slice(0, 40) }])).rejects.toBeInstanceOf(PayloadDecompressionError);
+  });
+
+  test('a payload too large to compress on the calling thread goes through the zlib pool and decodes to the same value', async () => {
+    // Hex text: compresses about 2x, so both the payload and its compressed data are above the sync limits.
+    const big = { page: randomBytes(SYNC_GZIP_MAX_BYTES).toString('hex') };
+    const original = payloadOf(big);
+    expect(original.data!.length).toBeGreaterThan(SYNC_GZIP_MAX_BYTES);
+    const [encoded] = await codec.encode([original]);
+    expect(text(encoded!.metadata!.encoding)).toBe(GZIP_ENCODING);
+    expect(encoded!.data!.length).toBeGreaterThan(SYNC_GUNZIP_MAX_BYTES);
+    const [decoded] = await codec.decode([encoded!]);
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual(big);
+  });
+
+  test('a batch mixing small, large and compressed payloads keeps its order', async () => {
+    const small = payloadOf({ ok: true });
+    const [compressed] = await codec.encode([payloadOf(large)]);
+    const encoded = await codec.encode([small, payloadOf(large), compressed!]);
+    expect(encoded[0]).toBe(small);
+    expect(text(encoded[1]!.metadata!.encoding)).toBe(GZIP_ENCODING);
+    expect(encoded[2]).toBe(compressed);
+    const decoded = await codec.decode(encoded);
+    expect(decoded.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([{ ok: true }, large, large]);
   });
 
   test('the threshold is configurable', async () => {
