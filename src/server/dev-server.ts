@@ -130,7 +130,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
       throw new Error(`Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}. Last log lines (${logFile}):\n${tail}`);
     }
-    await sleep(200);
+    // Often: the server is up ~0.2 s after the spawn, and a probe of a closed port fails at once.
+    await sleep(50);
   }
 
   const stopWith = async (signal: NodeJS.Signals) => {
