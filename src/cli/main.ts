@@ -1,90 +1,80 @@
 /** `durable-agent`: one verb per job; `--json` where the output is data; clear exit codes. */
-import { TaskNotFoundError } from '../client/task-client';
 import { CliError, EXIT } from './cli-error';
-import { DemoSettingsError } from '../demo/demo-environment';
-import { codecServerCommand, codecServerHelp } from './commands/codec-server';
-import { demoCommand, demoHelp } from './commands/demo';
-import { devCommand, devHelp } from './commands/dev';
-import { inboxCommand, inboxHelp } from './commands/inbox';
-import { mcpCommand, mcpHelp } from './commands/mcp';
-import { purgeCommand, purgeHelp } from './commands/purge';
-import { scheduleCommand, scheduleHelp } from './commands/schedule';
-import { memoryCommand, memoryHelp } from './commands/memory';
-import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
-import { workerCommand, workerHelp } from './commands/worker';
-import { approveCommand, cancelCommand, denyCommand, interruptCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
-import { installQuietRuntime } from './runtime-logging';
+import { DurableAgentError } from '../errors/durable-agent-error';
 import { safeLine } from './render';
 
-const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
-  dev: devCommand,
-  worker: workerCommand,
-  start: startCommand,
-  status: statusCommand,
-  watch: watchCommand,
-  list: listCommand,
-  result: resultCommand,
-  demo: demoCommand,
-  approve: approveCommand,
-  deny: denyCommand,
-  unblock: unblockCommand,
-  message: messageCommand,
-  interrupt: interruptCommand,
-  cancel: cancelCommand,
-  purge: purgeCommand,
-  schedule: scheduleCommand,
-  memory: memoryCommand,
-  'codec-server': codecServerCommand,
-  inbox: inboxCommand,
-  mcp: mcpCommand,
+type Command = (argv: string[]) => Promise<number>;
+
+/*
+ * Each verb's module is loaded only when that verb runs: loading all of them (the worker, the
+ * embedded server, the demo) took over a second of every `status` or `approve` before it did
+ * anything, and scripts (and the tests) start the CLI many times.
+ */
+const demo = () => require('./commands/demo') as typeof import('./commands/demo');
+const dev = () => require('./commands/dev') as typeof import('./commands/dev');
+const worker = () => require('./commands/worker') as typeof import('./commands/worker');
+const tasks = () => require('./commands/tasks') as typeof import('./commands/tasks');
+const people = () => require('./commands/people') as typeof import('./commands/people');
+const purge = () => require('./commands/purge') as typeof import('./commands/purge');
+const codecServer = () => require('./commands/codec-server') as typeof import('./commands/codec-server');
+const inbox = () => require('./commands/inbox') as typeof import('./commands/inbox');
+const mcp = () => require('./commands/mcp') as typeof import('./commands/mcp');
+const schedule = () => require('./commands/schedule') as typeof import('./commands/schedule');
+const memory = () => require('./commands/memory') as typeof import('./commands/memory');
+
+const VERBS: Record<string, () => Command> = {
+  dev: () => dev().devCommand,
+  worker: () => worker().workerCommand,
+  start: () => tasks().startCommand,
+  status: () => tasks().statusCommand,
+  watch: () => tasks().watchCommand,
+  list: () => tasks().listCommand,
+  result: () => tasks().resultCommand,
+  demo: () => demo().demoCommand,
+  approve: () => people().approveCommand,
+  deny: () => people().denyCommand,
+  unblock: () => people().unblockCommand,
+  message: () => people().messageCommand,
+  interrupt: () => people().interruptCommand,
+  cancel: () => people().cancelCommand,
+  purge: () => purge().purgeCommand,
+  schedule: () => schedule().scheduleCommand,
+  memory: () => memory().memoryCommand,
+  'codec-server': () => codecServer().codecServerCommand,
+  inbox: () => inbox().inboxCommand,
+  mcp: () => mcp().mcpCommand,
 };
 
-const HELP = `durable-agent: long-running LLM agent tasks, run durably on Temporal.
+/** The whole help, which loads every command's module (only when help is asked for). */
+function helpText(): string {
+  return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
 
-${demoHelp}
-
-${devHelp}
-
-${workerHelp}
-
-${tasksHelp}
-
-${peopleHelp}
-
-${scheduleHelp}
-
-${purgeHelp}
-
-${memoryHelp}
-
-${codecServerHelp}
-
-${inboxHelp}
-
-${mcpHelp}
+${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.
 Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 no such task, 4 Temporal unreachable.`;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (!verb || verb === 'help' || verb === '--help' || verb === '-h') {
-    console.log(HELP);
+    console.log(helpText());
     return verb ? EXIT.ok : EXIT.usage;
   }
-  const command = VERBS[verb];
+  // Own keys only: `durable-agent constructor` is an unknown command, not Object.prototype's.
+  const command = Object.hasOwn(VERBS, verb) ? VERBS[verb] : undefined;
   if (!command) {
     console.error(`durable-agent: unknown command "${verb}". Commands: ${Object.keys(VERBS).join(', ')} (durable-agent --help)`);
     return EXIT.usage;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(HELP);
+    console.log(helpText());
     return EXIT.ok;
   }
   try {
-    if (verb === 'dev' || verb === 'demo' || verb === 'worker') installQuietRuntime();
-    return await command(rest);
+    if (verb === 'dev' || verb === 'demo' || verb === 'worker') (require('./runtime-logging') as typeof import('./runtime-logging')).installQuietRuntime();
+    return await command()(rest);
   } catch (err) {
     console.error(`durable-agent ${verb}: ${messageOf(err)}`);
     return exitCodeOf(err);
@@ -99,8 +89,9 @@ function messageOf(err: unknown): string {
 
 function exitCodeOf(err: unknown): number {
   if (err instanceof CliError) return err.exitCode;
-  if (err instanceof TaskNotFoundError) return EXIT.notFound;
-  if (err instanceof DemoSettingsError) return EXIT.usage;
+  // By code rather than class: the classes live in modules this file no longer loads up front.
+  if (err instanceof DurableAgentError && err.code === 'task_not_found') return EXIT.notFound;
+  if (err instanceof DurableAgentError && err.code === 'demo_settings') return EXIT.usage;
   // gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from a server that went away mid-command.
   const code = (err as { code?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
   if (code === 14) return EXIT.unreachable;

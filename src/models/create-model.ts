@@ -1,10 +1,12 @@
-import path from 'node:path';
 import type { ModelChoice } from '../protocol/task';
-import { stateDir } from '../server/state-dir';
 import { AnthropicModel, PROMPT_CACHING_MODES, type PromptCaching } from './anthropic-model';
 import type { Model } from './model';
-import { SCRIPT_DIRS_SETTING, ScriptedModel } from './scripted-model';
+import { ScriptedModel } from './scripted-model';
+import { defaultScriptRoots } from './script-roots';
 import { ToolFailure } from '../errors/tool-failure';
+
+// Where they were first defined; callers that need only the folders import script-roots.ts.
+export { defaultScriptRoots, scriptsDir } from './script-roots';
 
 export interface ModelEnvironment {
   /** Default: process.env.ANTHROPIC_API_KEY. */
@@ -20,20 +22,6 @@ export interface ModelEnvironment {
   scriptRoots?: string[];
   /** Prompt-cache breakpoints for Claude. Default: DURABLE_AGENT_PROMPT_CACHING, else `conversation`. */
   anthropicPromptCaching?: PromptCaching;
-}
-
-/**
- * The built-in demo scripts, every folder in DURABLE_AGENT_SCRIPT_DIRS (path-delimited), and
- * `<state dir>/scripts`, where the CLI's `start --script` copies a user's script.
- */
-export function defaultScriptRoots(env: NodeJS.ProcessEnv = process.env): string[] {
-  const extra = (env[SCRIPT_DIRS_SETTING] ?? '').split(path.delimiter).filter((dir) => dir.trim() !== '');
-  return [path.resolve(__dirname, '../demo'), ...extra.map((dir) => path.resolve(dir)), scriptsDir()];
-}
-
-/** `<state dir>/scripts`. */
-export function scriptsDir(): string {
-  return path.join(stateDir(), 'scripts');
 }
 
 export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, custom: Record<string, Model> = {}): Model {

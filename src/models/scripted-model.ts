@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ToolFailure } from '../errors/tool-failure';
 import type { AssistantBlock, ModelTurn } from '../protocol/messages';
 import type { Model, ModelRequest } from './model';
+import { SCRIPT_DIRS_SETTING } from './script-roots';
 
 const scriptedBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
@@ -100,8 +101,7 @@ export class ScriptedModel implements Model {
 /** Scripts larger than this are refused before reading (a demo script is a few KB). */
 export const MAX_SCRIPT_BYTES = 5 * 1024 * 1024;
 
-/** The setting that adds script folders on a worker (path-delimited), named in every refusal so the fix is one step away. */
-export const SCRIPT_DIRS_SETTING = 'DURABLE_AGENT_SCRIPT_DIRS';
+export { SCRIPT_DIRS_SETTING };
 
 const SCRIPT_HINT =
   "Put the script, as a .json file, under one of the worker's script folders (`durable-agent start --script FILE` copies it there), " +

@@ -175,8 +175,8 @@ test("an agent that declares its queue is served on it alone, and a client given
 }, 120_000);
 
 test("`worker` with no server exits 4 with the same one-line hint as `list`, not the transport's error", async () => {
-  const worker = await runCli(['worker', '--address', '127.0.0.1:1']);
-  const list = await runCli(['list', '--address', '127.0.0.1:1']);
+  // Side by side: the client waits out its connect timeout (5 s) for a port nothing listens on.
+  const [worker, list] = await Promise.all([runCli(['worker', '--address', '127.0.0.1:1']), runCli(['list', '--address', '127.0.0.1:1'])]);
   expect(list.code).toBe(4);
   expect(worker.code).toBe(4);
   const lines = worker.stderr.trim().split('\n');

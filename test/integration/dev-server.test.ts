@@ -55,6 +55,16 @@ test('sqlitePragmas {} leaves the CLI its own rollback journal', async () => {
   expect([header[18], header[19]]).toEqual([1, 1]);
 });
 
+test('stop() kills a server in memory at once (nothing to flush) and stops one on a state file with SIGTERM, which it exits cleanly from', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-stop-'));
+  const inMemory = await startDevServer({ dbFile: null, logFile: path.join(dir, 'memory.log') });
+  await inMemory.stop();
+  expect(inMemory.process.signalCode).toBe('SIGKILL');
+  const onFile = await startDevServer({ dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'file.log') });
+  await onFile.stop();
+  expect({ code: onFile.process.exitCode, signal: onFile.process.signalCode }).toEqual({ code: 0, signal: null });
+});
+
 test('a start on a port where a server already answers is refused at once, not a hang', async () => {
   const h = await startHarness();
   try {

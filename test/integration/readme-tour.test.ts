@@ -151,13 +151,14 @@ async function stopDev(signal: 'SIGINT' | 'SIGKILL'): Promise<void> {
 
 /** Until no process of the group is left (npx's children exit after the shell that started them). */
 async function groupGone(pgid: number): Promise<void> {
-  for (let i = 0; i < 120; i++) {
+  // Checked often: a signal to a live group costs nothing, and the next step waits on this.
+  for (let i = 0; i < 600; i++) {
     try {
       process.kill(-pgid, 0);
     } catch {
       return;
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 50));
   }
   process.kill(-pgid, 'SIGKILL');
 }
@@ -166,7 +167,8 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 60
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
+    // Each probe is itself a CLI command (a second or more): no need to rest long between them.
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
 import type { ModelProgress } from '../../protocol/messages';
-import { defaultScriptRoots, scriptsDir } from '../../models/create-model';
+import { defaultScriptRoots, scriptsDir } from '../../models/script-roots';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_NAME_PATTERN } from '../../protocol/definitions';
 import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, type TaskStatus } from '../../protocol/task';
