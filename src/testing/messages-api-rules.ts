@@ -388,7 +388,7 @@ function checkContextManagement(value: unknown, model: string, options: Messages
   if (!Array.isArray(value.edits)) return fail('context_management.edits: Input should be a valid list');
   const betas = options.betas ?? [];
   let compacts = 0;
-  value.edits.forEach((edit: unknown, i: number) => {
+  for (const [i, edit] of (value.edits as unknown[]).entries()) {
     const where = `context_management.edits.${i}`;
     if (!isObject(edit)) return fail(`${where}: Input should be a valid dictionary`);
     if (typeof edit.type !== 'string' || !EDIT_TYPES.includes(edit.type)) {
@@ -396,7 +396,7 @@ function checkContextManagement(value: unknown, model: string, options: Messages
     }
     if (edit.type !== COMPACTION_EDIT_TYPE) {
       if (!betas.includes(CONTEXT_MANAGEMENT_BETA)) fail(`${where}: ${edit.type} requires the anthropic-beta header ${CONTEXT_MANAGEMENT_BETA}`);
-      return;
+      continue;
     }
     compacts += 1;
     if (!betas.includes(COMPACTION_BETA)) fail(`${where}: ${COMPACTION_EDIT_TYPE} requires the anthropic-beta header ${COMPACTION_BETA}`);
@@ -416,7 +416,7 @@ function checkContextManagement(value: unknown, model: string, options: Messages
       fail(`${where}.${COMPACTION_EDIT_TYPE}.pause_after_compaction: Input should be a valid boolean`);
     }
     if (edit.instructions != null && typeof edit.instructions !== 'string') fail(`${where}.${COMPACTION_EDIT_TYPE}.instructions: Input should be a valid string`);
-  });
+  }
   if (compacts > 1) fail(`context_management.edits: at most one ${COMPACTION_EDIT_TYPE} edit is allowed`);
 }
 
