@@ -22,7 +22,7 @@ import { McpToolSource } from '../mcp/mcp-tools';
 import { classifyMcpError } from '../mcp/errors';
 import { NEEDS_INPUT_TYPE } from '../protocol/activity-contracts';
 import { classify } from '../errors/classify';
-import { HttpStatusError } from '../errors/tool-failure';
+import { HttpStatusError, ToolFailure } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
@@ -47,7 +47,8 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { isBlobId, MARKER_PREFIX, markerText } from '../protocol/blob-marker';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { gateToolCall } from '../rules/tool-gate';
-import type { ModelProgress } from '../protocol/messages';
+import { textOf, type ModelProgress } from '../protocol/messages';
+import { summaryRequest } from '../models/summary-request';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
@@ -287,7 +288,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}) };
     },
 
-    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns }) {
+    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
@@ -304,16 +305,38 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
             ...(modelId ? { model: modelId } : {}),
             ...(thinking ? { thinking } : {}),
             ...(droppedTurns ? { droppedTurns } : {}),
+            ...(compaction ? { compaction } : {}),
             onProgress: (p) => {
               progress = p;
             },
           }),
           () => progress,
         );
-        const costUsd = costOf(turn.model, turn.usage, prices);
+        // A compaction is billed apart from the turn (its own usage iteration), at the same model's prices.
+        const compactionCost = turn.compaction ? costOf(turn.model, turn.compaction.usage, prices) : undefined;
+        const turnCost = costOf(turn.model, turn.usage, prices);
+        const costUsd = turnCost === undefined ? undefined : turnCost + (compactionCost ?? 0);
+        if (turn.compaction && compactionCost !== undefined) turn.compaction = { ...turn.compaction, costUsd: compactionCost };
         // Long output is stored now, so later requests carry a reference instead of the text.
         const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
         return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
+      } catch (err) {
+        throw toApplicationFailure(classifyModelError(err), attempt);
+      }
+    },
+
+    async summarizeTurns({ model, modelId, scope, previousSummary, messages, maxTokens }) {
+      const attempt = Context.current().info.attempt;
+      const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
+      try {
+        const chosen = modelFor(model);
+        const turn = chosen.summarize
+          ? await chosen.summarize({ ...(previousSummary ? { previousSummary } : {}), messages: resolved })
+          : await chosen.complete(summaryRequest(previousSummary, resolved, maxTokens, modelId));
+        const summary = textOf(turn.content);
+        if (!summary) throw new ToolFailure('semantic', 'empty_summary', 'The summary call answered without text.', 'The oldest turns are trimmed instead.');
+        const costUsd = costOf(turn.model, turn.usage, prices);
+        return { summary, usage: turn.usage, model: turn.model, ...(costUsd === undefined ? {} : { costUsd }) };
       } catch (err) {
         throw toApplicationFailure(classifyModelError(err), attempt);
       }

@@ -191,10 +191,14 @@ export function taskInputProblem(input: unknown): string | undefined {
       integerIn(problems, budgets, 'toolCallsPerTurn', 1, 100, 'budgets.toolCallsPerTurn');
       integerIn(problems, budgets, 'correctionsPerTool', 1, 100, 'budgets.correctionsPerTool');
       integerIn(problems, budgets, 'tokens', 1, MAX_BUDGET, 'budgets.tokens');
+      integerIn(problems, budgets, 'summaryTokens', 1, MAX_BUDGET, 'budgets.summaryTokens');
+      if (budgets.summaryCostUsd !== undefined && !(typeof budgets.summaryCostUsd === 'number' && budgets.summaryCostUsd > 0 && budgets.summaryCostUsd <= 1_000_000)) {
+        problems.push(`\`budgets.summaryCostUsd\` must be a positive number up to 1000000, got ${describeValue(budgets.summaryCostUsd)}`);
+      }
       if (budgets.costUsd !== undefined && !(typeof budgets.costUsd === 'number' && budgets.costUsd > 0 && budgets.costUsd <= 1_000_000)) {
         problems.push(`\`budgets.costUsd\` must be a positive number up to 1000000, got ${describeValue(budgets.costUsd)}`);
       }
-      unknownFields(problems, budgets, ['turns', 'toolCalls', 'toolCallsPerTurn', 'correctionsPerTool', 'tokens', 'costUsd']);
+      unknownFields(problems, budgets, ['turns', 'toolCalls', 'toolCallsPerTurn', 'correctionsPerTool', 'tokens', 'costUsd', 'summaryTokens', 'summaryCostUsd']);
     }
   }
   if (obj.resume !== undefined && (obj.resume === null || typeof obj.resume !== 'object')) problems.push('`resume` must be an object');

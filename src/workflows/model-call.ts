@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { AgentActivities, CallModelInput } from '../protocol/activity-contracts';
-import type { ModelTurn } from '../protocol/messages';
+import type { CompactionBlock, ModelTurn } from '../protocol/messages';
 import { toolError } from '../protocol/tool-error';
 import { modelCallOptions } from './activity-options';
 import { taskErrorFrom } from './activity-failures';
@@ -20,10 +20,22 @@ export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | '
 export async function callModelOrBlock(run: Run, people: People, request: ModelRequest): Promise<ModelTurn> {
   const { state } = run;
   let compacted = false;
+  // Native compactions within this call: one is expected; a second means the summary alone passes the trigger.
+  let nativeCompactions = 0;
   for (;;) {
     state.conversation.flushGuidance();
     try {
-      const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run) });
+      const context = state.conversation.context;
+      const native = context?.strategy === 'auto' && context.native !== false && nativeCompactions < 2;
+      const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run), ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}) });
+      if (reply.stopReason === 'compaction') {
+        nativeCompactions += keepCompaction(run, reply) ? 1 : 2;
+        continue;
+      }
+      if (reply.nativeCompaction === 'unsupported' && context && context.native !== false) {
+        context.native = false;
+        state.audit.record('informed', `${reply.model} has no native compaction: the conversation is summarised when it must shrink`);
+      }
       if (reply.stopReason !== 'model_context_window_exceeded') return reply;
       throw ApplicationFailure.create({
         message: 'The conversation no longer fits the model context window.',
@@ -46,6 +58,27 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
       compacted = false;
     }
   }
+}
+
+/**
+ * The API paused after compacting: its block replaces what it summarised (state shrinks with it),
+ * and its cost counts. Recorded as this activity's result, so neither a retry of the next call nor a
+ * worker killed during it compacts the same content again. False when the API's summary failed
+ * (a block without content): the conversation is kept whole.
+ */
+function keepCompaction(run: Run, reply: ModelTurn): boolean {
+  const { state } = run;
+  const usage = reply.compaction?.usage ?? { inputTokens: 0, outputTokens: 0 };
+  state.usage.inputTokens += reply.usage.inputTokens + usage.inputTokens;
+  state.usage.outputTokens += reply.usage.outputTokens + usage.outputTokens;
+  if (reply.costUsd !== undefined) state.costUsd += reply.costUsd;
+  const block = reply.content.find((b): b is CompactionBlock => b.type === 'compaction');
+  if (!block || block.content === null) {
+    state.audit.record('informed', 'the API paused for a compaction that produced no summary: the conversation is kept whole');
+    return false;
+  }
+  state.conversation.recordNativeCompaction(block, usage, reply.compaction?.costUsd, state.turn);
+  return true;
 }
 
 /** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */

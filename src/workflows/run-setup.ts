@@ -34,6 +34,8 @@ export interface Run {
   activities: AgentActivities;
   /** Always with heartbeats: added after that marker, so no history schedules it without. */
   decisionReceivedAt: AgentActivities['decisionReceivedAt'];
+  /** This run asked the context-strategies marker and it said no: the sliding window as before. */
+  trimOnly?: boolean;
 }
 
 export function beginRun(input: TaskInput): Run {
