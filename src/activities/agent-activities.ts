@@ -47,7 +47,7 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { isBlobId, MARKER_PREFIX, markerText } from '../protocol/blob-marker';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { gateToolCall } from '../rules/tool-gate';
-import { textOf, type ModelProgress } from '../protocol/messages';
+import { textOf, type Message, type ModelProgress, type UserBlock } from '../protocol/messages';
 import { summaryRequest } from '../models/summary-request';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
@@ -217,6 +217,38 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     return cutIfLarge({ kind: 'ok', output: { ref, content: text } }, maxResultChars);
   }
 
+  /**
+   * Tool results stubbed to fit the window still name their stored content: the summary reads that
+   * content, not the stub (what it keeps is all the model will have of them once the turns leave).
+   */
+  async function unstubbed(messages: Message[], scope: string): Promise<Message[]> {
+    const out: Message[] = [];
+    for (const message of messages) {
+      if (message.role !== 'user' || typeof message.content === 'string') {
+        out.push(message);
+        continue;
+      }
+      const content: UserBlock[] = [];
+      for (const block of message.content) {
+        const refs = block.type === 'tool_result' ? stubRefs(block.content) : [];
+        if (block.type !== 'tool_result' || refs.length === 0) {
+          content.push(block);
+          continue;
+        }
+        const bodies = await Promise.all(
+          refs.map((ref) =>
+            store()
+              .get(scope, ref)
+              .catch(() => undefined),
+          ),
+        );
+        content.push(bodies.every((b) => b !== undefined) ? { ...block, content: bodies.join('\n') } : block);
+      }
+      out.push({ role: 'user', content });
+    }
+    return out;
+  }
+
   const activities: AgentActivities = {
     async prepareToolCall({ agent, tool: toolName, input: rawInput, scope, answerSchema }) {
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
@@ -327,7 +359,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
 
     async summarizeTurns({ model, modelId, scope, previousSummary, messages, maxTokens }) {
       const attempt = Context.current().info.attempt;
-      const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
+      const resolved = scope ? await withBlobs(async () => resolveMessages(store(), scope, await unstubbed(messages, scope))) : messages;
       try {
         const chosen = modelFor(model);
         const turn = chosen.summarize
@@ -420,4 +452,15 @@ type Activity = (input: never) => Promise<unknown>;
 
 function keepAlive(activity: Activity): Activity {
   return (input) => withHeartbeats(Context.current(), () => activity(input));
+}
+
+/** The refs a stubbed tool result names (`{"compacted": ..., "recall": [{ref}]}`), or none. */
+function stubRefs(content: string): string[] {
+  if (!content.startsWith('{"compacted"')) return [];
+  try {
+    const recall = (JSON.parse(content) as { recall?: { ref?: unknown }[] }).recall ?? [];
+    return recall.map((r) => r.ref).filter(isBlobId);
+  } catch {
+    return [];
+  }
 }

@@ -32,15 +32,23 @@ const PROMPT = 'Read the document page by page, one page per turn, then say whic
 /** A smaller window than the default, so compaction comes after tens of turns rather than a hundred. */
 const WINDOW = 100_000;
 
+/** The system prompt goes out as a cached text block. */
+const isSummaryCall = (record: RecordedRequest) => JSON.stringify(record.body.system ?? '').includes(JSON.stringify(SUMMARY_SYSTEM).slice(1, -1));
+
 /** The fake's model: one page per turn, then the answer, right only if the needle was in what it read. */
 function reader(pages: number, onRead?: (record: RecordedRequest, page: number) => FakeReply | undefined): (record: RecordedRequest) => FakeReply {
   let read = 0;
   return (record) => {
-    if (record.body.system === SUMMARY_SYSTEM || (Array.isArray(record.body.system) && JSON.stringify(record.body.system).includes('running summary'))) {
+    if (isSummaryCall(record)) {
       // The summary model: keeps the start of every line of the transcript it was sent.
-      const transcript = JSON.stringify(record.body.messages);
-      const lines = (JSON.parse(transcript) as { content: string }[])[0]!.content.split('\n').map((l) => l.slice(0, 120));
-      return fakeTurns.text(lines.join('\n'));
+      const first = (record.body.messages as { content: string | { text?: string }[] }[])[0]!.content;
+      const transcript = typeof first === 'string' ? first : first.map((b) => b.text ?? '').join('\n');
+      return fakeTurns.text(
+        transcript
+          .split('\n')
+          .map((line) => line.slice(0, 120))
+          .join('\n'),
+      );
     }
     if (read < pages) {
       const page = read++;
@@ -56,7 +64,13 @@ async function runTask(api: FakeMessagesApi, model: ModelChoice, extra: { contin
   const worker = await h.worker([createLongAgent(RESULT_CHARS)], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } });
   return worker.runUntil(async () => {
     await h.client.start(
-      { agent: 'long', prompt: PROMPT, model, budgets: { turns: pages + 20, toolCalls: pages + 20, ...extra.budgets }, ...(extra.continueAsNewEveryTurns ? { continueAsNewEveryTurns: extra.continueAsNewEveryTurns } : {}) },
+      {
+        agent: 'long',
+        prompt: PROMPT,
+        model,
+        budgets: { turns: pages + 20, toolCalls: pages + 20, ...extra.budgets },
+        ...(extra.continueAsNewEveryTurns ? { continueAsNewEveryTurns: extra.continueAsNewEveryTurns } : {}),
+      },
       { taskId },
     );
     const result: TaskResult = await h.client.result(taskId);
@@ -164,9 +178,9 @@ test('on a model without native compaction a summary call keeps page 5 at the he
     const { result, status } = await runTask(api, { provider: 'anthropic', model: 'claude-haiku-4-5', contextWindowTokens: WINDOW });
     expect(api.rejected.map((r) => r.rejected)).toEqual([]);
     expect(result).toMatchObject({ outcome: 'answered', text: `Page 5 holds ${NEEDLE}.` });
-    // Never sent the compaction edit once the model said it has none (the first such call asked; the activity left it out).
+    // The model has no compaction: the activity never sends the edit (the workflow learns it from the first reply).
     expect(api.requests.some((r) => r.body.context_management !== undefined)).toBe(false);
-    const summaries = api.requests.filter((r) => r.body.system === SUMMARY_SYSTEM || JSON.stringify(r.body.system ?? '').includes('running summary'));
+    const summaries = api.requests.filter(isSummaryCall);
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     expect(summaries.every((r) => r.body.tools === undefined && r.body.max_tokens === 2048)).toBe(true);
     const last = api.requests.at(-1)!;
@@ -186,10 +200,11 @@ test('on a model without native compaction a summary call keeps page 5 at the he
 
 test('with the summary budget spent the oldest turns are trimmed as the last resort, and the audit trail says why', async () => {
   const api = new FakeMessagesApi();
-  api.responder = reader(40);
+  // 60 pages: the conversation passes 80 messages twice (each time it is cut to 60), so a second summary is due.
+  api.responder = reader(60);
   await api.start();
   try {
-    const { result, status } = await runTask(api, { provider: 'anthropic', model: 'claude-haiku-4-5', contextWindowTokens: WINDOW }, { budgets: { summaryTokens: 1 } });
+    const { result, status } = await runTask(api, { provider: 'anthropic', model: 'claude-haiku-4-5', contextWindowTokens: WINDOW }, { budgets: { summaryTokens: 1 } }, 60);
     expect(api.rejected.map((r) => r.rejected)).toEqual([]);
     expect(result.outcome).toBe('answered');
     // One summary (the budget was not yet spent), then trimming.
