@@ -5,7 +5,7 @@
  * a model without it a summary call (own budget, in status) keeps the early turns, and with that
  * budget spent the oldest turns are trimmed with a line in the audit trail saying so.
  *
- * The needle: page 5's text holds 39595 (5 x 7919); the final question is answered right only when
+ * The needle: page 5's text holds 39595 (5 x 7919) on its own line; the final question is answered right only when
  * that number is in what the fake was sent (the API reads nothing before a compaction block).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -28,6 +28,8 @@ afterAll(async () => {
 
 const RESULT_CHARS = 10_000;
 const NEEDLE = String(5 * 7919);
+/** Page 5's line: unique to it (page 50's number, 395950, holds 39595 too). */
+const NEEDLE_LINE = `page 5: the quick brown fox jumps over the lazy dog ${NEEDLE}`;
 const PROMPT = 'Read the document page by page, one page per turn, then say which number page 5 holds.';
 /** A smaller window than the default, so compaction comes after tens of turns rather than a hundred. */
 const WINDOW = 100_000;
@@ -55,7 +57,7 @@ function reader(pages: number, onRead?: (record: RecordedRequest, page: number) 
       return onRead?.(record, page) ?? fakeTurns.toolUse(`toolu_${page}`, 'big_read', { offset: page });
     }
     const seen = JSON.stringify(effectiveMessages(record.body.messages));
-    return fakeTurns.text(seen.includes(NEEDLE) ? `Page 5 holds ${NEEDLE}.` : 'I no longer have page 5.');
+    return fakeTurns.text(seen.includes(NEEDLE_LINE) ? `Page 5 holds ${NEEDLE}.` : 'I no longer have page 5.');
   };
 }
 
@@ -82,7 +84,7 @@ async function runTask(api: FakeMessagesApi, model: ModelChoice, extra: { contin
 const hasCompaction = (r: RecordedRequest) => JSON.stringify(r.body.messages).includes('"type":"compaction"');
 
 test('the needle is unique to page 5 among the pages read', () => {
-  for (let page = 0; page < 60; page++) expect(pageText(page, RESULT_CHARS).includes(NEEDLE)).toBe(page === 5);
+  for (let page = 0; page < 60; page++) expect(pageText(page, RESULT_CHARS).includes(NEEDLE_LINE)).toBe(page === 5);
 });
 
 test('on a model with native compaction the task compacts once, keeps the block across continue-as-new, drops what preceded it and still knows page 5', async () => {
@@ -100,7 +102,7 @@ test('on a model with native compaction the task compacts once, keeps the block 
     expect(api.requests[first]!.headers['anthropic-beta']).toContain('compact-2026-01-12');
     expect(api.requests[first]!.body.context_management).toEqual({ edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 70_000 }, pause_after_compaction: true }] });
     const block = compacted[0]!.compaction!.block;
-    expect(block.content).toContain(`page 5: the quick brown fox jumps over the lazy dog ${NEEDLE}`);
+    expect(block.content).toContain(NEEDLE_LINE);
     const after = api.requests.slice(first + 1);
     expect(after.length).toBeGreaterThan(10);
     for (const request of after) {
@@ -156,14 +158,13 @@ test('a worker SIGKILLed during the call after a compaction does not compact aga
   }
   try {
     const worker = await h.worker([createLongAgent(RESULT_CHARS)], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } });
-    const result = await worker.runUntil(() => h.client.result(taskId));
+    const { result, status } = await worker.runUntil(async () => ({ result: await h.client.result(taskId), status: await h.client.status(taskId) }));
     expect(result).toMatchObject({ outcome: 'answered', text: `Page 5 holds ${NEEDLE}.` });
     expect(api.rejected.map((r) => r.rejected)).toEqual([]);
     expect(api.requests.filter((r) => r.compaction)).toHaveLength(1);
     // The retried call sent exactly what the killed one did: the recorded block, not the whole conversation again.
     const retried = api.requests[api.requests.indexOf(held!) + 1]!;
     expect(JSON.stringify(retried.body.messages)).toBe(JSON.stringify(held!.body.messages));
-    const status = await h.client.status(taskId);
     expect(status.context?.compactions.count).toBe(1);
   } finally {
     await api.stop();
@@ -186,7 +187,7 @@ test('on a model without native compaction a summary call keeps page 5 at the he
     const last = api.requests.at(-1)!;
     const head = JSON.stringify((last.body.messages as unknown[])[0]);
     expect(head).toContain('[summary of earlier turns]');
-    expect(head).toContain(NEEDLE);
+    expect(head).toContain(NEEDLE_LINE);
     expect(status.context).toMatchObject({ strategy: 'auto', native: false, compactions: { count: 0 }, trims: 0 });
     expect(status.context!.summaries.count).toBe(summaries.length);
     const used = status.context!.summaries.usage.inputTokens + status.context!.summaries.usage.outputTokens;
