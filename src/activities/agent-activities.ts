@@ -38,6 +38,7 @@ import {
   resolveText,
   resolveValue,
   storeLargeBlocks,
+  storeTextIfLarge,
   storeValueIfLarge,
   DEFAULT_INLINE_CHARS,
 } from '../blobs/claim-check';
@@ -360,12 +361,15 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async summarizeTurns({ model, modelId, scope, previousSummary, messages, maxTokens }) {
       const attempt = Context.current().info.attempt;
       const resolved = scope ? await withBlobs(async () => resolveMessages(store(), scope, await unstubbed(messages, scope))) : messages;
+      // The summary so far travels by reference (it rides in every model call's input otherwise).
+      const previous = scope && previousSummary ? await withBlobs(() => resolveText(store(), scope, previousSummary)) : previousSummary;
       try {
         const chosen = modelFor(model);
         const turn = chosen.summarize
-          ? await chosen.summarize({ ...(previousSummary ? { previousSummary } : {}), messages: resolved })
-          : await chosen.complete(summaryRequest(previousSummary, resolved, maxTokens, modelId));
-        const summary = textOf(turn.content);
+          ? await chosen.summarize({ ...(previous ? { previousSummary: previous } : {}), messages: resolved })
+          : await chosen.complete(summaryRequest(previous, resolved, maxTokens, modelId));
+        const text = textOf(turn.content);
+        const summary = scope && text ? await withBlobs(() => storeTextIfLarge(store(), scope, text, inlineChars)) : text;
         if (!summary) throw new ToolFailure('semantic', 'empty_summary', 'The summary call answered without text.', 'The oldest turns are trimmed instead.');
         const costUsd = costOf(turn.model, turn.usage, prices);
         return { summary, usage: turn.usage, model: turn.model, ...(costUsd === undefined ? {} : { costUsd }) };

@@ -22,7 +22,7 @@ function charsOf(message: Message): number {
     else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
     else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
     else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
-    else if (block.type === 'compaction') chars += (block.content ?? '').length;
+    else if (block.type === 'compaction') chars += resolvedLength(block.content ?? '');
   }
   return chars;
 }
