@@ -306,6 +306,15 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
     undefined,
     [createBenchAgent()],
   );
+  // The same long task under the context-strategies marker: the scripted model has no native
+  // compaction, so the turns that leave are summarised (summarizeTurns) instead of trimmed.
+  await record(
+    h,
+    'r4-context-summary',
+    { agent: 'bench', prompt: 'echo', maxTurns: 60, model: { provider: 'scripted', script: h.script([...Array.from({ length: 45 }, (_, n) => callTool('echo', { n })), answer('echoed')]) } },
+    undefined,
+    [createBenchAgent()],
+  );
   // A verifying worker: decisions arrive as signals, one forged (refused), one superseded.
   const signer = createDecisionSigner('recorder', generateSecretKey());
   const policy = { destructive: 'confirm' as const, approvers: { destructive: ['olga'] } };

@@ -7,6 +7,8 @@
  *   2. answer cut at max_tokens -> continued to the whole text
  *   3. thinking on across tool turns -> thinking blocks passed back, the task answers
  *   4. a streamed answer   -> the callModel activity heartbeats progress while it streams
+ *   5. a long read past the compaction trigger -> the API compacts (compact-2026-01-12), the block is
+ *      kept, and a fact from the first page is still known at the end (about 150k input tokens)
  */
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { Client } from '@temporalio/client';
@@ -25,16 +27,45 @@ import type { ModelChoice, TaskInput, TaskResult } from '../src/protocol/task';
 import { startDevServer } from '../src/server/dev-server';
 import { ensureSearchAttributes } from '../src/server/search-attributes';
 import { createAgentWorker } from '../src/worker/create-worker';
+import { z } from 'zod';
+import { defineAgent } from '../src/agents/define-agent';
+import { defineTool } from '../src/tools/define-tool';
+import type { TaskStatus } from '../src/protocol/task';
+
+/** Pages of about 12 000 tokens each; the first one holds the fact the last question needs. */
+const PAGE_FACT = 'The vault code is 7741.';
+const pagesAgent = defineAgent({
+  name: 'pages',
+  system: 'You read a long document page by page with read_page, one call per turn, exactly as asked.',
+  tools: [
+    defineTool({
+      name: 'read_page',
+      description: 'Reads one page (0-5) of a long document.',
+      input: z.object({ page: z.number().int().min(0).max(5) }),
+      output: z.object({ page: z.number(), text: z.string() }),
+      effect: 'read',
+      idempotent: true,
+      timeoutMs: 10_000,
+      run: async ({ page }) => ({
+        page,
+        text: `${page === 0 ? `${PAGE_FACT} ` : ''}${`Page ${page}, filler line for a long document that fills the context window. `.repeat(700)}`,
+      }),
+    }),
+  ],
+  maxTurns: 20,
+});
 
 const SCENARIO_TIMEOUT_MS = 5 * 60_000;
 
 interface Scenario {
   name: string;
+  /** Default: the demo agent. */
+  agent?: string;
   input: Omit<TaskInput, 'agent' | 'model'> & { model: Omit<Extract<ModelChoice, { provider: 'anthropic' }>, 'provider'> };
   /** A block this scenario expects: what a person does about it (else the scenario fails). */
   onBlocked?(code: string, client: TaskClient, taskId: string): Promise<boolean>;
   /** Returns what went wrong, or undefined when the scenario holds. */
-  check(result: TaskResult, seen: { progress: ModelProgress[]; thinkingBlocks: number }): string | undefined;
+  check(result: TaskResult, seen: { progress: ModelProgress[]; thinkingBlocks: number; status: TaskStatus }): string | undefined;
 }
 
 const scenarios: Scenario[] = [
@@ -92,6 +123,24 @@ const scenarios: Scenario[] = [
     },
     check: (r, seen) => (r.outcome !== 'answered' ? `outcome ${r.outcome}` : seen.progress.length === 0 ? 'no progress heartbeat was seen while the answer streamed' : undefined),
   },
+  {
+    name: 'a long read past the compaction trigger -> compacted natively, the first page still known',
+    agent: 'pages',
+    input: {
+      prompt: 'Read pages 0 to 5 of the document, one read_page call per turn, in order. Then answer: what is the vault code?',
+      budgets: { turns: 12, toolCalls: 10 },
+      // A 70 000-token window: the task's trigger is the API's minimum, 50 000 input tokens.
+      model: { maxTokens: 1_024, contextWindowTokens: 70_000 },
+    },
+    check: (r, seen) =>
+      r.outcome !== 'answered'
+        ? `outcome ${r.outcome}`
+        : !seen.status.context?.compactions.count
+          ? `no native compaction (context: ${JSON.stringify(seen.status.context)})`
+          : !r.text.includes('7741')
+            ? `the vault code was lost: ${JSON.stringify(r.text.slice(0, 200))}`
+            : undefined,
+  },
 ];
 
 async function main(): Promise<number> {
@@ -113,7 +162,7 @@ async function main(): Promise<number> {
   let failures = 0;
   try {
     await ensureSearchAttributes(connection, 'default');
-    const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', taskQueue, modelEnv: { anthropicApiKey: apiKey } });
+    const worker = await createAgentWorker({ agents: [env.agent, pagesAgent], connection, namespace: 'default', taskQueue, modelEnv: { anthropicApiKey: apiKey } });
     const client = new TaskClient(new Client({ connection: clientConnection }), taskQueue);
     await worker.runUntil(async () => {
       for (const scenario of scenarios) {
@@ -135,7 +184,7 @@ async function main(): Promise<number> {
 async function run(client: TaskClient, scenario: Scenario, model: string): Promise<string | undefined> {
   const taskId = `smoke-${randomUUID().slice(0, 8)}`;
   const { model: choice, ...rest } = scenario.input;
-  await client.start({ agent: 'demo', ...rest, model: { provider: 'anthropic', model, ...choice }, startedBy: 'smoke:claude' }, { taskId });
+  await client.start({ agent: scenario.agent ?? 'demo', ...rest, model: { provider: 'anthropic', model, ...choice }, startedBy: 'smoke:claude' }, { taskId });
   const progress: ModelProgress[] = [];
   const handled = new Set<string>();
   const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
@@ -163,7 +212,7 @@ async function run(client: TaskClient, scenario: Scenario, model: string): Promi
     .filter((m) => m.role === 'assistant')
     .flatMap((m) => (typeof m.content === 'string' ? [] : m.content))
     .filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').length;
-  return scenario.check(result, { progress, thinkingBlocks });
+  return scenario.check(result, { progress, thinkingBlocks, status: await client.status(taskId) });
 }
 
 async function heartbeatProgress(client: TaskClient, taskId: string): Promise<ModelProgress | undefined> {

@@ -38,6 +38,7 @@ import {
   resolveText,
   resolveValue,
   storeLargeBlocks,
+  storeTextIfLarge,
   storeValueIfLarge,
   DEFAULT_INLINE_CHARS,
 } from '../blobs/claim-check';
@@ -47,7 +48,8 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { isBlobId, MARKER_PREFIX, markerText } from '../protocol/blob-marker';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { gateToolCall } from '../rules/tool-gate';
-import type { ModelProgress } from '../protocol/messages';
+import { textOf, type Message, type ModelProgress, type UserBlock } from '../protocol/messages';
+import { summaryRequest } from '../models/summary-request';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
@@ -246,6 +248,38 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     return cutIfLarge({ kind: 'ok', output: { ref, content: text } }, maxResultChars);
   }
 
+  /**
+   * Tool results stubbed to fit the window still name their stored content: the summary reads that
+   * content, not the stub (what it keeps is all the model will have of them once the turns leave).
+   */
+  async function unstubbed(messages: Message[], scope: string): Promise<Message[]> {
+    const out: Message[] = [];
+    for (const message of messages) {
+      if (message.role !== 'user' || typeof message.content === 'string') {
+        out.push(message);
+        continue;
+      }
+      const content: UserBlock[] = [];
+      for (const block of message.content) {
+        const refs = block.type === 'tool_result' ? stubRefs(block.content) : [];
+        if (block.type !== 'tool_result' || refs.length === 0) {
+          content.push(block);
+          continue;
+        }
+        const bodies = await Promise.all(
+          refs.map((ref) =>
+            store()
+              .get(scope, ref)
+              .catch(() => undefined),
+          ),
+        );
+        content.push(bodies.every((b) => b !== undefined) ? { ...block, content: bodies.join('\n') } : block);
+      }
+      out.push({ role: 'user', content });
+    }
+    return out;
+  }
+
   const activities: AgentActivities = {
     async prepareToolCall({ agent, tool: toolName, input: rawInput, scope, answerSchema }) {
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
@@ -317,7 +351,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}) };
     },
 
-    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns }) {
+    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
@@ -334,16 +368,41 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
             ...(modelId ? { model: modelId } : {}),
             ...(thinking ? { thinking } : {}),
             ...(droppedTurns ? { droppedTurns } : {}),
+            ...(compaction ? { compaction } : {}),
             onProgress: (p) => {
               progress = p;
             },
           }),
           () => progress,
         );
-        const costUsd = costOf(turn.model, turn.usage, prices);
+        // A compaction is billed apart from the turn (its own usage iteration), at the same model's prices.
+        const compactionCost = turn.compaction ? costOf(turn.model, turn.compaction.usage, prices) : undefined;
+        const turnCost = costOf(turn.model, turn.usage, prices);
+        const costUsd = turnCost === undefined ? undefined : turnCost + (compactionCost ?? 0);
+        if (turn.compaction && compactionCost !== undefined) turn.compaction = { ...turn.compaction, costUsd: compactionCost };
         // Long output is stored now, so later requests carry a reference instead of the text.
         const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
         return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
+      } catch (err) {
+        throw toApplicationFailure(classifyModelError(err), attempt);
+      }
+    },
+
+    async summarizeTurns({ model, modelId, scope, previousSummary, messages, maxTokens }) {
+      const attempt = Context.current().info.attempt;
+      const resolved = scope ? await withBlobs(async () => resolveMessages(store(), scope, await unstubbed(messages, scope))) : messages;
+      // The summary so far travels by reference (it rides in every model call's input otherwise).
+      const previous = scope && previousSummary ? await withBlobs(() => resolveText(store(), scope, previousSummary)) : previousSummary;
+      try {
+        const chosen = modelFor(model);
+        const turn = chosen.summarize
+          ? await chosen.summarize({ ...(previous ? { previousSummary: previous } : {}), messages: resolved })
+          : await chosen.complete(summaryRequest(previous, resolved, maxTokens, modelId));
+        const text = textOf(turn.content);
+        const summary = scope && text ? await withBlobs(() => storeTextIfLarge(store(), scope, text, inlineChars)) : text;
+        if (!summary) throw new ToolFailure('semantic', 'empty_summary', 'The summary call answered without text.', 'The oldest turns are trimmed instead.');
+        const costUsd = costOf(turn.model, turn.usage, prices);
+        return { summary, usage: turn.usage, model: turn.model, ...(costUsd === undefined ? {} : { costUsd }) };
       } catch (err) {
         throw toApplicationFailure(classifyModelError(err), attempt);
       }
@@ -431,4 +490,15 @@ type Activity = (input: never) => Promise<unknown>;
 
 function keepAlive(activity: Activity): Activity {
   return (input) => withHeartbeats(Context.current(), () => activity(input));
+}
+
+/** The refs a stubbed tool result names (`{"compacted": ..., "recall": [{ref}]}`), or none. */
+function stubRefs(content: string): string[] {
+  if (!content.startsWith('{"compacted"')) return [];
+  try {
+    const recall = (JSON.parse(content) as { recall?: { ref?: unknown }[] }).recall ?? [];
+    return recall.map((r) => r.ref).filter(isBlobId);
+  } catch {
+    return [];
+  }
 }

@@ -80,7 +80,8 @@ export async function resolveValue(store: BlobStore, scope: string, value: unkno
 
 type Block = Record<string, unknown>;
 /** The string field of each block type that may hold text markers. */
-const TEXT_FIELD: Record<string, string | undefined> = { text: 'text', thinking: 'thinking', tool_result: 'content' };
+// A compaction block's summary travels by reference too; resolved, it is the exact text the API signed.
+const TEXT_FIELD: Record<string, string | undefined> = { text: 'text', thinking: 'thinking', tool_result: 'content', compaction: 'content' };
 
 /**
  * The conversation as the API must see it: every marker replaced by the content it stands for. The
@@ -96,7 +97,8 @@ export async function resolveMessages(store: BlobStore, scope: string, messages:
     }
     for (const block of message.content as unknown as Block[]) {
       const field = TEXT_FIELD[block.type as string];
-      if (field) for (const id of markerIds(block[field] as string)) ids.add(id);
+      // A failed compaction's content is null: nothing to resolve.
+      if (field && typeof block[field] === 'string') for (const id of markerIds(block[field] as string)) ids.add(id);
       else if (block.type === 'tool_use' && isMarker(block.input)) ids.add(block.input.$blob);
     }
   }
@@ -106,7 +108,7 @@ export async function resolveMessages(store: BlobStore, scope: string, messages:
     if (typeof message.content === 'string') return { ...message, content: substitute(message.content, bodies) } as Message;
     const content = (message.content as unknown as Block[]).map((block): Block => {
       const field = TEXT_FIELD[block.type as string];
-      if (field) return { ...block, [field]: substitute(block[field] as string, bodies) };
+      if (field && typeof block[field] === 'string') return { ...block, [field]: substitute(block[field] as string, bodies) };
       if (block.type === 'tool_use' && isMarker(block.input)) return { ...block, input: JSON.parse(bodies.get(block.input.$blob)!) };
       return block;
     });
@@ -131,6 +133,7 @@ export async function storeLargeBlocks<B extends { type: string }>(store: BlobSt
       const b = block as unknown as Record<string, unknown>;
       if (b.type === 'text') return { ...b, text: await storeTextIfLarge(store, scope, b.text as string, inlineChars) } as unknown as B;
       if (b.type === 'thinking') return { ...b, thinking: await storeTextIfLarge(store, scope, b.thinking as string, inlineChars) } as unknown as B;
+      if (b.type === 'compaction' && typeof b.content === 'string') return { ...b, content: await storeTextIfLarge(store, scope, b.content, inlineChars) } as unknown as B;
       if (b.type === 'tool_use') return { ...b, input: await storeValueIfLarge(store, scope, b.input, inlineChars) } as unknown as B;
       return block;
     }),

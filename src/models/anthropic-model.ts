@@ -6,7 +6,8 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ToolFailure } from '../errors/tool-failure';
-import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason } from '../protocol/messages';
+import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason, Usage } from '../protocol/messages';
+import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, supportsNativeCompaction } from '../protocol/compaction';
 import type { ThinkingSetting } from '../protocol/task';
 import type { Model, ModelRequest } from './model';
 
@@ -69,8 +70,25 @@ export class AnthropicModel implements Model {
     return buildParams(request, { model: this.id, maxTokens: this.maxTokens, thinking: this.thinking, promptCaching: this.promptCaching });
   }
 
+  /**
+   * The beta Messages endpoint with server-side compaction: the `compact_20260112` edit at the
+   * task's trigger, paused after the summary so the block is recorded (an activity result) before
+   * the turn is sampled; a retry or a killed worker after that never pays for the same compaction
+   * again. Its events and final message are the regular stream's plus the compaction block and
+   * usage iterations.
+   */
+  private compactingStream(params: Params, triggerTokens: number): ReturnType<Anthropic['messages']['stream']> {
+    return this.client.beta.messages.stream({
+      ...(params as unknown as Anthropic.Beta.Messages.MessageCreateParamsStreaming),
+      betas: [COMPACTION_BETA],
+      context_management: { edits: [{ type: COMPACTION_EDIT_TYPE, trigger: { type: 'input_tokens', value: triggerTokens }, pause_after_compaction: true }] },
+    }) as unknown as ReturnType<Anthropic['messages']['stream']>;
+  }
+
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    const stream = this.client.messages.stream(this.paramsFor(request));
+    const params = this.paramsFor(request);
+    const native = request.compaction !== undefined && supportsNativeCompaction(params.model);
+    const stream = native ? this.compactingStream(params, request.compaction!.triggerTokens) : this.client.messages.stream(params);
     const progress = new ProgressMeter(request.onProgress);
     // The SDK's timeout covers only the wait for response headers: a stream that goes silent
     // mid-answer would hang, and the activity's own heartbeats would keep it looking alive.
@@ -84,7 +102,7 @@ export class AnthropicModel implements Model {
       }, this.timeoutMs);
     };
     arm();
-    stream.on('streamEvent', (event) => {
+    stream.on('streamEvent', (event: Anthropic.MessageStreamEvent) => {
       arm();
       if (event.type !== 'content_block_delta') return;
       const delta = event.delta;
@@ -95,7 +113,8 @@ export class AnthropicModel implements Model {
     try {
       const message = await stream.finalMessage();
       progress.flush();
-      return toTurn(message);
+      const turn = toTurn(message);
+      return request.compaction && !native ? { ...turn, nativeCompaction: 'unsupported' } : turn;
     } catch (err) {
       if (stalled) {
         throw new ToolFailure('transient', 'stream_stalled', `The model's answer stopped arriving for ${this.timeoutMs} ms.`, 'The call is retried.');
@@ -150,7 +169,15 @@ function thinkingParam(setting: ThinkingSetting): Anthropic.ThinkingConfigParam 
  */
 function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
   const out = plainMessages(messages);
-  for (let i = out.length - 1; i >= 0; i--) {
+  // After a compaction the API reads from its block on: the block is the conversation's stable
+  // prefix (a breakpoint of its own), and the moving one goes on a user message after it.
+  const compacted = lastCompactionAt(out);
+  if (compacted >= 0) {
+    const message = out[compacted]!;
+    const content = (message.content as Anthropic.ContentBlockParam[]).map((b) => (b.type === ('compaction' as string) ? { ...b, cache_control: { type: 'ephemeral' } } : b));
+    out[compacted] = { ...message, content } as Anthropic.MessageParam;
+  }
+  for (let i = out.length - 1; i > compacted; i--) {
     const message = out[i]!;
     if (message.role !== 'user') continue;
     const content: Anthropic.ContentBlockParam[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Anthropic.ContentBlockParam[]);
@@ -161,6 +188,15 @@ function withConversationBreakpoint(messages: Message[]): Anthropic.MessageParam
     break;
   }
   return out;
+}
+
+/** The index of the last message holding a compaction block, or -1. */
+function lastCompactionAt(messages: Anthropic.MessageParam[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const content = messages[i]!.content;
+    if (Array.isArray(content) && content.some((b) => b.type === ('compaction' as string))) return i;
+  }
+  return -1;
 }
 
 function plainMessages(messages: Message[]): Anthropic.MessageParam[] {
@@ -175,8 +211,10 @@ function toTurn(message: Anthropic.Message): ModelTurn {
     else if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
     else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'redacted_thinking') content.push({ type: 'redacted_thinking', data: block.data });
+    else if ((block as { type: string }).type === 'compaction') content.push(compactionBlockOf(block as unknown as Anthropic.Beta.Messages.BetaCompactionBlock));
   }
   const usage = message.usage;
+  const compaction = compactionUsageOf((usage as Anthropic.Beta.Messages.BetaUsage).iterations);
   return {
     content,
     stopReason: (message.stop_reason ?? 'end_turn') as StopReason,
@@ -188,6 +226,32 @@ function toTurn(message: Anthropic.Message): ModelTurn {
       ...(usage.cache_read_input_tokens ? { cacheReadTokens: usage.cache_read_input_tokens } : {}),
     },
     model: message.model,
+    ...(compaction ? { compaction: { usage: compaction } } : {}),
+  };
+}
+
+/** The block as returned, to be sent back verbatim (the signature and any opaque content with it). */
+function compactionBlockOf(block: Anthropic.Beta.Messages.BetaCompactionBlock): AssistantBlock {
+  return {
+    type: 'compaction',
+    content: block.content,
+    ...(block.signature ? { signature: block.signature } : {}),
+    ...(block.encrypted_content != null ? { encrypted_content: block.encrypted_content } : {}),
+  };
+}
+
+/** The compaction iterations' usage, summed: the API leaves them out of the top-level usage. */
+function compactionUsageOf(iterations: Anthropic.Beta.Messages.BetaIterationsUsage | null | undefined): Usage | undefined {
+  const entries = (iterations ?? []).filter((i): i is Anthropic.Beta.Messages.BetaCompactionIterationUsage => i.type === 'compaction');
+  if (entries.length === 0) return undefined;
+  const sum = (pick: (i: Anthropic.Beta.Messages.BetaCompactionIterationUsage) => number) => entries.reduce((n, i) => n + (pick(i) ?? 0), 0);
+  const write = sum((i) => i.cache_creation_input_tokens);
+  const read = sum((i) => i.cache_read_input_tokens);
+  return {
+    inputTokens: sum((i) => i.input_tokens),
+    outputTokens: sum((i) => i.output_tokens),
+    ...(write ? { cacheWriteTokens: write } : {}),
+    ...(read ? { cacheReadTokens: read } : {}),
   };
 }
 

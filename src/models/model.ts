@@ -18,6 +18,13 @@ export interface ModelRequest {
   thinking?: ThinkingSetting;
   /** Assistant turns taken out of the conversation by compaction (the scripted model counts them). */
   droppedTurns?: number;
+  /**
+   * Server-side compaction for this call, where the model has it: the API summarises the
+   * conversation once its input reaches `triggerTokens` and pauses after the summary (the answer is
+   * the compaction block alone, stop reason `compaction`), so the block is recorded before the turn
+   * is sampled. A model without it answers as usual and says `nativeCompaction: 'unsupported'`.
+   */
+  compaction?: { triggerTokens: number };
   /** Called as the answer streams in; the activity heartbeats with it. */
   onProgress?(progress: ModelProgress): void;
 }
@@ -26,4 +33,6 @@ export interface Model {
   /** Shown in status and results, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
   readonly id: string;
   complete(request: ModelRequest): Promise<ModelTurn>;
+  /** Writes the durable summary itself (a script: extractive); other models answer summaryRequest() through `complete`. */
+  summarize?(input: { previousSummary?: string; messages: Message[] }): Promise<ModelTurn>;
 }

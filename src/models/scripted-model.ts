@@ -8,7 +8,8 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolFailure } from '../errors/tool-failure';
-import type { AssistantBlock, ModelTurn } from '../protocol/messages';
+import type { AssistantBlock, Message, ModelTurn } from '../protocol/messages';
+import { extractiveSummary } from './summary-request';
 import type { Model, ModelRequest } from './model';
 import { SCRIPT_DIRS_SETTING } from './script-roots';
 
@@ -72,6 +73,13 @@ export class ScriptedModel implements Model {
     return new ScriptedModel(parsed.data, path.basename(real));
   }
 
+  /** A script's turns are the task's own: a summary is extractive, written here, and costs nothing. */
+  async summarize({ previousSummary, messages }: { previousSummary?: string; messages: Message[] }): Promise<ModelTurn> {
+    const label = `[extractive summary by ${this.id}]`;
+    const previous = previousSummary?.startsWith(label) ? previousSummary.slice(label.length).trimStart() : previousSummary;
+    return { content: [{ type: 'text', text: `${label}\n${extractiveSummary(previous, messages)}` }], stopReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0 }, model: this.id };
+  }
+
   async complete(request: ModelRequest): Promise<ModelTurn> {
     // Turns that compaction took out of the conversation still count: the script goes on where it was.
     const index = request.messages.filter((m) => m.role === 'assistant').length + (request.droppedTurns ?? 0);
@@ -94,6 +102,8 @@ export class ScriptedModel implements Model {
       stopReason: turn.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
       usage: { inputTokens: 0, outputTokens: 0 },
       model: this.id,
+      // A script has no server to compact it: the workflow summarises instead.
+      ...(request.compaction ? { nativeCompaction: 'unsupported' as const } : {}),
     };
   }
 }

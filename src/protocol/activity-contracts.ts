@@ -3,7 +3,7 @@
  * proxies them (a type-only import there).
  */
 import type { AgentManifest } from './agent-manifest';
-import type { Message, ModelTurn, ToolSpec } from './messages';
+import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, ThinkingSetting } from './task';
 import type { ToolError } from './tool-error';
 
@@ -29,6 +29,8 @@ export interface CallModelInput {
   thinking?: ThinkingSetting;
   /** Assistant turns compaction took out of `messages`. */
   droppedTurns?: number;
+  /** Server-side compaction at this many input tokens, where the model has it (see ModelRequest.compaction). */
+  compaction?: { triggerTokens: number };
 }
 
 export interface RunToolInput {
@@ -128,6 +130,27 @@ export interface DecisionReceivedAtInput {
   signature: string;
 }
 
+/** The durable summary (models without native compaction): the turns leaving the conversation, folded into the summary so far. */
+export interface SummarizeTurnsInput {
+  model: ModelChoice;
+  /** A person's override (unblock --model). */
+  modelId?: string;
+  /** See CallModelInput.scope: the turns' markers are resolved from it. */
+  scope?: string;
+  previousSummary?: string;
+  messages: Message[];
+  /** The summary's output limit. */
+  maxTokens: number;
+}
+
+export interface SummaryResult {
+  summary: string;
+  usage: Usage;
+  /** USD from the worker's price table; absent when the model has no price. */
+  costUsd?: number;
+  model: string;
+}
+
 export interface AgentActivities {
   /** The time (ms) the server recorded the signalled decision with this proof in the task's current run, or null. */
   decisionReceivedAt(input: DecisionReceivedAtInput): Promise<number | null>;
@@ -135,6 +158,7 @@ export interface AgentActivities {
   notify(input: NotifyInput): Promise<void>;
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;
   callModel(input: CallModelInput): Promise<ModelTurn>;
+  summarizeTurns(input: SummarizeTurnsInput): Promise<SummaryResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
   /** Stores audit entries that left the task's state; returns the marker text that refers to them. */
   storeAudit(input: StoreAuditInput): Promise<string>;

@@ -20,7 +20,14 @@ export interface Budgets {
   tokens?: number;
   /** USD per task, from the worker's price table. Unlimited when absent. */
   costUsd?: number;
+  /** Input + output tokens of the summary calls that keep a long conversation in the window (models without native compaction). Default 500 000. */
+  summaryTokens?: number;
+  /** USD of those summary calls. Unlimited when absent. */
+  summaryCostUsd?: number;
 }
+
+/** The summary calls' token budget when a task sets none. */
+export const DEFAULT_SUMMARY_TOKENS = 500_000;
 
 export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
 

@@ -35,12 +35,24 @@ export interface RedactedThinkingBlock {
   data: string;
 }
 
-export type AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock;
+/**
+ * Server-side compaction (beta `compact-2026-01-12`): the API's summary of everything before it in
+ * the conversation. Passed back unchanged (signature included); the API ignores what precedes it.
+ * `content` null is a compaction that failed, which the API treats as a no-op.
+ */
+export interface CompactionBlock {
+  type: 'compaction';
+  content: string | null;
+  signature?: string;
+  encrypted_content?: string | null;
+}
+
+export type AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | CompactionBlock;
 export type UserBlock = TextBlock | ToolResultBlock;
 
 export type Message = { role: 'user'; content: string | UserBlock[] } | { role: 'assistant'; content: AssistantBlock[] };
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded' | 'compaction';
 
 export interface Usage {
   inputTokens: number;
@@ -60,6 +72,13 @@ export interface ModelTurn {
   model: string;
   /** USD for this call from the worker's price table; absent when the model has no price. */
   costUsd?: number;
+  /**
+   * The API compacted the conversation during this call: the compaction iterations' usage (the API
+   * leaves them out of the top-level usage) and their USD, included in `costUsd`.
+   */
+  compaction?: { usage: Usage; costUsd?: number };
+  /** The request asked for native compaction and this model has none (the workflow summarises instead). */
+  nativeCompaction?: 'unsupported';
 }
 
 /** Progress of a model call while its answer streams in: heartbeat details, shown by `watch`. */

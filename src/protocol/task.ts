@@ -68,6 +68,8 @@ export interface TaskSnapshot {
   archive?: string[];
   compactions?: number;
   droppedTurns?: number;
+  /** Tasks with the context-strategies marker, once their conversation first needed room. */
+  context?: ContextState;
   runs: number;
   turn: number;
   /** Schema 1 only. */
@@ -95,6 +97,34 @@ export interface TaskSnapshot {
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
+
+/** What one kind of context work cost: calls, tokens and USD (priced models only). */
+export interface ContextSpend {
+  count: number;
+  usage: Usage;
+  costUsd: number;
+  /** The turn of the last one. */
+  lastTurn?: number;
+}
+
+/**
+ * How a task keeps its conversation inside the model's context window (tasks with the
+ * context-strategies marker), and what that cost. In order: the API's own compaction where the
+ * model has it, else a summary of the turns that leave (a model call with its own budget), and
+ * trimming the oldest turns only when the summary failed or its budget is spent.
+ */
+export interface ContextState {
+  /** 'auto': the order above. 'trim': the sliding window of tasks from before the marker. */
+  strategy: 'auto' | 'trim';
+  /** false once the model said it has no native compaction (the summary takes over). */
+  native?: boolean;
+  /** The input tokens at which the API compacts (native compaction). */
+  triggerTokens: number;
+  compactions: ContextSpend;
+  summaries: ContextSpend & { failed: number };
+  /** Times turns left without a summary (the last resort). */
+  trims: number;
+}
 
 export type EscalationLevel = 'auto' | 'inform' | 'confirm' | 'block';
 
@@ -246,6 +276,8 @@ export interface TaskStatus {
   agentStatus: AgentStatus;
   model: string;
   turn: number;
+  /** How the conversation is kept in the context window, and what compaction and summaries cost. */
+  context?: ContextState;
   budgets: {
     turns: BudgetReading;
     toolCalls: BudgetReading;
@@ -253,6 +285,9 @@ export interface TaskStatus {
     correctionsPerTool: number;
     tokens?: BudgetReading;
     costUsd?: BudgetReading;
+    /** The summary calls' own budgets, once the task has made one. */
+    summaryTokens?: BudgetReading;
+    summaryCostUsd?: BudgetReading;
   };
   /** Models that answered without a price in the worker's table (their cost counts as 0). */
   unpricedModels: string[];

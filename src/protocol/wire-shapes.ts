@@ -197,16 +197,20 @@ export const modelChoiceSchema = z.discriminatedUnion(
 );
 export type ModelChoice = z.infer<typeof modelChoiceSchema>;
 
+const usdUpTo = (label: string, max: number) =>
+  ruled<number>((value) => (typeof value === 'number' && value > 0 && value <= max ? undefined : `\`${label}\` must be a positive number up to ${max}, got ${describeValue(value)}`));
+
 /** Overrides of the agent's budgets (see DEFAULT_BUDGETS). */
-export const taskBudgetsSchema = exactObject('`budgets`', '{turns?, toolCalls?, toolCallsPerTurn?, correctionsPerTool?, tokens?, costUsd?}', {
+export const taskBudgetsSchema = exactObject('`budgets`', '{turns?, toolCalls?, toolCallsPerTurn?, correctionsPerTool?, tokens?, costUsd?, summaryTokens?, summaryCostUsd?}', {
   turns: integerIn('budgets.turns', 1, 100_000).optional(),
   toolCalls: integerIn('budgets.toolCalls', 1, 1_000_000).optional(),
   toolCallsPerTurn: integerIn('budgets.toolCallsPerTurn', 1, 100).optional(),
   correctionsPerTool: integerIn('budgets.correctionsPerTool', 1, 100).optional(),
   tokens: integerIn('budgets.tokens', 1, MAX_BUDGET).optional(),
-  costUsd: ruled<number>((value) =>
-    typeof value === 'number' && value > 0 && value <= 1_000_000 ? undefined : `\`budgets.costUsd\` must be a positive number up to 1000000, got ${describeValue(value)}`,
-  ).optional(),
+  costUsd: usdUpTo('budgets.costUsd', 1_000_000).optional(),
+  /** The durable summary's own budget (docs/context.md). */
+  summaryTokens: integerIn('budgets.summaryTokens', 1, MAX_BUDGET).optional(),
+  summaryCostUsd: usdUpTo('budgets.summaryCostUsd', 1_000_000).optional(),
 });
 
 /**

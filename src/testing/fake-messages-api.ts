@@ -17,6 +17,8 @@ import { checkMessagesHeaders, checkMessagesRequest, type MessagesApiRuleOptions
 import { pause, writeMessageStream, type StreamPacing, type StreamProgress, type WireBlock, type WireMessage } from './sse-writer';
 import { ThinkingSigner } from './thinking-signature';
 import { PromptCache, type PromptCacheOptions } from './prompt-cache';
+import { betasOf, effectiveMessages } from './compaction-wire';
+import { compactionFor, type FakeCompaction } from './fake-compaction';
 
 export type { StreamPacing, StreamProgress } from './sse-writer';
 
@@ -109,6 +111,8 @@ export interface RecordedRequest {
   rejected?: string;
   /** Set when the answer is streamed: deltas sent so far, and how the stream ended. */
   stream?: StreamProgress;
+  /** Set when the request's input reached its compaction trigger: the block the answer opened with. */
+  compaction?: FakeCompaction;
 }
 
 export interface FakeMessagesApiOptions {
@@ -188,8 +192,9 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     }
     const record: RecordedRequest = { body, headers: req.headers, at: Date.now() };
     this.requests.push(record);
+    const betas = betasOf(req.headers['anthropic-beta']);
     if (this.strict) {
-      const problem = checkMessagesHeaders(req.headers) ?? checkMessagesRequest(body, this.signer, this.rules);
+      const problem = checkMessagesHeaders(req.headers) ?? checkMessagesRequest(body, this.signer, { ...this.rules, betas });
       if (problem !== undefined) {
         record.rejected = problem;
         return sendError(res, fakeErrors.invalidRequest(problem));
@@ -198,6 +203,12 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     if (!this.models.includes(body.model)) {
       record.rejected = `model: ${body.model}`;
       return sendError(res, fakeErrors.modelNotFound(body.model));
+    }
+    const compaction = compactionFor(body, betas, this.signer);
+    if (compaction) {
+      record.compaction = compaction;
+      // pause_after_compaction: the answer is the block alone, and no scripted reply is used.
+      if (compaction.pause) return this.answer(req, res, record, { kind: 'turn', content: [], stopReason: 'compaction' });
     }
     const reply = this.replies.shift() ?? (this.responder ? { kind: 'respond' as const, respond: this.responder } : undefined);
     if (!reply) {
@@ -237,6 +248,17 @@ export class FakeMessagesApi extends LoopbackHttpServer {
     }
   }
 
+  private compactedMessage(record: RecordedRequest, compaction: FakeCompaction, sampled: WireBlock[], reply: Extract<FakeReply, { kind: 'turn' }>): WireMessage {
+    const hasTools = sampled.some((b) => b.type === 'tool_use');
+    return {
+      id: `msg_fake_${++this.ids}`,
+      model: record.body.model ?? 'fake',
+      content: [compaction.block, ...sampled],
+      stop_reason: compaction.pause ? 'compaction' : (reply.stopReason ?? (hasTools ? 'tool_use' : 'end_turn')),
+      usage: compactedUsage(compaction, sampled),
+    };
+  }
+
   private messageFor(record: RecordedRequest, reply: Extract<FakeReply, { kind: 'turn' }>): WireMessage {
     const content: WireBlock[] = reply.content.map((block) => {
       if (block.type === 'thinking') return { type: 'thinking', thinking: block.thinking, signature: this.signer.sign(block.thinking) };
@@ -244,8 +266,11 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       return block;
     });
     const hasTools = content.some((b) => b.type === 'tool_use');
-    // A scripted usage is what the test wants billed; otherwise what the API would bill for this prompt.
-    const prompt = reply.usage ? undefined : this.promptCache.use(record.body);
+    const compaction = record.compaction;
+    if (compaction) return this.compactedMessage(record, compaction, content, reply);
+    // A scripted usage is what the test wants billed; otherwise what the API would bill for this prompt
+    // (from a passed-back compaction block on: the API reads nothing before it).
+    const prompt = reply.usage ? undefined : this.promptCache.use({ ...record.body, messages: effectiveMessages(record.body.messages) });
     return {
       id: `msg_fake_${++this.ids}`,
       model: record.body.model ?? 'fake',
@@ -261,6 +286,24 @@ export class FakeMessagesApi extends LoopbackHttpServer {
           },
     };
   }
+}
+
+/**
+ * The answer of a request that compacted: the block first, then (unless paused) the sampled turn.
+ * The compaction's usage is its own entry of `usage.iterations`, not part of the top-level usage,
+ * which bills only the sampling after the block (system, tools and the summary).
+ */
+function compactedUsage(compaction: FakeCompaction, sampled: WireBlock[]): WireMessage['usage'] {
+  const output = sampled.length ? Math.ceil(JSON.stringify(sampled).length / 4) : 0;
+  const input = sampled.length ? compaction.promptAfter : 0;
+  const message = { type: 'message', input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: null };
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    iterations: compaction.pause ? [compaction.iteration] : [compaction.iteration, message],
+  };
 }
 
 function sendError(res: http.ServerResponse, reply: ErrorReply): void {

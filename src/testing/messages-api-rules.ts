@@ -6,6 +6,8 @@
  */
 import type { ThinkingSigner } from './thinking-signature';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, COMPACTION_MIN_TRIGGER_TOKENS, supportsNativeCompaction } from '../protocol/compaction';
+import { effectiveMessages, verifyCompaction } from './compaction-wire';
 
 export interface MessagesApiRuleOptions {
   /** Whether a model accepts a final assistant message (prefill). Default: not the 4.6+ / 5.x models. */
@@ -14,7 +16,14 @@ export interface MessagesApiRuleOptions {
   maxOutputTokens?: Record<string, number>;
   /** Context window in tokens (estimated as characters / 4). Default 200 000. */
   contextWindowTokens?: number;
+  /** The request's `anthropic-beta` values (the fake passes its header's): beta fields are refused without theirs. */
+  betas?: readonly string[];
+  /** Whether a model has server-side compaction. Default: supportsNativeCompaction (the documented list). */
+  compaction?: (model: string) => boolean;
 }
+
+/** The beta that context editing (clear_tool_uses, clear_thinking) needs; compaction needs COMPACTION_BETA. */
+export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
 
 export const DEFAULT_MAX_OUTPUT_TOKENS: Record<string, number> = {
   default: 64_000,
@@ -111,10 +120,15 @@ function check(raw: unknown, signer: ThinkingSigner, options: MessagesApiRuleOpt
   const body = raw;
   if (typeof body.model !== 'string' || !body.model) fail('model: Field required');
   const model = body.model as string;
-  const extra = Object.keys(body).find((key) => !DOCUMENTED_BODY_FIELDS.includes(key));
+  const betas = options.betas ?? [];
+  const contextBeta = betas.includes(COMPACTION_BETA) || betas.includes(CONTEXT_MANAGEMENT_BETA);
+  // context_management is a beta field: without a beta that defines it, it is an unknown field.
+  const extra = Object.keys(body).find((key) => !DOCUMENTED_BODY_FIELDS.includes(key) && !(key === 'context_management' && contextBeta));
   if (extra !== undefined) fail(`${extra}: Extra inputs are not permitted`);
   checkMaxTokens(body, model, options);
+  if (body.context_management !== undefined) checkContextManagement(body.context_management, model, options);
   const turns = checkMessages(body);
+  checkCompactionBlocks(body, signer, options);
   const hasToolBlocks = turns.some((t) => t.blocks.some((b) => b.type === 'tool_use' || b.type === 'tool_result'));
   const tools = body.tools;
   if (tools !== undefined && !Array.isArray(tools)) fail('tools: Input should be a valid list');
@@ -128,7 +142,8 @@ function check(raw: unknown, signer: ThinkingSigner, options: MessagesApiRuleOpt
   checkFinalAssistant(turns, model, body, options);
   checkCacheControl(body);
   const limit = options.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS;
-  const tokens = estimateTokens(body);
+  // What precedes a passed-back compaction block is not read, so it does not count.
+  const tokens = estimateTokens({ ...body, messages: effectiveMessages(body.messages as unknown[]) });
   if (tokens > limit) fail(`prompt is too long: ${tokens} tokens > ${limit} maximum`);
 }
 
@@ -179,6 +194,8 @@ const USER_BLOCKS = new Set(['text', 'tool_result', 'image', 'document', 'search
 const ASSISTANT_BLOCKS = new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']);
 
 function checkBlock(block: Block, role: Turn['role'], where: string): void {
+  // Compaction blocks have their own rules (checkCompactionBlocks): they need the beta.
+  if (block.type === 'compaction' && role === 'assistant') return;
   const allowed = role === 'user' ? USER_BLOCKS : ASSISTANT_BLOCKS;
   if (typeof block.type !== 'string' || !allowed.has(block.type)) {
     fail(`${where}.type: block type ${JSON.stringify(block.type)} is not allowed in a ${role} message`);
@@ -334,7 +351,8 @@ function checkThinking(body: Record<string, unknown>, turns: Turn[], signer: Thi
   const assistant = turns.at(-2);
   const inToolLoop = last.role === 'user' && last.blocks[0]?.type === 'tool_result' && assistant?.role === 'assistant';
   if (!inToolLoop) return;
-  const first = assistant!.blocks[0];
+  // A compaction block opens the turn it ends; the thinking rule reads the blocks after it.
+  const first = assistant!.blocks.find((b) => b.type !== 'compaction');
   if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
     fail(
       `messages.${assistant!.index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. ` +
@@ -347,6 +365,8 @@ function checkThinking(body: Record<string, unknown>, turns: Turn[], signer: Thi
 function checkFinalAssistant(turns: Turn[], model: string, body: Record<string, unknown>, options: MessagesApiRuleOptions): void {
   const last = turns.at(-1)!;
   if (last.role !== 'assistant') return;
+  // pause_after_compaction: the block alone is sent back and the API goes on from the summary.
+  if (last.blocks.length > 0 && last.blocks.every((b) => b.type === 'compaction')) return;
   if (!supportsPrefill(model, options.prefill)) {
     fail('This model does not support assistant message prefill. The conversation must end with a user message.');
   }
@@ -370,6 +390,68 @@ function checkCacheControl(body: Record<string, unknown>): void {
   visit(body.tools);
   visit(body.messages);
   if (count > MAX_CACHE_BREAKPOINTS) fail(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
+}
+
+const EDIT_TYPES = [COMPACTION_EDIT_TYPE, 'clear_tool_uses_20250919', 'clear_thinking_20251015'];
+const COMPACT_EDIT_FIELDS = ['type', 'trigger', 'pause_after_compaction', 'instructions'];
+
+/** context_management as documented: known edits, each with its beta, compaction on the models that have it, a trigger at or above the minimum. */
+function checkContextManagement(value: unknown, model: string, options: MessagesApiRuleOptions): void {
+  if (!isObject(value)) return fail('context_management: Input should be a valid dictionary');
+  const extra = Object.keys(value).find((k) => k !== 'edits');
+  if (extra !== undefined) fail(`context_management.${extra}: Extra inputs are not permitted`);
+  if (value.edits === undefined) return;
+  if (!Array.isArray(value.edits)) return fail('context_management.edits: Input should be a valid list');
+  const betas = options.betas ?? [];
+  let compacts = 0;
+  for (const [i, edit] of (value.edits as unknown[]).entries()) {
+    const where = `context_management.edits.${i}`;
+    if (!isObject(edit)) return fail(`${where}: Input should be a valid dictionary`);
+    if (typeof edit.type !== 'string' || !EDIT_TYPES.includes(edit.type)) {
+      return fail(`${where}: Input tag ${JSON.stringify(edit.type)} found using 'type' does not match any of the expected tags: ${EDIT_TYPES.map((t) => `'${t}'`).join(', ')}`);
+    }
+    if (edit.type !== COMPACTION_EDIT_TYPE) {
+      if (!betas.includes(CONTEXT_MANAGEMENT_BETA)) fail(`${where}: ${edit.type} requires the anthropic-beta header ${CONTEXT_MANAGEMENT_BETA}`);
+      continue;
+    }
+    compacts += 1;
+    if (!betas.includes(COMPACTION_BETA)) fail(`${where}: ${COMPACTION_EDIT_TYPE} requires the anthropic-beta header ${COMPACTION_BETA}`);
+    const unknown = Object.keys(edit).find((k) => !COMPACT_EDIT_FIELDS.includes(k));
+    if (unknown !== undefined) fail(`${where}.${COMPACTION_EDIT_TYPE}.${unknown}: Extra inputs are not permitted`);
+    if (!(options.compaction ?? supportsNativeCompaction)(model)) fail(`${where}: ${COMPACTION_EDIT_TYPE} is not supported on model ${model}`);
+    const trigger = edit.trigger;
+    if (trigger != null) {
+      if (!isObject(trigger) || trigger.type !== 'input_tokens') fail(`${where}.${COMPACTION_EDIT_TYPE}.trigger.type: Input should be 'input_tokens'`);
+      const tokens = (trigger as Record<string, unknown>).value;
+      if (typeof tokens !== 'number' || !Number.isInteger(tokens)) fail(`${where}.${COMPACTION_EDIT_TYPE}.trigger.value: Input should be a valid integer`);
+      if ((tokens as number) < COMPACTION_MIN_TRIGGER_TOKENS) {
+        fail(`${where}.${COMPACTION_EDIT_TYPE}.trigger.value: Input should be greater than or equal to ${COMPACTION_MIN_TRIGGER_TOKENS}`);
+      }
+    }
+    if (edit.pause_after_compaction !== undefined && typeof edit.pause_after_compaction !== 'boolean') {
+      fail(`${where}.${COMPACTION_EDIT_TYPE}.pause_after_compaction: Input should be a valid boolean`);
+    }
+    if (edit.instructions != null && typeof edit.instructions !== 'string') fail(`${where}.${COMPACTION_EDIT_TYPE}.instructions: Input should be a valid string`);
+  }
+  if (compacts > 1) fail(`context_management.edits: at most one ${COMPACTION_EDIT_TYPE} edit is allowed`);
+}
+
+/** Passed-back compaction blocks: the beta, first in their message, a summary (or null), unchanged since the API issued them. */
+function checkCompactionBlocks(body: Record<string, unknown>, signer: ThinkingSigner, options: MessagesApiRuleOptions): void {
+  (body.messages as Record<string, unknown>[]).forEach((message, i) => {
+    if (!Array.isArray(message.content)) return;
+    (message.content as Block[]).forEach((block, j) => {
+      if (block.type !== 'compaction') return;
+      const where = `messages.${i}.content.${j}`;
+      if (!(options.betas ?? []).includes(COMPACTION_BETA)) fail(`${where}.type: block type "compaction" requires the anthropic-beta header ${COMPACTION_BETA}`);
+      if (message.role !== 'assistant') fail(`${where}.type: block type "compaction" is not allowed in a user message`);
+      if (j !== 0) fail(`${where}: a \`compaction\` block must be the first block of its message`);
+      if (block.content === '') fail(`${where}.content: compaction content must be non-empty (null for a failed compaction)`);
+      if (block.content !== null && block.content !== undefined && !verifyCompaction(signer, block.content, block.signature)) {
+        fail(`${where}: Invalid \`signature\` in \`compaction\` block: send the block back as it was returned`);
+      }
+    });
+  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

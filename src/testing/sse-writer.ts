@@ -28,14 +28,15 @@ export type WireBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'compaction'; content: string | null; encrypted_content: string | null; signature: string };
 
 export interface WireMessage {
   id: string;
   model: string;
   content: WireBlock[];
   stop_reason: string;
-  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; iterations?: unknown[] };
 }
 
 type Delta = Record<string, unknown>;
@@ -56,6 +57,9 @@ function startOf(block: WireBlock): WireBlock {
       return { type: 'tool_use', id: block.id, name: block.name, input: {} };
     case 'redacted_thinking':
       return block;
+    case 'compaction':
+      // The summary comes in one compaction_delta; the signature with the block's start.
+      return { type: 'compaction', content: null, encrypted_content: null, signature: block.signature };
   }
 }
 
@@ -69,6 +73,8 @@ function deltasOf(block: WireBlock, size: number): Delta[] {
       return chunks(JSON.stringify(block.input ?? {}), size).map((partial_json) => ({ type: 'input_json_delta', partial_json }));
     case 'redacted_thinking':
       return [];
+    case 'compaction':
+      return [{ type: 'compaction_delta', content: block.content, encrypted_content: block.encrypted_content }];
   }
 }
 
@@ -144,6 +150,7 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
       input_tokens: message.usage.input_tokens,
       cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
       cache_read_input_tokens: message.usage.cache_read_input_tokens,
+      ...(message.usage.iterations ? { iterations: message.usage.iterations } : {}),
     },
   });
   send('message_stop', { type: 'message_stop' });

@@ -44,6 +44,12 @@ export const modelCallOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 10 },
 };
 
+/** The durable summary's call: a few attempts, then the oldest turns are trimmed instead (the task never waits on it). */
+export const summaryCallOptions: ActivityOptions = {
+  startToCloseTimeout: '5m',
+  retry: { ...baseRetry, maximumAttempts: 3 },
+};
+
 /**
  * `waitForCancellation` (rules v2): a cancelled task reports `cancelled` only once the tool call has
  * actually stopped (its heartbeat saw the cancellation), never while a write may still be running.

@@ -7,6 +7,7 @@
  *   handlers.ts   queries, decisions (decisions.ts) and messages
  *   people.ts     status, memo, notices, the durable waits for a person
  *   model-call.ts the model call, compaction and blocks on model failures
+ *   context-fit.ts room in the context window: native compaction, a summary, trimming last
  *   rollover.ts   continue-as-new between turns, the audit archive
  *   task-state.ts the state itself (conversation, budgets, approvals, audit trail, snapshot)
  */
@@ -18,6 +19,7 @@ import { taskErrorFrom } from './activity-failures';
 import { FastReads } from './fast-reads';
 import { TaskHandlers } from './handlers';
 import { callModelOrBlock } from './model-call';
+import { fitContext } from './context-fit';
 import { People } from './people';
 import { Rollover } from './rollover';
 import { beginRun, configureRun, type Run } from './run-setup';
@@ -71,7 +73,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       people.publishStatus();
-      if (book.boundedState) state.conversation.compactForContext(toolbox.contextWindow, toolbox.fixedPromptChars);
+      if (book.boundedState && state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) await fitContext(run, manifest.model, toolbox.contextWindow, toolbox.fixedPromptChars);
       const reply = await callModelOrBlock(run, people, {
         model: manifest.model,
         system: manifest.system,

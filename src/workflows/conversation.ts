@@ -3,12 +3,43 @@
  * for the next call, the parts of an answer cut at max_tokens, and the compaction that keeps it
  * inside the context window (older tool results stubbed and recallable, then the oldest turns out).
  */
-import { textOf, type Message, type ToolResultBlock, type UserBlock } from '../protocol/messages';
+import { textOf, type CompactionBlock, type Message, type ToolResultBlock, type Usage, type UserBlock } from '../protocol/messages';
+import type { ContextSpend, ContextState } from '../protocol/task';
 import { BLOB_ID_SOURCE, MARKER_PATTERN, markerIds, resolvedLength } from '../protocol/blob-marker';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import type { AuditTrail } from './audit-trail';
 import type { TaskLimits } from '../rules/task-limits';
 import { ruleBook } from './legacy';
+
+/** How the durable summary is marked at the head of the conversation. */
+export const SUMMARY_LABEL = '[summary of earlier turns]';
+
+/** The characters of a message as the model reads it (a marker counts as the content it stands for). */
+function charsOf(message: Message): number {
+  if (typeof message.content === 'string') return resolvedLength(message.content);
+  let chars = 0;
+  for (const block of message.content as { type: string; text?: string; content?: string | null; input?: unknown; thinking?: string }[]) {
+    if (block.type === 'text') chars += resolvedLength(block.text ?? '');
+    else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
+    else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
+    else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
+    else if (block.type === 'compaction') chars += resolvedLength(block.content ?? '');
+  }
+  return chars;
+}
+
+function spend(into: ContextSpend, usage: Usage, costUsd: number | undefined, turn: number): void {
+  into.count += 1;
+  into.usage.inputTokens += usage.inputTokens;
+  into.usage.outputTokens += usage.outputTokens;
+  into.costUsd += costUsd ?? 0;
+  into.lastTurn = turn;
+}
+
+export function newContextState(triggerTokens: number): ContextState {
+  const empty = () => ({ count: 0, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0 });
+  return { strategy: 'auto', triggerTokens, compactions: empty(), summaries: { ...empty(), failed: 0 }, trims: 0 };
+}
 
 export class Conversation {
   readonly messages: Message[] = [];
@@ -19,6 +50,8 @@ export class Conversation {
   /** Times the conversation was compacted to fit the context window, and turns taken out of it. */
   compactions = 0;
   droppedTurns = 0;
+  /** Tasks with the context-strategies marker, once the conversation first needed room (see ContextState). */
+  context?: ContextState;
 
   constructor(
     private readonly limits: TaskLimits,
@@ -88,17 +121,103 @@ export class Conversation {
    */
   estimatedPromptTokens(extraChars = 0): number {
     let chars = extraChars;
-    for (const message of this.messages) {
-      if (typeof message.content === 'string') chars += resolvedLength(message.content);
-      else
-        for (const block of message.content as { type: string; text?: string; content?: string; input?: unknown; thinking?: string }[]) {
-          if (block.type === 'text') chars += resolvedLength(block.text ?? '');
-          else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
-          else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
-          else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
-        }
-    }
+    for (const message of this.messages) chars += charsOf(message);
     return Math.ceil(chars / 3);
+  }
+
+  /**
+   * Whether the conversation needs work before the next call. Native compaction (context-strategies)
+   * leaves it to the API unless the API would refuse the prompt outright; otherwise: over the
+   * compaction budget or past the message limit, as compactForContext decides.
+   */
+  needsRoom(contextWindowTokens: number, extraChars: number): boolean {
+    if (!ruleBook(this.limits.rulesVersion).boundedState) return false;
+    if (this.context?.strategy === 'auto' && this.context.native !== false) return this.estimatedPromptTokens(extraChars) > contextWindowTokens;
+    return this.estimatedPromptTokens(extraChars) > Math.floor(contextWindowTokens * this.limits.compactAtRatio) || this.messages.length > this.limits.maxConversationMessages;
+  }
+
+  /**
+   * The API compacted the conversation (pause_after_compaction): its block stands for everything
+   * after the first prompt, which leaves state for good (the API reads nothing before the block; the
+   * first prompt stays so the conversation still opens with a user turn).
+   */
+  recordNativeCompaction(block: CompactionBlock, usage: Usage, costUsd: number | undefined, turn: number): string {
+    const removed = this.messages.length - 1;
+    const turns = this.messages.filter((m) => m.role === 'assistant').length;
+    this.messages.splice(1);
+    this.messages.push({ role: 'assistant', content: [block] });
+    this.droppedTurns += turns;
+    const context = this.context!;
+    spend(context.compactions, usage, costUsd, turn);
+    const line = `compacted the conversation natively (the API's compaction): ${removed} messages replaced by its summary; ${usage.inputTokens + usage.outputTokens} tokens${costUsd !== undefined ? `, $${costUsd.toFixed(4)}` : ''}`;
+    this.audit.record('informed', line);
+    return line;
+  }
+
+  /** Turns (assistant, user pairs after the first prompt) that must leave for the conversation to fit, as compactForContext would drop them. */
+  turnsToLeave(contextWindowTokens: number, extraChars: number): number {
+    const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
+    const sizes = this.messages.map(charsOf);
+    let chars = extraChars + sizes.reduce((a, b) => a + b, 0);
+    let length = this.messages.length;
+    const over = () => Math.ceil(chars / 3) > budget;
+    const trimTo = length > this.limits.maxConversationMessages ? Math.min(this.limits.trimConversationTo ?? Infinity, this.limits.maxConversationMessages) : this.limits.maxConversationMessages;
+    let pairs = 0;
+    while ((length > trimTo || over()) && length > 3 + 2 * this.limits.keepRecentTurns) {
+      chars -= sizes[1 + 2 * pairs]! + sizes[2 + 2 * pairs]!;
+      length -= 2;
+      pairs += 1;
+    }
+    return pairs;
+  }
+
+  /** Stubs older tool results when the conversation is over its budget (the first step of compactForContext). Returns how many. */
+  stubForContext(contextWindowTokens: number, extraChars: number): number {
+    if (this.estimatedPromptTokens(extraChars) <= Math.floor(contextWindowTokens * this.limits.compactAtRatio)) return 0;
+    const { count, withRefs } = this.stubOldToolResults(this.limits.keepRecentTurns, 300);
+    if (withRefs) this.compactions = Math.max(this.compactions, 1);
+    return count;
+  }
+
+  /** The durable summary at the head of the conversation, if any. */
+  get summary(): string | undefined {
+    const first = this.messages[0];
+    if (!first || typeof first.content === 'string') return undefined;
+    const block = first.content.find((b) => b.type === 'text' && b.text.startsWith(SUMMARY_LABEL));
+    return block?.type === 'text' ? block.text.slice(SUMMARY_LABEL.length).trimStart() : undefined;
+  }
+
+  /**
+   * The oldest `pairs` turns leave; with a summary, it replaces the one at the head of the
+   * conversation (it already holds the earlier summary), else they are trimmed and the audit trail
+   * says why (`trimmedBecause`). Returns the audit line.
+   */
+  leaveTurns(pairs: number, stubbed: number, summary: { text: string; usage: Usage; costUsd?: number } | undefined, trimmedBecause: string | undefined, turn: number): string {
+    const context = this.context!;
+    this.messages.splice(1, 2 * pairs);
+    this.compactions += 1;
+    this.droppedTurns += pairs;
+    let how: string;
+    if (summary) {
+      this.putSummary(summary.text);
+      spend(context.summaries, summary.usage, summary.costUsd, turn);
+      how = `${pairs} oldest turns summarised (${summary.usage.inputTokens + summary.usage.outputTokens} tokens${summary.costUsd !== undefined ? `, $${summary.costUsd.toFixed(4)}` : ''}; the summary stays at the head)`;
+    } else {
+      context.trims += 1;
+      if (pairs) this.noteDroppedTurns();
+      how = `${pairs} oldest turns trimmed without a summary (last resort: ${trimmedBecause ?? 'no summary'})`;
+    }
+    const line = `compacted the conversation for the context window: ${stubbed} older tool results stubbed (recallable with ${RECALL_TOOL}), ${how} (${this.droppedTurns} turns out in all)`;
+    this.audit.record('informed', line);
+    return line;
+  }
+
+  private putSummary(text: string): void {
+    const first = this.messages[0];
+    if (!first || first.role !== 'user') return;
+    const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
+    const kept = blocks.filter((b) => !(b.type === 'text' && (b.text.startsWith(SUMMARY_LABEL) || b.text.startsWith('[context] '))));
+    first.content = [...kept, { type: 'text', text: `${SUMMARY_LABEL} ${text}` }];
   }
 
   /**

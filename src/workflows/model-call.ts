@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { AgentActivities, CallModelInput } from '../protocol/activity-contracts';
-import type { ModelTurn } from '../protocol/messages';
+import type { CompactionBlock, ModelTurn } from '../protocol/messages';
 import { toolError } from '../protocol/tool-error';
 import { modelCallOptions } from './activity-options';
 import { taskErrorFrom } from './activity-failures';
@@ -21,19 +21,29 @@ export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | '
  * The model's reply, after any compaction or block a failure needed. Not async itself: the usual
  * call costs one promise on top of the activity's (`then`), where an async function awaiting it
  * costs two, and the SDK captures a stack for each promise the workflow creates, every turn.
+ * `nativeCompactions` counts the API's compactions within this call: one is expected; a second
+ * means the summary alone passes the trigger, and the next call goes without it.
  */
-export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false): Promise<ModelTurn> {
-  run.state.conversation.flushGuidance();
+export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false, nativeCompactions = 0): Promise<ModelTurn> {
+  const { state } = run;
+  state.conversation.flushGuidance();
+  const context = state.conversation.context;
+  const native = context?.strategy === 'auto' && context.native !== false && nativeCompactions < 2;
   let call: Promise<ModelTurn>;
   try {
     // In a scope an interrupt can cancel (steering.ts).
-    call = run.steering.run(() => callModel({ ...request, messages: run.state.messages, ...modelSettings(run) }));
+    call = run.steering.run(() => callModel({ ...request, messages: state.messages, ...modelSettings(run), ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}) }));
   } catch (err) {
     return recover(run, people, request, err, compacted);
   }
   return call.then(
     (reply) => {
       run.steering.settled();
+      if (reply.stopReason === 'compaction') return callModelOrBlock(run, people, request, compacted, nativeCompactions + (keepCompaction(run, reply) ? 1 : 2));
+      if (reply.nativeCompaction === 'unsupported' && context && context.native !== false) {
+        context.native = false;
+        state.audit.record('informed', `${reply.model} has no native compaction: the conversation is summarised when it must shrink`);
+      }
       return reply.stopReason === 'model_context_window_exceeded' ? recover(run, people, request, contextTooLong(), compacted) : reply;
     },
     (err: unknown) => {
@@ -66,6 +76,27 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   // A person chose to go on without content the store lost: the model is told it is gone.
   if (error.code === 'blob_missing') state.conversation.forgetMissingBlob(error.detail);
   return callModelOrBlock(run, people, request);
+}
+
+/**
+ * The API paused after compacting: its block replaces what it summarised (state shrinks with it),
+ * and its cost counts. Recorded as this activity's result, so neither a retry of the next call nor a
+ * worker killed during it compacts the same content again. False when the API's summary failed
+ * (a block without content): the conversation is kept whole.
+ */
+function keepCompaction(run: Run, reply: ModelTurn): boolean {
+  const { state } = run;
+  const usage = reply.compaction?.usage ?? { inputTokens: 0, outputTokens: 0 };
+  state.usage.inputTokens += reply.usage.inputTokens + usage.inputTokens;
+  state.usage.outputTokens += reply.usage.outputTokens + usage.outputTokens;
+  if (reply.costUsd !== undefined) state.costUsd += reply.costUsd;
+  const block = reply.content.find((b): b is CompactionBlock => b.type === 'compaction');
+  if (!block || block.content === null) {
+    state.audit.record('informed', 'the API paused for a compaction that produced no summary: the conversation is kept whole');
+    return false;
+  }
+  state.conversation.recordNativeCompaction(block, usage, reply.compaction?.costUsd, state.turn);
+  return true;
 }
 
 /** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */

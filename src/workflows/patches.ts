@@ -49,6 +49,15 @@ export const CONFIG_FROM_WORKER_PATCH = 'config-from-worker';
  */
 export const PENDING_IN_MEMO_PATCH = 'pending-in-memo';
 
+/**
+ * Tasks with this marker keep a long conversation in the window by strategy, in order: the API's
+ * own compaction where the model has it (the block kept, what precedes it dropped), else a durable
+ * summary of the turns that leave (its own activity and budget), trimming only as the last resort.
+ * Asked lazily, the first time a task's conversation needs room (context-fit.ts), so tasks that
+ * never grew that long kept their histories; without it, the sliding window trims as before.
+ */
+export const CONTEXT_STRATEGIES_PATCH = 'context-strategies';
+
 /** The behaviour a run takes, decided once at its start (the order of the patched() calls is part of history). */
 export interface RunRules {
   /** Undefined for a resumed run (its limits came with the snapshot). */

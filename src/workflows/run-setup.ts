@@ -37,6 +37,8 @@ export interface Run {
   decisionReceivedAt: AgentActivities['decisionReceivedAt'];
   /** The model call in flight, for an interrupt to cancel. */
   steering: Steering;
+  /** This run asked the context-strategies marker and it said no: the sliding window as before. */
+  trimOnly?: boolean;
 }
 
 export function beginRun(input: TaskInput): Run {

@@ -21,6 +21,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     ...(state.modelOverride.model || state.modelOverride.maxTokens ? { modelOverride: { ...state.modelOverride } } : {}),
     ...(audit.archive.length ? { archive: [...audit.archive] } : {}),
     ...(conversation.compactions ? { compactions: conversation.compactions, droppedTurns: conversation.droppedTurns } : {}),
+    ...(conversation.context ? { context: structuredCopy(conversation.context) } : {}),
     runs: state.runs + 1,
     turn: state.turn,
     ...(state.snapshotCarriesManifest ? { manifest: state.manifest! } : {}),
@@ -45,6 +46,10 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
   };
 }
 
+function structuredCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
 /** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
 export function restoreTask(input: TaskInput, clock: Clock, snapshot: TaskSnapshot): TaskState {
   return restoreState(new TaskState(input, clock, limitsFrom(snapshot.limits)), snapshot);
@@ -59,6 +64,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   audit.archive.push(...(snapshot.archive ?? []));
   conversation.compactions = snapshot.compactions ?? 0;
   conversation.droppedTurns = snapshot.droppedTurns ?? 0;
+  if (snapshot.context) conversation.context = structuredCopy(snapshot.context);
   state.phase = 'running';
   state.runs = snapshot.runs;
   state.turn = snapshot.turn;

@@ -1,5 +1,6 @@
 /** The `status` query's answer: a copy of what the task knows, for people and scripts (never live state). */
 import { STATUS_EVENT_WINDOW, type TaskStatus } from '../protocol/task';
+import { DEFAULT_SUMMARY_TOKENS } from '../protocol/agent-settings';
 import type { TaskState } from './task-state';
 
 export function statusOf(state: TaskState): TaskStatus {
@@ -11,6 +12,7 @@ export function statusOf(state: TaskState): TaskStatus {
     agentStatus: state.agentStatus,
     model: state.model,
     turn: state.turn,
+    ...(state.conversation.context ? { context: JSON.parse(JSON.stringify(state.conversation.context)) } : {}),
     budgets: {
       turns: { used: state.turn, limit: budgets.turns, left: state.turnsLeft },
       toolCalls: { used: state.toolCalls.total, limit: budgets.toolCalls, left: state.toolCallsLeft },
@@ -18,6 +20,7 @@ export function statusOf(state: TaskState): TaskStatus {
       correctionsPerTool: budgets.correctionsPerTool,
       ...(budgets.tokens !== undefined ? { tokens: { used: state.tokensUsed, limit: budgets.tokens, left: Math.max(0, budgets.tokens - state.tokensUsed) } } : {}),
       ...(budgets.costUsd !== undefined ? { costUsd: { used: state.costUsd, limit: budgets.costUsd, left: Math.max(0, budgets.costUsd - state.costUsd) } } : {}),
+      ...summaryBudgets(state),
     },
     unpricedModels: [...state.unpricedModels],
     toolCalls: { ...state.toolCalls },
@@ -36,5 +39,18 @@ export function statusOf(state: TaskState): TaskStatus {
     events: audit.events.slice(-STATUS_EVENT_WINDOW),
     eventCount: audit.eventCount,
     ...(state.result ? { result: state.result } : {}),
+  };
+}
+
+/** The summary calls' budgets, once the task has made one. */
+function summaryBudgets(state: TaskState): Pick<TaskStatus['budgets'], 'summaryTokens' | 'summaryCostUsd'> {
+  const summaries = state.conversation.context?.summaries;
+  if (!summaries) return {};
+  const used = summaries.usage.inputTokens + summaries.usage.outputTokens;
+  const tokens = state.budgets.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
+  const usd = state.budgets.summaryCostUsd;
+  return {
+    summaryTokens: { used, limit: tokens, left: Math.max(0, tokens - used) },
+    ...(usd !== undefined ? { summaryCostUsd: { used: summaries.costUsd, limit: usd, left: Math.max(0, usd - summaries.costUsd) } } : {}),
   };
 }

@@ -56,7 +56,8 @@ export async function runCachedConversation(h: Harness, options: { turns: number
       const result = await h.client.result(taskId);
       return { result, status: await h.client.status(taskId) };
     });
-    const answered = api.requests.filter((r) => r.rejected === undefined);
+    // A compaction call (paused after the summary) is billed apart and samples nothing: not a call of the conversation.
+    const answered = api.requests.filter((r) => r.rejected === undefined && !r.compaction);
     return {
       ...options,
       calls: answered.map((request, i) => ({

@@ -2,7 +2,8 @@
  * The committed histories the replay tests replay, by name: deleting or renaming one fails the
  * tests, so coverage of an old code path cannot go away quietly. Each was recorded once by
  * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
- * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals).
+ * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals), r4- (context
+ * strategies: the durable summary).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,6 +31,7 @@ export const COMMITTED_HISTORIES = [
   'r3-continued-run',
   'r3-signalled-decisions',
   'r3-memory',
+  'r4-context-summary',
 ] as const;
 
 /**
