@@ -10,6 +10,7 @@ import { mcpCommand, mcpHelp } from './commands/mcp';
 import { purgeCommand, purgeHelp } from './commands/purge';
 import { scheduleCommand, scheduleHelp } from './commands/schedule';
 import { memoryCommand, memoryHelp } from './commands/memory';
+import { evalCommand, exportCommand, replayCommand, replayHelp } from './commands/replay';
 import { listCommand, resultCommand, startCommand, statusCommand, tasksHelp, watchCommand } from './commands/tasks';
 import { workerCommand, workerHelp } from './commands/worker';
 import { approveCommand, cancelCommand, denyCommand, interruptCommand, messageCommand, peopleHelp, unblockCommand } from './commands/people';
@@ -34,6 +35,9 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   purge: purgeCommand,
   schedule: scheduleCommand,
   memory: memoryCommand,
+  export: exportCommand,
+  replay: replayCommand,
+  eval: evalCommand,
   'codec-server': codecServerCommand,
   inbox: inboxCommand,
   mcp: mcpCommand,
@@ -56,6 +60,8 @@ ${scheduleHelp}
 ${purgeHelp}
 
 ${memoryHelp}
+
+${replayHelp}
 
 ${codecServerHelp}
 

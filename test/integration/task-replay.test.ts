@@ -4,19 +4,29 @@
  * nothing executed, not_recorded for a call the recording does not hold, an edited file refused.
  * (test/integration/replay.test.ts is Temporal's history replay of committed histories: another thing.)
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { answer, callTool, runTask, startHarness, statusWhen, type Harness } from '../support/harness';
+import { runCli } from '../support/processes';
+import { FakeMessagesApi, fakeTurns, evalRecordings } from '../../src/testing';
+import { BlobMissingError } from '../../src/blobs/blob-store';
+import { taskBlobScope } from '../../src/client/approval-arguments';
+import { ReplayModelError } from '../../src/replay/run-replay';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { recordTask } from '../../src/replay/record-task';
 import { loadRecording, RecordingError, type Recording } from '../../src/replay/recording';
 import { replayRecording } from '../../src/replay/run-replay';
 
 let h: Harness;
+const api = new FakeMessagesApi(); // strict: the default
 beforeAll(async () => {
-  h = await startHarness();
+  [h] = await Promise.all([startHarness(), api.start()]);
 }, 120_000);
-afterAll(() => h?.close());
+afterAll(async () => {
+  await Promise.all([h?.close(), api.stop()]);
+});
+
+const at = () => ['--address', h.server.address];
 
 const REFUND = { order_id: 'O-0013', amount_cents: 500, reason: 'late delivery' };
 
@@ -96,3 +106,96 @@ test('a replay against another script answers every call from the recording: no 
   expect(diff.turns.map((t) => t.same)).toEqual([true, false, false, false]);
   expect(diff.differences).toEqual(expect.arrayContaining(['turn 2: calls differ', 'turns: 3 -> 4', 'toolCalls: 2 -> 3', 'approvalsAsked: 1 -> 2']));
 }, 120_000);
+
+test('a replay against Claude through the real SDK and the strict fake: the recorded tools are declared as the API accepts them, the read is answered from the recording, tokens and cost are counted', async () => {
+  const { recording } = await recordedRefund();
+  const requests = h.orders.requests.length;
+  api.enqueue(fakeTurns.toolUse('toolu_r1', 'search_orders', { customer_id: 'C-1001' }), fakeTurns.text('The order was already refunded; nothing to do.'));
+  const { replayed, diff } = await replayRecording(recording, {
+    client: h.client,
+    connection: h.connection,
+    model: { provider: 'anthropic', model: 'claude-haiku-5-5' },
+    workflowBundle: h.bundle,
+    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
+  });
+  expect(api.rejected).toEqual([]);
+  expect(api.requests.at(-1)!.body.tools!.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['search_orders', 'refund_order', 'cancel_order']));
+  expect(h.orders.requests.length).toBe(requests);
+  expect(JSON.parse(replayed.turns[0]!.toolCalls[0]!.result!.content)).toEqual(JSON.parse(recording.turns[0]!.toolCalls[0]!.result!.content));
+  expect(replayed.outcome).toMatchObject({ status: 'completed', outcome: 'answered' });
+  expect(diff.replayed).toMatchObject({ model: 'claude-haiku-5-5', turns: 2, toolCalls: 1, approvalsAsked: 0 });
+  expect(diff.replayed.inputTokens).toBeGreaterThan(0);
+  expect(diff.differences).toContain('toolCalls: 2 -> 1');
+}, 120_000);
+
+test('a model the replay cannot reach (an id the API does not know) ends the replay with one ReplayModelError', async () => {
+  const { recording } = await recordedRefund();
+  await expect(
+    replayRecording(recording, {
+      client: h.client,
+      connection: h.connection,
+      model: { provider: 'anthropic', model: 'claude-unknown-0' },
+      workflowBundle: h.bundle,
+      modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url },
+    }),
+  ).rejects.toThrow(ReplayModelError);
+}, 120_000);
+
+test('claim-checked content is included in the export; once purged, export refuses the task with one line and writes no file', async () => {
+  const big = `${'a line of a long report\n'.repeat(400)}`;
+  writeFileSync(path.join(h.workspaceDir, 'report.txt'), big);
+  const run = await runTask(h, { agent: 'demo', prompt: 'read the report', script: h.script([callTool('read_file', { path: 'report.txt' }), answer('read it')]) });
+  const recording = await recordTask(h.client, run.taskId, { blobStore: h.blobStore });
+  expect(recording.claimChecked.length).toBeGreaterThan(0);
+  expect(recording.turns[0]!.toolCalls[0]!.result!.content).toContain('a line of a long report');
+  await h.blobStore.purgeScope(await taskBlobScope(h.client.client, run.taskId));
+  await expect(recordTask(h.client, run.taskId, { blobStore: h.blobStore })).rejects.toThrow(BlobMissingError);
+  const out = path.join(h.tmpDir, 'purged.json');
+  const cli = await runCli(['export', run.taskId, '--out', out, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`, ...at()]);
+  expect(cli.code).toBe(1);
+  expect(cli.stderr.trim().split('\n')).toHaveLength(1);
+  expect(cli.stderr).toContain('is gone (purged, or another store); nothing exported');
+  expect(existsSync(out)).toBe(false);
+}, 120_000);
+
+test('CLI: export writes a loadable file, an unknown task exits 3, an edited file exits 2, eval exits 0 when expectations hold and 1 on a regression', async () => {
+  const { taskId } = await recordedRefund();
+  const dir = path.join(h.tmpDir, `eval-${taskId}`);
+  mkdirSync(dir);
+  const file = path.join(dir, 'refund.json');
+  const exported = await runCli(['export', taskId, '--out', file, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`, ...at()]);
+  expect(exported).toMatchObject({ code: 0 });
+  expect(exported.stdout).toContain(`exported ${taskId}: 3 turns, 2 tool calls`);
+  await expect(loadRecording(file)).resolves.toMatchObject({ taskId });
+  writeFileSync(path.join(dir, 'refund.expect.json'), JSON.stringify({ outcome: 'answered', requiredTools: [{ tool: 'refund_order', input: REFUND }], forbiddenTools: ['cancel_order'], maxTurns: 3 }));
+
+  const unknown = await runCli(['export', 'no-such-task', '--out', path.join(h.tmpDir, 'none.json'), ...at()]);
+  expect(unknown.code).toBe(3);
+  expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
+
+  const edited = path.join(h.tmpDir, `edited-${taskId}.json`);
+  writeFileSync(edited, readFileSync(file, 'utf8').replace('"late delivery"', '"goodwill"'));
+  const refused = await runCli(['replay', edited, ...at()]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr.trim()).toBe(`durable-agent replay: ${edited} was changed after export: its content does not match its contentHash`);
+
+  // The recorded script again: the same calls, so the expectations hold.
+  const passing = await runCli(['eval', dir, ...at()], {}, 180_000);
+  expect(passing.stdout).toContain('all 1 passed');
+  expect(passing.code).toBe(0);
+  const other = h.script([callTool('cancel_order', { order_id: 'O-0013', reason: 'late' }), answer('Cancelled instead.')]);
+  const failing = await runCli(['eval', dir, '--script', other, ...at()], {}, 180_000);
+  expect(failing.stdout).toMatch(/FAIL: never called refund_order .*; called cancel_order/);
+  expect(failing.code).toBe(1);
+
+  // The same check from a test, through durable-agent/testing.
+  const report = await evalRecordings(dir, {
+    client: h.client,
+    connection: h.connection,
+    workflowBundle: h.bundle,
+    model: { provider: 'scripted', script: other },
+    modelEnv: { scriptRoots: [h.tmpDir] },
+  });
+  expect(report.regressions.map((r) => r.name)).toEqual(['refund']);
+  expect(report.rows[0]!.failures).toEqual([`never called refund_order ${JSON.stringify(REFUND)}`, 'called cancel_order']);
+}, 400_000);
