@@ -105,16 +105,24 @@ export function diffTrajectories(recorded: RecordingBody, replayed: RecordingBod
 }
 
 const LEFT = 50;
+/** The right column is the line's end: wider, so a terminal of 160 columns shows it whole. */
+const RIGHT = 90;
 
 function cell(text: string, width: number): string {
   const one = text.replace(/\s+/g, ' ');
   return one.length > width ? `${one.slice(0, width - 1)}…` : one.padEnd(width);
 }
 
-function callsText(calls: CallView[] | undefined): string[] {
+/** A call in `width` characters: the arguments are shortened first, so the approval and error stay in sight. */
+function callsText(calls: CallView[] | undefined, width: number): string[] {
   if (!calls) return ['-'];
   if (!calls.length) return ['(answer, no tools)'];
-  return calls.map((c) => `${c.tool} ${argumentsLine(c.input, 200)}${c.approval ? ` [${c.approval}]` : ''}${c.error ? ` !${c.error}` : ''}`);
+  return calls.map((c) => {
+    const suffix = `${c.approval ? ` [${c.approval}]` : ''}${c.error ? ` !${c.error}` : ''}`;
+    const room = Math.max(12, width - c.tool.length - suffix.length - 1);
+    const args = argumentsLine(c.input, 1_000).replace(/\s+/g, ' ');
+    return `${c.tool} ${args.length > room ? `${args.slice(0, room - 1)}…` : args}${suffix}`;
+  });
 }
 
 /** The diff as text: one row per turn (a row per call), then the totals, `|` between the two runs. */
@@ -123,8 +131,8 @@ export function renderDiff(diff: TrajectoryDiff): string {
   const row = (label: string, left: string, right: string, mark = ' ') => lines.push(`${mark} ${cell(label, 10)} ${cell(left, LEFT)} | ${right.replace(/\s+/g, ' ')}`);
   row('', `recorded ${diff.recorded.taskId} (${diff.recorded.model})`, `replay ${diff.replayed.taskId} (${diff.replayed.model})`);
   for (const t of diff.turns) {
-    const left = callsText(t.recorded);
-    const right = callsText(t.replayed);
+    const left = callsText(t.recorded, LEFT);
+    const right = callsText(t.replayed, RIGHT);
     for (let i = 0; i < Math.max(left.length, right.length); i++) row(i === 0 ? `turn ${t.turn}` : '', left[i] ?? '', right[i] ?? '', t.same ? ' ' : '*');
   }
   const r = diff.recorded;

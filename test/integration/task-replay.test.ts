@@ -199,3 +199,58 @@ test('CLI: export writes a loadable file, an unknown task exits 3, an edited fil
   expect(report.regressions.map((r) => r.name)).toEqual(['refund']);
   expect(report.rows[0]!.failures).toEqual([`never called refund_order ${JSON.stringify(REFUND)}`, 'called cancel_order']);
 }, 400_000);
+
+test('a task that continued as new is recorded across every run of its chain, and replays all its turns', async () => {
+  const searches = [{ customer_id: 'C-1001' }, { customer_id: 'C-1002' }, { customer_id: 'C-9921' }, { customer_id: 'C-9921', status: 'shipped' }, { customer_id: 'C-9921', page: 2 }];
+  const turns = searches.map((input) => callTool('search_orders', input));
+  const script = h.script([...turns, answer('five searches done')]);
+  const taskId = h.taskId('chain');
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'search', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 2 }, { taskId });
+    await h.client.result(taskId);
+  });
+  const recording = await recordTask(h.client, taskId, { blobStore: h.blobStore });
+  expect(recording.runIds.length).toBeGreaterThan(1);
+  expect(recording.turns).toHaveLength(6);
+  expect(recording.turns.flatMap((t) => t.toolCalls).every((c) => c.result !== undefined)).toBe(true);
+  expect(recording.outcome).toMatchObject({ status: 'completed', outcome: 'answered' });
+  const requests = h.orders.requests.length;
+  const { diff } = await replayRecording(recording, { client: h.client, connection: h.connection, workflowBundle: h.bundle, modelEnv: { scriptRoots: [h.tmpDir] } });
+  expect(h.orders.requests.length).toBe(requests);
+  expect(diff.differences).toEqual([]);
+  expect(diff.replayed.turns).toBe(6);
+}, 180_000);
+
+test('CLI: replay of a task id prints both trajectories side by side, and --json the same diff as data', async () => {
+  const { taskId } = await recordedRefund();
+  const other = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('Nothing to refund.')]);
+  const blobs = ['--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`];
+  const text = await runCli(['replay', taskId, '--script', other, ...blobs, ...at()], {}, 180_000);
+  expect(text.code).toBe(0);
+  expect(text.stdout).toMatch(/turn 1 +search_orders \{"customer_id":"C-1001"\} +\| search_orders \{"customer_id":"C-1001"\}/);
+  expect(text.stdout).toMatch(/\* turn 2 +refund_order .*\[approved\] +\| \(answer, no tools\)/);
+  expect(text.stdout).toMatch(/^ {2}outcome +answered +\| answered$/m);
+  expect(text.stdout).toMatch(/^\* turns +3 +\| 2$/m);
+  const json = await runCli(['replay', taskId, '--script', other, '--json', ...blobs, ...at()], {}, 180_000);
+  expect(json.code).toBe(0);
+  const { replayId, diff } = JSON.parse(json.stdout) as { replayId: string; diff: { replayed: { taskId: string; turns: number }; differences: string[] } };
+  expect(diff.replayed).toMatchObject({ taskId: replayId, turns: 2 });
+  expect(diff.differences).toEqual(['turn 2: calls differ', 'turn 3: calls differ', 'turns: 3 -> 2', 'toolCalls: 2 -> 1', 'approvalsAsked: 1 -> 0']);
+}, 400_000);
+
+test('a model endpoint that does not answer ends the replay after a few attempts with one ReplayModelError, and the replay task is closed', async () => {
+  const { recording } = await recordedRefund();
+  const replayId = h.taskId('unreachable');
+  const attempt = replayRecording(recording, {
+    client: h.client,
+    connection: h.connection,
+    replayId,
+    model: { provider: 'anthropic', model: 'claude-haiku-5-5' },
+    workflowBundle: h.bundle,
+    // A port nothing listens on.
+    modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: 'http://127.0.0.1:9' },
+  });
+  await expect(attempt).rejects.toThrow(/the replay's model cannot be reached/);
+  expect((await h.client.describe(replayId)).executionStatus).toBe('TERMINATED');
+}, 180_000);
