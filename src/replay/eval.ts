@@ -1,6 +1,6 @@
 /**
- * `eval DIR`: every recording in a folder replayed against the current model and prompt (or the
- * ones given), each checked against its expectations. A recording `NAME.json` takes them from
+ * `eval DIR`: every recording in a folder replayed against the recorded model and prompt, the
+ * current agents (an agents module's) or the ones given, each checked against its expectations. A recording `NAME.json` takes them from
  * `NAME.expect.json` beside it; without one, the replay must reach the recorded outcome.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -10,6 +10,7 @@ import { canonicalJson } from '../protocol/canonical-json';
 import { callsOf, loadRecording, RecordingError, type Recording } from './recording';
 import { replayRecording, type ReplayOptions } from './run-replay';
 import { outcomeOf } from './trajectory-diff';
+import type { AgentDefinition } from '../agents/define-agent';
 
 const callPattern = z.union([z.string().min(1), z.object({ tool: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() }).strict()]);
 
@@ -105,12 +106,15 @@ export async function loadEvalDir(dir: string): Promise<EvalCase[]> {
 }
 
 /** Replays each case in turn (one replay worker at a time) and checks it; a replay that cannot run is a failed row. */
-export async function evalCases(cases: EvalCase[], options: Omit<ReplayOptions, 'replayId'>): Promise<EvalRow[]> {
+export async function evalCases(cases: EvalCase[], options: Omit<ReplayOptions, 'replayId' | 'current'> & { agents?: AgentDefinition[] }): Promise<EvalRow[]> {
   const rows: EvalRow[] = [];
+  const { agents, ...replayOptions } = options;
   for (const c of cases) {
     const base = { name: c.name, taskId: c.recording.taskId, recordedOutcome: outcomeOf(c.recording) };
     try {
-      const { replayed, replayId } = await replayRecording(c.recording, options);
+      const current = agents?.find((a) => a.name === c.recording.agent);
+      if (agents && !current) throw new Error(`no current agent named "${c.recording.agent}"`);
+      const { replayed, replayId } = await replayRecording(c.recording, { ...replayOptions, ...(current ? { current } : {}) });
       const failures = checkExpectations(replayed, c.expectations);
       rows.push({
         ...base,

@@ -19,8 +19,14 @@ import type { ToolError } from '../protocol/tool-error';
 const SHOWN_INPUTS = 5;
 
 export interface ReplayAgentOptions {
-  /** Replaces the recorded system prompt. */
+  /** Replaces the recorded system prompt (and the current agent's). */
   system?: string;
+  /**
+   * The agent as it is defined now: its system prompt, tool declarations (names, descriptions,
+   * schemas, effects), policy and budgets replace the recorded ones. Its tool code is never
+   * called: the answers still come from the recording. Default: the recorded manifest alone.
+   */
+  current?: AgentDefinition;
 }
 
 function recordedTool(manifest: ToolManifest, answers: RecordedAnswers): ToolDefinition<unknown, unknown> {
@@ -67,12 +73,13 @@ function recordedTool(manifest: ToolManifest, answers: RecordedAnswers): ToolDef
 }
 
 export function replayAgent(recording: RecordingBody, options: ReplayAgentOptions = {}): AgentDefinition {
-  const validators = new Map(recording.manifest.tools.map((t) => [t.name, jsonSchemaValidator(t.inputSchema)]));
+  if (options.current && options.current.name !== recording.agent) throw new TypeError(`the current agent is "${options.current.name}"; the recording is of "${recording.agent}"`);
+  const m = options.current ? options.current.manifest(recording.manifest.model) : recording.manifest;
+  const validators = new Map(m.tools.map((t) => [t.name, jsonSchemaValidator(t.inputSchema)]));
   const answers = new RecordedAnswers(recording, (tool, input) => {
     const parsed = validators.get(tool)?.parseInput(input);
     return parsed?.success ? parsed.data : input;
   });
-  const m = recording.manifest;
   // Who may approve is the replay's own driver: the recorded approver rules and keys stay out.
   const { approvers: _approvers, forbidSelfApproval: _self, ...policy } = m.policy ?? {};
   return defineAgent({
@@ -80,7 +87,7 @@ export function replayAgent(recording: RecordingBody, options: ReplayAgentOption
     description: m.description,
     system: options.system ?? m.system,
     tools: m.tools.map((t) => recordedTool(t, answers)),
-    model: m.model,
+    model: options.current?.model ?? recording.manifest.model,
     maxTurns: m.maxTurns,
     ...(m.budgets ? { budgets: m.budgets } : {}),
     ...(m.policy ? { policy } : {}),

@@ -21,6 +21,7 @@ import { canonicalJson } from '../protocol/canonical-json';
 import type { ModelChoice } from '../protocol/agent-settings';
 import type { ApprovalRequest, TaskInput, TaskStatus } from '../protocol/task';
 import { createAgentWorker } from '../worker/create-worker';
+import type { AgentDefinition } from '../agents/define-agent';
 import { callsOf, type Recording } from './recording';
 import { recordTask } from './record-task';
 import { replayAgent } from './replay-agent';
@@ -42,6 +43,8 @@ export interface ReplayOptions {
   model?: ModelChoice;
   /** Default: the recorded system prompt. */
   system?: string;
+  /** The agent as defined now (an agents module's): its prompt, tools' declarations, policy and model replace the recorded ones; answers still come from the recording. */
+  current?: AgentDefinition;
   /** Default: the cached bundle (cachedWorkflowBundle). */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Keys, base URL and script folders for the replay's model. Default: the process environment. */
@@ -77,7 +80,7 @@ export async function replayRecording(recording: Recording, options: ReplayOptio
   const blobStore = new LocalBlobStore(blobDir);
   try {
     const worker = await createAgentWorker({
-      agents: [replayAgent(recording, options.system !== undefined ? { system: options.system } : {})],
+      agents: [replayAgent(recording, { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.current ? { current: options.current } : {}) })],
       connection: options.connection,
       ...(options.namespace ? { namespace: options.namespace } : {}),
       taskQueue,
@@ -90,7 +93,7 @@ export async function replayRecording(recording: Recording, options: ReplayOptio
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
     });
-    const model = options.model ?? recording.modelChoice ?? recording.manifest.model;
+    const model = options.model ?? options.current?.model ?? recording.modelChoice ?? recording.manifest.model;
     const input: TaskInput = {
       agent: recording.agent,
       prompt: recording.prompt,

@@ -3,7 +3,6 @@
  * rows returned so a jest test can assert on them (or on `regressions`, empty when all passed).
  */
 import { evalCases, loadEvalDir, renderEvalTable, type EvalRow } from '../replay/eval';
-import type { ReplayOptions } from '../replay/run-replay';
 
 export interface EvalReport {
   rows: EvalRow[];
@@ -13,8 +12,8 @@ export interface EvalReport {
   table: string;
 }
 
-/** Replays every recording in `dir` (docs/replay.md) through `options`' server, model and prompt. */
-export async function evalRecordings(dir: string, options: Omit<ReplayOptions, 'replayId'>): Promise<EvalReport> {
+/** Replays every recording in `dir` (docs/replay.md) through `options`' server, model and prompt; `agents`: the agents as defined now. */
+export async function evalRecordings(dir: string, options: Parameters<typeof evalCases>[1]): Promise<EvalReport> {
   const rows = await evalCases(await loadEvalDir(dir), options);
   return { rows, regressions: rows.filter((r) => !r.passed), table: renderEvalTable(rows) };
 }

@@ -254,3 +254,25 @@ test('a model endpoint that does not answer ends the replay after a few attempts
   await expect(attempt).rejects.toThrow(/the replay's model cannot be reached/);
   expect((await h.client.describe(replayId)).executionStatus).toBe('TERMINATED');
 }, 180_000);
+
+test('a replay against the current agent takes its prompt, tool declarations and policy (refunds no longer wait for a person), still answering from the recording', async () => {
+  const { recording } = await recordedRefund();
+  const current = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url });
+  const requests = h.orders.requests.length;
+  const writes = h.orders.writes.length;
+  const { replayed, diff } = await replayRecording(recording, {
+    client: h.client,
+    connection: h.connection,
+    current,
+    model: recording.modelChoice!,
+    workflowBundle: h.bundle,
+    modelEnv: { scriptRoots: [h.tmpDir] },
+  });
+  expect(h.orders.requests.length).toBe(requests);
+  expect(h.orders.writes.length).toBe(writes);
+  expect(replayed.manifest.system).toBe(current.system);
+  expect(replayed.manifest.policy).toEqual(current.policy);
+  expect(replayed.turns.flatMap((t) => t.toolCalls).map((c) => c.approval)).toEqual([undefined, undefined]);
+  expect(JSON.parse(replayed.turns[1]!.toolCalls[0]!.result!.content)).toEqual(JSON.parse(recording.turns[1]!.toolCalls[0]!.result!.content).result);
+  expect(diff.differences).toEqual(['approvalsAsked: 1 -> 0']);
+}, 180_000);

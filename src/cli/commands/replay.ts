@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { NativeConnection } from '@temporalio/worker';
@@ -24,18 +25,21 @@ import { evalCases, loadEvalDir, renderEvalTable } from '../../replay/eval';
 import { connectionOptions, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient, unreachableError } from '../connect';
+import { loadAgents } from '../load-agents';
+import type { AgentDefinition } from '../../agents/define-agent';
 
 export const replayHelp = `durable-agent export TASK [--out FILE] [--blob-store SPEC]
   TASK's recording as one JSON file (default ./TASK.json): prompt, agent manifest, every turn with
   its tool calls (exact arguments, results), approvals, outcome, tokens and cost, claim-checked
   content included and checked against its hash; sealed with a content hash. Exit 3: no such task.
 
-durable-agent replay TASK|FILE [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
+durable-agent replay TASK|FILE [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
   Runs the recorded task again from turn 0 against another model or system prompt, on a worker of
   its own that answers every tool from the recording and runs none (a call the recording does not
-  hold gets a not_recorded error), then prints both trajectories side by side.
+  hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
+  as that module defines it now (prompt, tool declarations, policy, model); its tools never run.
 
-durable-agent eval DIR [--model ID | --script FILE] [--system FILE] [--json]
+durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json]
   Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
   requiredTools, forbiddenTools, maxTurns, maxCostUsd; without one, the recorded outcome) and prints
   a table. Exit 1 when any regressed, 2 for an edited or malformed file.
@@ -86,6 +90,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
 }
 
 const modelOptions = {
+  agents: { type: 'string' },
   model: { type: 'string' },
   script: { type: 'string' },
   system: { type: 'string' },
@@ -118,6 +123,22 @@ function systemPrompt(file: string | undefined): string | undefined {
   }
 }
 
+/**
+ * The agents as an agents module defines them now. Their tools are never called in a replay, so
+ * the module gets a scratch folder as its workspace.
+ */
+async function currentAgents(file: string | undefined): Promise<AgentDefinition[] | undefined> {
+  if (file === undefined) return undefined;
+  return loadAgents(file, { workspaceDir: path.join(os.tmpdir(), 'durable-agent-replay-workspace') });
+}
+
+function currentAgent(agents: AgentDefinition[] | undefined, recording: Recording, file: string | undefined): AgentDefinition | undefined {
+  if (!agents) return undefined;
+  const agent = agents.find((a) => a.name === recording.agent);
+  if (!agent) throw usageError(`--agents ${file}: no agent named "${recording.agent}" (the recording's); it has ${agents.map((a) => a.name).join(', ')}`);
+  return agent;
+}
+
 /** Runs `work` with a client and a worker connection to the same server, closed afterwards. */
 async function withServer<T>(
   values: { address?: string | undefined; namespace?: string | undefined },
@@ -145,6 +166,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const target = positionals[0]!;
   const { model, modelEnv } = replayModel(values);
   const system = systemPrompt(values.system);
+  const agents = await currentAgents(values.agents);
   const fromFile = target.endsWith('.json') && existsSync(target);
   const loaded = fromFile ? await loadRecording(target).catch((err: unknown) => Promise.reject(asCliError(err))) : undefined;
   return withServer(values, async (client, server) => {
@@ -158,9 +180,14 @@ export async function replayCommand(argv: string[]): Promise<number> {
         await store.close();
       }
     }
-    const { diff, replayId } = await replayRecording(recording, { ...server, ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}), modelEnv }).catch((err: unknown) =>
-      Promise.reject(asCliError(err)),
-    );
+    const current = currentAgent(agents, recording, values.agents);
+    const { diff, replayId } = await replayRecording(recording, {
+      ...server,
+      ...(model ? { model } : {}),
+      ...(system !== undefined ? { system } : {}),
+      ...(current ? { current } : {}),
+      modelEnv,
+    }).catch((err: unknown) => Promise.reject(asCliError(err)));
     if (values.json) console.log(JSON.stringify({ replayId, diff }));
     else console.log(renderDiff(diff));
     return EXIT.ok;
@@ -173,8 +200,10 @@ export async function evalCommand(argv: string[]): Promise<number> {
   const system = systemPrompt(values.system);
   // Every file is checked before the first replay: an edited one stops the run with nothing replayed.
   const cases = await loadEvalDir(positionals[0]!).catch((err: unknown) => Promise.reject(asCliError(err)));
+  const agents = await currentAgents(values.agents);
+  for (const c of cases) currentAgent(agents, c.recording, values.agents);
   return withServer(values, async (_client, server) => {
-    const rows = await evalCases(cases, { ...server, ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}), modelEnv });
+    const rows = await evalCases(cases, { ...server, ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}), ...(agents ? { agents } : {}), modelEnv });
     const passed = rows.every((r) => r.passed);
     if (values.json) console.log(JSON.stringify({ passed, rows }));
     else console.log(renderEvalTable(rows));
