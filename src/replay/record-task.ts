@@ -17,7 +17,7 @@ import type { AssistantBlock, Message, ModelTurn, ToolResultBlock, Usage } from 
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
-import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type ApprovalDecision, type RecordedOutcome, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
+import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type RecordedOutcome, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -63,7 +63,7 @@ const text = (content: AssistantBlock[]) =>
     .join('\n');
 
 /** Who decided a call, read from the tool_result the workflow wrote for it. */
-function approvalOf(result: RecordedToolCall['result']): { decision: ApprovalDecision; reason?: string } | undefined {
+function approvalOf(result: RecordedToolCall['result']): RecordedToolCall['approval'] {
   if (!result) return undefined;
   let parsed: unknown;
   try {
@@ -71,7 +71,10 @@ function approvalOf(result: RecordedToolCall['result']): { decision: ApprovalDec
   } catch {
     return undefined;
   }
-  if (parsed && typeof parsed === 'object' && 'approval' in parsed && 'result' in parsed) return { decision: 'approved' };
+  if (parsed && typeof parsed === 'object' && 'approval' in parsed && 'result' in parsed) {
+    const by = (parsed.approval as { approved_by?: unknown } | null)?.approved_by;
+    return { decision: 'approved', ...(typeof by === 'string' ? { by } : {}) };
+  }
   const error = (parsed as { error?: unknown } | null)?.error;
   if (!isToolError(error)) return undefined;
   if (error.code === 'denied_by_person') return { decision: 'denied', reason: error.detail };

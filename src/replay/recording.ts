@@ -29,7 +29,7 @@ export interface RecordedToolCall {
   /** The tool_result the model read; absent when the task ended before it was read. */
   result?: { content: string; isError: boolean };
   /** Set when the policy asked a person before the call could run. */
-  approval?: { decision: ApprovalDecision; reason?: string };
+  approval?: { decision: ApprovalDecision; reason?: string /** Who approved, as the task recorded it. */; by?: string };
 }
 
 export interface RecordedTurn {

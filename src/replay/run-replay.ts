@@ -21,6 +21,7 @@ import { canonicalJson } from '../protocol/canonical-json';
 import type { ModelChoice } from '../protocol/agent-settings';
 import type { ApprovalRequest, TaskInput, TaskStatus } from '../protocol/task';
 import { createAgentWorker } from '../worker/create-worker';
+import { jsonSchemaValidator } from '../tools/json-schema';
 import type { AgentDefinition } from '../agents/define-agent';
 import { callsOf, type Recording } from './recording';
 import { recordTask } from './record-task';
@@ -67,7 +68,16 @@ const MODEL_ATTEMPTS = 3;
 
 /** The person's side of a replay: the recorded decision for the same call; a call the recording never had is approved (the tool then answers not_recorded). */
 function decisionFor(recording: Recording, pending: ApprovalRequest): { approve: true } | { approve: false; reason: string } {
-  const same = callsOf(recording).find((c) => c.tool === pending.tool && c.approval && canonicalJson(c.input, { strict: false }) === canonicalJson(pending.input, { strict: false }));
+  // A pending approval holds the validated arguments (defaults applied); the recording, the model's.
+  const schema = recording.manifest.tools.find((t) => t.name === pending.tool)?.inputSchema;
+  const validated = (input: unknown): unknown => {
+    const parsed = schema ? jsonSchemaValidator(schema).parseInput(input) : undefined;
+    return parsed?.success ? parsed.data : input;
+  };
+  const wanted = canonicalJson(pending.input, { strict: false });
+  const same = callsOf(recording).find(
+    (c) => c.tool === pending.tool && c.approval && (canonicalJson(c.input, { strict: false }) === wanted || canonicalJson(validated(c.input), { strict: false }) === wanted),
+  );
   if (!same?.approval || same.approval.decision === 'approved' || same.approval.decision === 'undecided') return { approve: true };
   return { approve: false, reason: `as recorded: ${same.approval.reason ?? same.approval.decision}` };
 }

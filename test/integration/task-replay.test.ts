@@ -53,7 +53,7 @@ test('export records the turns, the calls with their exact arguments and results
   expect(recording.turns.map((t) => t.toolCalls.map((c) => c.tool))).toEqual([['search_orders'], ['refund_order'], []]);
   const refund = recording.turns[1]!.toolCalls[0]!;
   expect(refund.input).toEqual(REFUND);
-  expect(refund.approval).toEqual({ decision: 'approved' });
+  expect(refund.approval).toEqual({ decision: 'approved', by: 'ana' });
   expect(JSON.parse(refund.result!.content)).toMatchObject({ result: { order_id: 'O-0013', amount_cents: 500 } });
   expect(recording.outcome).toMatchObject({ status: 'completed', outcome: 'answered', text: 'Refunded 5.00 on O-0013.' });
   expect(recording.contentHash).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -98,6 +98,7 @@ test('a replay against another script answers every call from the recording: no 
   expect(JSON.parse(calls[0]!.result!.content)).toEqual(JSON.parse(search.result!.content));
   expect(JSON.parse(calls[1]!.result!.content).error).toMatchObject({ error_class: 'model', code: 'not_recorded' });
   expect(calls[1]!.approval).toEqual({ decision: 'approved' });
+  expect(calls[2]!.approval).toEqual({ decision: 'approved', by: 'replay' });
   const recordedRefundResult = JSON.parse(recording.turns[1]!.toolCalls[0]!.result!.content).result;
   expect(JSON.parse(calls[2]!.result!.content).result).toEqual(recordedRefundResult);
   expect(replayed.outcome).toMatchObject({ status: 'completed', outcome: 'answered', text: 'Cancelled and refunded.' });
