@@ -18,6 +18,7 @@ import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureSteering, steeringTable } from './steering';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
+import { measureReplay, replayTable } from './replay';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -138,6 +139,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'cost-of-failure.md'), costTable(rows) + '\n');
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
+  },
+  replay: async () => {
+    const h = await startHarness();
+    const r = await measureReplay(h).finally(() => h.close());
+    save('replay.json', r);
+    writeFileSync(path.join(out, 'replay.md'), replayTable(r) + '\n');
+    console.log('\nReplay of a recorded task, every tool answered from the recording (issue 25):\n');
+    console.log(replayTable(r));
   },
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {

@@ -21,6 +21,7 @@ const inbox = () => require('./commands/inbox') as typeof import('./commands/inb
 const mcp = () => require('./commands/mcp') as typeof import('./commands/mcp');
 const schedule = () => require('./commands/schedule') as typeof import('./commands/schedule');
 const memory = () => require('./commands/memory') as typeof import('./commands/memory');
+const replay = () => require('./commands/replay') as typeof import('./commands/replay');
 
 const VERBS: Record<string, () => Command> = {
   dev: () => dev().devCommand,
@@ -40,6 +41,9 @@ const VERBS: Record<string, () => Command> = {
   purge: () => purge().purgeCommand,
   schedule: () => schedule().scheduleCommand,
   memory: () => memory().memoryCommand,
+  export: () => replay().exportCommand,
+  replay: () => replay().replayCommand,
+  eval: () => replay().evalCommand,
   'codec-server': () => codecServer().codecServerCommand,
   inbox: () => inbox().inboxCommand,
   mcp: () => mcp().mcpCommand,
@@ -49,7 +53,7 @@ const VERBS: Record<string, () => Command> = {
 function helpText(): string {
   return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
 
-${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
+${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, replay().replayHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

@@ -13,3 +13,6 @@ export { checkMessagesRequest, checkMessagesHeaders } from './messages-api-rules
 export { DOCUMENTED_MODELS } from './documented-models';
 export { withFaults, toolFaults } from './tool-faults';
 export type { FaultyTool, ToolFault } from './tool-faults';
+export { evalRecordings } from './replay-eval';
+export type { EvalReport } from './replay-eval';
+export type { EvalRow, Expectations } from '../replay/eval';

@@ -1,0 +1,212 @@
+/**
+ * `export TASK`, `replay TASK|FILE` and `eval DIR` (docs/replay.md): a task's recording as one
+ * sealed file, run again against another model or system prompt with every tool answered from the
+ * recording, and a folder of recordings checked against their expectations.
+ */
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { NativeConnection } from '@temporalio/worker';
+import { BlobMissingError, BlobTamperedError } from '../../blobs/blob-store';
+import { BlobDecryptionError, BlobKeyNotFoundError } from '../../blobs/blob-envelope';
+import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
+import type { BlobStore } from '../../blobs/blob-store';
+import type { TaskClient } from '../../client/task-client';
+import { loadConnectionConfig } from '../../client/connection-config';
+import { defaultScriptRoots, type ModelEnvironment } from '../../models/create-model';
+import type { ModelChoice } from '../../protocol/agent-settings';
+import { recordTask } from '../../replay/record-task';
+import { loadRecording, RecordingError, type Recording } from '../../replay/recording';
+import { ReplayModelError, replayRecording, type ReplayOptions } from '../../replay/run-replay';
+import { renderDiff } from '../../replay/trajectory-diff';
+import { evalCases, loadEvalDir, renderEvalTable } from '../../replay/eval';
+import { connectionOptions, parse } from '../args';
+import { CliError, EXIT, usageError } from '../cli-error';
+import { connectClient, unreachableError } from '../connect';
+import { loadAgents } from '../load-agents';
+import type { AgentDefinition } from '../../agents/define-agent';
+
+export const replayHelp = `durable-agent export TASK [--out FILE] [--blob-store SPEC]
+  TASK's recording as one JSON file (default ./TASK.json): prompt, agent manifest, every turn with
+  its tool calls (exact arguments, results), approvals, outcome, tokens and cost, claim-checked
+  content included and checked against its hash; sealed with a content hash. Exit 3: no such task.
+
+durable-agent replay TASK|FILE [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
+  Runs the recorded task again from turn 0 against another model or system prompt, on a worker of
+  its own that answers every tool from the recording and runs none (a call the recording does not
+  hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
+  as that module defines it now (prompt, tool declarations, policy, model); its tools never run.
+
+durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json]
+  Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
+  requiredTools, forbiddenTools, maxTurns, maxCostUsd; without one, the recorded outcome) and prints
+  a table. Exit 1 when any regressed, 2 for an edited or malformed file.
+  Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.`;
+
+/** A file that cannot be read as a recording is bad input, as a bad argument is. */
+function asCliError(err: unknown): unknown {
+  if (err instanceof RecordingError) return usageError(err.message);
+  if (err instanceof BlobMissingError) return new CliError(`stored content ${err.id} of the task is gone (purged, or another store); nothing exported or replayed`);
+  if (err instanceof BlobTamperedError) return new CliError(`stored content of the task is not what its id names (${err.message}); nothing exported or replayed`);
+  if (err instanceof BlobKeyNotFoundError || err instanceof BlobDecryptionError) return new CliError(`stored content of the task cannot be decrypted here: ${err.message}`);
+  if (err instanceof ReplayModelError) return new CliError(err.message);
+  return err;
+}
+
+function storeOf(spec: string | undefined): BlobStore {
+  try {
+    return openBlobStore(spec);
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+}
+
+/** A file name for TASK in the current folder: ids may hold any character, file names may not. */
+const defaultOut = (taskId: string) => `${taskId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+
+export async function exportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions, out: { type: 'string' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK' });
+  const taskId = positionals[0]!;
+  const out = path.resolve(values.out ?? defaultOut(taskId));
+  const store = storeOf(values['blob-store']);
+  const client = await connectClient(values);
+  try {
+    const recording = await recordTask(client, taskId, { blobStore: store }).catch((err: unknown) => {
+      throw asCliError(err);
+    });
+    // Written whole or not at all: a half-written recording would fail its hash later, far from here.
+    const partial = `${out}.${randomUUID().slice(0, 8)}.partial`;
+    await writeFile(partial, `${JSON.stringify(recording, null, 2)}\n`, { flag: 'wx' });
+    await rename(partial, out);
+    const calls = recording.turns.reduce((n, t) => n + t.toolCalls.length, 0);
+    console.log(`exported ${taskId}: ${recording.turns.length} turns, ${calls} tool calls, ${recording.claimChecked.length} stored blobs -> ${out}`);
+    return EXIT.ok;
+  } finally {
+    await store.close();
+    await client.client.connection.close();
+  }
+}
+
+const modelOptions = {
+  agents: { type: 'string' },
+  model: { type: 'string' },
+  script: { type: 'string' },
+  system: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** The replay's model and its environment, checked before anything starts. */
+function replayModel(values: { model?: string | undefined; script?: string | undefined }): { model?: ModelChoice; modelEnv: ModelEnvironment } {
+  if (values.model && values.script) throw usageError('--model and --script are exclusive');
+  if (values.script) {
+    const file = path.resolve(values.script);
+    if (!existsSync(file) || !statSync(file).isFile()) throw usageError(`--script ${values.script}: no such file`);
+    const real = realpathSync(file);
+    // The replay's worker is this process: the script's own folder is one it may read.
+    return { model: { provider: 'scripted', script: real }, modelEnv: { scriptRoots: [path.dirname(real), ...defaultScriptRoots()] } };
+  }
+  if (values.model !== undefined) {
+    if (!values.model.trim()) throw usageError('--model is empty');
+    return { model: { provider: 'anthropic', model: values.model }, modelEnv: {} };
+  }
+  return { modelEnv: {} };
+}
+
+function systemPrompt(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw usageError(`--system ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
+}
+
+/**
+ * The agents as an agents module defines them now. Their tools are never called in a replay, so
+ * the module gets a scratch folder as its workspace.
+ */
+async function currentAgents(file: string | undefined): Promise<AgentDefinition[] | undefined> {
+  if (file === undefined) return undefined;
+  return loadAgents(file, { workspaceDir: path.join(os.tmpdir(), 'durable-agent-replay-workspace') });
+}
+
+function currentAgent(agents: AgentDefinition[] | undefined, recording: Recording, file: string | undefined): AgentDefinition | undefined {
+  if (!agents) return undefined;
+  const agent = agents.find((a) => a.name === recording.agent);
+  if (!agent) throw usageError(`--agents ${file}: no agent named "${recording.agent}" (the recording's); it has ${agents.map((a) => a.name).join(', ')}`);
+  return agent;
+}
+
+/** Runs `work` with a client and a worker connection to the same server, closed afterwards. */
+async function withServer<T>(
+  values: { address?: string | undefined; namespace?: string | undefined },
+  work: (client: TaskClient, options: Pick<ReplayOptions, 'client' | 'connection' | 'namespace'>) => Promise<T>,
+): Promise<T> {
+  const client = await connectClient(values);
+  const config = loadConnectionConfig({ ...(values.address ? { address: values.address } : {}), ...(values.namespace ? { namespace: values.namespace } : {}) });
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(config.connectionOptions);
+  } catch (err) {
+    await client.client.connection.close();
+    throw unreachableError(config.connectionOptions.address, config.namespace, err);
+  }
+  try {
+    return await work(client, { client, connection, namespace: config.namespace });
+  } finally {
+    await connection.close();
+    await client.client.connection.close();
+  }
+}
+
+export async function replayCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK or FILE' });
+  const target = positionals[0]!;
+  const { model, modelEnv } = replayModel(values);
+  const system = systemPrompt(values.system);
+  const agents = await currentAgents(values.agents);
+  const fromFile = target.endsWith('.json') && existsSync(target);
+  const loaded = fromFile ? await loadRecording(target).catch((err: unknown) => Promise.reject(asCliError(err))) : undefined;
+  return withServer(values, async (client, server) => {
+    let recording: Recording;
+    if (loaded) recording = loaded;
+    else {
+      const store = storeOf(values['blob-store']);
+      try {
+        recording = await recordTask(client, target, { blobStore: store }).catch((err: unknown) => Promise.reject(asCliError(err)));
+      } finally {
+        await store.close();
+      }
+    }
+    const current = currentAgent(agents, recording, values.agents);
+    const { diff, replayId } = await replayRecording(recording, {
+      ...server,
+      ...(model ? { model } : {}),
+      ...(system !== undefined ? { system } : {}),
+      ...(current ? { current } : {}),
+      modelEnv,
+    }).catch((err: unknown) => Promise.reject(asCliError(err)));
+    if (values.json) console.log(JSON.stringify({ replayId, diff }));
+    else console.log(renderDiff(diff));
+    return EXIT.ok;
+  });
+}
+
+export async function evalCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions }, { min: 1, max: 1, names: 'DIR' });
+  const { model, modelEnv } = replayModel(values);
+  const system = systemPrompt(values.system);
+  // Every file is checked before the first replay: an edited one stops the run with nothing replayed.
+  const cases = await loadEvalDir(positionals[0]!).catch((err: unknown) => Promise.reject(asCliError(err)));
+  const agents = await currentAgents(values.agents);
+  for (const c of cases) currentAgent(agents, c.recording, values.agents);
+  return withServer(values, async (_client, server) => {
+    const rows = await evalCases(cases, { ...server, ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}), ...(agents ? { agents } : {}), modelEnv });
+    const passed = rows.every((r) => r.passed);
+    if (values.json) console.log(JSON.stringify({ passed, rows }));
+    else console.log(renderEvalTable(rows));
+    return passed ? EXIT.ok : EXIT.failed;
+  });
+}

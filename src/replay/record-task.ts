@@ -1,0 +1,211 @@
+/**
+ * A task's recording, read from what exists for every task: its Temporal history (every run of its
+ * continue-as-new chain) and the blob store its workers wrote claim-checked content to. The model's
+ * turns come from the callModel activities' results; each call's result is the tool_result the model
+ * read in its next call, so answers from the ledger, a fallback, an approval or a refusal are
+ * recorded as the model saw them, whatever path produced them (local activities keep no input in
+ * history, so the conversation is the one record that holds every call with its arguments).
+ */
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import type { BlobStore } from '../blobs/blob-store';
+import { resolveMessages } from '../blobs/claim-check';
+import type { TaskClient } from '../client/task-client';
+import type { AgentManifest } from '../protocol/agent-manifest';
+import type { CallModelInput } from '../protocol/activity-contracts';
+import type { AssistantBlock, Message, ModelTurn, ToolResultBlock, Usage } from '../protocol/messages';
+import type { TaskInput, TaskResult } from '../protocol/task';
+import { isToolError, type ToolError } from '../protocol/tool-error';
+import { gateToolCall } from '../rules/tool-gate';
+import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type RecordedOutcome, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+
+/** The blob store behind a recording: every read is listed (id and size), so the file says what it includes. */
+class ListingStore {
+  readonly read = new Map<string, number>();
+  constructor(private readonly store: BlobStore) {}
+  asStore(): BlobStore {
+    return {
+      description: this.store.description,
+      get: async (scope, id) => {
+        const text = await this.store.get(scope, id);
+        this.read.set(id, text.length);
+        return text;
+      },
+      put: () => Promise.reject(new Error('a recording never writes to the blob store')),
+      purge: () => Promise.reject(new Error('a recording never deletes')),
+      purgeScope: () => Promise.reject(new Error('a recording never deletes')),
+      scopes: () => this.store.scopes(),
+      close: async () => undefined,
+    };
+  }
+}
+
+/** The runs of a task's chain, first to last, each with its events. */
+async function chainOf(client: TaskClient, taskId: string): Promise<{ runId: string; events: HistoryEvent[] }[]> {
+  const last = await client.describe(taskId); // TaskNotFoundError for an unknown task
+  const runs: { runId: string; events: HistoryEvent[] }[] = [];
+  let runId: string | undefined = last.runId;
+  while (runId) {
+    const events: HistoryEvent[] = (await client.history(taskId, runId)).events ?? [];
+    runs.unshift({ runId, events });
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  return runs;
+}
+
+const text = (content: AssistantBlock[]) =>
+  content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('\n');
+
+/** Who decided a call, read from the tool_result the workflow wrote for it. */
+function approvalOf(result: RecordedToolCall['result']): RecordedToolCall['approval'] {
+  if (!result) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(result.content);
+  } catch {
+    return undefined;
+  }
+  if (parsed && typeof parsed === 'object' && 'approval' in parsed && 'result' in parsed) {
+    const by = (parsed.approval as { approved_by?: unknown } | null)?.approved_by;
+    return { decision: 'approved', ...(typeof by === 'string' ? { by } : {}) };
+  }
+  const error = (parsed as { error?: unknown } | null)?.error;
+  if (!isToolError(error)) return undefined;
+  if (error.code === 'denied_by_person') return { decision: 'denied', reason: error.detail };
+  if (error.code === 'approval_expired') return { decision: 'expired', reason: error.detail };
+  return undefined;
+}
+
+export interface RecordTaskOptions {
+  /** The store the task's workers wrote claim-checked content to. */
+  blobStore: BlobStore;
+  /** Default: now. */
+  now?: Date;
+}
+
+/**
+ * Reads a task's recording. Throws TaskNotFoundError for an unknown task, BlobMissingError when
+ * content it needs was purged, BlobTamperedError when stored content is not what its id names.
+ */
+export async function recordTask(client: TaskClient, taskId: string, options: RecordTaskOptions): Promise<Recording> {
+  const converter = client.client.options.loadedDataConverter;
+  const decode = <T>(payloads: Payloads): Promise<T> => decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads ?? undefined);
+  const listing = new ListingStore(options.blobStore);
+  const store = listing.asStore();
+  const runs = await chainOf(client, taskId);
+
+  let input: TaskInput | undefined;
+  let manifest: AgentManifest | undefined;
+  const turns: RecordedTurn[] = [];
+  const results = new Map<string, ToolResultBlock>();
+  let outcome: RecordedOutcome = { status: 'running' };
+  for (const [index, run] of runs.entries()) {
+    const scheduled = new Map<string, { type: string; input: Payloads }>();
+    for (const event of run.events) {
+      const started = event.workflowExecutionStartedEventAttributes;
+      if (started && index === 0) input = await decode<TaskInput>(started.input);
+      const activity = event.activityTaskScheduledEventAttributes;
+      if (activity) {
+        const type = activity.activityType?.name ?? '';
+        scheduled.set(String(event.eventId), { type, input: activity.input });
+        if (type === 'callModel') {
+          // The model's next request holds the results of the last turn's calls, as the model read them.
+          const call = await decode<CallModelInput>(activity.input);
+          const last = call.messages.at(-1);
+          if (last?.role === 'user' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')) {
+            const [resolved] = call.scope ? await resolveMessages(store, call.scope, [last]) : [last];
+            for (const block of (resolved as Message & { role: 'user' }).content as ToolResultBlock[]) {
+              if (block.type === 'tool_result' && !results.has(block.tool_use_id)) results.set(block.tool_use_id, block);
+            }
+          }
+        }
+      }
+      const completed = event.activityTaskCompletedEventAttributes;
+      if (completed) {
+        const origin = scheduled.get(String(completed.scheduledEventId));
+        if (origin?.type === 'describeAgent' && !manifest) {
+          const { approverKeys: _keys, ...rest } = await decode<AgentManifest>(completed.result);
+          manifest = rest;
+        }
+        if (origin?.type === 'callModel') {
+          const call = await decode<CallModelInput>(origin.input);
+          const turn = await decode<ModelTurn>(completed.result);
+          const [resolved] = call.scope ? await resolveMessages(store, call.scope, [{ role: 'assistant', content: turn.content }]) : [{ role: 'assistant' as const, content: turn.content }];
+          const content = resolved!.content as AssistantBlock[];
+          turns.push({
+            turn: turns.length + 1,
+            model: turn.model,
+            stopReason: turn.stopReason,
+            text: text(content),
+            toolCalls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, tool: b.name, input: b.input })),
+            usage: turn.usage,
+            ...(turn.costUsd !== undefined ? { costUsd: turn.costUsd } : {}),
+          });
+        }
+      }
+      const done = event.workflowExecutionCompletedEventAttributes;
+      if (done) {
+        const result = await decode<TaskResult>(done.result);
+        outcome = { status: 'completed', outcome: result.outcome, text: result.text };
+      }
+      const failed = event.workflowExecutionFailedEventAttributes;
+      if (failed) {
+        const details = failed.failure?.applicationFailureInfo?.details;
+        const error = details?.payloads?.length ? await decode<unknown>(details) : undefined;
+        outcome = { status: 'failed', ...(isToolError(error) ? { error: error as ToolError } : { text: failed.failure?.message ?? 'failed' }) };
+      }
+      if (event.workflowExecutionTerminatedEventAttributes) outcome = { status: 'terminated', text: event.workflowExecutionTerminatedEventAttributes.reason ?? '' };
+      if (event.workflowExecutionCanceledEventAttributes) outcome = { status: 'cancelled' };
+      if (event.workflowExecutionTimedOutEventAttributes) outcome = { status: 'timed_out' };
+    }
+  }
+  if (!input || !manifest) throw new Error(`task ${taskId} has not described its agent yet; nothing to record`);
+
+  const tools = new Map(manifest.tools.map((t) => [t.name, t]));
+  for (const turn of turns) {
+    turn.toolCalls = turn.toolCalls.map((call) => {
+      const block = results.get(call.id);
+      const result = block ? { content: block.content, isError: block.is_error === true } : undefined;
+      const decided = approvalOf(result);
+      const asked = gateToolCall(call.tool, tools, manifest.policy).action === 'confirm';
+      // A call sent to a person that then ran and failed shows only its error: it was approved,
+      // unless a policy refused it before anyone was asked (a spent budget).
+      const ranAfterAsking = asked && result && !(result.isError && /"error_class":"policy"/.test(result.content));
+      const approval = decided ?? (ranAfterAsking ? { decision: 'approved' as const } : asked && !result ? { decision: 'undecided' as const } : undefined);
+      return { ...call, ...(result ? { result } : {}), ...(approval ? { approval } : {}) };
+    });
+  }
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let costUsd = 0;
+  for (const t of turns) {
+    usage.inputTokens += t.usage.inputTokens;
+    usage.outputTokens += t.usage.outputTokens;
+    if (t.usage.cacheReadTokens) usage.cacheReadTokens = (usage.cacheReadTokens ?? 0) + t.usage.cacheReadTokens;
+    if (t.usage.cacheWriteTokens) usage.cacheWriteTokens = (usage.cacheWriteTokens ?? 0) + t.usage.cacheWriteTokens;
+    costUsd += t.costUsd ?? 0;
+  }
+  return sealRecording({
+    format: RECORDING_FORMAT,
+    version: RECORDING_VERSION,
+    taskId,
+    exportedAt: (options.now ?? new Date()).toISOString(),
+    runIds: runs.map((r) => r.runId),
+    agent: input.agent,
+    prompt: input.prompt,
+    ...(input.model ? { modelChoice: input.model } : {}),
+    ...(input.maxTurns !== undefined ? { maxTurns: input.maxTurns } : {}),
+    ...(input.budgets ? { budgets: input.budgets as Record<string, unknown> } : {}),
+    manifest,
+    turns,
+    outcome,
+    usage,
+    costUsd: Math.round(costUsd * 1e6) / 1e6,
+    claimChecked: [...listing.read].map(([id, bytes]) => ({ id, bytes })).sort((a, b) => a.id.localeCompare(b.id)),
+  });
+}
