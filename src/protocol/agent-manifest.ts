@@ -6,6 +6,7 @@
 import type { Budgets, ModelChoice, PermissionPolicy } from './agent-settings';
 import type { ToolEffect } from './tool-effect';
 import type { TrustedKey } from './decision-proof';
+import type { DelegationManifest } from './delegation';
 
 export type { ToolEffect };
 
@@ -26,6 +27,8 @@ export interface ToolManifest {
   cacheTtlMs: number;
   /** Runs as a local activity (see ToolConfig.local). */
   local?: boolean;
+  /** A delegation tool: the call runs this sub-agent as a child task instead of an activity (delegation.ts). */
+  delegatesTo?: string;
 }
 
 export interface AgentManifest {
@@ -42,4 +45,6 @@ export interface AgentManifest {
    * the task's input). Present and non-empty: decisions must be signed (see docs/approvers.md).
    */
   approverKeys?: TrustedKey[];
+  /** The agent's sub-agents, one delegation tool each (absent for an agent without any: its manifest is as before). */
+  delegation?: DelegationManifest;
 }

@@ -49,6 +49,12 @@ export const CONFIG_FROM_WORKER_PATCH = 'config-from-worker';
  */
 export const PENDING_IN_MEMO_PATCH = 'pending-in-memo';
 
+/**
+ * Recorded at a task's first delegation call (a sub-agent's child task): asked lazily there, so
+ * tasks that never delegate keep their histories unchanged. Marks the histories that start children.
+ */
+export const SUBAGENTS_PATCH = 'subagents';
+
 /** The behaviour a run takes, decided once at its start (the order of the patched() calls is part of history). */
 export interface RunRules {
   /** Undefined for a resumed run (its limits came with the snapshot). */

@@ -21,9 +21,12 @@ export class Toolbox {
   constructor(
     private readonly manifest: AgentManifest,
     private readonly state: TaskState,
+    /** The delegation tools (delegation.ts), after the agent's own. */
+    delegationTools: ToolManifest[] = [],
   ) {
-    this.tools = new Map(manifest.tools.map((t) => [t.name, t]));
-    this.baseSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    const offered = delegationTools.length ? [...manifest.tools, ...delegationTools] : manifest.tools;
+    this.tools = new Map(offered.map((t) => [t.name, t]));
+    this.baseSpecs = offered.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
     this.fixedPromptChars = manifest.system.length + JSON.stringify(this.baseSpecs).length;
     this.contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || state.limits.contextWindowTokens;
   }

@@ -24,6 +24,7 @@ import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from '
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
 import { ruleBook } from './legacy';
+import type { Delegation } from './delegation';
 
 export interface TurnContext {
   state: TaskState;
@@ -46,6 +47,8 @@ export interface TurnContext {
   prepareToolCall?: AgentActivities['prepareToolCall'];
   /** Which reads run locally (bounded state); absent when replaying older histories. */
   fastReads?: FastReads;
+  /** The agent's sub-agents (delegation.ts); absent for an agent without any. */
+  delegation?: Delegation;
 }
 
 const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -73,10 +76,28 @@ const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);
 
 export async function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
-  for (const [index, use] of uses.entries()) {
-    const answer = ctx.guarded ? await guardedAnswer(ctx, use, index, outcome) : await unguardedAnswer(ctx, use);
-    outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
+  const delegating = ctx.delegation && ctx.guarded ? uses.filter((use) => ctx.tools.get(use.name)?.delegatesTo !== undefined) : [];
+  if (delegating.length === 0) {
+    for (const [index, use] of uses.entries()) {
+      const answer = ctx.guarded ? await guardedAnswer(ctx, use, index, outcome) : await unguardedAnswer(ctx, use);
+      outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
+    }
+    return outcome;
   }
+  // Delegation calls run at once (each child task is its own workflow); the other calls run in
+  // order meanwhile, as always. Results keep the order of the calls.
+  ctx.delegation!.beginTurn(delegating.length);
+  const children: Promise<void>[] = [];
+  for (const [index, use] of uses.entries()) {
+    const slot = outcome.results.length;
+    outcome.results.push(undefined as unknown as ToolResultBlock);
+    const answering = guardedAnswer(ctx, use, index, outcome).then((answer) => {
+      outcome.results[slot] = toBlock(use.id, answer, ctx.state.toolCallsLeft);
+    });
+    if (delegating.includes(use)) children.push(answering);
+    else await answering;
+  }
+  await Promise.all(children);
   return outcome;
 }
 
@@ -292,6 +313,7 @@ async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: T
 async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
+  if (tool.delegatesTo !== undefined && ctx.delegation) return delegated(ctx, tool, input, toolUseId);
   const { keyedToolCalls } = bookOf(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
@@ -354,6 +376,17 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
     state.recordToolFailed(name, toolUseId, error);
     return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
   }
+}
+
+/** A delegation call: the child task's answer, or the ToolError that says why there is none. */
+async function delegated(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string): Promise<Answer> {
+  const outcome = await ctx.delegation!.delegate(ctx.state, tool, input, toolUseId);
+  if ('error' in outcome) {
+    ctx.state.recordToolFailed(tool.name, toolUseId, outcome.error);
+    return { content: '', isError: true, error: outcome.error, ran: true };
+  }
+  ctx.state.recordToolSucceeded(tool.name, toolUseId, summarizeOutput(outcome.output));
+  return { content: JSON.stringify(outcome.output), isError: false, ran: true };
 }
 
 function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {
