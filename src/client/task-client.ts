@@ -70,6 +70,8 @@ export interface TaskSummary {
   taskQueue?: string;
   /** Set by list() for a running task that no worker polls for: "no worker serves agent X on queue Q". */
   note?: string;
+  /** A sub-agent's child task: the task that started it, as Temporal records it (never a claim of the task's own). */
+  parentTask?: string;
 }
 
 export interface ListFilter {
@@ -291,8 +293,9 @@ export class TaskClient {
   private async holderOf(taskId: string, decision: DecisionToSend): Promise<string> {
     const named = decision.kind === 'unblock' ? (decision.input.blockId ? { blockId: decision.input.blockId } : undefined) : { approvalId: decision.input.approvalId };
     if (!named) return taskId;
+    // A memo without `pending` (a task that never waited on anyone, or one from before pending-in-memo)
+    // holds nothing of its own that the memo could show: its descendants are asked, else it judges for itself.
     const own = await describeAtRest(this.client, taskId);
-    if (own.executionStatus === 'RUNNING' && !own.pending) return taskId; // a task from before pending-in-memo: it judges for itself
     return (await holderOf(this.client, taskId, named, own.pending)) ?? taskId;
   }
 

@@ -64,6 +64,12 @@ export class Delegation {
     }));
   }
 
+  private takePlace(): boolean {
+    if (this.running >= this.manifest.maxConcurrent) return false;
+    this.running += 1;
+    return true;
+  }
+
   /** Counts the turn's delegation calls before any is sliced (runTurnTools). */
   beginTurn(calls: number): void {
     this.unsliced = calls;
@@ -89,8 +95,8 @@ export class Delegation {
     try {
       // Asked at the first delegation: tasks that never delegate keep their histories as they were.
       patched(SUBAGENTS_PATCH);
-      await condition(() => this.running < this.manifest.maxConcurrent);
-      this.running += 1;
+      // The place is taken in the same step that finds it free: calls woken together cannot both take the last one.
+      if (!this.takePlace()) await condition(() => this.takePlace());
       child.state = 'running';
       try {
         const childInput: TaskInput = {
