@@ -77,3 +77,21 @@ export async function holderOf(client: Client, taskId: string, decision: { appro
   const nested = await nestedPending(client, taskId).catch(() => []);
   return nested.find((n) => holds({ approvals: n.approvals, block: n.block }))?.taskId;
 }
+
+/**
+ * Where a task sits under tasks started by hand: the top task and the agents from its child down to
+ * this one, from Temporal's parent links (never a task's own claim); undefined for a task without a parent.
+ */
+export async function nestingOf(client: Client, task: { taskId: string; agent?: string | undefined; parentTask?: string | undefined }): Promise<{ top: string; path: string[] } | undefined> {
+  if (!task.parentTask) return undefined;
+  const path = [task.agent ?? '?'];
+  let top = task.parentTask;
+  for (let depth = 1; depth < MAX_DELEGATION_DEPTH; depth++) {
+    const described = await client.workflow.getHandle(top).describe();
+    const parent = described.parentExecution?.workflowId;
+    if (!parent) break;
+    path.unshift(described.typedSearchAttributes.get(AgentNameKey) ?? '?');
+    top = parent;
+  }
+  return { top, path };
+}

@@ -8,6 +8,9 @@ import { ParentTaskKey } from '../../src/protocol/definitions';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { nestedLabel } from '../../src/client/child-tasks';
 import { runCli } from '../support/processes';
+import { waitingTasks } from '../../src/inbox/inbox-data';
+import { inboxPage } from '../../src/inbox/pages';
+import { ApprovalArguments } from '../../src/client/approval-arguments';
 
 let h: Harness;
 beforeAll(async () => {
@@ -137,6 +140,11 @@ test("a child waiting for a person shows nested in the parent's view, holds its 
     // The CLI's status of the parent says so.
     const cli = await runCli(['status', taskId, '--address', h.server.address, '--task-queue', h.taskQueue]);
     expect(cli.stdout).toContain(`${taskId} › researcher: delete_file`);
+
+    // The inbox names the child's approval under the task it works for.
+    const waiting = (await waitingTasks(h.client, new ApprovalArguments(h.client.client, h.blobStore), 50)).find((t) => t.summary.taskId === childId);
+    expect(waiting?.nested).toEqual({ top: taskId, path: ['researcher'] });
+    expect(inboxPage({}, [waiting!])).toContain(`${taskId} › researcher: delete_file`);
 
     // Answered through the parent: the decision goes to the child task that holds the approval.
     const outcome = await h.client.decide(taskId, { kind: 'approve', input: { approvalId: nested!.approvals[0]!.id, by: 'alice' } });
