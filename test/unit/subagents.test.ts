@@ -9,7 +9,7 @@ import { carveSlice, readDelegationCall } from '../../src/rules/budget-slice';
 import { ChildSpend } from '../../src/workflows/child-spend';
 import { budgetNote, spentSpendBudget } from '../../src/workflows/budget-meter';
 import { TaskState } from '../../src/workflows/task-state';
-import { delegationDepth, spendOf } from '../../src/workflows/delegation';
+import { Delegation, delegationDepth, spendOf } from '../../src/workflows/delegation';
 import { childTaskId, delegationToolName, emptySpend, type ChildTaskSummary } from '../../src/protocol/delegation';
 import { taskInputProblem } from '../../src/workflows/input-checks';
 
@@ -113,4 +113,12 @@ test("a child's whole spend is its own and its children's; the depth is the inpu
   expect(delegationDepth({ agent: 'r', prompt: 'p' }, { parent: { workflowId: 'p' } })).toBe(1);
   expect(taskInputProblem({ agent: 'r', prompt: 'p', delegation: { depth: 99 } })).toMatch(/delegation.depth/);
   expect(childTaskId('team/lead', 'researcher', 7)).toBe('team/lead--researcher-7');
+});
+
+test("a task at its agent's depth limit offers no delegation tools; below it one per sub-agent, gated like a read", () => {
+  const { delegation } = defineAgent({ name: 'mid', system: 'm', tools: [], subagents: [researcher], maxDelegationDepth: 2 }).manifest({ provider: 'scripted', script: '/tmp/x.json' });
+  const tools = new Delegation(delegation!, { workflowId: 'w', taskQueue: 'q', depth: 1 }).tools();
+  expect(tools.map((t) => [t.name, t.effect, t.delegatesTo])).toEqual([['delegate_to_researcher', 'read', 'researcher']]);
+  expect(tools[0]!.inputSchema).toMatchObject({ required: ['task'], additionalProperties: false });
+  expect(new Delegation(delegation!, { workflowId: 'w', taskQueue: 'q', depth: 2 }).tools()).toEqual([]);
 });
