@@ -17,6 +17,7 @@ import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throu
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
+import { measureSubagents, subagentsTable } from './subagents';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -138,6 +139,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'cluster.md'), clusterTables(r) + '\n');
     console.log(`\n${clusterTables(r)}`);
   },
+  subagents: () =>
+    withServer(async (h) => {
+      const r = await measureSubagents(h, () => os.loadavg());
+      save('subagents.json', { sqlitePragmas: SQLITE_PRAGMAS, ...r });
+      writeFileSync(path.join(out, 'subagents.md'), subagentsTable(r) + '\n');
+      console.log('\nDelegation per turn: a lead with 10 parallel children of 20 turns vs a single task (issue 26):\n');
+      console.log(subagentsTable(r));
+    }),
   caching: async () => {
     const h = await startHarness();
     const rows = await measureConversationCache(h).finally(() => h.close());
