@@ -204,3 +204,22 @@ test("cancelling the parent cancels its running child, waits for the child's run
     expect((await h.client.status(taskId)).children?.[0]).toMatchObject({ state: 'cancelled' });
   });
 });
+
+test('a child that runs out of its slice blocks for a person; the parent keeps waiting, shows the block nested, and an unblock through the parent reaches the child', async () => {
+  const worker = await team([callTool('list_files', { dir: '.' }), answer('looked around')]);
+  await worker.runUntil(async () => {
+    const taskId = await startLead([delegate('Look around.', { turns: 1, toolCalls: 3 }), answer('The researcher looked.')]);
+    const childId = `${taskId}--researcher-1`;
+    const blocked = await statusWhen(h, childId, (s) => s.agentStatus === 'blocked');
+    expect(blocked.blocked).toMatchObject({ code: 'turn_budget' });
+    const [nested] = (await h.client.view(taskId)).nested!;
+    expect(nested).toMatchObject({ taskId: childId, path: ['researcher'], agentStatus: 'blocked', block: { id: blocked.blocked!.id, code: 'turn_budget' } });
+    expect((await h.client.status(taskId)).agentStatus).toBe('running');
+
+    const outcome = await h.client.decide(taskId, { kind: 'unblock', input: { by: 'alice', blockId: blocked.blocked!.id, budget: { turns: 3 } } });
+    expect(outcome).toMatchObject({ applied: true, decidedOn: childId });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The researcher looked.' });
+    // The child spent 2 turns, one more than its slice: the parent is charged what it spent.
+    expect((await h.client.status(taskId)).budgets.turns).toEqual({ used: 4, limit: 10, left: 6 });
+  });
+});
