@@ -29,6 +29,7 @@ export const COMMITTED_HISTORIES = [
   'r3-compaction',
   'r3-continued-run',
   'r3-signalled-decisions',
+  'r3-subagents',
 ] as const;
 
 /**
