@@ -292,11 +292,14 @@ export class TaskClient {
    */
   private async holderOf(taskId: string, decision: DecisionToSend): Promise<string> {
     const named = decision.kind === 'unblock' ? (decision.input.blockId ? { blockId: decision.input.blockId } : undefined) : { approvalId: decision.input.approvalId };
-    if (!named) return taskId;
     // A memo without `pending` (a task that never waited on anyone, or one from before pending-in-memo)
     // holds nothing of its own that the memo could show: its descendants are asked, else it judges for itself.
     const own = await describeAtRest(this.client, taskId);
-    return (await holderOf(this.client, taskId, named, own.pending)) ?? taskId;
+    if (named) return (await holderOf(this.client, taskId, named, own.pending)) ?? taskId;
+    // An unblock that names no block, on a task that is not blocked itself: the one blocked descendant, if exactly one is.
+    if (own.pending?.block || own.executionStatus !== 'RUNNING') return taskId;
+    const blocked = (await nestedPending(this.client, taskId).catch(() => [])).filter((n) => n.block);
+    return blocked.length === 1 ? blocked[0]!.taskId : taskId;
   }
 
   /** The signer's proof for a decision; `request` carries `by` and `roles` and the content signed. */

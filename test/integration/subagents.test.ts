@@ -216,8 +216,10 @@ test('a child that runs out of its slice blocks for a person; the parent keeps w
     expect(nested).toMatchObject({ taskId: childId, path: ['researcher'], agentStatus: 'blocked', block: { id: blocked.blocked!.id, code: 'turn_budget' } });
     expect((await h.client.status(taskId)).agentStatus).toBe('running');
 
-    const outcome = await h.client.decide(taskId, { kind: 'unblock', input: { by: 'alice', blockId: blocked.blocked!.id, budget: { turns: 3 } } });
-    expect(outcome).toMatchObject({ applied: true, decidedOn: childId });
+    // `durable-agent unblock PARENT` without --block: the one blocked child is the one meant.
+    const cli = await runCli(['unblock', taskId, '--as', 'alice', '--turns', '3', '--address', h.server.address, '--task-queue', h.taskQueue]);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain(`(decided on sub-agent task ${childId}, by its own rules)`);
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The researcher looked.' });
     // The child spent 2 turns, one more than its slice: the parent is charged what it spent.
     expect((await h.client.status(taskId)).budgets.turns).toEqual({ used: 4, limit: 10, left: 6 });
