@@ -95,7 +95,17 @@ export async function measureSubagents(h: Harness, loadAverage: () => number[]):
       const s = await timed(() => runTask('bench', `single ${round}`));
       single.push(s.wall / CHILD_TURNS);
       singleTurns.push(...s.turns);
-      const t = await timed(() => runTask('bench-lead', `team ${round}`, { turns: (CHILD_TURNS + 2) * (CHILDREN + 1), toolCalls: (CHILD_TURNS + 2) * (CHILDREN + 1) }));
+      const teamId = h.taskId('bench-lead');
+      const t = await timed(async () => {
+        const budgets = { turns: (CHILD_TURNS + 2) * (CHILDREN + 1), toolCalls: (CHILD_TURNS + 2) * (CHILDREN + 1), toolCallsPerTurn: CHILDREN };
+        await h.client.start({ agent: 'bench-lead', prompt: `team ${round}`, budgets }, { taskId: teamId });
+        return h.client.result(teamId);
+      });
+      // Every child ran its 20 turns: a refused call would make the team's per-turn figure a lie.
+      const children = (await h.client.status(teamId)).children ?? [];
+      if (children.length !== CHILDREN || children.some((c) => c.state !== 'completed' || c.spent?.turns !== CHILD_TURNS + 1)) {
+        throw new Error(`the team's children did not all run ${CHILD_TURNS} turns: ${JSON.stringify(children.map((c) => [c.state, c.spent?.turns]))}`);
+      }
       team.push(t.wall / (CHILDREN * CHILD_TURNS));
       childTurns.push(...t.turns);
       const i = await timed(() => Promise.all(Array.from({ length: CHILDREN }, (_, k) => runTask('bench', `independent ${round}.${k}`))));
