@@ -131,6 +131,9 @@ function delegationOf(config: AgentConfig, ownTools: ReadonlyMap<string, unknown
   const names = new Set<string>();
   for (const sub of subagents) {
     if (names.has(sub.name)) throw new TypeError(`Agent "${config.name}" names sub-agent "${sub.name}" twice`);
+    // Its tasks need a start signed by a trusted front end, which a parent task cannot give.
+    if (sub.policy?.forbidSelfApproval)
+      throw new TypeError(`Agent "${config.name}": sub-agent "${sub.name}" forbids self-approval, so its tasks must be started by a person through a signing front end, never by another task`);
     names.add(sub.name);
     const tool = delegationToolName(sub.name);
     if (ownTools.has(tool)) throw new TypeError(`Agent "${config.name}": its tool "${tool}" would shadow the delegation tool of sub-agent "${sub.name}"; rename it`);

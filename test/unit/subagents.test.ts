@@ -48,10 +48,12 @@ test('a worker refuses to start when it does not serve every sub-agent named, or
   expect(() => durableAgent({ agents: [lead, researcher, writer], approverKeys: [] })).not.toThrow();
 });
 
-test('defineAgent refuses two sub-agents with one name and limits out of range; dots in a name become underscores in its tool', () => {
+test('defineAgent refuses two sub-agents with one name, one that forbids self-approval (no task can sign its start) and limits out of range; dots in a name become underscores in its tool', () => {
   expect(() => defineAgent({ name: 'x', system: 's', tools: [], subagents: [researcher, researcher] })).toThrow(/names sub-agent "researcher" twice/);
   expect(() => defineAgent({ name: 'x', system: 's', tools: [], subagents: [researcher], maxConcurrentSubagents: 0 })).toThrow(/maxConcurrentSubagents/);
   expect(() => defineAgent({ name: 'x', system: 's', tools: [], subagents: [researcher], maxDelegationDepth: 99 })).toThrow(/maxDelegationDepth/);
+  const strict = defineAgent({ name: 'strict', system: 's', tools: [], policy: { forbidSelfApproval: true } });
+  expect(() => defineAgent({ name: 'x', system: 's', tools: [], subagents: [strict] })).toThrow(/forbids self-approval/);
   expect(delegationToolName('a.b.c')).toBe('delegate_to_a_b_c');
 });
 
