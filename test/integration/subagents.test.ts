@@ -11,6 +11,9 @@ import { runCli } from '../support/processes';
 import { waitingTasks } from '../../src/inbox/inbox-data';
 import { inboxPage } from '../../src/inbox/pages';
 import { ApprovalArguments } from '../../src/client/approval-arguments';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createTaskToolsServer } from '../../src/mcp-server/task-tools-server';
 
 let h: Harness;
 beforeAll(async () => {
@@ -22,6 +25,15 @@ afterAll(async () => {
 
 const team = (researcher: ModelScript['turns'], options: Omit<TeamOptions, 'researcherScript' | 'ordersUrl'> = {}) =>
   h.worker(teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script(researcher), ...options }));
+
+/** The MCP server's task tools, in process, with an MCP client on the other end. */
+async function mcpClient(): Promise<McpClient> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createTaskToolsServer({ client: h.client, version: 'test', blobStore: h.blobStore }).connect(serverSide);
+  const client = new McpClient({ name: 'subagents-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
 
 const delegate = (task: string, budget?: Record<string, number>) => callTool('delegate_to_researcher', { task, ...(budget ? { budget } : {}) });
 
@@ -145,6 +157,12 @@ test("a child waiting for a person shows nested in the parent's view, holds its 
     const waiting = (await waitingTasks(h.client, new ApprovalArguments(h.client.client, h.blobStore), 50)).find((t) => t.summary.taskId === childId);
     expect(waiting?.nested).toEqual({ top: taskId, path: ['researcher'] });
     expect(inboxPage({}, [waiting!])).toContain(`${taskId} › researcher: delete_file`);
+
+    // The MCP server's list_pending_approvals names it under the parent too.
+    const mcp = await mcpClient();
+    const listed = (await mcp.callTool({ name: 'list_pending_approvals', arguments: {} })).structuredContent as { approvals: Record<string, unknown>[] };
+    expect(listed.approvals.find((a) => a.task_id === childId)).toMatchObject({ parent_task: taskId, nested: `${taskId} › researcher: delete_file` });
+    await mcp.close();
 
     // Answered through the parent: the decision goes to the child task that holds the approval.
     const outcome = await h.client.decide(taskId, { kind: 'approve', input: { approvalId: nested!.approvals[0]!.id, by: 'alice' } });
