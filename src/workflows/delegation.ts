@@ -23,7 +23,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { AgentNameKey, AgentStatusKey, ParentTaskKey, WORKFLOW_TYPE } from '../protocol/definitions';
-import { childTaskId, delegationInputSchema, emptySpend, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../protocol/delegation';
+import { childTaskId, delegationInputSchema, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../protocol/delegation';
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { carveSlice, readDelegationCall } from '../rules/budget-slice';
@@ -190,9 +190,11 @@ function answerOf(agent: string, taskId: string, result: TaskResult, spent: Dele
 function reportedSpend(value: unknown): DelegatedSpend | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const v = value as Partial<DelegatedSpend>;
-  const numbers = [v.turns, v.toolCalls, v.costUsd, v.usage?.inputTokens, v.usage?.outputTokens];
-  if (!numbers.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) return undefined;
-  return addSpend(emptySpend(), { ...emptySpend(), ...v, usage: { ...emptySpend().usage, ...v.usage } } as DelegatedSpend);
+  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : undefined);
+  const [turns, toolCalls, costUsd, inputTokens, outputTokens] = [v.turns, v.toolCalls, v.costUsd, v.usage?.inputTokens, v.usage?.outputTokens].map(count);
+  if (turns === undefined || toolCalls === undefined || costUsd === undefined || inputTokens === undefined || outputTokens === undefined) return undefined;
+  const usage = { inputTokens, outputTokens, cacheWriteTokens: count(v.usage?.cacheWriteTokens) ?? 0, cacheReadTokens: count(v.usage?.cacheReadTokens) ?? 0 };
+  return { turns, toolCalls, usage, costUsd };
 }
 
 /** The ToolError the model reads for a child that did not complete, and what it is charged. */

@@ -243,3 +243,20 @@ test('a child that runs out of its slice blocks for a person; the parent keeps w
     expect((await h.client.status(taskId)).budgets.turns).toEqual({ used: 4, limit: 10, left: 6 });
   });
 });
+
+test('a child cancelled by a person (not its parent) comes back to the parent model as a policy tool error, and the parent goes on', async () => {
+  h.orders.inject({ kind: 'slow', delayMs: 60_000 }, 1);
+  const worker = await team([callTool('search_orders', { customer_id: 'C-1001' }), answer('never reached')]);
+  await worker.runUntil(async () => {
+    const taskId = await startLead([delegate('Search slowly.', { turns: 3, toolCalls: 3 }), answer('The search was cancelled; I stop here.')]);
+    const childId = `${taskId}--researcher-1`;
+    await statusWhen(h, childId, (s) => s.events.some((e) => e.kind === 'tool_called' && e.tool === 'search_orders'));
+    await h.client.cancel(childId);
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The search was cancelled; I stop here.' });
+    const [cancelled] = parsedResults(await h.client.transcript(taskId));
+    expect(cancelled!.error).toMatchObject({ error_class: 'policy', code: 'subagent_cancelled' });
+    expect((await h.client.describe(childId)).executionStatus).toBe('CANCELLED');
+    // It could not say what it spent: its whole slice is charged.
+    expect((await h.client.status(taskId)).children?.[0]).toMatchObject({ state: 'cancelled', spent: expect.objectContaining({ turns: 3, toolCalls: 3 }) });
+  });
+});
