@@ -12,6 +12,7 @@ import { TaskState } from '../../src/workflows/task-state';
 import { Delegation, delegationDepth, spendOf } from '../../src/workflows/delegation';
 import { childTaskId, delegationToolName, emptySpend, type ChildTaskSummary } from '../../src/protocol/delegation';
 import { taskInputProblem } from '../../src/workflows/input-checks';
+import { renderNested } from '../../src/cli/render';
 
 const researcher = defineAgent({ name: 'researcher', system: 'r', tools: [], maxTurns: 6 });
 const writer = defineAgent({ name: 'writer.v2', system: 'w', tools: [] });
@@ -123,4 +124,19 @@ test("a task at its agent's depth limit offers no delegation tools; below it one
   expect(tools.map((t) => [t.name, t.effect, t.delegatesTo])).toEqual([['delegate_to_researcher', 'read', 'researcher']]);
   expect(tools[0]!.inputSchema).toMatchObject({ required: ['task'], additionalProperties: false });
   expect(new Delegation(delegation!, { workflowId: 'w', taskQueue: 'q', depth: 2 }).tools()).toEqual([]);
+});
+
+test("status and watch print a child's pending work under the parent, with the parent's id to answer it by", () => {
+  const lines = renderNested('lead-1', {
+    taskId: 'lead-1--researcher-1',
+    path: ['researcher'],
+    approvals: [{ id: 'ap-1', tool: 'delete_file', effect: 'destructive', reason: 'destructive calls wait for a person', expiresAt: '2026-11-24T00:00:00.000Z' }],
+    block: { id: 'bl-1', code: 'turn_budget', reason: 'used all turns\u001b[2J' },
+  });
+  expect(lines[0]).toBe('APPROVAL NEEDED lead-1 › researcher: delete_file [destructive] (ap-1, in task lead-1--researcher-1)');
+  expect(lines.join('\n')).toContain('durable-agent approve lead-1 ap-1 --as YOUR_NAME');
+  const blocked = lines.find((l) => l.startsWith('BLOCKED'))!;
+  expect(blocked).toContain('lead-1 › researcher: turn_budget: used all turns');
+  // What the child wrote cannot drive the terminal.
+  expect(blocked).not.toContain('\u001b');
 });
