@@ -19,6 +19,7 @@ import { decisionTable, measureDecisionCost } from './decisions';
 import { measureSteering, steeringTable } from './steering';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
+import { measureSubagents, subagentsTable } from './subagents';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -156,6 +157,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'cluster.md'), clusterTables(r) + '\n');
     console.log(`\n${clusterTables(r)}`);
   },
+  subagents: () =>
+    withServer(async (h) => {
+      const r = await measureSubagents(h, () => os.loadavg());
+      save('subagents.json', { sqlitePragmas: SQLITE_PRAGMAS, ...r });
+      writeFileSync(path.join(out, 'subagents.md'), subagentsTable(r) + '\n');
+      console.log('\nDelegation per turn: a lead with 10 parallel children of 20 turns vs a single task (issue 26):\n');
+      console.log(subagentsTable(r));
+    }),
   caching: async () => {
     const h = await startHarness();
     const rows = await measureConversationCache(h).finally(() => h.close());

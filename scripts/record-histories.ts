@@ -16,6 +16,7 @@ import { answer, callTool, startHarness, statusWhen, type Harness } from '../tes
 import { defineAgent, type AgentDefinition } from '../src/agents/define-agent';
 import { createBenchAgent } from '../bench/bench-agent';
 import { createLongAgent } from '../test/support/long-agents';
+import teamAgents from '../test/support/team-agents';
 
 const OUT = path.join(__dirname, '../test/histories');
 
@@ -237,6 +238,7 @@ async function main(): Promise<void> {
       },
     );
     await recordCurrentPaths(h);
+    await recordSubagents(h);
   } finally {
     await h.close();
   }
@@ -363,6 +365,34 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
     },
     undefined,
     [rememberer],
+  );
+}
+
+/**
+ * A lead that delegates (issue 26): two child tasks started in one turn and run at once, a third call
+ * refused for a slice larger than what is left, then the answer. The parent's history holds the
+ * children's starts and results.
+ */
+async function recordSubagents(h: Harness): Promise<void> {
+  const delegate = (task: string, turns: number) => ({ type: 'tool_use' as const, name: 'delegate_to_researcher', input: { task, budget: { turns, toolCalls: 2 } } });
+  const agents = teamAgents(
+    { workspaceDir: h.workspaceDir },
+    { ordersUrl: h.orders.url, researcherScript: h.script([callTool('search_orders', { customer_id: 'C-1002' }), answer('C-1002 has orders')]) },
+  );
+  await record(
+    h,
+    'r3-subagents',
+    {
+      agent: 'lead',
+      prompt: 'split the work',
+      budgets: { turns: 12, toolCalls: 10 },
+      model: {
+        provider: 'scripted',
+        script: h.script([{ content: [{ type: 'text', text: 'splitting' }, delegate('first half', 3), delegate('too much', 50), delegate('second half', 3)] }, answer('both halves done')]),
+      },
+    },
+    undefined,
+    agents,
   );
 }
 

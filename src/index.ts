@@ -21,6 +21,7 @@ export type { DurableAgentPluginOptions } from './worker';
 export { createActivities } from './activities';
 export { TaskClient, TaskNotFoundError, TaskRejectedError, failureOf } from './client/task-client';
 export type { TaskSummary, TaskView, ListFilter } from './client/task-client';
+export { nestedPending, nestedLabel, nestingOf, runningChildren, type NestedPending } from './client/child-tasks';
 export { ToolFailure, HttpStatusError } from './errors/tool-failure';
 export { classify } from './errors/classify';
 export { AnthropicModel, DEFAULT_ANTHROPIC_MODEL } from './models/anthropic-model';

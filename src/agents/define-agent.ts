@@ -25,6 +25,7 @@ export interface MemorySettings {
   scope: MemoryScopeKind;
   limits: MemoryLimits;
 }
+import { DEFAULT_MAX_CONCURRENT_SUBAGENTS, DEFAULT_MAX_DELEGATION_DEPTH, delegationToolName, MAX_DELEGATION_DEPTH, type DelegationManifest } from '../protocol/delegation';
 
 export interface AgentConfig {
   name: string;
@@ -58,6 +59,16 @@ export interface AgentConfig {
    * writes run without asking a person unless `policy.tools.memory` says otherwise. Default off.
    */
   memory?: boolean | MemoryConfig;
+  /**
+   * Agents this one may hand work to: the model gets a `delegate_to_<name>` tool per sub-agent, and
+   * each call runs the sub-agent as a child task with a slice of this task's budget (docs/subagents.md).
+   * A worker must serve every sub-agent named (it refuses to start otherwise). Default none.
+   */
+  subagents?: AgentDefinition[];
+  /** Child tasks one task runs at once. Default DEFAULT_MAX_CONCURRENT_SUBAGENTS (4). */
+  maxConcurrentSubagents?: number;
+  /** How deep delegation may go below a task started by hand (its children are depth 1). Default DEFAULT_MAX_DELEGATION_DEPTH (3). */
+  maxDelegationDepth?: number;
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -129,6 +140,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   }
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
+  const delegation = delegationOf(config, byName);
   return {
     ...config,
     tools,
@@ -145,6 +157,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       ...(config.budgets ? { budgets: config.budgets } : {}),
       ...(policy ? { policy } : {}),
       ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
+      ...(delegation ? { delegation } : {}),
     }),
   };
 }
@@ -160,4 +173,79 @@ function memorySettingsOf(config: AgentConfig): MemorySettings | undefined {
     if (!Number.isInteger(value) || value < 1) throw new TypeError(`Agent "${config.name}": memory.limits.${name} must be a positive integer`);
   }
   return { scope, limits };
+}
+
+/**
+ * The delegation part of the manifest, or undefined without sub-agents. Refuses a cycle (a sub-agent
+ * that reaches this agent again through its own sub-agents), two sub-agents with one name and a
+ * delegation tool that would shadow one of the agent's own tools.
+ */
+function delegationOf(config: AgentConfig, ownTools: ReadonlyMap<string, unknown>): DelegationManifest | undefined {
+  const subagents = config.subagents ?? [];
+  if (subagents.length === 0) return undefined;
+  const cycle = delegationCycle(config.name, subagents);
+  if (cycle) throw new TypeError(`Agent "${config.name}": sub-agents form a cycle (${cycle.join(' -> ')}); a sub-agent may not delegate back to an agent above it`);
+  const names = new Set<string>();
+  for (const sub of subagents) {
+    if (names.has(sub.name)) throw new TypeError(`Agent "${config.name}" names sub-agent "${sub.name}" twice`);
+    // Its tasks need a start signed by a trusted front end, which a parent task cannot give.
+    if (sub.policy?.forbidSelfApproval)
+      throw new TypeError(`Agent "${config.name}": sub-agent "${sub.name}" forbids self-approval, so its tasks must be started by a person through a signing front end, never by another task`);
+    names.add(sub.name);
+    const tool = delegationToolName(sub.name);
+    if (ownTools.has(tool)) throw new TypeError(`Agent "${config.name}": its tool "${tool}" would shadow the delegation tool of sub-agent "${sub.name}"; rename it`);
+    if (tool.length > 64) throw new TypeError(`Agent "${config.name}": sub-agent "${sub.name}" has a name too long for a tool name ("${tool}" is over 64 characters)`);
+  }
+  const maxConcurrent = config.maxConcurrentSubagents ?? DEFAULT_MAX_CONCURRENT_SUBAGENTS;
+  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1 || maxConcurrent > 100) throw new TypeError(`Agent "${config.name}": maxConcurrentSubagents must be an integer from 1 to 100`);
+  const maxDepth = config.maxDelegationDepth ?? DEFAULT_MAX_DELEGATION_DEPTH;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DELEGATION_DEPTH)
+    throw new TypeError(`Agent "${config.name}": maxDelegationDepth must be an integer from 1 to ${MAX_DELEGATION_DEPTH}`);
+  return {
+    ownQueue: agentQueue(config),
+    maxConcurrent,
+    maxDepth,
+    subagents: subagents.map((sub) => {
+      const subTurns = sub.maxTurns ?? sub.budgets?.turns ?? DEFAULT_MAX_TURNS;
+      return {
+        name: sub.name,
+        tool: delegationToolName(sub.name),
+        description: `Hand a task to the ${sub.name} sub-agent${sub.description ? ` (${sub.description})` : ''}. It works on its own, as a separate task with its own tools, and returns its answer; it sees none of this conversation. Several calls in one turn run at the same time.`,
+        taskQueue: agentQueue(sub),
+        maxTurns: subTurns,
+      };
+    }),
+  };
+}
+
+/** The first path from `root` through sub-agents back to an agent already on the path, by name; undefined without a cycle. */
+export function delegationCycle(root: string, subagents: readonly Pick<AgentConfig, 'name' | 'subagents'>[]): string[] | undefined {
+  const walk = (path: string[], subs: readonly Pick<AgentConfig, 'name' | 'subagents'>[]): string[] | undefined => {
+    for (const sub of subs) {
+      if (path.includes(sub.name)) return [...path, sub.name];
+      const found = walk([...path, sub.name], sub.subagents ?? []);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk([root], subagents);
+}
+
+/**
+ * Why a worker serving `agents` cannot run their delegations, or undefined: every sub-agent named
+ * (at any depth) must be served by the same worker under that name, as that definition, and no
+ * chain of sub-agents may lead back to an agent above it.
+ */
+export function servedSubagentsProblem(agents: readonly AgentDefinition[]): string | undefined {
+  const served = new Map(agents.map((a) => [a.name, a]));
+  for (const agent of agents) {
+    const cycle = delegationCycle(agent.name, agent.subagents ?? []);
+    if (cycle) return `agent "${agent.name}": sub-agents form a cycle (${cycle.join(' -> ')})`;
+    for (const sub of agent.subagents ?? []) {
+      const mine = served.get(sub.name);
+      if (!mine) return `agent "${agent.name}" delegates to "${sub.name}", which this worker does not serve: add it to the worker's agents`;
+      if (mine !== sub) return `agent "${agent.name}" delegates to a "${sub.name}" that is not the "${sub.name}" this worker serves (two definitions with one name)`;
+    }
+  }
+  return undefined;
 }

@@ -129,7 +129,28 @@ const event = z
     detail: z.string(),
   })
   .meta({ id: 'TaskEvent' });
-const reading = z.strictObject({ used: z.number(), limit: z.number(), left: z.number() }).meta({ id: 'BudgetReading' });
+const reading = z
+  .strictObject({
+    used: z.number(),
+    limit: z.number(),
+    left: z.number(),
+    held: z.number().optional().meta({ description: "What the task's running sub-agent children hold of it (their slices); counted out of `left`." }),
+  })
+  .meta({ id: 'BudgetReading' });
+const spend = z
+  .strictObject({ turns: count, toolCalls: count, usage: z.strictObject({ inputTokens: count, outputTokens: count, cacheWriteTokens: count, cacheReadTokens: count }), costUsd: z.number() })
+  .meta({ id: 'DelegatedSpend', description: "What a task's sub-agent children spent, their own children's included." });
+const slice = z.strictObject({ turns: count, toolCalls: count, tokens: count.optional(), costUsd: z.number().optional() });
+const child = z
+  .strictObject({
+    taskId: z.string(),
+    agent: z.string(),
+    toolUseId: z.string(),
+    state: z.enum(['waiting', 'running', 'completed', 'failed', 'cancelled']),
+    slice,
+    spent: spend.optional(),
+  })
+  .meta({ id: 'ChildTask', description: "A sub-agent's child task as its parent counts it." });
 
 export const taskResultJson = z
   .strictObject({
@@ -141,6 +162,7 @@ export const taskResultJson = z
     costUsd: z.number(),
     model: z.string(),
     finalCallWithoutTools: z.boolean().optional(),
+    delegated: spend.optional(),
   })
   .meta({ id: 'TaskResult', title: 'TaskResult', description: "A closed task's result: `durable-agent result TASK_ID --json` when the task did not fail." });
 
@@ -179,6 +201,8 @@ const taskStatus = z
     lastError: toolError.optional(),
     usage,
     costUsd: z.number(),
+    delegated: spend.optional(),
+    children: z.array(child).optional(),
     archive: z
       .strictObject({
         scope: z.string(),
@@ -204,6 +228,7 @@ export const taskSummaryJson = z
     waitingFor: z.string().optional(),
     taskQueue: z.string().optional().meta({ description: "The task's queue (its agent's, unless overridden)." }),
     note: z.string().optional().meta({ description: 'For a running task that no worker polls for: "no worker serves agent X on queue Q".' }),
+    parentTask: z.string().optional().meta({ description: "A sub-agent's child task: the task that started it, as Temporal records it." }),
   })
   .meta({ id: 'TaskSummary', title: 'TaskSummary', description: 'One task as `list` shows it, from its search attributes and memo.' });
 
@@ -215,6 +240,18 @@ export const taskViewJson = z
     failure: toolError.optional(),
     note: z.string().optional().meta({ description: 'Why `status` is missing, when it is.' }),
     toolProgress: z.array(z.strictObject({ tool: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() })).optional(),
+    nested: z
+      .array(
+        z.strictObject({
+          taskId: z.string(),
+          path: z.array(z.string()),
+          agentStatus: z.string().optional(),
+          approvals: z.array(z.strictObject({ id: z.string(), tool: z.string(), effect: z.string(), reason: z.string(), expiresAt: z.string() })),
+          block: z.strictObject({ id: z.string(), code: z.string(), reason: z.string() }).nullable(),
+        }),
+      )
+      .optional()
+      .meta({ description: "What the task's running sub-agent children (and theirs) wait for from a person." }),
     archived: z
       .array(z.strictObject({ kind: z.string(), entry: z.unknown() }))
       .optional()

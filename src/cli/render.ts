@@ -9,6 +9,7 @@ import type { ToolError } from '../protocol/tool-error';
 import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { argumentsView, viewText } from '../client/arguments-view';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import { nestedLabel, type NestedPending } from '../client/child-tasks';
 import type { QueueWorker } from '../worker/create-worker';
 
 const MARK: Record<TaskEvent['kind'], string> = {
@@ -92,6 +93,10 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  for (const c of s.children ?? []) {
+    const spent = c.spent ? ` (spent ${c.spent.turns} turns, ${c.spent.toolCalls} tool calls, $${c.spent.costUsd.toFixed(4)})` : ` (holds ${c.slice.turns} turns, ${c.slice.toolCalls} tool calls)`;
+    lines.push(`sub-agent  ${safeLine(c.agent)} ${safeLine(c.taskId)} ${safeLine(c.state)}${spent}`);
+  }
   for (const a of s.pendingApprovals) lines.push('', renderApproval(taskId, a, options));
   if (s.blocked) lines.push('', renderBlocked(taskId, s.blocked));
   if (s.escalations.length || s.decisions.length) {
@@ -125,12 +130,14 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
 export function renderView(view: TaskView, options: { full?: boolean } = {}): string {
   // A long tool's own progress (MCP progress notifications), e.g. "fs__search_files 3/5 scanning".
   const progress = (view.toolProgress ?? []).map((p) => `progress   ${safeLine(p.tool)} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${safeLine(p.message)}` : ''}`);
-  if (view.status) return [renderStatus(view.summary.taskId, view.status, options), ...progress].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
+  const nested = (view.nested ?? []).flatMap((n) => ['', ...renderNested(view.summary.taskId, n)]);
+  if (view.status) return [renderStatus(view.summary.taskId, view.status, options), ...progress, ...nested].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
   const lines = [
     `task       ${safeLine(view.summary.taskId)}`,
     `agent      ${safeLine(view.summary.agent ?? '?')}`,
     `status     ${safeLine(view.summary.agentStatus ?? '?')} (Temporal: ${safeLine(view.summary.executionStatus)})`,
   ];
+  lines.push(...nested);
   if (view.result) lines.push('', renderResult(view.result));
   if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
   if (view.note) lines.push('', `note: ${safeText(view.note)}`);
@@ -184,6 +191,30 @@ export function renderApproval(taskId: string, a: ApprovalRequest, options: { fu
     `    durable-agent approve ${task} ${id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,
     `    durable-agent deny ${task} ${id} --as YOUR_NAME --reason "why not"`,
   ].join('\n');
+}
+
+/**
+ * What a sub-agent's child task (at any depth) waits for, shown under its parent as
+ * `TASK › researcher: delete_file …`; answered with the parent's id (the decision goes to the child).
+ */
+export function renderNested(taskId: string, n: NestedPending): string[] {
+  const task = safeLine(taskId);
+  const lines: string[] = [];
+  for (const a of n.approvals) {
+    lines.push(
+      `APPROVAL NEEDED ${safeLine(nestedLabel(taskId, n, `${a.tool} [${a.effect}]`))} (${safeLine(a.id)}, in task ${safeLine(n.taskId)})`,
+      `  why:       ${safeLine(a.reason)}`,
+      `  expires:   ${safeLine(a.expiresAt)}`,
+      `  answer it: durable-agent approve ${task} ${safeLine(a.id)} --as YOUR_NAME   (or deny ... --reason "why not"; see the arguments: durable-agent status ${safeLine(n.taskId)})`,
+    );
+  }
+  if (n.block) {
+    lines.push(
+      `BLOCKED ${safeLine(nestedLabel(taskId, n, `${n.block.code}: ${n.block.reason}`))} (in task ${safeLine(n.taskId)})`,
+      `  resume it: durable-agent unblock ${safeLine(n.taskId)} --as YOUR_NAME --message "what the agent should do now"`,
+    );
+  }
+  return lines;
 }
 
 /** A blocked task: why, and the exact commands that answer it. */

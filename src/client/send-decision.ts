@@ -27,10 +27,14 @@ export const LIVE_POLL_WINDOW_MS = 70_000;
 
 export type DecisionToSend = { kind: 'approve'; input: ApproveInput } | { kind: 'deny'; input: DenyInput } | { kind: 'unblock'; input: UnblockInput };
 
-export type DecisionOutcome =
+export type DecisionOutcome = (
   | { applied: true; answer: ApprovalAnswer | { resumed: true; escalationId: string } }
   /** Recorded in the task's history; the task takes (or refuses) it when a worker runs it. */
-  | { applied: false; recorded: true; taskQueue: string; note: string };
+  | { applied: false; recorded: true; taskQueue: string; note: string }
+) & {
+  /** Set when the decision named a sub-agent child's approval or block: the child task it went to (TaskClient.decide). */
+  decidedOn?: string;
+};
 
 /** What the sender needs of the task, without a worker. */
 export interface TaskAtRest {

@@ -52,8 +52,9 @@ import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
-import { sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
+import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 
 export interface TaskSummary {
   taskId: string;
@@ -70,6 +71,8 @@ export interface TaskSummary {
   taskQueue?: string;
   /** Set by list() for a running task that no worker polls for: "no worker serves agent X on queue Q". */
   note?: string;
+  /** A sub-agent's child task: the task that started it, as Temporal records it (never a claim of the task's own). */
+  parentTask?: string;
 }
 
 export interface ListFilter {
@@ -89,6 +92,8 @@ export interface TaskView {
   note?: string;
   /** What the tool calls running now last reported (an MCP server's progress notifications), from their heartbeats. */
   toolProgress?: ToolProgress[];
+  /** What the task's running sub-agent children (and theirs) wait for from a person; decide() on this task reaches them. */
+  nested?: NestedPending[];
 }
 
 /** How long a query may wait for a worker before the view falls back to history. */
@@ -274,9 +279,28 @@ export class TaskClient {
    * approval or block is no longer pending; a rule broken later is in status.decisions.
    */
   async decide(taskId: string, decision: DecisionToSend): Promise<DecisionOutcome> {
-    return this.withNotFound(taskId, () =>
-      sendDecision({ client: this.client, signer: this.signer, status: (id) => this.status(id), rejected: (id, reason) => new TaskRejectedError(id, reason) }, taskId, decision),
-    );
+    const holder = await this.withNotFound(taskId, () => this.holderOf(taskId, decision));
+    return this.withNotFound(holder, async () => {
+      const outcome = await sendDecision({ client: this.client, signer: this.signer, status: (id) => this.status(id), rejected: (id, reason) => new TaskRejectedError(id, reason) }, holder, decision);
+      return holder === taskId ? outcome : { ...outcome, decidedOn: holder };
+    });
+  }
+
+  /**
+   * The task a decision on `taskId` goes to: the task itself, or the sub-agent child task (at any
+   * depth) that holds the approval or block it names, so a person answers nested work from the
+   * parent's view and the child's own rules judge it.
+   */
+  private async holderOf(taskId: string, decision: DecisionToSend): Promise<string> {
+    const named = decision.kind === 'unblock' ? (decision.input.blockId ? { blockId: decision.input.blockId } : undefined) : { approvalId: decision.input.approvalId };
+    // A memo without `pending` (a task that never waited on anyone, or one from before pending-in-memo)
+    // holds nothing of its own that the memo could show: its descendants are asked, else it judges for itself.
+    const own = await describeAtRest(this.client, taskId);
+    if (named) return (await holderOf(this.client, taskId, named, own.pending)) ?? taskId;
+    // An unblock that names no block, on a task that is not blocked itself: the one blocked descendant, if exactly one is.
+    if (own.pending?.block || own.executionStatus !== 'RUNNING') return taskId;
+    const blocked = (await nestedPending(this.client, taskId).catch(() => [])).filter((n) => n.block);
+    return blocked.length === 1 ? blocked[0]!.taskId : taskId;
   }
 
   /** The signer's proof for a decision; `request` carries `by` and `roles` and the content signed. */
@@ -332,6 +356,9 @@ export class TaskClient {
     if (summary.executionStatus === 'RUNNING') {
       const progress = await this.toolProgress(taskId);
       if (progress.length) view.toolProgress = progress;
+      // Children are tasks of their own; what they wait for shows in the parent's view too.
+      const nested = await nestedPending(this.client, taskId).catch(() => []);
+      if (nested.length) view.nested = nested;
     }
     if (summary.executionStatus !== 'RUNNING' && !view.status?.result) {
       try {
@@ -459,6 +486,7 @@ interface ExecutionLike {
   typedSearchAttributes: { get(key: typeof AgentStatusKey): string | undefined };
   memo?: Record<string, unknown>;
   taskQueue?: string;
+  parentExecution?: { workflowId?: string | null };
 }
 
 const LIVE_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked'];
@@ -479,5 +507,6 @@ function toSummary(e: ExecutionLike): TaskSummary {
     ...(typeof e.memo?.waitingFor === 'string' ? { waitingFor: e.memo.waitingFor } : {}),
     ...(e.taskQueue ? { taskQueue: e.taskQueue } : {}),
     ...(e.closeTime ? { closeTime: e.closeTime } : {}),
+    ...(e.parentExecution?.workflowId ? { parentTask: e.parentExecution.workflowId } : {}),
   };
 }

@@ -11,6 +11,7 @@ import type { ToolError } from '../protocol/tool-error';
 import { failureOf } from '../client/task-client';
 import type { ApprovalArguments } from '../client/approval-arguments';
 import { pendingAtRest, type PendingAtRest } from '../client/pending-at-rest';
+import { nestingOf } from '../client/child-tasks';
 
 const READ_DEADLINE_MS = 5_000;
 
@@ -21,6 +22,8 @@ export interface WaitingTask {
   atRest?: PendingAtRest;
   /** Why there is no status (no worker answered). */
   note?: string;
+  /** A sub-agent's child task: the task it works for and the agents down to it (shown as `TASK › researcher: tool`). */
+  nested?: { top: string; path: string[] };
 }
 
 /** Said wherever the inbox shows what is pending from the memo. */
@@ -74,10 +77,11 @@ export async function waitingTasks(client: TaskClient, args: ApprovalArguments, 
   const summaries = [...awaiting, ...blocked].sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
   return Promise.all(
     summaries.map(async (summary): Promise<WaitingTask> => {
-      const { status, atRest } = await pendingNow(client, args, summary.taskId);
-      if (status) return { summary, status };
-      if (atRest) return { summary, atRest, note: NO_WORKER_NOTE };
-      return { summary, note: 'No worker answered the status query; details appear when a worker runs.' };
+      const [{ status, atRest }, nesting] = await Promise.all([pendingNow(client, args, summary.taskId), nestingOf(client.client, summary).catch(() => undefined)]);
+      const nested = nesting ? { nested: nesting } : {};
+      if (status) return { summary, status, ...nested };
+      if (atRest) return { summary, atRest, note: NO_WORKER_NOTE, ...nested };
+      return { summary, note: 'No worker answered the status query; details appear when a worker runs.', ...nested };
     }),
   );
 }

@@ -6,6 +6,7 @@
 import type { Approver } from './approver-directory';
 import { html, trusted, type Html } from './html';
 import type { TaskPageData, WaitingTask } from './inbox-data';
+import { nestedLabel } from '../client/child-tasks';
 import { argumentsHash, type ApprovalAtRest } from '../client/pending-at-rest';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
@@ -205,6 +206,11 @@ function approvalDetails(taskId: string, a: ApprovalRequest, now: number): Html 
 ${argumentsBlock(taskId, a)}`;
 }
 
+/** A sub-agent's child task, named under the task it works for: `TASK › researcher: delete_file` (its own rules decide). */
+function nestedNote(t: WaitingTask, what: string) {
+  return t.nested ? html`<p class="nested">Sub-agent work: <code>${nestedLabel(t.nested.top, t.nested, what)}</code></p>` : '';
+}
+
 export function inboxPage(layout: Omit<Layout, 'title'>, tasks: WaitingTask[], now = Date.now()): string {
   const approvals = tasks.flatMap((t) => (t.status?.pendingApprovals ?? []).map((a) => ({ t, a })));
   const atRest = tasks.flatMap((t) => (t.atRest?.approvals ?? []).map((a) => ({ t, a })));
@@ -229,6 +235,7 @@ ${approvals.map(({ t, a }) =>
 </article>`
     : html`<article class="card approval" aria-labelledby="ap-${a.id}">
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
+  ${nestedNote(t, a.tool)}
   <p>Agent <strong>${t.summary.agent ?? t.status?.agent ?? '?'}</strong>, turn ${a.turn}, asked ${a.requestedAt}</p>
   ${approvalDetails(t.summary.taskId, a, now)}
   ${policyNote(policyProblem(t.status, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect }))}
@@ -238,6 +245,7 @@ ${approvals.map(({ t, a }) =>
 ${atRest.map(
   ({ t, a }) => html`<article class="card approval at-rest" aria-labelledby="ap-${a.id}">
   <h3 id="ap-${a.id}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#approval-${a.id}">${a.tool} on task ${t.summary.taskId}</a></h3>
+  ${nestedNote(t, a.tool)}
   <p class="status error no-worker">${t.note ?? ''}</p>
   <p>Agent <strong>${t.summary.agent ?? '?'}</strong></p>
   ${atRestDetails(a, now)}
@@ -249,6 +257,7 @@ ${blocked.length === 0 ? html`<p>No task is blocked.</p>` : ''}
 ${blocked.map(
   (t) => html`<article class="card blocked" aria-labelledby="bl-${t.summary.taskId}">
   <h3 id="bl-${t.summary.taskId}"><a href="/tasks/${encodeURIComponent(t.summary.taskId)}#blocked">Task ${t.summary.taskId}</a></h3>
+  ${nestedNote(t, 'blocked')}
   ${t.status?.blocked ? blockedDetails(t.status.blocked) : t.atRest?.block ? html`<p class="status error no-worker">${t.note ?? ''}</p>${blockedDetails(t.atRest.block)}` : html`<p>${t.note ?? ''}</p>`}
 </article>`,
 )}

@@ -15,6 +15,7 @@ import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../pro
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { pendingAtRest, type ApprovalAtRest } from '../client/pending-at-rest';
+import { nestedLabel, nestingOf } from '../client/child-tasks';
 import type { DecisionOutcome } from '../client/send-decision';
 
 /** How long a status query may wait for a worker before the memo is read instead. */
@@ -126,7 +127,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
     'list_pending_approvals',
     {
       title: 'List the approvals waiting for a person',
-      description: 'Every pending approval across the namespace: the task, the tool, the exact arguments, the effect, the reason and when it expires.',
+      description:
+        'Every pending approval across the namespace: the task, the tool, the exact arguments, the effect, the reason and when it expires. A sub-agent\'s child task says which task it works for (parent_task, and nested: "TASK › researcher: tool"); approve it by its own task_id or by the parent\'s.',
       inputSchema: { agent: z.string().min(1).max(200).optional(), limit: z.number().int().min(1).max(200).optional() },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -135,15 +137,18 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
         const tasks = await client.list({ status: 'awaiting_approval', limit: args.limit ?? 50, ...(args.agent ? { agent: args.agent } : {}) });
         const approvals = [];
         for (const task of tasks) {
+          // A sub-agent's child task is named under the task it works for: `TASK › researcher: delete_file`.
+          const nesting = await nestingOf(client.client, task).catch(() => undefined);
+          const nested = (tool: string) => (nesting ? { parent_task: task.parentTask, nested: nestedLabel(nesting.top, nesting, tool) } : {});
           const live = await liveStatus(task.taskId);
           if (live) {
             const status = await stored.resolveStatus(task.taskId, live);
-            for (const a of status.pendingApprovals) approvals.push({ task_id: task.taskId, agent: task.agent, ...approvalView(a) });
+            for (const a of status.pendingApprovals) approvals.push({ task_id: task.taskId, agent: task.agent, ...nested(a.tool), ...approvalView(a) });
             continue;
           }
           // No worker answered: the memo still says what waits, and a decision on it is recorded.
           const atRest = await pendingAtRest(client.client, stored, task.taskId).catch(() => undefined);
-          for (const a of atRest?.approvals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...atRestView(a), note: NO_WORKER_NOTE });
+          for (const a of atRest?.approvals ?? []) approvals.push({ task_id: task.taskId, agent: task.agent, ...nested(a.tool), ...atRestView(a), note: NO_WORKER_NOTE });
         }
         return { approvals };
       }),

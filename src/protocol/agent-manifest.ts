@@ -6,6 +6,7 @@
 import type { Budgets, ModelChoice, PermissionPolicy } from './agent-settings';
 import type { ToolEffect } from './tool-effect';
 import type { TrustedKey } from './decision-proof';
+import type { DelegationManifest } from './delegation';
 
 export type { ToolEffect };
 
@@ -30,6 +31,8 @@ export interface ToolManifest {
   declaration?: string;
   /** Values of the input's `command` that only read: such a call is guarded as a read (the memory tool's `view`). */
   readCommands?: string[];
+  /** A delegation tool: the call runs this sub-agent as a child task instead of an activity (delegation.ts). */
+  delegatesTo?: string;
 }
 
 export interface AgentManifest {
@@ -48,6 +51,8 @@ export interface AgentManifest {
   approverKeys?: TrustedKey[];
   /** What a `message` that arrives while the task is busy does (default 'queue'; see MessagesWhileBusy). */
   messagesWhileBusy?: MessagesWhileBusy;
+  /** The agent's sub-agents, one delegation tool each (absent for an agent without any: its manifest is as before). */
+  delegation?: DelegationManifest;
 }
 
 /**

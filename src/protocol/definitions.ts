@@ -60,4 +60,6 @@ export const interruptSignal = defineSignal<[MessageInput]>('interrupt');
 
 export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD);
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey];
+/** A sub-agent's child task: the id of the task that started it (set by the parent when it starts the child). */
+export const ParentTaskKey = defineSearchAttributeKey('ParentTask', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey, ParentTaskKey];

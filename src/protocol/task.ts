@@ -6,6 +6,7 @@ import type { ToolEffect } from './tool-effect';
 import type { Budgets, ModelChoice } from './agent-settings';
 import type { ApproverRules } from './approver-policy';
 import type { WireTaskInput } from './wire-shapes';
+import type { ChildTaskSummary, DelegatedSpend } from './delegation';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
@@ -94,6 +95,8 @@ export interface TaskSnapshot {
   pendingGuidance: string[];
   events: TaskEvent[];
   eventCount: number;
+  /** What child tasks spent in earlier runs (absent when none did). */
+  delegated?: DelegatedSpend;
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
@@ -257,9 +260,12 @@ export interface TaskEvent {
 }
 
 export interface BudgetReading {
+  /** With what the task's children spent. */
   used: number;
   limit: number;
   left: number;
+  /** What the task's running children hold of it (their slices); counted out of `left`. */
+  held?: number;
 }
 
 /** The task memo's `pending`: what waits on a person, readable without a worker (tasks started with pending-in-memo). */
@@ -306,8 +312,14 @@ export interface TaskStatus {
   /** Set while the task is blocked: what it waits for and how to answer. */
   blocked?: Escalation;
   lastError?: ToolError;
+  /** The task's own model calls plus everything its children spent (`delegated`). */
   usage: Usage;
+  /** Likewise: its own cost plus its children's. */
   costUsd: number;
+  /** What the task's sub-agents' child tasks spent (their own children's included); absent without children. */
+  delegated?: DelegatedSpend;
+  /** The task's child tasks (the most recent 100): their ids, slices and, once closed, what they spent. */
+  children?: ChildTaskSummary[];
   /** Where audit entries that left the task's state were archived: markers in the task's blob scope (`status --all` reads them). */
   archive?: { scope: string; markers: string[] /** Entries out of the window not yet archived (at most a few hundred). */; pending: { kind: string; entry: unknown }[] };
   /** The most recent events (at most STATUS_EVENT_WINDOW); `eventCount` counts all of them. */
@@ -352,6 +364,8 @@ export interface TaskResult {
   model: string;
   /** True when the final answer came from a last model call without tools (a budget was spent). */
   finalCallWithoutTools?: boolean;
+  /** What the task's child tasks spent (theirs included), beside its own `turns`, `toolCalls`, `usage` and `costUsd`. */
+  delegated?: DelegatedSpend;
 }
 
 export interface TranscriptView {

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { type DecisionProof, proofShapeProblem, rolesShapeProblem } from './decision-proof';
 import { describeValue } from './describe-value';
+import { MAX_DELEGATION_DEPTH } from './delegation';
 
 /** Longest text a person may send in one field (a message, a reason, a comment). */
 export const MAX_TEXT_CHARS = 32_000;
@@ -237,6 +238,11 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
   continueAsNewEveryTurns: integerIn('continueAsNewEveryTurns', 1, 10_000).optional(),
   /** The largest state carried into a new run, in bytes of JSON. Default 262 144; below Temporal's 2 MB payload limit with room for the rest. */
   stateCeilingBytes: integerIn('stateCeilingBytes', 16_384, 1_572_864).optional(),
+  /**
+   * Set by a parent task on the child it starts for a sub-agent: how deep the child is. Read only
+   * when Temporal says the task has a parent workflow; a task started by hand is a top task whatever it says.
+   */
+  delegation: exactObject('`delegation`', '{depth}', { depth: integerIn('delegation.depth', 1, MAX_DELEGATION_DEPTH) }).optional(),
   /** Set by the task itself when it continues as new: everything the previous run knew. */
   resume: ruled<unknown>((value) => (value === null || typeof value !== 'object' ? '`resume` must be an object' : undefined)).optional(),
 });

@@ -14,7 +14,7 @@ import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { ReplayWorkerOptions, Worker, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
-import { agentQueue, type AgentDefinition } from '../agents/define-agent';
+import { agentQueue, servedSubagentsProblem, type AgentDefinition } from '../agents/define-agent';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import type { BlobStore } from '../blobs/blob-store';
 import { openBlobStore } from '../blobs/open-blob-store';
@@ -122,6 +122,9 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
 
   constructor(readonly options: DurableAgentPluginOptions) {
     if (options.agents.length === 0) throw new TypeError('durableAgent needs at least one agent');
+    // A delegation to an agent nobody serves would leave its child task waiting for ever.
+    const subagents = servedSubagentsProblem(options.agents);
+    if (subagents) throw new TypeError(`durableAgent cannot start: ${subagents}`);
     // At construction, before any connection: an agent that names its approvers must not run with identities unchecked.
     this.approverKeys = options.approverKeys ?? trustedKeysFromEnvironment();
     requireTrustedKeysFor(options.agents, this.approverKeys);

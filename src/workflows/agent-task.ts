@@ -26,6 +26,7 @@ import { beginRun, configureRun, type Run } from './run-setup';
 import { Toolbox } from './toolbox';
 import { runTurnTools } from './turn-tools';
 import { budgetNote, spentSpendBudget } from './budget-meter';
+import { Delegation, delegationDepth, spendOf } from './delegation';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const run = beginRun(input);
@@ -50,7 +51,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   try {
     const { manifest, gate } = await configureRun(run);
     if (gate) handlers.gateKnown(gate);
-    const toolbox = new Toolbox(manifest, state);
+    const delegation = manifest.delegation ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) }) : undefined;
+    const toolbox = new Toolbox(manifest, state, delegation?.tools());
     const rollover = new Rollover(run, people);
     // Per run: after a continue-as-new each read proves itself fast again on the regular path.
     const fastReads = book.fastReads ? new FastReads() : undefined;
@@ -110,6 +112,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           inform: (code, message) => people.inform(code, message),
           prepareToolCall: run.activities.prepareToolCall,
           ...(fastReads ? { fastReads } : {}),
+          ...(delegation ? { delegation } : {}),
         },
         uses,
       );
@@ -131,8 +134,10 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
     const error = taskErrorFrom(err);
     state.fail(error);
     people.publishStatus();
-    // Failing the workflow (not the workflow task): a retry of the task would wedge it forever.
-    throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+    // Failing the workflow (not the workflow task): a retry of the task would wedge it forever. A
+    // sub-agent's child task also says what it spent, so its parent counts that and not the whole slice.
+    const spent = info.parent ? [spendOf({ ...state.resultSoFar('answered', false) })] : [];
+    throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error, ...spent] });
   }
 }
 

@@ -25,7 +25,9 @@ export function unblockProblem(state: TaskState, input: UnblockInput): string | 
   if (input.blockId !== undefined && input.blockId !== state.blocked?.id) {
     return `block ${input.blockId} is not the current one: the task is blocked on ${state.blocked?.id} (${state.blocked?.code}) now; look at it before you unblock`;
   }
-  const used: Record<string, number> = { turns: state.turn, toolCalls: state.toolCalls.total, tokens: state.tokensUsed, costUsd: state.costUsd };
+  // Children's spend (and what running ones hold) counts as used: a raise must stay above it.
+  const { children } = state;
+  const used: Record<string, number> = { turns: state.turn + children.turns, toolCalls: state.toolCalls.total + children.toolCalls, tokens: state.tokensCommitted, costUsd: state.costCommitted };
   for (const [name, value] of Object.entries(input.budget ?? {})) {
     // The shape (known budget, finite number) was checked above, by the same rules.
     const problem = raiseShapeProblem(name, value) ?? raiseAboveUsedProblem(name as RaisableBudget, value as number, used[name]!);

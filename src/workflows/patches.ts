@@ -57,6 +57,11 @@ export const PENDING_IN_MEMO_PATCH = 'pending-in-memo';
  * never grew that long kept their histories; without it, the sliding window trims as before.
  */
 export const CONTEXT_STRATEGIES_PATCH = 'context-strategies';
+/**
+ * Recorded at a task's first delegation call (a sub-agent's child task): asked lazily there, so
+ * tasks that never delegate keep their histories unchanged. Marks the histories that start children.
+ */
+export const SUBAGENTS_PATCH = 'subagents';
 
 /** The behaviour a run takes, decided once at its start (the order of the patched() calls is part of history). */
 export interface RunRules {

@@ -43,6 +43,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     pendingGuidance: conversation.pendingGuidance,
     events: audit.events.slice(-Math.min(STATUS_EVENT_WINDOW, state.limits.auditWindow)),
     eventCount: audit.eventCount,
+    ...(state.children.toJSON() ? { delegated: state.children.toJSON()! } : {}),
   };
 }
 
@@ -89,6 +90,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   conversation.pendingGuidance = [...snapshot.pendingGuidance];
   audit.events = [...snapshot.events];
   audit.eventCount = snapshot.eventCount;
+  if (snapshot.delegated) state.children.spent = snapshot.delegated;
   return state;
 }
 

@@ -27,6 +27,7 @@ import type { ToolError } from '../protocol/tool-error';
 import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
+import { ChildSpend } from './child-spend';
 import { oneLine } from './one-line';
 import { DEFAULT_LIMITS, type TaskLimits } from '../rules/task-limits';
 
@@ -81,6 +82,8 @@ export class TaskState {
   readonly audit: AuditTrail;
   /** What the model reads, and its compaction. */
   readonly conversation: Conversation;
+  /** What sub-agents' child tasks hold and spent, counted against this task's budgets. */
+  readonly children = new ChildSpend();
   /** How many runs (continue-as-new) this task has had before this one. */
   runs = 0;
   /** Decisions sent as signals in this run that were refused or superseded (see recordUntakenDecision). */
@@ -136,11 +139,11 @@ export class TaskState {
   }
 
   get turnsLeft(): number {
-    return Math.max(0, this.budgets.turns - this.turn);
+    return Math.max(0, this.budgets.turns - this.turn - this.children.turns);
   }
 
   get toolCallsLeft(): number {
-    return Math.max(0, this.budgets.toolCalls - this.toolCalls.total);
+    return Math.max(0, this.budgets.toolCalls - this.toolCalls.total - this.children.toolCalls);
   }
 
   get blocked(): Escalation | undefined {
@@ -262,6 +265,16 @@ export class TaskState {
     return this.usage.inputTokens + this.usage.outputTokens;
   }
 
+  /** Tokens this task and its children spent, and what running children hold: what the token budget counts. */
+  get tokensCommitted(): number {
+    return this.tokensUsed + this.children.tokens;
+  }
+
+  /** Likewise in USD. */
+  get costCommitted(): number {
+    return this.costUsd + this.children.costUsd;
+  }
+
   complete(outcome: TaskOutcome, finalCallWithoutTools = false): TaskResult {
     this.result = this.resultSoFar(outcome, finalCallWithoutTools);
     this.phase = 'completed';
@@ -269,7 +282,8 @@ export class TaskState {
     return this.result;
   }
 
-  private resultSoFar(outcome: TaskOutcome, finalCallWithoutTools: boolean): TaskResult {
+  /** The result as it stands (a failed child task reports its spend from it). */
+  resultSoFar(outcome: TaskOutcome, finalCallWithoutTools: boolean): TaskResult {
     const text = this.conversation.answerText();
     return {
       outcome,
@@ -280,6 +294,7 @@ export class TaskState {
       costUsd: this.costUsd,
       model: this.model,
       ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
+      ...(this.children.any ? { delegated: this.children.spent } : {}),
     };
   }
 

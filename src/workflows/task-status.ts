@@ -2,10 +2,17 @@
 import { STATUS_EVENT_WINDOW, type TaskStatus } from '../protocol/task';
 import { DEFAULT_SUMMARY_TOKENS } from '../protocol/agent-settings';
 import type { TaskState } from './task-state';
+import { addSpend } from './child-spend';
+import { emptySpend } from '../protocol/delegation';
+
+/** A budget reading's `held`: what running children hold of it, shown only when they hold some. */
+const held = (amount: number) => (amount > 0 ? { held: amount } : {});
 
 export function statusOf(state: TaskState): TaskStatus {
   const { audit, budgets } = state;
   const blocked = state.blocked;
+  const { children } = state;
+  const delegated = children.spent;
   return {
     agent: state.input.agent,
     phase: state.phase,
@@ -14,12 +21,16 @@ export function statusOf(state: TaskState): TaskStatus {
     turn: state.turn,
     ...(state.conversation.context ? { context: JSON.parse(JSON.stringify(state.conversation.context)) } : {}),
     budgets: {
-      turns: { used: state.turn, limit: budgets.turns, left: state.turnsLeft },
-      toolCalls: { used: state.toolCalls.total, limit: budgets.toolCalls, left: state.toolCallsLeft },
+      turns: { used: state.turn + delegated.turns, limit: budgets.turns, left: state.turnsLeft, ...held(children.held.turns) },
+      toolCalls: { used: state.toolCalls.total + delegated.toolCalls, limit: budgets.toolCalls, left: state.toolCallsLeft, ...held(children.held.toolCalls) },
       toolCallsPerTurn: budgets.toolCallsPerTurn,
       correctionsPerTool: budgets.correctionsPerTool,
-      ...(budgets.tokens !== undefined ? { tokens: { used: state.tokensUsed, limit: budgets.tokens, left: Math.max(0, budgets.tokens - state.tokensUsed) } } : {}),
-      ...(budgets.costUsd !== undefined ? { costUsd: { used: state.costUsd, limit: budgets.costUsd, left: Math.max(0, budgets.costUsd - state.costUsd) } } : {}),
+      ...(budgets.tokens !== undefined
+        ? { tokens: { used: state.tokensCommitted - children.held.tokens, limit: budgets.tokens, left: Math.max(0, budgets.tokens - state.tokensCommitted), ...held(children.held.tokens) } }
+        : {}),
+      ...(budgets.costUsd !== undefined
+        ? { costUsd: { used: state.costCommitted - children.held.costUsd, limit: budgets.costUsd, left: Math.max(0, budgets.costUsd - state.costCommitted), ...held(children.held.costUsd) } }
+        : {}),
       ...summaryBudgets(state),
     },
     unpricedModels: [...state.unpricedModels],
@@ -33,8 +44,10 @@ export function statusOf(state: TaskState): TaskStatus {
     ...(state.starter ? { starter: { ...state.starter } } : {}),
     ...(blocked ? { blocked: { ...blocked } } : {}),
     ...(state.lastError ? { lastError: state.lastError } : {}),
-    usage: { ...state.usage },
-    costUsd: state.costUsd,
+    // Totals: the task's own model calls and everything its children (and theirs) spent.
+    usage: children.any ? addSpend({ ...emptySpend(), usage: { ...state.usage } }, delegated).usage : { ...state.usage },
+    costUsd: state.costUsd + delegated.costUsd,
+    ...(children.any ? { delegated: { ...delegated, usage: { ...delegated.usage } }, children: children.children.map((c) => ({ ...c })) } : {}),
     ...(state.scope && (audit.archive.length || audit.overflow.length) ? { archive: { scope: state.scope, markers: [...audit.archive], pending: audit.overflow.map((o) => ({ ...o })) } } : {}),
     events: audit.events.slice(-STATUS_EVENT_WINDOW),
     eventCount: audit.eventCount,

@@ -21,10 +21,13 @@ export class Toolbox {
   constructor(
     private readonly manifest: AgentManifest,
     private readonly state: TaskState,
+    /** The delegation tools (delegation.ts), after the agent's own. */
+    delegationTools: ToolManifest[] = [],
   ) {
-    this.tools = new Map(manifest.tools.map((t) => [t.name, t]));
+    const offered = delegationTools.length ? [...manifest.tools, ...delegationTools] : manifest.tools;
+    this.tools = new Map(offered.map((t) => [t.name, t]));
     // `type` only where the manifest declares one (the memory tool), so older manifests give the same specs.
-    this.baseSpecs = manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema, ...(t.declaration ? { type: t.declaration } : {}) }));
+    this.baseSpecs = offered.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema, ...(t.declaration ? { type: t.declaration } : {}) }));
     this.fixedPromptChars = manifest.system.length + JSON.stringify(this.baseSpecs).length;
     this.contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || state.limits.contextWindowTokens;
   }

@@ -25,6 +25,7 @@ import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contr
 import { requestApproval } from './approvals';
 import { toolsForCall } from './call-effect';
 import { ruleBook, type RuleBook } from './legacy';
+import type { Delegation } from './delegation';
 
 export interface TurnContext {
   state: TaskState;
@@ -47,6 +48,8 @@ export interface TurnContext {
   prepareToolCall?: AgentActivities['prepareToolCall'];
   /** Which reads run locally (fast reads); absent when replaying older histories. */
   fastReads?: FastReads;
+  /** The agent's sub-agents (delegation.ts); absent for an agent without any. */
+  delegation?: Delegation;
 }
 
 const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -80,16 +83,44 @@ const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);
  */
 export function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
+  const delegating = ctx.delegation && ctx.guarded ? uses.filter((use) => ctx.tools.get(use.name)?.delegatesTo !== undefined) : [];
+  if (delegating.length > 0) return runWithDelegations(ctx, uses, delegating, outcome);
   const from = (index: number): TurnOutcome | Promise<TurnOutcome> => {
     const use = uses[index];
     if (!use) return outcome;
-    const tools = ctx.guarded ? toolsForCall(ctx.tools, use) : ctx.tools;
-    return (ctx.guarded ? guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome) : unguardedAnswer(ctx, use)).then((answer) => {
+    return answerFor(ctx, use, index, outcome).then((answer) => {
       outcome.results.push(toBlock(use.id, answer, ctx.state.toolCallsLeft));
       return from(index + 1);
     });
   };
   return Promise.resolve(from(0));
+}
+
+/** One call through the guards (a guarded task), with the tools its input makes it (a read command is a read). */
+function answerFor(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
+  if (!ctx.guarded) return unguardedAnswer(ctx, use);
+  const tools = toolsForCall(ctx.tools, use);
+  return guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome);
+}
+
+/**
+ * A turn with delegation calls: those run at once (each child task is its own workflow); the other
+ * calls run in order meanwhile, as always. Results keep the order of the calls.
+ */
+async function runWithDelegations(ctx: TurnContext, uses: ToolUseBlock[], delegating: ToolUseBlock[], outcome: TurnOutcome): Promise<TurnOutcome> {
+  ctx.delegation!.beginTurn(delegating.length);
+  const children: Promise<void>[] = [];
+  for (const [index, use] of uses.entries()) {
+    const slot = outcome.results.length;
+    outcome.results.push(undefined as unknown as ToolResultBlock);
+    const answering = answerFor(ctx, use, index, outcome).then((answer) => {
+      outcome.results[slot] = toBlock(use.id, answer, ctx.state.toolCallsLeft);
+    });
+    if (delegating.includes(use)) children.push(answering);
+    else await answering;
+  }
+  await Promise.all(children);
+  return outcome;
 }
 
 function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
@@ -345,6 +376,7 @@ interface ToolCall {
 function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
+  if (tool.delegatesTo !== undefined && ctx.delegation) return delegated(ctx, tool, input, toolUseId);
   const book = bookOf(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
@@ -442,6 +474,17 @@ function failed(call: ToolCall, err: unknown): Answer {
   }
   call.ctx.state.recordToolFailed(call.name, call.toolUseId, error);
   return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
+}
+
+/** A delegation call: the child task's answer, or the ToolError that says why there is none. */
+async function delegated(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string): Promise<Answer> {
+  const outcome = await ctx.delegation!.delegate(ctx.state, tool, input, toolUseId);
+  if ('error' in outcome) {
+    ctx.state.recordToolFailed(tool.name, toolUseId, outcome.error);
+    return { content: '', isError: true, error: outcome.error, ran: true };
+  }
+  ctx.state.recordToolSucceeded(tool.name, toolUseId, summarizeOutput(outcome.output));
+  return { content: JSON.stringify(outcome.output), isError: false, ran: true };
 }
 
 function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {

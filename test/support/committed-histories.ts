@@ -32,6 +32,7 @@ export const COMMITTED_HISTORIES = [
   'r3-signalled-decisions',
   'r3-memory',
   'r4-context-summary',
+  'r3-subagents',
 ] as const;
 
 /**

@@ -230,7 +230,11 @@ function editedArguments(text: string): Record<string, unknown> {
  */
 function reported(outcome: DecisionOutcome, json: boolean | undefined, taken: (answer: unknown) => string): number {
   if (json) console.log(safeJson(outcome));
-  else console.log(outcome.applied ? taken(outcome.answer) : outcome.note);
+  else {
+    console.log(outcome.applied ? taken(outcome.answer) : outcome.note);
+    // A sub-agent's approval or block named on its parent went to the child task that holds it.
+    if (outcome.decidedOn) console.log(`  (decided on sub-agent task ${safeLine(outcome.decidedOn)}, by its own rules)`);
+  }
   return outcome.applied ? EXIT.ok : EXIT.recorded;
 }
 

@@ -15,7 +15,7 @@ import { MARKER_PREFIX } from '../../protocol/blob-marker';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
-import { renderApproval, renderBlocked, renderError, renderEvent, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
+import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
                    [--max-turns N] [--id TASK_ID] [--watch] [--json]
@@ -216,6 +216,7 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
   let lastNote = '';
   const shownApprovals = new Set<string>();
   let shownBlock: string | undefined;
+  const shownNestedBlocks = new Set<string>();
   let lastProgress: string | undefined;
   let lastProgressAt = 0;
   for (;;) {
@@ -238,6 +239,14 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
     if (blocked && blocked.id !== shownBlock) {
       shownBlock = blocked.id;
       out(asJson ? JSON.stringify({ blocked }) : renderBlocked(taskId, blocked));
+    }
+    // What sub-agents' child tasks wait for, once each, as `TASK › researcher: tool`.
+    for (const n of view.nested ?? []) {
+      const fresh = { ...n, approvals: n.approvals.filter((a) => !shownApprovals.has(a.id)), block: n.block && !shownNestedBlocks.has(n.block.id) ? n.block : null };
+      if (!fresh.approvals.length && !fresh.block) continue;
+      for (const a of fresh.approvals) shownApprovals.add(a.id);
+      if (fresh.block) shownNestedBlocks.add(fresh.block.id);
+      out(asJson ? JSON.stringify({ nested: fresh }) : renderNested(taskId, fresh).join('\n'));
     }
     if (view.summary.executionStatus === 'RUNNING') {
       const progress = await modelProgressOf(client, taskId);
