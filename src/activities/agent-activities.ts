@@ -52,6 +52,9 @@ import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { EffectJournal, intentOf } from '../forks/effect-journal';
+import { carryBlobs, ForkPointError, readForkPoint } from '../forks/fork-point';
+import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../protocol/fork';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -166,6 +169,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   let blobs: BlobStore | undefined = deps.blobStore && !(deps.blobStore instanceof CachedBlobStore) ? new CachedBlobStore(deps.blobStore) : deps.blobStore;
   // Opened on first use: a worker whose tasks never store anything never touches the store.
   const store = (): BlobStore => (blobs ??= openBlobStore());
+  const journal = (): EffectJournal => new EffectJournal(store());
   const withBlobs = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -330,7 +334,22 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return withBlobs(() => resolveText(store(), scope, text));
     },
 
-    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers }): Promise<ToolOutcome> {
+    async loadForkPoint({ origin, agent, scope }) {
+      try {
+        const point = await readForkPoint(Context.current().client, origin);
+        if (point.agent !== agent) {
+          throw new ForkPointError('fork_agent_mismatch', `${origin.taskId} is a task of agent "${point.agent}"; a fork runs the same agent, not "${agent}"`);
+        }
+        await withBlobs(() => carryBlobs(store(), point, scope));
+        return point.snapshot;
+      } catch (err) {
+        if (!(err instanceof ForkPointError)) throw err;
+        const error = toolError('permanent', err.code, err.message);
+        throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
+      }
+    },
+
+    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy }): Promise<ToolOutcome> {
       const ctx = Context.current();
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
@@ -358,10 +377,28 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+      // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
+      const journaled = scope !== undefined && turn !== undefined && tool.effect !== 'read';
+      let key = idempotencyKey ?? `${workflowId}:${toolUseId}`;
+      let planned: Omit<EffectRecord, 'at' | 'outcome'> | undefined;
+      if (journaled) {
+        const parsed = validatorOf(tool.input).parseInput(input);
+        const runId = ctx.info.workflowExecution?.runId ?? '';
+        planned = { version: 1, taskId: workflowId, runId, turn, tool: toolName, effect: tool.effect, idempotent: tool.idempotent, intent: intentOf(toolName, parsed.success ? parsed.data : input), idempotencyKey: key };
+        const earlier = repeatApprovedBy ? undefined : await withBlobs(() => journal().earlierRun({ ...planned!, lineage: lineage ?? [] }));
+        if (earlier && tool.idempotent) {
+          // The service knows this key: it answers with the first outcome and changes nothing again.
+          key = earlier.idempotencyKey;
+          planned.idempotencyKey = key;
+        } else if (earlier) {
+          const error = toolError('policy', 'repeated_effect', repeatReason(earlier), 'A person has been asked whether it must run again.');
+          throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, earlier], category: ApplicationFailureCategory.BENIGN });
+        }
+      }
       // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
       const result = await withHeartbeats(ctx, (beat, previous) =>
         guardedCall(tool, input, {
-          idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`,
+          idempotencyKey: key,
           workflowId,
           toolUseId,
           attempt: ctx.info.attempt,
@@ -379,6 +416,13 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
+      if (planned) {
+        const summary = summarizeOutput(result.output).slice(0, 300);
+        // A write that ran must not look failed because its record could not be kept: the log says so instead.
+        await journal()
+          .record({ ...planned, at: new Date().toISOString(), outcome: { ok: true, summary } })
+          .catch((err: Error) => ctx.log.error(`effect journal: ${toolName} ran in ${workflowId} turn ${turn} but could not be recorded: ${err.message}`));
+      }
       const cut = cutIfLarge(result, maxResultChars);
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
@@ -391,7 +435,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   return activities;
 }
 
-const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt'] as const;
+const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt', 'loadForkPoint'] as const;
 
 type Activity = (input: never) => Promise<unknown>;
 

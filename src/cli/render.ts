@@ -13,6 +13,7 @@ import type { QueueWorker } from '../worker/create-worker';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
+  task_forked: '⑂',
   model_replied: '◆',
   tool_called: '→',
   tool_succeeded: '✓',

@@ -4,7 +4,8 @@
  */
 import type { AgentManifest } from './agent-manifest';
 import type { Message, ModelTurn, ToolSpec } from './messages';
-import type { ModelChoice, ThinkingSetting } from './task';
+import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
+import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
 
 export interface DescribeAgentInput {
@@ -29,6 +30,12 @@ export interface CallModelInput {
   thinking?: ThinkingSetting;
   /** Assistant turns compaction took out of `messages`. */
   droppedTurns?: number;
+  /**
+   * The task's progress after the previous turn, without the messages (they are `messages`): the
+   * per-turn record a fork starts from (forkable-turns), read back from history by loadForkPoint.
+   * The activity ignores it.
+   */
+  checkpoint?: TaskSnapshot;
 }
 
 export interface RunToolInput {
@@ -45,6 +52,21 @@ export interface RunToolInput {
   approval?: { id: string; by: string };
   /** People's answers to the questions this call asked so far (MCP elicitation), in the order asked. */
   answers?: ToolQuestionAnswer[];
+  /** The turn the call belongs to, for the effect journal (effect-journal marker). */
+  turn?: number;
+  /** The task's ancestry (a fork's): a write an ancestor ran after its branch point is not run again on its own. */
+  lineage?: BranchPoint[];
+  /** A person approved running this write again although the journal shows it ran (the approval's id). */
+  repeatApprovedBy?: string;
+}
+
+export interface LoadForkPointInput {
+  /** The task and turn to start from (the fork's input names them; the worker reads the state from the origin's history). */
+  origin: BranchPoint;
+  /** The fork's agent: it must be the origin's (a fork never carries one agent's state to another). */
+  agent: string;
+  /** The fork's blob scope: the content the origin's state refers to is copied into it. */
+  scope: string;
 }
 
 /**
@@ -140,4 +162,6 @@ export interface AgentActivities {
   storeAudit(input: StoreAuditInput): Promise<string>;
   /** Resolves the markers in a text (a long final answer). */
   loadText(input: LoadTextInput): Promise<string>;
+  /** A fork's starting state: the origin's progress after the turn, from its history, with its lineage. */
+  loadForkPoint(input: LoadForkPointInput): Promise<TaskSnapshot>;
 }

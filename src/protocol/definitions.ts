@@ -58,4 +58,6 @@ export const messageSignal = defineSignal<[MessageInput]>('message');
 
 export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', SearchAttributeType.KEYWORD);
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey];
+/** `TASK@N` on a task forked from TASK's state after turn N (the Temporal UI filters on it; `list --forks-of`). */
+export const ForkedFromKey = defineSearchAttributeKey('ForkedFrom', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey, ForkedFromKey];

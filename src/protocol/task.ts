@@ -6,6 +6,7 @@ import type { ToolEffect } from './tool-effect';
 import type { Budgets, ModelChoice } from './agent-settings';
 import type { ApproverRules } from './approver-policy';
 import type { WireTaskInput } from './wire-shapes';
+import type { BranchPoint } from './fork';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
@@ -92,6 +93,8 @@ export interface TaskSnapshot {
   pendingGuidance: string[];
   events: TaskEvent[];
   eventCount: number;
+  /** A fork's ancestry, nearest first: the tasks and turns it branched from (read from their histories by the worker). */
+  lineage?: BranchPoint[];
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
@@ -199,6 +202,7 @@ export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tool
 
 export type TaskEventKind =
   | 'task_started'
+  | 'task_forked'
   | 'model_replied'
   | 'tool_called'
   | 'tool_succeeded'
@@ -278,6 +282,8 @@ export interface TaskStatus {
   /** The most recent events (at most STATUS_EVENT_WINDOW); `eventCount` counts all of them. */
   events: TaskEvent[];
   eventCount: number;
+  /** A fork's ancestry, nearest first (`forked from TASK@N`). */
+  lineage?: BranchPoint[];
   result?: TaskResult;
 }
 

@@ -233,6 +233,15 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
   continueAsNewEveryTurns: integerIn('continueAsNewEveryTurns', 1, 10_000).optional(),
   /** The largest state carried into a new run, in bytes of JSON. Default 262 144; below Temporal's 2 MB payload limit with room for the rest. */
   stateCeilingBytes: integerIn('stateCeilingBytes', 16_384, 1_572_864).optional(),
+  /**
+   * Start from another task's state after one of its turns (TaskClient.fork). A name only: the
+   * workflow reads that state from the origin's history on its worker, never from this input.
+   */
+  forkOf: exactObject('`forkOf`', '{taskId, turn, message?}', {
+    taskId: text('forkOf.taskId', { max: MAX_ID_CHARS, nonEmpty: true }),
+    turn: integerIn('forkOf.turn', 0, 1_000_000),
+    message: text('forkOf.message', { max: MAX_TEXT_CHARS, nonEmpty: true }).optional(),
+  }).optional(),
   /** Set by the task itself when it continues as new: everything the previous run knew. */
   resume: ruled<unknown>((value) => (value === null || typeof value !== 'object' ? '`resume` must be an object' : undefined)).optional(),
 });

@@ -12,6 +12,7 @@ import { taskErrorFrom } from './activity-failures';
 import { escalationLevel } from './escalation-policy';
 import type { People } from './people';
 import type { Run } from './run-setup';
+import { checkpointOf } from './task-snapshot';
 
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
@@ -23,7 +24,7 @@ export async function callModelOrBlock(run: Run, people: People, request: ModelR
   for (;;) {
     state.conversation.flushGuidance();
     try {
-      const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run) });
+      const reply = await callModel({ ...request, messages: state.messages, ...modelSettings(run), ...(run.later.forkableTurns() ? { checkpoint: checkpointOf(state) } : {}) });
       if (reply.stopReason !== 'model_context_window_exceeded') return reply;
       throw ApplicationFailure.create({
         message: 'The conversation no longer fits the model context window.',

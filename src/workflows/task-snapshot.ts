@@ -42,7 +42,17 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     pendingGuidance: conversation.pendingGuidance,
     events: audit.events.slice(-Math.min(STATUS_EVENT_WINDOW, state.limits.auditWindow)),
     eventCount: audit.eventCount,
+    ...(state.lineage.length ? { lineage: [...state.lineage] } : {}),
   };
+}
+
+/**
+ * The per-turn record a fork starts from (forkable-turns): the progress after the previous turn,
+ * sent with the model call whose input already holds the messages (so they are not repeated) and
+ * without the status events (a window for people, not progress).
+ */
+export function checkpointOf(state: TaskState): TaskSnapshot {
+  return { ...snapshotOf(state), turn: state.turn - 1, messages: [], events: [] };
 }
 
 /** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
@@ -83,6 +93,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   conversation.pendingGuidance = [...snapshot.pendingGuidance];
   audit.events = [...snapshot.events];
   audit.eventCount = snapshot.eventCount;
+  state.lineage = [...(snapshot.lineage ?? [])];
   return state;
 }
 

@@ -3,6 +3,7 @@
  * ledger, escalations and people's decisions. Plain and deterministic: the workflow drives it, unit
  * tests drive it the same way without Temporal.
  */
+import type { BranchPoint } from '../protocol/fork';
 import type { AgentManifest } from '../protocol/agent-manifest';
 import { textOf, type Message, type ModelTurn } from '../protocol/messages';
 import {
@@ -72,6 +73,8 @@ export class TaskState {
   starter?: VerifiedIdentity;
   approverStatus?: ApproverStatus;
   messageNonces: string[] = [];
+  /** A fork's ancestry, nearest first (from the origin's history, never from the input). */
+  lineage: BranchPoint[] = [];
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;

@@ -4,7 +4,7 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
@@ -24,6 +24,7 @@ import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from '
 import type { ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { requestApproval } from './approvals';
 import { ruleBook } from './legacy';
+import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../protocol/fork';
 
 export interface TurnContext {
   state: TaskState;
@@ -46,6 +47,8 @@ export interface TurnContext {
   prepareToolCall?: AgentActivities['prepareToolCall'];
   /** Which reads run locally (bounded state); absent when replaying older histories. */
   fastReads?: FastReads;
+  /** Whether this run's writes go through the effect journal (asks the effect-journal marker once, at the first write). */
+  effectJournal?: () => boolean;
 }
 
 const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -300,6 +303,9 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
   const { runTool: runRegular } = tool.local ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool)) : proxyActivities<AgentActivities>(toolCallOptions(tool, keyedToolCalls));
   const { runTool: runFastRead } = proxyLocalActivities<AgentActivities>(fastReadOptions(tool));
   let runsLocally = ctx.fastReads?.runsLocally(tool) ?? false;
+  // A write goes through the journal: the worker records it, and refuses one that already ran before a reset or in an ancestor.
+  const journaled = tool.effect !== 'read' && ctx.scope !== undefined && ctx.policy !== undefined && ctx.effectJournal?.() === true;
+  let repeatApproval: { id: string; by: string } | undefined;
   // People's answers to the questions this call asked (MCP elicitation): the call runs again with them.
   const answers: ToolQuestionAnswer[] = [];
   try {
@@ -314,8 +320,10 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
           toolUseId,
           ...(ctx.scope ? { scope: ctx.scope } : {}),
           ...(idempotencyKey ? { idempotencyKey } : {}),
-          ...(keyedToolCalls && approval ? { approval } : {}),
+          ...(keyedToolCalls && (repeatApproval ?? approval) ? { approval: repeatApproval ?? approval } : {}),
           ...(answers.length ? { answers: [...answers] } : {}),
+          ...(journaled ? { turn: state.turn, ...(state.lineage.length ? { lineage: state.lineage } : {}) } : {}),
+          ...(repeatApproval ? { repeatApprovedBy: repeatApproval.id } : {}),
         });
         if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
         break;
@@ -325,6 +333,23 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
           ctx.fastReads!.demote(tool);
           runsLocally = false;
           continue;
+        }
+        const earlier = journaled && !repeatApproval && !isCancellation(err) ? repeatedEffectIn(err) : undefined;
+        if (earlier) {
+          const decision = await confirmRepeat(ctx, tool, { name, toolUseId, input }, earlier);
+          if (decision.decision === 'approved') {
+            repeatApproval = { id: decision.id, by: decision.by };
+            continue;
+          }
+          const expired = decision.decision === 'expired';
+          const error = toolError(
+            'policy',
+            expired ? 'approval_expired' : 'denied_by_person',
+            `${name} already ran (in ${earlier.taskId} at turn ${earlier.turn}) and ${expired ? 'nobody approved running it again' : `${decision.by} denied running it again: ${decision.denyReason}`}; it did not run now.`,
+            `Its earlier result: ${earlier.outcome.summary}. Do not call it again; go on from that result.`,
+          );
+          state.recordToolFailed(name, toolUseId, error, false);
+          return { content: '', isError: true, error, ran: false };
         }
         const question = isCancellation(err) ? undefined : questionIn(err);
         // patched() only here: tasks that never met a question keep their histories unchanged.
@@ -354,6 +379,32 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
     state.recordToolFailed(name, toolUseId, error);
     return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
   }
+}
+
+/** The earlier run a refused write names, when the worker's journal refused it (runTool: repeated_effect). */
+function repeatedEffectIn(err: unknown): EffectRecord | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== REPEATED_EFFECT_TYPE) return undefined;
+  const record = cause.details?.[1] as Partial<EffectRecord> | undefined;
+  if (!record || typeof record.taskId !== 'string' || typeof record.turn !== 'number' || typeof record.at !== 'string' || typeof record.outcome?.summary !== 'string') return undefined;
+  return record as EffectRecord;
+}
+
+/** A write the journal says already ran goes to a person, who sees where, when and with what result. */
+function confirmRepeat(ctx: TurnContext, tool: ToolManifest, call: { name: string; toolUseId: string; input: unknown }, earlier: EffectRecord): Promise<ApprovalRecord> {
+  const policy = ctx.policy ?? {};
+  const approval = requestApproval(ctx.state, {
+    tool: call.name,
+    toolUseId: call.toolUseId,
+    input: call.input,
+    inputHash: callKey(call.name, call.input, tool.inputSchema, bookOf(ctx).coercedCallKeys),
+    effect: tool.effect,
+    reason: repeatReason(earlier),
+    expiresAt: new Date(ctx.nowMs() + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
+    // Never approved by a clock: a repeat runs only when a person says so.
+    onExpiry: 'deny',
+  });
+  return ctx.awaitApproval(approval);
 }
 
 function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {

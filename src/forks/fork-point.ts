@@ -1,0 +1,140 @@
+/**
+ * Where a fork starts: the origin's progress after turn N, read from the origin's history on the
+ * server (a trusted source: what the origin's own workflow recorded), never from the fork's input.
+ * Every model call of a task started with forkable-turns carries the progress after the previous
+ * turn (CallModelInput.checkpoint) beside the conversation it sends; the state after turn N is the
+ * checkpoint and messages of turn N+1's model call. Used by the loadForkPoint activity (the trusted
+ * path) and by TaskClient.fork (to refuse bad input before anything is created).
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import type { BlobStore } from '../blobs/blob-store';
+import { DurableAgentError } from '../errors/durable-agent-error';
+import type { CallModelInput } from '../protocol/activity-contracts';
+import { WORKFLOW_TYPE } from '../protocol/definitions';
+import type { BranchPoint } from '../protocol/fork';
+import type { ModelChoice, TaskInput, TaskSnapshot } from '../protocol/task';
+
+export type ForkPointCode = 'fork_origin_not_found' | 'fork_turn_not_found' | 'fork_agent_mismatch' | 'fork_origin_purged';
+
+/** Why a fork cannot start where it was asked to; `code` tells which (the CLI maps an unknown origin to exit 3). */
+export class ForkPointError extends DurableAgentError {
+  override readonly name = 'ForkPointError';
+  constructor(
+    readonly code: ForkPointCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ForkPoint {
+  /** Progress only (runs 0), with the fork's lineage: the origin and turn first, then the origin's own. */
+  snapshot: TaskSnapshot;
+  agent: string;
+  /** The origin's model choice from its input, if it named one (a fork keeps it unless told otherwise). */
+  model?: ModelChoice;
+  /** The origin's blob scope, which the state's references point into. */
+  originScope: string;
+  /** The latest turn of the origin a fork can start from. */
+  lastForkableTurn: number;
+}
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+export async function readForkPoint(client: Client, origin: BranchPoint): Promise<ForkPoint> {
+  const { taskId, turn } = origin;
+  let runId: string;
+  try {
+    const described = await client.workflow.getHandle(taskId).describe();
+    if (described.type !== WORKFLOW_TYPE) throw new ForkPointError('fork_origin_not_found', `${taskId} is a ${described.type} workflow, not a task`);
+    runId = described.runId;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new ForkPointError('fork_origin_not_found', `No task with id "${taskId}"`);
+    throw err;
+  }
+  let lastForkableTurn: number | undefined;
+  // Runs newest first: each started with the progress after some turn (its `resume`), so the run
+  // that holds turn N's record is the newest one that started at or before it.
+  for (;;) {
+    const first = await firstEvent(client, taskId, runId);
+    const started = first.workflowExecutionStartedEventAttributes!;
+    const input = await decoded<TaskInput>(client, started.input?.payloads);
+    const startTurn = input.resume?.turn ?? 0;
+    if (startTurn <= turn || lastForkableTurn === undefined) {
+      const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+      let found: CallModelInput | undefined;
+      for (const event of events) {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        if (scheduled?.activityType?.name !== 'callModel') continue;
+        const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
+        if (!call.checkpoint) continue;
+        lastForkableTurn = Math.max(lastForkableTurn ?? -1, call.checkpoint.turn);
+        if (call.checkpoint.turn === turn) {
+          found = call;
+          break;
+        }
+      }
+      if (found) return pointFrom(taskId, turn, input, started.firstExecutionRunId ?? runId, found, lastForkableTurn!);
+      if (startTurn <= turn) break;
+    }
+    const previous = started.continuedExecutionRunId;
+    if (!previous) break;
+    runId = previous;
+  }
+  throw new ForkPointError(
+    'fork_turn_not_found',
+    lastForkableTurn === undefined
+      ? `task ${taskId} records no turn a fork can start from (it has not finished a turn, or it started before forks existed)`
+      : `task ${taskId} has no completed turn ${turn} to fork from: turns 0-${lastForkableTurn} can be forked (a turn counts once the model call after it has started)`,
+  );
+}
+
+function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: string, call: CallModelInput, lastForkableTurn: number): ForkPoint {
+  const checkpoint = call.checkpoint!;
+  const snapshot: TaskSnapshot = {
+    ...checkpoint,
+    runs: 0,
+    messages: call.messages,
+    lineage: [{ taskId, turn }, ...(checkpoint.lineage ?? [])],
+  };
+  return { snapshot, agent: input.agent, ...(input.model ? { model: input.model } : {}), originScope: `${taskId}/${firstRunId}`, lastForkableTurn };
+}
+
+/** The ids of the stored content a state refers to (messages, archived audit entries). */
+export function referencedBlobs(snapshot: TaskSnapshot): string[] {
+  return [...new Set(JSON.stringify(snapshot).match(/sha256:[0-9a-f]{64}/g) ?? [])];
+}
+
+/**
+ * Copies the content the origin's state refers to into the fork's scope (each task reads only its
+ * own), or, without `to`, only checks it is all there. A purged origin is refused whole.
+ */
+export async function carryBlobs(store: BlobStore, point: ForkPoint, to?: string): Promise<number> {
+  const ids = referencedBlobs(point.snapshot);
+  for (const id of ids) {
+    let text: string;
+    try {
+      text = await store.get(point.originScope, id);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'blob_missing') {
+        throw new ForkPointError('fork_origin_purged', `the stored content of ${point.originScope.split('/').slice(0, -1).join('/')} is gone from ${store.description} (purged?): ${id} is missing`);
+      }
+      throw err;
+    }
+    if (to) await store.put(to, text);
+  }
+  return ids.length;
+}
+
+async function firstEvent(client: Client, workflowId: string, runId: string): Promise<HistoryEvent> {
+  const page = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId, runId }, maximumPageSize: 1 });
+  const event = page.history?.events?.[0];
+  if (!event?.workflowExecutionStartedEventAttributes) throw new ForkPointError('fork_origin_not_found', `the history of ${workflowId} (run ${runId}) has no start`);
+  return event;
+}
+
+async function decoded<T>(client: Client, payloads: temporal.api.common.v1.IPayload[] | null | undefined): Promise<T> {
+  return decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, payloads ?? []);
+}
