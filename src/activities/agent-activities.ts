@@ -384,7 +384,17 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       if (journaled) {
         const parsed = validatorOf(tool.input).parseInput(input);
         const runId = ctx.info.workflowExecution?.runId ?? '';
-        planned = { version: 1, taskId: workflowId, runId, turn, tool: toolName, effect: tool.effect, idempotent: tool.idempotent, intent: intentOf(toolName, parsed.success ? parsed.data : input), idempotencyKey: key };
+        planned = {
+          version: 1,
+          taskId: workflowId,
+          runId,
+          turn,
+          tool: toolName,
+          effect: tool.effect,
+          idempotent: tool.idempotent,
+          intent: intentOf(toolName, parsed.success ? parsed.data : input),
+          idempotencyKey: key,
+        };
         const earlier = repeatApprovedBy ? undefined : await withBlobs(() => journal().earlierRun({ ...planned!, lineage: lineage ?? [] }));
         if (earlier && tool.idempotent) {
           // The service knows this key: it answers with the first outcome and changes nothing again.

@@ -4,6 +4,7 @@ import { CliError, EXIT } from './cli-error';
 import { DemoSettingsError } from '../demo/demo-environment';
 import { codecServerCommand, codecServerHelp } from './commands/codec-server';
 import { demoCommand, demoHelp } from './commands/demo';
+import { forkCommand, forkHelp, rewindCommand } from './commands/fork';
 import { devCommand, devHelp } from './commands/dev';
 import { inboxCommand, inboxHelp } from './commands/inbox';
 import { mcpCommand, mcpHelp } from './commands/mcp';
@@ -29,6 +30,8 @@ const VERBS: Record<string, (argv: string[]) => Promise<number>> = {
   unblock: unblockCommand,
   message: messageCommand,
   cancel: cancelCommand,
+  fork: forkCommand,
+  rewind: rewindCommand,
   purge: purgeCommand,
   schedule: scheduleCommand,
   'codec-server': codecServerCommand,
@@ -47,6 +50,8 @@ ${workerHelp}
 ${tasksHelp}
 
 ${peopleHelp}
+
+${forkHelp}
 
 ${scheduleHelp}
 

@@ -240,11 +240,7 @@ export class TaskClient {
       // A task id names one task for good: reusing it would confuse its audit trail and its people.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       // Visible to `list` from the first moment, before the workflow's first task runs.
-      typedSearchAttributes: [
-        { key: AgentStatusKey, value: 'running' },
-        { key: AgentNameKey, value: input.agent },
-        ...(options.forkedFrom ? [{ key: ForkedFromKey, value: options.forkedFrom }] : []),
-      ],
+      typedSearchAttributes: [{ key: AgentStatusKey, value: 'running' }, { key: AgentNameKey, value: input.agent }, ...(options.forkedFrom ? [{ key: ForkedFromKey, value: options.forkedFrom }] : [])],
     });
   }
 
