@@ -17,6 +17,7 @@ import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throu
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
+import { forkTable, measureFork } from './fork';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -130,6 +131,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nCost of failure (same model, same faults; tool executions = requests that reached the service):\n');
     console.log(costTable(rows));
   },
+  fork: () =>
+    withServer(async (h) => {
+      console.log('\nFork at turn 500 of a 1,000-turn task, and what keeping every turn forkable costs (issue 25):\n');
+      const r = await measureFork(h);
+      save('fork.json', r);
+      writeFileSync(path.join(out, 'fork.md'), forkTable(r) + '\n');
+      console.log(forkTable(r));
+    }),
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
     console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');

@@ -4,3 +4,4 @@ export * from './task';
 export * from './definitions';
 export * from './agent-manifest';
 export * from './activity-contracts';
+export * from './fork';

@@ -1,5 +1,5 @@
 /**
- * Registers AgentStatus and AgentName on a namespace that lacks them (a fresh self-hosted cluster).
+ * Registers AgentStatus, AgentName and ForkedFrom on a namespace that lacks them (a fresh self-hosted cluster).
  * The embedded dev server registers them at start; Temporal Cloud needs them added in its console.
  */
 import type { Connection } from '@temporalio/client';
