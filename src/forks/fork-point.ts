@@ -37,8 +37,6 @@ export interface ForkPoint {
   model?: ModelChoice;
   /** The origin's blob scope, which the state's references point into. */
   originScope: string;
-  /** The latest turn of the origin a fork can start from. */
-  lastForkableTurn: number;
 }
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -54,44 +52,46 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
     if (err instanceof WorkflowNotFoundError) throw new ForkPointError('fork_origin_not_found', `No task with id "${taskId}"`);
     throw err;
   }
-  let lastForkableTurn: number | undefined;
+  const latestRunId = runId;
   // Runs newest first: each started with the progress after some turn (its `resume`), so the run
   // that holds turn N's record is the newest one that started at or before it.
   for (;;) {
-    const first = await firstEvent(client, taskId, runId);
-    const started = first.workflowExecutionStartedEventAttributes!;
+    const started = (await firstEvent(client, taskId, runId)).workflowExecutionStartedEventAttributes!;
     const input = await decoded<TaskInput>(client, started.input?.payloads);
-    const startTurn = input.resume?.turn ?? 0;
-    if (startTurn <= turn || lastForkableTurn === undefined) {
-      const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
-      let found: CallModelInput | undefined;
-      for (const event of events) {
-        const scheduled = event.activityTaskScheduledEventAttributes;
-        if (scheduled?.activityType?.name !== 'callModel') continue;
-        const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
-        if (!call.checkpoint) continue;
-        lastForkableTurn = Math.max(lastForkableTurn ?? -1, call.checkpoint.turn);
-        if (call.checkpoint.turn === turn) {
-          found = call;
-          break;
-        }
-      }
-      if (found) return pointFrom(taskId, turn, input, started.firstExecutionRunId ?? runId, found, lastForkableTurn!);
-      if (startTurn <= turn) break;
+    if ((input.resume?.turn ?? 0) <= turn) {
+      const found = await checkpoints(client, taskId, runId, (t) => t === turn);
+      if (found.call) return pointFrom(taskId, turn, input, started.firstExecutionRunId ?? runId, found.call);
+      break;
     }
-    const previous = started.continuedExecutionRunId;
-    if (!previous) break;
-    runId = previous;
+    if (!started.continuedExecutionRunId) break;
+    runId = started.continuedExecutionRunId;
   }
+  // Only on the way to an error: which turns there are, from the newest run.
+  const { lastTurn } = await checkpoints(client, taskId, latestRunId, () => false);
   throw new ForkPointError(
     'fork_turn_not_found',
-    lastForkableTurn === undefined
+    lastTurn === undefined
       ? `task ${taskId} records no turn a fork can start from (it has not finished a turn, or it started before forks existed)`
-      : `task ${taskId} has no completed turn ${turn} to fork from: turns 0-${lastForkableTurn} can be forked (a turn counts once the model call after it has started)`,
+      : `task ${taskId} has no completed turn ${turn} to fork from: turns 0-${lastTurn} can be forked (a turn counts once the model call after it has started)`,
   );
 }
 
-function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: string, call: CallModelInput, lastForkableTurn: number): ForkPoint {
+/** The run's model calls with a checkpoint, in order, until `wanted` says stop: that call, and the last turn seen. */
+async function checkpoints(client: Client, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: CallModelInput; lastTurn?: number }> {
+  const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+  let lastTurn: number | undefined;
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') continue;
+    const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
+    if (!call.checkpoint) continue;
+    lastTurn = Math.max(lastTurn ?? -1, call.checkpoint.turn);
+    if (wanted(call.checkpoint.turn)) return { call, lastTurn };
+  }
+  return lastTurn === undefined ? {} : { lastTurn };
+}
+
+function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: string, call: CallModelInput): ForkPoint {
   const checkpoint = call.checkpoint!;
   const snapshot: TaskSnapshot = {
     ...checkpoint,
@@ -99,7 +99,7 @@ function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: s
     messages: call.messages,
     lineage: [{ taskId, turn }, ...(checkpoint.lineage ?? [])],
   };
-  return { snapshot, agent: input.agent, ...(input.model ? { model: input.model } : {}), originScope: `${taskId}/${firstRunId}`, lastForkableTurn };
+  return { snapshot, agent: input.agent, ...(input.model ? { model: input.model } : {}), originScope: `${taskId}/${firstRunId}` };
 }
 
 /** The ids of the stored content a state refers to (messages, archived audit entries). */

@@ -52,7 +52,9 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
  * without the status events (a window for people, not progress).
  */
 export function checkpointOf(state: TaskState): TaskSnapshot {
-  return { ...snapshotOf(state), turn: state.turn - 1, messages: [], events: [] };
+  // Progress only, whatever this task's own snapshots carry: a fork takes its configuration from its worker.
+  const { manifest: _configuration, ...progress } = snapshotOf(state);
+  return { ...progress, schemaVersion: CURRENT_SNAPSHOT_SCHEMA, turn: state.turn - 1, messages: [], events: [], ledger: state.ledger.forkable(state.turn) };
 }
 
 /** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
