@@ -157,6 +157,31 @@ test('a fork that repeats a non-idempotent write waits for a person, who sees wh
   expect(auditLines()).toHaveLength(lines);
 });
 
+test('approved by a person, the repeated non-idempotent write runs once more, under that approval', async () => {
+  const origin = await finishedTask([callTool('append_audit_line', { line: 'second copy wanted' }), answer('noted')]);
+  const lines = auditLines().length;
+  const fork = await h.client.fork(origin, 0, { blobStore: h.blobStore });
+  const [approval] = (await statusWhen(h, fork.taskId, pendingRepeat)).pendingApprovals;
+  await h.client.approve(fork.taskId, { approvalId: approval!.id, by: 'operator', comment: 'the fork needs its own line' });
+  await h.client.result(fork.taskId);
+  expect(auditLines()).toHaveLength(lines + 1);
+  const [result] = toolResultsOf(await h.client.transcript(fork.taskId));
+  expect(result!.is_error).toBeUndefined();
+});
+
+test("a fork of a fork names both branch points, and still sends the first origin's key for its refund", async () => {
+  const origin = await finishedTask([callTool('refund_order', { order_id: 'O-0005', amount_cents: 100, reason: 'twice?' }), answer('refunded')]);
+  const first = await h.client.fork(origin, 0, { blobStore: h.blobStore });
+  await h.client.result(first.taskId);
+  const second = await h.client.fork(first.taskId, 0, { blobStore: h.blobStore });
+  expect((await h.client.result(second.taskId)).text).toBe('refunded');
+  expect((await h.client.status(second.taskId)).lineage).toEqual([
+    { taskId: first.taskId, turn: 0 },
+    { taskId: origin, turn: 0 },
+  ]);
+  expect(refundsOf('O-0005')).toHaveLength(1);
+});
+
 test('temporal workflow reset of a finished task: the idempotent refund is answered by the service, the audit line is not appended twice without a person', async () => {
   const taskId = await finishedTask(
     [
