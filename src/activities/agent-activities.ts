@@ -53,8 +53,8 @@ import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
 import { EffectJournal, intentOf } from '../forks/effect-journal';
-import { carryBlobs, ForkPointError, readForkPoint } from '../forks/fork-point';
-import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../protocol/fork';
+import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
+import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type ReadRecording } from '../protocol/fork';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -334,14 +334,24 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return withBlobs(() => resolveText(store(), scope, text));
     },
 
-    async loadForkPoint({ origin, agent, scope }) {
+    async loadForkPoint({ origin, agent, scope, recordedReads }) {
       try {
-        const point = await readForkPoint(Context.current().client, origin);
+        const client = Context.current().client;
+        const point = await readForkPoint(client, origin);
         if (point.agent !== agent) {
           throw new ForkPointError('fork_agent_mismatch', `${origin.taskId} is a task of agent "${point.agent}"; a fork runs the same agent, not "${agent}"`);
         }
         await withBlobs(() => carryBlobs(store(), point, scope));
-        return point.snapshot;
+        if (!recordedReads) return point.snapshot;
+        // What the origin's reads returned after the branch point, resolved from its store, kept in the fork's own.
+        const definition = agentNamed(agent);
+        const recording: ReadRecording = { version: 1, origin, reads: {} };
+        for (const read of readsAfter(point.snapshot.messages, await latestConversation(client, origin.taskId), (name) => definition.tool(name)?.effect === 'read')) {
+          const [input, output] = await withBlobs(() => Promise.all([resolveValue(store(), point.originScope, read.input), resolveValue(store(), point.originScope, read.output)]));
+          const parsed = validatorOf(definition.tool(read.tool)!.input).parseInput(input);
+          recording.reads[intentOf(read.tool, parsed.success ? parsed.data : input)] ??= { tool: read.tool, output, ...(read.note ? { note: read.note } : {}) };
+        }
+        return { ...point.snapshot, readRecording: await store().put(scope, JSON.stringify(recording)) };
       } catch (err) {
         if (!(err instanceof ForkPointError)) throw err;
         const error = toolError('permanent', err.code, err.message);
@@ -349,7 +359,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
     },
 
-    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy }): Promise<ToolOutcome> {
+    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording }): Promise<ToolOutcome> {
       const ctx = Context.current();
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
@@ -377,6 +387,16 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+      if (readRecording && scope && tool.effect === 'read') {
+        const recording = JSON.parse(await withBlobs(() => store().get(scope, readRecording))) as ReadRecording;
+        const parsed = validatorOf(tool.input).parseInput(input);
+        const recorded = recording.reads[intentOf(toolName, parsed.success ? parsed.data : input)];
+        if (recorded) {
+          const output = await storeValueIfLarge(store(), scope, recorded.output, inlineChars);
+          const summary = `answered from the recording of ${recording.origin.taskId} (not run): ${summarizeOutput(recorded.output)}`.slice(0, 300);
+          return recorded.note ? { kind: 'flagged', output, error: recorded.note, summary } : { kind: 'ok', output, summary };
+        }
+      }
       // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
       const journaled = scope !== undefined && turn !== undefined && tool.effect !== 'read';
       let key = idempotencyKey ?? `${workflowId}:${toolUseId}`;

@@ -99,6 +99,8 @@ export interface ForkOptions {
   startedBy?: string;
   /** The workers' blob store: checks, before anything is created, that the origin's stored content is all there. */
   blobStore?: BlobStore;
+  /** Answer the fork's reads from what the origin's same reads returned after the branch point (not run again). Default false. */
+  recordedReads?: boolean;
 }
 
 export interface ForkStarted {
@@ -271,7 +273,7 @@ export class TaskClient {
       // The conversation comes from the origin; the prompt only names the fork for people.
       prompt: options.message ?? `fork of ${forkedFrom}`,
       ...(model ? { model } : {}),
-      forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}) },
+      forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}), ...(options.recordedReads ? { recordedReads: true } : {}) },
       ...(options.startedBy ? { startedBy: options.startedBy } : {}),
     };
     const handle = await this.start(input, { taskId, taskQueue, forkedFrom });

@@ -12,6 +12,8 @@ import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import type { CallModelInput } from '../protocol/activity-contracts';
+import type { AssistantBlock, Message, UserBlock } from '../protocol/messages';
+import { isToolError, type ToolError } from '../protocol/tool-error';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
 import type { BranchPoint } from '../protocol/fork';
 import type { ModelChoice, TaskInput, TaskSnapshot } from '../protocol/task';
@@ -137,4 +139,45 @@ async function firstEvent(client: Client, workflowId: string, runId: string): Pr
 
 async function decoded<T>(client: Client, payloads: temporal.api.common.v1.IPayload[] | null | undefined): Promise<T> {
   return decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, payloads ?? []);
+}
+
+/** The conversation of the origin's newest model call: every turn it completed, for a recording of its reads. */
+export async function latestConversation(client: Client, taskId: string): Promise<Message[]> {
+  const events = (await client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const scheduled = events[i]!.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'callModel') return (await decoded<CallModelInput>(client, scheduled.input?.payloads)).messages;
+  }
+  return [];
+}
+
+/**
+ * The reads the origin made after the branch point, as the model saw them: each read tool_use in
+ * `after` that `before` (the conversation at the branch point) does not hold, with its successful
+ * result parsed from JSON (a result a semantic check flagged keeps its note). Errors, results
+ * answered from the ledger and results compacted away are left out: those reads run again.
+ */
+export function readsAfter(before: Message[], after: Message[], isRead: (tool: string) => boolean): { tool: string; input: unknown; output: unknown; note?: ToolError }[] {
+  const blocksOf = (messages: Message[]): (AssistantBlock | UserBlock)[] => messages.flatMap((m): (AssistantBlock | UserBlock)[] => (typeof m.content === 'string' ? [] : m.content));
+  const answered = new Set(blocksOf(before).flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])));
+  const uses = new Map<string, { tool: string; input: unknown }>();
+  for (const block of blocksOf(after)) if (block.type === 'tool_use' && !answered.has(block.id) && isRead(block.name)) uses.set(block.id, { tool: block.name, input: block.input });
+  const out: { tool: string; input: unknown; output: unknown; note?: ToolError }[] = [];
+  for (const block of blocksOf(after)) {
+    if (block.type !== 'tool_result' || block.is_error || typeof block.content !== 'string') continue;
+    const use = uses.get(block.tool_use_id);
+    if (!use) continue;
+    let output: unknown;
+    try {
+      output = JSON.parse(block.content);
+    } catch {
+      continue;
+    }
+    const keys = output !== null && typeof output === 'object' && !Array.isArray(output) ? Object.keys(output).sort().join(',') : '';
+    if (keys === 'ledger,result') continue;
+    const flagged = output as { data: unknown; note: unknown };
+    if (keys === 'data,note' && isToolError(flagged.note)) out.push({ ...use, output: flagged.data, note: flagged.note });
+    else if (keys !== 'data,note') out.push({ ...use, output });
+  }
+  return out;
 }

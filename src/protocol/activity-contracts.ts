@@ -58,6 +58,8 @@ export interface RunToolInput {
   lineage?: BranchPoint[];
   /** A person approved running this write again although the journal shows it ran (the approval's id). */
   repeatApprovedBy?: string;
+  /** A read of a fork started with recorded reads: the ReadRecording's blob id in `scope`; a recorded read is answered from it. */
+  readRecording?: string;
 }
 
 export interface LoadForkPointInput {
@@ -67,6 +69,8 @@ export interface LoadForkPointInput {
   agent: string;
   /** The fork's blob scope: the content the origin's state refers to is copied into it. */
   scope: string;
+  /** Record what the origin's reads returned after the branch point, for the fork's reads. */
+  recordedReads?: boolean;
 }
 
 /**

@@ -4,6 +4,7 @@
  * again. See docs/fork.md.
  */
 import type { ToolEffect } from './tool-effect';
+import type { ToolError } from './tool-error';
 
 /** One branch point of a task's ancestry: it started from `taskId`'s state after `turn`. */
 export interface BranchPoint {
@@ -15,6 +16,16 @@ export interface BranchPoint {
 export interface ForkRequest extends BranchPoint {
   /** A person's message the fork's first model call reads after the origin's conversation. */
   message?: string;
+  /** Answer reads from the origin's recording (what its reads returned after the branch point). */
+  recordedReads?: boolean;
+}
+
+/** A fork's recording of its origin's reads after the branch point: intent -> what the read returned. Stored as one blob in the fork's scope. */
+export interface ReadRecording {
+  version: 1;
+  origin: BranchPoint;
+  /** `note`: the semantic check's flag the origin's read came back with (partial data, a semantic issue). */
+  reads: Record<string, { tool: string; output: unknown; note?: ToolError }>;
 }
 
 /** The `ForkedFrom` search attribute's value: `TASK@N`. */

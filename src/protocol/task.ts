@@ -95,6 +95,8 @@ export interface TaskSnapshot {
   eventCount: number;
   /** A fork's ancestry, nearest first: the tasks and turns it branched from (read from their histories by the worker). */
   lineage?: BranchPoint[];
+  /** A fork started with recorded reads: the blob id (in the task's scope) of its ReadRecording. */
+  readRecording?: string;
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;

@@ -241,6 +241,8 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
     taskId: text('forkOf.taskId', { max: MAX_ID_CHARS, nonEmpty: true }),
     turn: integerIn('forkOf.turn', 0, 1_000_000),
     message: text('forkOf.message', { max: MAX_TEXT_CHARS, nonEmpty: true }).optional(),
+    /** Answer the fork's reads from what the origin's reads returned after the branch point, when the same read was made. */
+    recordedReads: z.boolean({ error: '`forkOf.recordedReads` must be true or false' }).optional(),
   }).optional(),
   /** Set by the task itself when it continues as new: everything the previous run knew. */
   resume: ruled<unknown>((value) => (value === null || typeof value !== 'object' ? '`resume` must be an object' : undefined)).optional(),

@@ -53,7 +53,12 @@ export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined
   assertValidInput(input);
   const info = workflowInfo();
   const origin = { taskId: input.forkOf.taskId, turn: input.forkOf.turn };
-  return loadForkPoint({ origin, agent: input.agent, scope: `${info.workflowId}/${info.firstExecutionRunId}` }).catch((err: unknown) => {
+  return loadForkPoint({
+    origin,
+    agent: input.agent,
+    scope: `${info.workflowId}/${info.firstExecutionRunId}`,
+    ...(input.forkOf.recordedReads ? { recordedReads: true } : {}),
+  }).catch((err: unknown) => {
     const error = taskErrorFrom(err);
     throw ApplicationFailure.create({ message: `Cannot fork ${forkedFromLabel(origin)}: ${error.detail}`, type: error.error_class, nonRetryable: true, details: [error] });
   });

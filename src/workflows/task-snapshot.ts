@@ -43,6 +43,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     events: audit.events.slice(-Math.min(STATUS_EVENT_WINDOW, state.limits.auditWindow)),
     eventCount: audit.eventCount,
     ...(state.lineage.length ? { lineage: [...state.lineage] } : {}),
+    ...(state.readRecording ? { readRecording: state.readRecording } : {}),
   };
 }
 
@@ -96,6 +97,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   audit.events = [...snapshot.events];
   audit.eventCount = snapshot.eventCount;
   state.lineage = [...(snapshot.lineage ?? [])];
+  if (snapshot.readRecording) state.readRecording = snapshot.readRecording;
   return state;
 }
 

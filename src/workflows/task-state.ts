@@ -75,6 +75,8 @@ export class TaskState {
   messageNonces: string[] = [];
   /** A fork's ancestry, nearest first (from the origin's history, never from the input). */
   lineage: BranchPoint[] = [];
+  /** A fork with recorded reads: the blob id of its recording (from loadForkPoint). */
+  readRecording?: string;
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;

@@ -324,6 +324,7 @@ async function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, too
           ...(answers.length ? { answers: [...answers] } : {}),
           ...(journaled ? { turn: state.turn, ...(state.lineage.length ? { lineage: state.lineage } : {}) } : {}),
           ...(repeatApproval ? { repeatApprovedBy: repeatApproval.id } : {}),
+          ...(state.readRecording && tool.effect === 'read' ? { readRecording: state.readRecording } : {}),
         });
         if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
         break;

@@ -182,6 +182,25 @@ test("a fork of a fork names both branch points, and still sends the first origi
   expect(refundsOf('O-0005')).toHaveLength(1);
 });
 
+test("with --recorded-reads a fork's read that the origin made after the branch point is answered from the recording, not run; another read runs", async () => {
+  // C-1001's orders fit one page: a plain result (a page flagged "more pages" is not recorded).
+  const origin = await finishedTask([callTool('search_orders', { customer_id: 'C-1001' }), answer('looked')]);
+  const searches = () => h.orders.requests.filter((r) => r.customer_id === 'C-1001').length;
+  const before = searches();
+  const forkId = h.taskId('recorded');
+  const { code } = await cli('fork', origin, '--at-turn', '0', '--recorded-reads', '--id', forkId);
+  expect(code).toBe(EXIT.ok);
+  expect((await h.client.result(forkId)).text).toBe('looked');
+  expect(searches()).toBe(before);
+  const [recorded] = toolResultsOf(await h.client.transcript(forkId));
+  expect(recorded!.content).toBe(toolResultsOf(await h.client.transcript(origin))[0]!.content);
+  expect((await h.client.status(forkId)).events.some((e) => e.kind === 'tool_succeeded' && e.detail.includes(`answered from the recording of ${origin}`))).toBe(true);
+  // Without the flag the same fork runs the read.
+  const live = await h.client.fork(origin, 0, { blobStore: h.blobStore });
+  await h.client.result(live.taskId);
+  expect(searches()).toBeGreaterThan(before);
+});
+
 test('temporal workflow reset of a finished task: the idempotent refund is answered by the service, the audit line is not appended twice without a person', async () => {
   const taskId = await finishedTask(
     [

@@ -1,6 +1,7 @@
 /** The pieces of a fork that need no server: the intent a write is known by, the content a state refers to, the lineage label. */
 import { intentOf } from '../../src/forks/effect-journal';
-import { referencedBlobs } from '../../src/forks/fork-point';
+import { readsAfter, referencedBlobs } from '../../src/forks/fork-point';
+import type { Message } from '../../src/protocol/messages';
 import { forkedFromLabel, repeatReason, type EffectRecord } from '../../src/protocol/fork';
 import type { TaskSnapshot } from '../../src/protocol/task';
 
@@ -45,4 +46,33 @@ test('lineage reads TASK@N, and a repeat names where, when and with what result 
   expect(repeatReason(record)).toBe(
     'append_audit_line with these arguments already ran in orders-7 at turn 14 at 2026-11-23 10:02 UTC, result: {"lines":3}. It is not idempotent: approve only if it must run again.',
   );
+});
+
+test('a recording holds the reads made after the branch point as the model saw them: plain or flagged results, never errors, writes, ledger answers or earlier turns', () => {
+  const use = (id: string, name: string, input: unknown) => ({ type: 'tool_use' as const, id, name, input });
+  const result = (id: string, content: string, isError = false) => ({ type: 'tool_result' as const, tool_use_id: id, content, ...(isError ? { is_error: true } : {}) });
+  const note = { error_class: 'partial_data', code: 'more_pages_available', detail: 'more', retryable: false, attempts: 1 };
+  const before: Message[] = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [use('a', 'search', { q: 1 })] },
+    { role: 'user', content: [result('a', '{"hits":1}')] },
+  ];
+  const after: Message[] = [
+    ...before,
+    { role: 'assistant', content: [use('b', 'search', { q: 2 }), use('c', 'search', { q: 3 }), use('d', 'search', { q: 4 }), use('e', 'refund', { id: 1 }), use('f', 'search', { q: 5 })] },
+    {
+      role: 'user',
+      content: [
+        result('b', '{"hits":2}'),
+        result('c', JSON.stringify({ data: { hits: 3 }, note })),
+        result('d', '{"error":"boom"}', true),
+        result('e', '{"refunded":true}'),
+        result('f', JSON.stringify({ ledger: 'answered from the ledger', result: { hits: 5 } })),
+      ],
+    },
+  ];
+  expect(readsAfter(before, after, (tool) => tool === 'search')).toEqual([
+    { tool: 'search', input: { q: 2 }, output: { hits: 2 } },
+    { tool: 'search', input: { q: 3 }, output: { hits: 3 }, note },
+  ]);
 });

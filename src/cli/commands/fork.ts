@@ -7,11 +7,12 @@ import { CliError, EXIT } from '../cli-error';
 import { connectClient } from '../connect';
 import { safeJson, safeLine } from '../render';
 
-export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--blob-store SPEC] [--json]
+export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
   a new task from TASK_ID's state after turn N (conversation, ledger, budgets left, approvals, decisions);
   TASK_ID is untouched and may still run. N must be a completed turn (one whose next model call began).
-  Writes TASK_ID already made after turn N are not repeated on their own (docs/fork.md)
-durable-agent rewind TASK_ID --to-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--blob-store SPEC] [--json]
+  Writes TASK_ID already made after turn N are not repeated on their own (docs/fork.md);
+  --recorded-reads answers a read TASK_ID made after turn N from what it returned then
+durable-agent rewind TASK_ID --to-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
   the same fork, then TASK_ID terminated (if it still runs) with the reason in its history`;
 
 const options = {
@@ -20,6 +21,7 @@ const options = {
   message: { type: 'string' },
   model: { type: 'string' },
   id: { type: 'string' },
+  'recorded-reads': { type: 'boolean' },
   'blob-store': { type: 'string' },
 } as const;
 
@@ -44,7 +46,7 @@ function turnOption(value: string | undefined, name: string): number {
 type Settings = Parameters<TaskClient['fork']>[2] & object;
 
 async function branch(
-  values: { json?: boolean; message?: string; model?: string; id?: string; 'blob-store'?: string; address?: string; namespace?: string; 'task-queue'?: string },
+  values: { json?: boolean; message?: string; model?: string; id?: string; 'recorded-reads'?: boolean; 'blob-store'?: string; address?: string; namespace?: string; 'task-queue'?: string },
   origin: string,
   act: (client: TaskClient, origin: string, settings: Settings) => Promise<{ taskId: string; runId: string; forkedFrom: string; taskQueue: string; originalClosed?: boolean }>,
   verb: string,
@@ -60,6 +62,7 @@ async function branch(
       ...(values.message ? { message: values.message } : {}),
       ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
       ...(values.id ? { taskId: values.id } : {}),
+      ...(values['recorded-reads'] ? { recordedReads: true } : {}),
     };
     const started = await act(client, origin, settings).catch((err: Error) => {
       if (err instanceof ForkRefusedError) throw new CliError(err.message, err.code === 'fork_turn_not_found' ? EXIT.usage : EXIT.failed);
