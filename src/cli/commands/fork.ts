@@ -1,6 +1,8 @@
 /** The verbs that branch a task: fork (a new task from a turn, the origin untouched) and rewind (the same, the original closed). */
 import { ForkRefusedError, type TaskClient } from '../../client/task-client';
-import { openBlobStore } from '../../blobs/open-blob-store';
+import { existsSync } from 'node:fs';
+import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
+import { defaultBlobDir } from '../../blobs/local-blob-store';
 import type { ModelChoice } from '../../protocol/task';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT } from '../cli-error';
@@ -54,10 +56,12 @@ async function branch(
   if (values.message !== undefined && !values.message.trim()) throw new CliError('--message must not be empty', EXIT.usage);
   const client = await connectClient(values);
   // The workers' store, to refuse an origin whose content was purged before anything is created.
-  const blobStore = openBlobStore(values['blob-store'], { cacheBytes: 0 });
+  // Without one here (no setting, no local folder), the fork's worker is the one that checks.
+  const spec = values['blob-store'] ?? process.env[BLOB_STORE_ENV];
+  const blobStore = spec || existsSync(defaultBlobDir()) ? openBlobStore(spec, { cacheBytes: 0 }) : undefined;
   try {
     const settings: Settings = {
-      blobStore,
+      ...(blobStore ? { blobStore } : {}),
       startedBy: process.env.USER ?? 'cli',
       ...(values.message ? { message: values.message } : {}),
       ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
@@ -77,6 +81,6 @@ async function branch(
     }
     return EXIT.ok;
   } finally {
-    await blobStore.close();
+    await blobStore?.close();
   }
 }
