@@ -59,8 +59,9 @@ export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined
     scope: `${info.workflowId}/${info.firstExecutionRunId}`,
     ...(input.forkOf.recordedReads ? { recordedReads: true } : {}),
   }).catch((err: unknown) => {
-    const error = taskErrorFrom(err);
-    throw ApplicationFailure.create({ message: `Cannot fork ${forkedFromLabel(origin)}: ${error.detail}`, type: error.error_class, nonRetryable: true, details: [error] });
+    const cause = taskErrorFrom(err);
+    const error = { ...cause, detail: `Cannot fork ${forkedFromLabel(origin)}: ${cause.detail}` };
+    throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
   });
 }
 

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { EXIT } from '../../src/cli/cli-error';
 import { main } from '../../src/cli/main';
+import { failureOf } from '../../src/client/task-client';
 import { createOrdersTools } from '../../src/demo/orders-tools';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { defineTool } from '../../src/tools/define-tool';
@@ -252,7 +253,7 @@ test('rewind --to-turn closes the running original with the reason in its histor
   await h.client.handle(rewound.taskId).terminate('test done');
 });
 
-test('bad input is one line with its exit code and creates nothing: an unknown task (3), a turn that does not exist (2), an origin whose blobs were purged (1)', async () => {
+test('bad input is one line with its exit code and creates nothing: an unknown task (3), a turn that does not exist (2), an origin whose blobs were purged (1); a client blind to the store gets a fork its worker refuses', async () => {
   const unknown = await cli('fork', 'no-such-task', '--at-turn', '1');
   expect(unknown.code).toBe(EXIT.notFound);
   expect(unknown.err.split('\n')).toHaveLength(1);
@@ -278,6 +279,16 @@ test('bad input is one line with its exit code and creates nothing: an unknown t
   expect(purged.err).toMatch(/purged/);
   expect(purged.err.split('\n')).toHaveLength(1);
   await expect(h.client.describe(`${origin}-p`)).rejects.toThrow(/No task/);
+  // A client that cannot see the store: the fork starts, and its worker refuses the purged origin
+  // (a new worker: the running one still holds the origin's content in its read cache).
+  await worker.stop();
+  worker = runInBackground(await h.worker(forkAgents()));
+  const blind = await h.client.fork(origin, 1);
+  const failure = await h.client.result(blind.taskId).then(
+    () => undefined,
+    (err: unknown) => failureOf(err),
+  );
+  expect(failure?.detail).toMatch(new RegExp(`^Cannot fork ${origin}@1: .*purged`));
 });
 
 test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome', async () => {
