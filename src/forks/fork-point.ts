@@ -12,7 +12,7 @@ import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import type { CallModelInput } from '../protocol/activity-contracts';
-import type { AssistantBlock, Message, UserBlock } from '../protocol/messages';
+import type { AssistantBlock, Message, ModelTurn, UserBlock } from '../protocol/messages';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
 import type { BranchPoint } from '../protocol/fork';
@@ -68,14 +68,57 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
     if (!started.continuedExecutionRunId) break;
     runId = started.continuedExecutionRunId;
   }
-  // Only on the way to an error: which turns there are, from the newest run.
-  const { lastTurn } = await checkpoints(client, taskId, latestRunId, () => false);
+  // Past the newest checkpoint: the turn that answered (the task's last) is forkable too; else an error naming the turns there are.
+  const final = await lastModelCall(client, taskId, latestRunId);
+  const answered = final?.reply && !final.reply.content.some((b) => b.type === 'tool_use') ? final.reply : undefined;
+  if (final && answered && turn === final.call.checkpoint!.turn + 1) {
+    const started = (await firstEvent(client, taskId, latestRunId)).workflowExecutionStartedEventAttributes!;
+    const input = await decoded<TaskInput>(client, started.input?.payloads);
+    return pointAfterAnswer(pointFrom(taskId, turn, input, started.firstExecutionRunId ?? latestRunId, final.call), answered);
+  }
+  const lastTurn = final ? final.call.checkpoint!.turn + (answered ? 1 : 0) : undefined;
   throw new ForkPointError(
     'fork_turn_not_found',
     lastTurn === undefined
       ? `task ${taskId} records no turn a fork can start from (it has not finished a turn, or it started before forks existed)`
       : `task ${taskId} has no completed turn ${turn} to fork from: turns 0-${lastTurn} can be forked (a turn counts once the model call after it has started)`,
   );
+}
+
+/** The run's last model call that carried a checkpoint, with its reply when it came back. */
+async function lastModelCall(client: Client, taskId: string, runId: string): Promise<{ call: CallModelInput; reply?: ModelTurn } | undefined> {
+  const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const scheduled = events[i]!.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') continue;
+    const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
+    if (!call.checkpoint) return undefined;
+    const id = String(events[i]!.eventId);
+    const completed = events.slice(i + 1).find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === id)?.activityTaskCompletedEventAttributes;
+    return completed ? { call, reply: await decoded<ModelTurn>(client, completed.result?.payloads) } : { call };
+  }
+  return undefined;
+}
+
+/** The state after the turn that answered: the checkpoint before it, its answer and what it cost (as TaskState.recordModelTurn counts them). */
+function pointAfterAnswer(point: ForkPoint, reply: ModelTurn): ForkPoint {
+  const { snapshot } = point;
+  const usage = {
+    inputTokens: snapshot.usage.inputTokens + reply.usage.inputTokens,
+    outputTokens: snapshot.usage.outputTokens + reply.usage.outputTokens,
+    cacheWriteTokens: snapshot.usage.cacheWriteTokens + (reply.usage.cacheWriteTokens ?? 0),
+    cacheReadTokens: snapshot.usage.cacheReadTokens + (reply.usage.cacheReadTokens ?? 0),
+  };
+  return {
+    ...point,
+    snapshot: {
+      ...snapshot,
+      model: reply.model,
+      usage,
+      costUsd: snapshot.costUsd + (reply.costUsd ?? 0),
+      messages: [...snapshot.messages, { role: 'assistant', content: reply.content }],
+    },
+  };
 }
 
 /** The run's model calls with a checkpoint, in order, until `wanted` says stop: that call, and the last turn seen. */
@@ -97,6 +140,7 @@ function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: s
   const checkpoint = call.checkpoint!;
   const snapshot: TaskSnapshot = {
     ...checkpoint,
+    turn,
     runs: 0,
     messages: call.messages,
     lineage: [{ taskId, turn }, ...(checkpoint.lineage ?? [])],

@@ -130,6 +130,19 @@ test('fork --at-turn 1 continues from the origin after turn 1 with the new messa
   expect((JSON.parse(listed.out) as { forkedFrom: string }[]).map((t) => t.forkedFrom)).toEqual([`${origin}@1`, `${origin}@1`]);
 });
 
+test("the last turn of a finished task, its answer, can be forked: the fork's model reads the answer, then the new message", async () => {
+  const origin = await finishedTask([callTool('search_orders', { customer_id: 'C-1001' }), answer('three orders')]);
+  const forkScript = h.script([answer('never played'), answer('never played'), answer('follow-up answered')]);
+  const fork = await h.client.fork(origin, 2, { message: 'And the oldest one?', model: { provider: 'scripted', script: forkScript }, blobStore: h.blobStore });
+  expect((await h.client.result(fork.taskId)).text).toBe('follow-up answered');
+  const { messages } = await h.client.transcript(fork.taskId);
+  expect(messages[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'three orders' }] });
+  expect(JSON.stringify(messages[4])).toContain('And the oldest one?');
+  const status = await h.client.status(fork.taskId);
+  expect(status.turn).toBe(3);
+  expect(status.lineage).toEqual([{ taskId: origin, turn: 2 }]);
+});
+
 test("a fork that repeats an idempotent write sends the origin's idempotency key: the orders service refunds once", async () => {
   const origin = await finishedTask([callTool('refund_order', { order_id: 'O-0001', amount_cents: 100, reason: 'damaged' }), answer('refunded')]);
   expect(refundsOf('O-0001')).toHaveLength(1);
@@ -268,7 +281,7 @@ test('bad input is one line with its exit code and creates nothing: an unknown t
   const origin = await finishedTask([long, answer('found')]);
   const noTurn = await cli('fork', origin, '--at-turn', '7', '--id', `${origin}-t7`);
   expect(noTurn.code).toBe(EXIT.usage);
-  expect(noTurn.err).toMatch(/no completed turn 7 to fork from: turns 0-1 can be forked/);
+  expect(noTurn.err).toMatch(/no completed turn 7 to fork from: turns 0-2 can be forked/);
   expect(noTurn.err.split('\n')).toHaveLength(1);
   await expect(h.client.describe(`${origin}-t7`)).rejects.toThrow(/No task/);
 
