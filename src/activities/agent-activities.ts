@@ -52,9 +52,7 @@ import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
-import { EffectJournal, intentOf } from '../forks/effect-journal';
-import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
-import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type ReadRecording } from '../protocol/fork';
+import { journaledWrite, loadForkPoint, recordedRead, type BranchDependencies } from './branch-activities';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -169,7 +167,6 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   let blobs: BlobStore | undefined = deps.blobStore && !(deps.blobStore instanceof CachedBlobStore) ? new CachedBlobStore(deps.blobStore) : deps.blobStore;
   // Opened on first use: a worker whose tasks never store anything never touches the store.
   const store = (): BlobStore => (blobs ??= openBlobStore());
-  const journal = (): EffectJournal => new EffectJournal(store());
   const withBlobs = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -180,6 +177,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
+  const branches: BranchDependencies = { store, withBlobs, agentNamed };
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
   async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {
@@ -334,30 +332,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return withBlobs(() => resolveText(store(), scope, text));
     },
 
-    async loadForkPoint({ origin, agent, scope, recordedReads }) {
-      try {
-        const client = Context.current().client;
-        const point = await readForkPoint(client, origin);
-        if (point.agent !== agent) {
-          throw new ForkPointError('fork_agent_mismatch', `${origin.taskId} is a task of agent "${point.agent}"; a fork runs the same agent, not "${agent}"`);
-        }
-        await withBlobs(() => carryBlobs(store(), point, scope));
-        if (!recordedReads) return point.snapshot;
-        // What the origin's reads returned after the branch point, resolved from its store, kept in the fork's own.
-        const definition = agentNamed(agent);
-        const recording: ReadRecording = { version: 1, origin, reads: {} };
-        for (const read of readsAfter(point.snapshot.messages, await latestConversation(client, origin.taskId), (name) => definition.tool(name)?.effect === 'read')) {
-          const [input, output] = await withBlobs(() => Promise.all([resolveValue(store(), point.originScope, read.input), resolveValue(store(), point.originScope, read.output)]));
-          const parsed = validatorOf(definition.tool(read.tool)!.input).parseInput(input);
-          recording.reads[intentOf(read.tool, parsed.success ? parsed.data : input)] ??= { tool: read.tool, output, ...(read.note ? { note: read.note } : {}) };
-        }
-        return { ...point.snapshot, readRecording: await store().put(scope, JSON.stringify(recording)) };
-      } catch (err) {
-        if (!(err instanceof ForkPointError)) throw err;
-        const error = toolError('permanent', err.code, err.message);
-        throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
-      }
-    },
+    loadForkPoint: (input) => loadForkPoint(branches, input),
 
     async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording }): Promise<ToolOutcome> {
       const ctx = Context.current();
@@ -388,47 +363,18 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
       if (readRecording && scope && tool.effect === 'read') {
-        const recording = JSON.parse(await withBlobs(() => store().get(scope, readRecording))) as ReadRecording;
-        const parsed = validatorOf(tool.input).parseInput(input);
-        const recorded = recording.reads[intentOf(toolName, parsed.success ? parsed.data : input)];
-        if (recorded) {
-          const output = await storeValueIfLarge(store(), scope, recorded.output, inlineChars);
-          const summary = `answered from the recording of ${recording.origin.taskId} (not run): ${summarizeOutput(recorded.output)}`.slice(0, 300);
-          return recorded.note ? { kind: 'flagged', output, error: recorded.note, summary } : { kind: 'ok', output, summary };
-        }
+        const recorded = await recordedRead(branches, scope, readRecording, tool, toolName, input, inlineChars);
+        if (recorded) return recorded;
       }
       // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
-      const journaled = scope !== undefined && turn !== undefined && tool.effect !== 'read';
-      let key = idempotencyKey ?? `${workflowId}:${toolUseId}`;
-      let planned: Omit<EffectRecord, 'at' | 'outcome'> | undefined;
-      if (journaled) {
-        const parsed = validatorOf(tool.input).parseInput(input);
-        const runId = ctx.info.workflowExecution?.runId ?? '';
-        planned = {
-          version: 1,
-          taskId: workflowId,
-          runId,
-          turn,
-          tool: toolName,
-          effect: tool.effect,
-          idempotent: tool.idempotent,
-          intent: intentOf(toolName, parsed.success ? parsed.data : input),
-          idempotencyKey: key,
-        };
-        const earlier = repeatApprovedBy ? undefined : await withBlobs(() => journal().earlierRun({ ...planned!, lineage: lineage ?? [] }));
-        if (earlier && tool.idempotent) {
-          // The service knows this key: it answers with the first outcome and changes nothing again.
-          key = earlier.idempotencyKey;
-          planned.idempotencyKey = key;
-        } else if (earlier) {
-          const error = toolError('policy', 'repeated_effect', repeatReason(earlier), 'A person has been asked whether it must run again.');
-          throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, earlier], category: ApplicationFailureCategory.BENIGN });
-        }
-      }
+      const write =
+        scope !== undefined && turn !== undefined && tool.effect !== 'read'
+          ? await journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy })
+          : undefined;
       // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
       const result = await withHeartbeats(ctx, (beat, previous) =>
         guardedCall(tool, input, {
-          idempotencyKey: key,
+          idempotencyKey: write?.idempotencyKey ?? idempotencyKey ?? `${workflowId}:${toolUseId}`,
           workflowId,
           toolUseId,
           attempt: ctx.info.attempt,
@@ -446,13 +392,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
-      if (planned) {
-        const summary = summarizeOutput(result.output).slice(0, 300);
-        // A write that ran must not look failed because its record could not be kept: the log says so instead.
-        await journal()
-          .record({ ...planned, at: new Date().toISOString(), outcome: { ok: true, summary } })
-          .catch((err: Error) => ctx.log.error(`effect journal: ${toolName} ran in ${workflowId} turn ${turn} but could not be recorded: ${err.message}`));
-      }
+      await write?.recorded(result.output);
       const cut = cutIfLarge(result, maxResultChars);
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
