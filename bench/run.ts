@@ -20,6 +20,7 @@ import { measureSteering, steeringTable } from './steering';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
+import { forkTable, measureFork } from './fork';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -149,6 +150,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nReplay of a recorded task, every tool answered from the recording (issue 25):\n');
     console.log(replayTable(r));
   },
+  fork: () =>
+    withServer(async (h) => {
+      console.log('\nFork at turn 500 of a 1,000-turn task, and what keeping every turn forkable costs (issue 25):\n');
+      const r = await measureFork(h);
+      save('fork.json', r);
+      writeFileSync(path.join(out, 'fork.md'), forkTable(r) + '\n');
+      console.log(forkTable(r));
+    }),
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
     console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');

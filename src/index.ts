@@ -19,8 +19,8 @@ export type { AgentWorkerOptions, ConnectionConfig, QueueWorker } from './worker
 export { DurableAgentPlugin, durableAgent, durableAgentClient } from './worker';
 export type { DurableAgentPluginOptions } from './worker';
 export { createActivities } from './activities';
-export { TaskClient, TaskNotFoundError, TaskRejectedError, failureOf } from './client/task-client';
-export type { TaskSummary, TaskView, ListFilter } from './client/task-client';
+export { TaskClient, TaskNotFoundError, TaskRejectedError, ForkRefusedError, failureOf } from './client/task-client';
+export type { TaskSummary, TaskView, ListFilter, ForkOptions, ForkStarted } from './client/task-client';
 export { nestedPending, nestedLabel, nestingOf, runningChildren, type NestedPending } from './client/child-tasks';
 export { ToolFailure, HttpStatusError } from './errors/tool-failure';
 export { classify } from './errors/classify';

@@ -62,6 +62,7 @@ import { openMemoryLog } from '../memory/open-memory-log';
 import { LocalMemoryLog } from '../memory/local-memory-log';
 import { LocalBlobStore } from '../blobs/local-blob-store';
 import path from 'node:path';
+import { journaledWrite, loadForkPoint, recordedRead, type BranchDependencies } from './branch-activities';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 50_000;
@@ -208,6 +209,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }),
     );
   }
+  const branches: BranchDependencies = { store, withBlobs, agentNamed };
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
   async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {
@@ -419,7 +421,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return withBlobs(() => resolveText(store(), scope, text));
     },
 
-    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers }): Promise<ToolOutcome> {
+    loadForkPoint: (input) => loadForkPoint(branches, input),
+
+    async runTool({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording }): Promise<ToolOutcome> {
       const ctx = Context.current();
       const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
       if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(rawInput, scope);
@@ -451,10 +455,19 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       }
       const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
       const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+      if (readRecording && scope && tool.effect === 'read') {
+        const recorded = await recordedRead(branches, scope, readRecording, tool, toolName, input, inlineChars);
+        if (recorded) return recorded;
+      }
+      // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
+      const write =
+        scope !== undefined && turn !== undefined && tool.effect !== 'read'
+          ? await journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy })
+          : undefined;
       // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
       const result = await withHeartbeats(ctx, (beat, previous) =>
         guardedCall(tool, input, {
-          idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`,
+          idempotencyKey: write?.idempotencyKey ?? idempotencyKey ?? `${workflowId}:${toolUseId}`,
           workflowId,
           toolUseId,
           attempt: ctx.info.attempt,
@@ -472,6 +485,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
       if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
+      await write?.recorded(result.output);
       const cut = cutIfLarge(result, maxResultChars);
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
@@ -484,7 +498,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   return activities;
 }
 
-const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt'] as const;
+const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt', 'loadForkPoint'] as const;
 
 type Activity = (input: never) => Promise<unknown>;
 

@@ -30,6 +30,8 @@ export interface BlobStore {
   purgeScope(scope: string): Promise<number>;
   /** Scopes with blobs, for retention and `purge`. */
   scopes(): Promise<string[]>;
+  /** The ids stored in exactly this scope (none when it holds nothing): how a record kept as blobs (the effect journal) is read back. */
+  ids(scope: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

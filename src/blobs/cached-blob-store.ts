@@ -80,6 +80,10 @@ export class CachedBlobStore implements BlobStore {
     return this.inner.scopes();
   }
 
+  ids(scope: string): Promise<string[]> {
+    return this.inner.ids(scope);
+  }
+
   async close(): Promise<void> {
     this.entries.clear();
     this.bytes = 0;

@@ -73,6 +73,10 @@ export class EncryptedBlobStore implements BlobStore {
     return this.inner.scopes();
   }
 
+  ids(scope: string): Promise<string[]> {
+    return this.inner.ids(scope);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -119,6 +119,16 @@ export class LocalBlobStore implements BlobBodyStore {
     return (await this.folders()).map((f) => f.scope);
   }
 
+  async ids(scope: string): Promise<string[]> {
+    checkScope(scope);
+    try {
+      return (await readdir(this.folderOf(scope))).filter((name) => /^[0-9a-f]{64}$/.test(name)).map((name) => `sha256:${name}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {}
 
   private async folders(): Promise<{ scope: string; folder: string }[]> {

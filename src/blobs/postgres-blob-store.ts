@@ -127,6 +127,13 @@ export class PostgresBlobStore implements BlobBodyStore {
     return rows.map((r) => r.scope);
   }
 
+  async ids(scope: string): Promise<string[]> {
+    checkScope(scope);
+    await this.ensureTable();
+    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.table} WHERE scope = $1`, [scope]);
+    return rows.map((r) => r.id);
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

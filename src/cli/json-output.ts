@@ -102,12 +102,14 @@ const decision = z.strictObject({
     .meta({ description: 'A decision sent as a signal that changed nothing: refused (it broke a rule) or superseded (what it answered was already resolved).' }),
   identity: identity.optional(),
 });
+const branchPoint = z.strictObject({ taskId: z.string(), turn: count }).meta({ id: 'BranchPoint' });
 const event = z
   .strictObject({
     seq: count,
     at: z.string(),
     kind: z.enum([
       'task_started',
+      'task_forked',
       'model_replied',
       'tool_called',
       'tool_succeeded',
@@ -212,6 +214,7 @@ const taskStatus = z
       .optional(),
     events: z.array(event),
     eventCount: count,
+    lineage: z.array(branchPoint).optional().meta({ description: "A fork's ancestry, nearest first: the task and turn it started from, then that task's own." }),
     result: taskResultJson.optional(),
   })
   .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });
@@ -229,6 +232,7 @@ export const taskSummaryJson = z
     taskQueue: z.string().optional().meta({ description: "The task's queue (its agent's, unless overridden)." }),
     note: z.string().optional().meta({ description: 'For a running task that no worker polls for: "no worker serves agent X on queue Q".' }),
     parentTask: z.string().optional().meta({ description: "A sub-agent's child task: the task that started it, as Temporal records it." }),
+    forkedFrom: z.string().optional().meta({ description: 'TASK@N: the task and turn this one was forked from (the ForkedFrom search attribute).' }),
   })
   .meta({ id: 'TaskSummary', title: 'TaskSummary', description: 'One task as `list` shows it, from its search attributes and memo.' });
 
@@ -239,6 +243,7 @@ export const taskViewJson = z
     result: taskResultJson.optional(),
     failure: toolError.optional(),
     note: z.string().optional().meta({ description: 'Why `status` is missing, when it is.' }),
+    forks: z.array(branchPoint).optional().meta({ description: 'The tasks forked from this one, each with the turn it started from.' }),
     toolProgress: z.array(z.strictObject({ tool: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() })).optional(),
     nested: z
       .array(

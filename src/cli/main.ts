@@ -22,6 +22,7 @@ const mcp = () => require('./commands/mcp') as typeof import('./commands/mcp');
 const schedule = () => require('./commands/schedule') as typeof import('./commands/schedule');
 const memory = () => require('./commands/memory') as typeof import('./commands/memory');
 const replay = () => require('./commands/replay') as typeof import('./commands/replay');
+const fork = () => require('./commands/fork') as typeof import('./commands/fork');
 
 const VERBS: Record<string, () => Command> = {
   dev: () => dev().devCommand,
@@ -41,6 +42,8 @@ const VERBS: Record<string, () => Command> = {
   purge: () => purge().purgeCommand,
   schedule: () => schedule().scheduleCommand,
   memory: () => memory().memoryCommand,
+  fork: () => fork().forkCommand,
+  rewind: () => fork().rewindCommand,
   export: () => replay().exportCommand,
   replay: () => replay().replayCommand,
   eval: () => replay().evalCommand,
@@ -53,7 +56,7 @@ const VERBS: Record<string, () => Command> = {
 function helpText(): string {
   return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
 
-${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, replay().replayHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
+${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, fork().forkHelp, replay().replayHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

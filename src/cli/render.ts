@@ -14,6 +14,7 @@ import type { QueueWorker } from '../worker/create-worker';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
+  task_forked: '⑂',
   model_replied: '◆',
   tool_called: '→',
   tool_succeeded: '✓',
@@ -131,17 +132,27 @@ export function renderView(view: TaskView, options: { full?: boolean } = {}): st
   // A long tool's own progress (MCP progress notifications), e.g. "fs__search_files 3/5 scanning".
   const progress = (view.toolProgress ?? []).map((p) => `progress   ${safeLine(p.tool)} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${safeLine(p.message)}` : ''}`);
   const nested = (view.nested ?? []).flatMap((n) => ['', ...renderNested(view.summary.taskId, n)]);
-  if (view.status) return [renderStatus(view.summary.taskId, view.status, options), ...progress, ...nested].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
+  const lineage = renderLineage(view);
+  if (view.status) return [renderStatus(view.summary.taskId, view.status, options), ...lineage, ...progress, ...nested].join('\n') + (view.note ? `\n\nnote: ${safeText(view.note)}` : '');
   const lines = [
     `task       ${safeLine(view.summary.taskId)}`,
     `agent      ${safeLine(view.summary.agent ?? '?')}`,
     `status     ${safeLine(view.summary.agentStatus ?? '?')} (Temporal: ${safeLine(view.summary.executionStatus)})`,
+    ...lineage,
   ];
   lines.push(...nested);
   if (view.result) lines.push('', renderResult(view.result));
   if (view.failure) lines.push(`failure    ${renderError(view.failure)}`);
   if (view.note) lines.push('', `note: ${safeText(view.note)}`);
   return lines.join('\n');
+}
+
+/** Lineage both ways: `forked from TASK@N` (the search attribute, so it shows without a worker too) and the task's forks. */
+function renderLineage(view: TaskView): string[] {
+  const lines: string[] = [];
+  if (view.summary.forkedFrom) lines.push(`forked from ${safeLine(view.summary.forkedFrom)}`);
+  if (view.forks?.length) lines.push(`forks      ${view.forks.map((f) => `${safeLine(f.taskId)} (at turn ${f.turn})`).join(', ')}`);
+  return lines;
 }
 
 /** Arguments up to this many characters (one line of JSON) are printed whole; longer ones shortened unless `--full`. */
@@ -246,10 +257,10 @@ export function renderSummaries(tasks: TaskSummary[]): string {
   // Cleaned before the widths are measured, so hidden characters cannot skew the columns.
   const rows = tasks.map((t) => [safeLine(t.taskId), safeLine(t.agent ?? '-'), safeLine(t.agentStatus ?? '-'), safeLine(t.executionStatus), t.startTime.toISOString().replace('T', ' ').slice(0, 19)]);
   // A task can wait for a person and, with its worker gone, for a worker too: both are said.
-  const waitsFor = (t: TaskSummary) => [t.waitingFor, t.note].filter(Boolean).join('; ');
+  const waitsFor = (t: TaskSummary) => [t.forkedFrom ? `forked from ${t.forkedFrom}` : undefined, t.waitingFor, t.note].filter(Boolean).join('; ');
   const waiting = tasks.some((t) => waitsFor(t));
   if (waiting) for (const [i, row] of rows.entries()) row.push(safeLine(waitsFor(tasks[i]!)));
-  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? ['WAITING FOR'] : [])];
+  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? [tasks.some((t) => t.forkedFrom) ? 'NOTES' : 'WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows]
     .map((r) =>

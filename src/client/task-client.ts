@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AgentNameKey,
   AgentStatusKey,
+  ForkedFromKey,
   agentTaskQueue,
   approveUpdate,
   DEFAULT_TASK_QUEUE,
@@ -55,6 +56,9 @@ import type { DecisionSigner } from '../approvers/signer';
 import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
+import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
+import { forkedFromLabel, type BranchPoint } from '../protocol/fork';
+import type { ModelChoice } from '../protocol/task';
 
 export interface TaskSummary {
   taskId: string;
@@ -73,13 +77,53 @@ export interface TaskSummary {
   note?: string;
   /** A sub-agent's child task: the task that started it, as Temporal records it (never a claim of the task's own). */
   parentTask?: string;
+  /** `TASK@N` when this task was forked from TASK's state after turn N. */
+  forkedFrom?: string;
 }
 
 export interface ListFilter {
   status?: AgentStatus;
   agent?: string;
+  /** Only the tasks forked from this task (any turn). */
+  forksOf?: string;
   /** Default 50. */
   limit?: number;
+}
+
+export interface ForkOptions {
+  /** A person's message the fork's first model call reads after the origin's conversation. */
+  message?: string;
+  /** Another model for the fork. Default: the origin's model choice. */
+  model?: ModelChoice;
+  /** The fork's id. Default `<origin>-fork-<8 hex>`. */
+  taskId?: string;
+  /** Default: the origin's queue (or this client's explicit one). */
+  taskQueue?: string;
+  /** Who forks it, for the audit trail (signed with this client's signer). */
+  startedBy?: string;
+  /** The workers' blob store: checks, before anything is created, that the origin's stored content is all there. */
+  blobStore?: BlobStore;
+  /** Answer the fork's reads from what the origin's same reads returned after the branch point (not run again). Default false. */
+  recordedReads?: boolean;
+}
+
+export interface ForkStarted {
+  taskId: string;
+  runId: string;
+  /** `ORIGIN@N` */
+  forkedFrom: string;
+  taskQueue: string;
+}
+
+/** A fork that cannot start where it was asked to (the turn, the origin's blobs); nothing was created. */
+export class ForkRefusedError extends DurableAgentError {
+  override readonly name = 'ForkRefusedError';
+  constructor(
+    readonly code: Exclude<ForkPointCode, 'fork_origin_not_found'>,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** What can be known of a task now: its live status when a worker answers, else what history says. */
@@ -94,6 +138,8 @@ export interface TaskView {
   toolProgress?: ToolProgress[];
   /** What the task's running sub-agent children (and theirs) wait for from a person; decide() on this task reaches them. */
   nested?: NestedPending[];
+  /** The tasks forked from this one, each with the turn it started from. */
+  forks?: BranchPoint[];
 }
 
 /** How long a query may wait for a worker before the view falls back to history. */
@@ -191,7 +237,7 @@ export class TaskClient {
    * With a signer and `startedBy`, the start carries a signed claim of who started it (forbidSelfApproval
    * relies on it). The task goes to `options.taskQueue`, else queueFor(input.agent).
    */
-  async start(input: TaskInput, options: { taskId?: string; taskQueue?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  async start(input: TaskInput, options: { taskId?: string; taskQueue?: string; forkedFrom?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
     const args: TaskInput =
       this.signer && input.startedBy && !input.startProof ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) } : input;
@@ -202,11 +248,59 @@ export class TaskClient {
       // A task id names one task for good: reusing it would confuse its audit trail and its people.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       // Visible to `list` from the first moment, before the workflow's first task runs.
-      typedSearchAttributes: [
-        { key: AgentStatusKey, value: 'running' },
-        { key: AgentNameKey, value: input.agent },
-      ],
+      typedSearchAttributes: [{ key: AgentStatusKey, value: 'running' }, { key: AgentNameKey, value: input.agent }, ...(options.forkedFrom ? [{ key: ForkedFromKey, value: options.forkedFrom }] : [])],
     });
+  }
+
+  /**
+   * A new task that starts from `origin`'s state after turn `atTurn` (conversation, ledger, budgets
+   * left, approvals and decisions), the origin untouched. The worker reads that state from the
+   * origin's history; this only checks first that it is there (a turn that exists, content not
+   * purged) so that bad input creates nothing. A running origin may be forked at any completed turn.
+   */
+  async fork(origin: string, atTurn: number, options: ForkOptions = {}): Promise<ForkStarted> {
+    const point = await readForkPoint(this.client, { taskId: origin, turn: atTurn }).catch((err: unknown) => {
+      if (err instanceof ForkPointError && err.code === 'fork_origin_not_found') throw new TaskNotFoundError(origin);
+      if (err instanceof ForkPointError) throw new ForkRefusedError(err.code as ForkRefusedError['code'], err.message);
+      throw err;
+    });
+    if (options.blobStore) {
+      await carryBlobs(options.blobStore, point).catch((err: unknown) => {
+        if (err instanceof ForkPointError) throw new ForkRefusedError(err.code as ForkRefusedError['code'], err.message);
+        throw err;
+      });
+    }
+    const forkedFrom = forkedFromLabel({ taskId: origin, turn: atTurn });
+    const taskId = options.taskId ?? `${origin}-fork-${randomUUID().slice(0, 8)}`;
+    const taskQueue = options.taskQueue ?? this.taskQueue ?? (await this.describe(origin)).taskQueue ?? agentTaskQueue(point.agent);
+    const model = options.model ?? point.model;
+    const input: TaskInput = {
+      agent: point.agent,
+      // The conversation comes from the origin; the prompt only names the fork for people.
+      prompt: options.message ?? `fork of ${forkedFrom}`,
+      ...(model ? { model } : {}),
+      forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}), ...(options.recordedReads ? { recordedReads: true } : {}) },
+      ...(options.startedBy ? { startedBy: options.startedBy } : {}),
+    };
+    const handle = await this.start(input, { taskId, taskQueue, forkedFrom });
+    return { taskId: handle.workflowId, runId: handle.firstExecutionRunId, forkedFrom, taskQueue };
+  }
+
+  /**
+   * An operator's rewind: the same fork, then the original closed (terminated, with the reason in its
+   * history) if it still runs. The fork starts first, so a refused fork leaves the original as it was.
+   */
+  async rewind(taskId: string, toTurn: number, options: ForkOptions & { by?: string } = {}): Promise<ForkStarted & { originalClosed: boolean }> {
+    const fork = await this.fork(taskId, toTurn, { ...options, taskId: options.taskId ?? `${taskId}-rewind-${toTurn}-${randomUUID().slice(0, 4)}` });
+    const { executionStatus } = await this.describe(taskId);
+    if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false };
+    await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);
+    return { ...fork, originalClosed: true };
+  }
+
+  /** The tasks forked from `taskId`, each with the turn it started from (the ForkedFrom search attribute). */
+  async forksOf(taskId: string, limit = 50): Promise<BranchPoint[]> {
+    return (await this.list({ forksOf: taskId, limit })).map((s) => ({ taskId: s.taskId, turn: Number(s.forkedFrom!.slice(s.forkedFrom!.lastIndexOf('@') + 1)) }));
   }
 
   /** Recurring tasks on Temporal Schedules: create, list, pause, resume, trigger, backfill, delete. */
@@ -360,6 +454,8 @@ export class TaskClient {
       const nested = await nestedPending(this.client, taskId).catch(() => []);
       if (nested.length) view.nested = nested;
     }
+    const forks = await this.forksOf(taskId).catch(() => []);
+    if (forks.length) view.forks = forks;
     if (summary.executionStatus !== 'RUNNING' && !view.status?.result) {
       try {
         view.result = await this.result(taskId);
@@ -416,10 +512,14 @@ export class TaskClient {
       if (LIVE_STATUSES.includes(filter.status)) clauses.push(`ExecutionStatus = 'Running'`);
     }
     if (filter.agent) clauses.push(`AgentName = '${filter.agent.replace(/'/g, "\\'")}'`);
+    if (filter.forksOf) clauses.push(`ForkedFrom STARTS_WITH '${`${filter.forksOf}@`.replace(/'/g, "\\'")}'`);
     const limit = filter.limit ?? 50;
     const out: TaskSummary[] = [];
     for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
-      out.push(toSummary(execution));
+      const summary = toSummary(execution);
+      // STARTS_WITH 'a@' also matches the forks of a task named `a@b`: the origin is all before the last `@`.
+      if (filter.forksOf && summary.forkedFrom?.slice(0, summary.forkedFrom.lastIndexOf('@')) !== filter.forksOf) continue;
+      out.push(summary);
       if (out.length >= limit) break;
     }
     // A running task that no worker polls for waits: say so on its row, asking once per queue.
@@ -493,6 +593,7 @@ const LIVE_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked']
 
 function toSummary(e: ExecutionLike): TaskSummary {
   const agent = e.typedSearchAttributes.get(AgentNameKey);
+  const forkedFrom = e.typedSearchAttributes.get(ForkedFromKey);
   const published = e.typedSearchAttributes.get(AgentStatusKey) as AgentStatus | undefined;
   // The workflow cannot publish its own termination or timeout: Temporal's execution status tells.
   const closedBy = e.status.name === 'TERMINATED' ? 'terminated' : e.status.name === 'TIMED_OUT' ? 'timed_out' : undefined;
@@ -508,5 +609,6 @@ function toSummary(e: ExecutionLike): TaskSummary {
     ...(e.taskQueue ? { taskQueue: e.taskQueue } : {}),
     ...(e.closeTime ? { closeTime: e.closeTime } : {}),
     ...(e.parentExecution?.workflowId ? { parentTask: e.parentExecution.workflowId } : {}),
+    ...(forkedFrom ? { forkedFrom } : {}),
   };
 }

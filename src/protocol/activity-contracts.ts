@@ -4,7 +4,8 @@
  */
 import type { AgentManifest } from './agent-manifest';
 import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
-import type { ModelChoice, ThinkingSetting } from './task';
+import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
+import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
 
 export interface DescribeAgentInput {
@@ -31,6 +32,12 @@ export interface CallModelInput {
   droppedTurns?: number;
   /** Server-side compaction at this many input tokens, where the model has it (see ModelRequest.compaction). */
   compaction?: { triggerTokens: number };
+  /**
+   * The task's progress after the previous turn, without the messages (they are `messages`): the
+   * per-turn record a fork starts from (forkable-turns), read back from history by loadForkPoint.
+   * The activity ignores it.
+   */
+  checkpoint?: TaskSnapshot;
 }
 
 export interface RunToolInput {
@@ -47,6 +54,25 @@ export interface RunToolInput {
   approval?: { id: string; by: string };
   /** People's answers to the questions this call asked so far (MCP elicitation), in the order asked. */
   answers?: ToolQuestionAnswer[];
+  /** The turn the call belongs to, for the effect journal (effect-journal marker). */
+  turn?: number;
+  /** The task's ancestry (a fork's): a write an ancestor ran after its branch point is not run again on its own. */
+  lineage?: BranchPoint[];
+  /** A person approved running this write again although the journal shows it ran (the approval's id). */
+  repeatApprovedBy?: string;
+  /** A read of a fork started with recorded reads: the ReadRecording's blob id in `scope`; a recorded read is answered from it. */
+  readRecording?: string;
+}
+
+export interface LoadForkPointInput {
+  /** The task and turn to start from (the fork's input names them; the worker reads the state from the origin's history). */
+  origin: BranchPoint;
+  /** The fork's agent: it must be the origin's (a fork never carries one agent's state to another). */
+  agent: string;
+  /** The fork's blob scope: the content the origin's state refers to is copied into it. */
+  scope: string;
+  /** Record what the origin's reads returned after the branch point, for the fork's reads. */
+  recordedReads?: boolean;
 }
 
 /**
@@ -164,4 +190,6 @@ export interface AgentActivities {
   storeAudit(input: StoreAuditInput): Promise<string>;
   /** Resolves the markers in a text (a long final answer). */
   loadText(input: LoadTextInput): Promise<string>;
+  /** A fork's starting state: the origin's progress after the turn, from its history, with its lineage. */
+  loadForkPoint(input: LoadForkPointInput): Promise<TaskSnapshot>;
 }

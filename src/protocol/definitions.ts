@@ -62,4 +62,6 @@ export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', SearchAttr
 export const AgentNameKey = defineSearchAttributeKey('AgentName', SearchAttributeType.KEYWORD);
 /** A sub-agent's child task: the id of the task that started it (set by the parent when it starts the child). */
 export const ParentTaskKey = defineSearchAttributeKey('ParentTask', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey, ParentTaskKey];
+/** `TASK@N` on a task forked from TASK's state after turn N (the Temporal UI filters on it; `list --forks-of`). */
+export const ForkedFromKey = defineSearchAttributeKey('ForkedFrom', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [AgentStatusKey, AgentNameKey, ParentTaskKey, ForkedFromKey];

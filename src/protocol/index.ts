@@ -5,3 +5,4 @@ export * from './definitions';
 export * from './agent-manifest';
 export * from './activity-contracts';
 export * from './delegation';
+export * from './fork';

@@ -7,6 +7,7 @@ import type { Budgets, ModelChoice } from './agent-settings';
 import type { ApproverRules } from './approver-policy';
 import type { WireTaskInput } from './wire-shapes';
 import type { ChildTaskSummary, DelegatedSpend } from './delegation';
+import type { BranchPoint } from './fork';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
@@ -97,6 +98,10 @@ export interface TaskSnapshot {
   eventCount: number;
   /** What child tasks spent in earlier runs (absent when none did). */
   delegated?: DelegatedSpend;
+  /** A fork's ancestry, nearest first: the tasks and turns it branched from (read from their histories by the worker). */
+  lineage?: BranchPoint[];
+  /** A fork started with recorded reads: the blob id (in the task's scope) of its ReadRecording. */
+  readRecording?: string;
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
@@ -232,6 +237,7 @@ export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tool
 
 export type TaskEventKind =
   | 'task_started'
+  | 'task_forked'
   | 'model_replied'
   | 'tool_called'
   | 'tool_succeeded'
@@ -325,6 +331,8 @@ export interface TaskStatus {
   /** The most recent events (at most STATUS_EVENT_WINDOW); `eventCount` counts all of them. */
   events: TaskEvent[];
   eventCount: number;
+  /** A fork's ancestry, nearest first (`forked from TASK@N`). */
+  lineage?: BranchPoint[];
   result?: TaskResult;
 }
 

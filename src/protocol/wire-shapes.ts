@@ -243,6 +243,17 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
    * when Temporal says the task has a parent workflow; a task started by hand is a top task whatever it says.
    */
   delegation: exactObject('`delegation`', '{depth}', { depth: integerIn('delegation.depth', 1, MAX_DELEGATION_DEPTH) }).optional(),
+  /**
+   * Start from another task's state after one of its turns (TaskClient.fork). A name only: the
+   * workflow reads that state from the origin's history on its worker, never from this input.
+   */
+  forkOf: exactObject('`forkOf`', '{taskId, turn, message?}', {
+    taskId: text('forkOf.taskId', { max: MAX_ID_CHARS, nonEmpty: true }),
+    turn: integerIn('forkOf.turn', 0, 1_000_000),
+    message: text('forkOf.message', { max: MAX_TEXT_CHARS, nonEmpty: true }).optional(),
+    /** Answer the fork's reads from what the origin's reads returned after the branch point, when the same read was made. */
+    recordedReads: z.boolean({ error: '`forkOf.recordedReads` must be true or false' }).optional(),
+  }).optional(),
   /** Set by the task itself when it continues as new: everything the previous run knew. */
   resume: ruled<unknown>((value) => (value === null || typeof value !== 'object' ? '`resume` must be an object' : undefined)).optional(),
 });

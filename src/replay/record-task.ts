@@ -38,6 +38,7 @@ class ListingStore {
       purge: () => Promise.reject(new Error('a recording never deletes')),
       purgeScope: () => Promise.reject(new Error('a recording never deletes')),
       scopes: () => this.store.scopes(),
+      ids: (scope) => this.store.ids(scope),
       close: async () => undefined,
     };
   }

@@ -1,5 +1,5 @@
 /**
- * Registers AgentStatus, AgentName and ParentTask on a namespace that lacks them (a fresh self-hosted cluster).
+ * Registers AgentStatus, AgentName, ParentTask and ForkedFrom on a namespace that lacks them (a fresh self-hosted cluster).
  * The embedded dev server registers them at start; Temporal Cloud needs them added in its console.
  */
 import type { Connection } from '@temporalio/client';

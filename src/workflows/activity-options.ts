@@ -38,6 +38,13 @@ export const shortActivityOptions: ActivityOptions = {
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
 };
 
+/** A fork's start: reading the origin's history and copying its content can take a while on a long task. */
+export const forkPointOptions: ActivityOptions = {
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+  retry: { ...baseRetry, maximumAttempts: 5 },
+};
+
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,

@@ -22,14 +22,16 @@ import { callModelOrBlock } from './model-call';
 import { fitContext } from './context-fit';
 import { People } from './people';
 import { Rollover } from './rollover';
-import { beginRun, configureRun, type Run } from './run-setup';
+import { beginRun, configureRun, forkPointOf, type Run } from './run-setup';
 import { Toolbox } from './toolbox';
 import { runTurnTools } from './turn-tools';
 import { budgetNote, spentSpendBudget } from './budget-meter';
 import { Delegation, delegationDepth, spendOf } from './delegation';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
-  const run = beginRun(input);
+  // Only a fork's first run waits here (for its origin's state); every other start goes straight on.
+  const forkPoint = forkPointOf(input);
+  const run = beginRun(input, forkPoint ? await forkPoint : undefined);
   const { state, book, scope, info } = run;
   const { guarded } = run.rules;
   const handlers = new TaskHandlers(run);
@@ -111,6 +113,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           awaitApproval: (approval) => people.awaitApproval(approval),
           inform: (code, message) => people.inform(code, message),
           prepareToolCall: run.activities.prepareToolCall,
+          effectJournal: () => run.later.effectJournal(),
           ...(fastReads ? { fastReads } : {}),
           ...(delegation ? { delegation } : {}),
         },

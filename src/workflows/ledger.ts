@@ -226,4 +226,19 @@ export class ToolLedger {
   toJSON(): LedgerState {
     return this.state;
   }
+
+  /**
+   * The ledger a fork may start from, as a copy (this one is unchanged): without cached read content
+   * (a fork reads again) and without the reads forgetStaleReads would drop; writes and failures stay.
+   * Kept small because every model call carries it (forkable turns).
+   */
+  forkable(turn: number): LedgerState {
+    const records: Record<string, LedgerRecord> = {};
+    for (const [key, record] of Object.entries(this.state.records)) {
+      const last = record.executed;
+      if (!record.write && last && !last.isError && (record.lastTurn ?? 0) < turn - this.limits.loopThreshold) continue;
+      records[key] = last?.content ? { ...record, executed: { ...last, content: '' } } : record;
+    }
+    return { ...this.state, records };
+  }
 }

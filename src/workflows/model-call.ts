@@ -12,6 +12,7 @@ import { taskErrorFrom } from './activity-failures';
 import { escalationLevel } from './escalation-policy';
 import type { People } from './people';
 import type { Run } from './run-setup';
+import { checkpointOf } from './task-snapshot';
 
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 
@@ -32,7 +33,15 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   let call: Promise<ModelTurn>;
   try {
     // In a scope an interrupt can cancel (steering.ts).
-    call = run.steering.run(() => callModel({ ...request, messages: state.messages, ...modelSettings(run), ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}) }));
+    call = run.steering.run(() =>
+      callModel({
+        ...request,
+        messages: state.messages,
+        ...modelSettings(run),
+        ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}),
+        ...(run.later.forkableTurns() ? { checkpoint: checkpointOf(state) } : {}),
+      }),
+    );
   } catch (err) {
     return recover(run, people, request, err, compacted);
   }

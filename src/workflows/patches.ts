@@ -62,6 +62,32 @@ export const CONTEXT_STRATEGIES_PATCH = 'context-strategies';
  * tasks that never delegate keep their histories unchanged. Marks the histories that start children.
  */
 export const SUBAGENTS_PATCH = 'subagents';
+/**
+ * Tasks started with this marker send their progress after the previous turn with each model call
+ * (CallModelInput.checkpoint), so any completed turn can be forked (docs/fork.md). Asked lazily, at
+ * a run's first model call.
+ */
+export const FORKABLE_TURNS_PATCH = 'forkable-turns';
+/**
+ * Tasks started with this marker tell runTool the turn (and a fork's lineage) of each write, so the
+ * worker records it in the effect journal and refuses to repeat one that already ran; the task then
+ * asks a person, showing the earlier outcome. Asked lazily, at a run's first write.
+ */
+export const EFFECT_JOURNAL_PATCH = 'effect-journal';
+
+/** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
+export class LaterRules {
+  private forkable: boolean | undefined;
+  private journal: boolean | undefined;
+
+  forkableTurns(): boolean {
+    return (this.forkable ??= patched(FORKABLE_TURNS_PATCH));
+  }
+
+  effectJournal(): boolean {
+    return (this.journal ??= patched(EFFECT_JOURNAL_PATCH));
+  }
+}
 
 /** The behaviour a run takes, decided once at its start (the order of the patched() calls is part of history). */
 export interface RunRules {

@@ -6,20 +6,23 @@
 import { ApplicationFailure, proxyActivities, uuid4, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import type { AgentManifest } from '../protocol/agent-manifest';
-import type { TaskInput } from '../protocol/task';
+import type { TaskInput, TaskSnapshot } from '../protocol/task';
+import { forkedFromLabel } from '../protocol/fork';
 import { toolError } from '../protocol/tool-error';
-import { describeAgentOptions, shortActivityOptions } from './activity-options';
+import { describeAgentOptions, forkPointOptions, shortActivityOptions } from './activity-options';
 import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from './input-checks';
 import { legacyInputChecks, ruleBook, type RuleBook } from './legacy';
-import { runRules, type RunRules } from './patches';
+import { LaterRules, runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { Steering } from './steering';
 import { TaskState } from './task-state';
+import { taskErrorFrom } from './activity-failures';
 import { restoreTask } from './task-snapshot';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
+const { loadForkPoint } = proxyActivities<AgentActivities>(forkPointOptions);
 
 /** What every part of a run shares: its input, rules, state and the activities it calls. */
 export interface Run {
@@ -39,9 +42,35 @@ export interface Run {
   steering: Steering;
   /** This run asked the context-strategies marker and it said no: the sliding window as before. */
   trimOnly?: boolean;
+  /** Markers asked later, where each first matters (forkable turns, the effect journal). */
+  later: LaterRules;
+  /** This run is a fork's first: its state came from the origin's history (loadForkPoint). */
+  forked: boolean;
 }
 
-export function beginRun(input: TaskInput): Run {
+/**
+ * A fork's starting state, read by its worker from the origin's history (the input only names the
+ * origin and turn); undefined for every other start. Asked before the run begins, since the state
+ * it begins with is this one.
+ */
+export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined {
+  if (input === null || typeof input !== 'object' || input.resume !== undefined || input.forkOf === undefined) return undefined;
+  assertValidInput(input);
+  const info = workflowInfo();
+  const origin = { taskId: input.forkOf.taskId, turn: input.forkOf.turn };
+  return loadForkPoint({
+    origin,
+    agent: input.agent,
+    scope: `${info.workflowId}/${info.firstExecutionRunId}`,
+    ...(input.forkOf.recordedReads ? { recordedReads: true } : {}),
+  }).catch((err: unknown) => {
+    const cause = taskErrorFrom(err);
+    const error = { ...cause, detail: `Cannot fork ${forkedFromLabel(origin)}: ${cause.detail}` };
+    throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+  });
+}
+
+export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
   const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
   const rules = runRules(resumed, (newRules) => {
     // Histories from before the full input checks fail (or not) exactly as they were recorded.
@@ -56,7 +85,8 @@ export function beginRun(input: TaskInput): Run {
   const limits = rules.newRules
     ? { ...DEFAULT_LIMITS, ...(rules.stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) }
     : LEGACY_LIMITS;
-  const state = input.resume ? restoreTask(input, clock, input.resume) : new TaskState(input, clock, limits);
+  const start = input.resume ?? forkPoint;
+  const state = start ? restoreTask(input, clock, start) : new TaskState(input, clock, limits);
   state.snapshotCarriesManifest = !rules.configFromWorker;
   const book = ruleBook(state.limits.rulesVersion);
   const scope = book.boundedState ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
@@ -71,6 +101,8 @@ export function beginRun(input: TaskInput): Run {
     activities: rules.shortActivityHeartbeats ? withShortHeartbeats : withoutHeartbeats,
     decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,
     steering: new Steering(),
+    later: new LaterRules(),
+    forked: !input.resume && forkPoint !== undefined,
   };
 }
 
@@ -87,8 +119,9 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   }
   const manifest =
     input.resume?.manifest && !rules.configFromWorker ? input.resume.manifest : await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
-  if (!input.resume) state.begin(manifest);
+  if (!input.resume && !run.forked) state.begin(manifest);
   else state.adoptManifest(manifest);
+  if (run.forked) beginFork(run);
   if (!rules.verifiedApprovers) return { manifest, gate: undefined };
   const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
   if (!input.resume) {
@@ -109,6 +142,14 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   }
   state.approverStatus = gate.status();
   return { manifest, gate };
+}
+
+/** A fork's first run: the branch point in its audit trail, and the message it was started with for the model. */
+function beginFork(run: Run): void {
+  const { state, input } = run;
+  const origin = state.lineage[0]!;
+  state.audit.record('task_forked', `forked from ${forkedFromLabel(origin)}: ${state.messages.length} messages, ${state.toolCalls.total} tool calls and $${state.costUsd.toFixed(4)} carried over`);
+  if (input.forkOf?.message) state.addGuidance({ by: input.startedBy ?? 'fork', text: input.forkOf.message });
 }
 
 /**

@@ -44,11 +44,24 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     events: audit.events.slice(-Math.min(STATUS_EVENT_WINDOW, state.limits.auditWindow)),
     eventCount: audit.eventCount,
     ...(state.children.toJSON() ? { delegated: state.children.toJSON()! } : {}),
+    ...(state.lineage.length ? { lineage: [...state.lineage] } : {}),
+    ...(state.readRecording ? { readRecording: state.readRecording } : {}),
   };
 }
 
 function structuredCopy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * The per-turn record a fork starts from (forkable-turns): the progress after the previous turn,
+ * sent with the model call whose input already holds the messages (so they are not repeated) and
+ * without the status events (a window for people, not progress).
+ */
+export function checkpointOf(state: TaskState): TaskSnapshot {
+  // Progress only, whatever this task's own snapshots carry: a fork takes its configuration from its worker.
+  const { manifest: _configuration, ...progress } = snapshotOf(state);
+  return { ...progress, schemaVersion: CURRENT_SNAPSHOT_SCHEMA, turn: state.turn - 1, messages: [], events: [], ledger: state.ledger.forkable(state.turn) };
 }
 
 /** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
@@ -91,6 +104,8 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   audit.events = [...snapshot.events];
   audit.eventCount = snapshot.eventCount;
   if (snapshot.delegated) state.children.spent = snapshot.delegated;
+  state.lineage = [...(snapshot.lineage ?? [])];
+  if (snapshot.readRecording) state.readRecording = snapshot.readRecording;
   return state;
 }
 

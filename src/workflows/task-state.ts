@@ -3,6 +3,7 @@
  * ledger, escalations and people's decisions. Plain and deterministic: the workflow drives it, unit
  * tests drive it the same way without Temporal.
  */
+import type { BranchPoint } from '../protocol/fork';
 import type { AgentManifest } from '../protocol/agent-manifest';
 import { textOf, type Message, type ModelTurn } from '../protocol/messages';
 import {
@@ -73,6 +74,10 @@ export class TaskState {
   starter?: VerifiedIdentity;
   approverStatus?: ApproverStatus;
   messageNonces: string[] = [];
+  /** A fork's ancestry, nearest first (from the origin's history, never from the input). */
+  lineage: BranchPoint[] = [];
+  /** A fork with recorded reads: the blob id of its recording (from loadForkPoint). */
+  readRecording?: string;
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;

@@ -51,6 +51,7 @@ export function statusOf(state: TaskState): TaskStatus {
     ...(state.scope && (audit.archive.length || audit.overflow.length) ? { archive: { scope: state.scope, markers: [...audit.archive], pending: audit.overflow.map((o) => ({ ...o })) } } : {}),
     events: audit.events.slice(-STATUS_EVENT_WINDOW),
     eventCount: audit.eventCount,
+    ...(state.lineage.length ? { lineage: state.lineage.map((p) => ({ ...p })) } : {}),
     ...(state.result ? { result: state.result } : {}),
   };
 }

@@ -4,7 +4,7 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { describeAgentOptions } from './activity-options';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type PermissionPolicy } from '../protocol/task';
@@ -26,6 +26,7 @@ import { requestApproval } from './approvals';
 import { toolsForCall } from './call-effect';
 import { ruleBook, type RuleBook } from './legacy';
 import type { Delegation } from './delegation';
+import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../protocol/fork';
 
 export interface TurnContext {
   state: TaskState;
@@ -50,6 +51,8 @@ export interface TurnContext {
   fastReads?: FastReads;
   /** The agent's sub-agents (delegation.ts); absent for an agent without any. */
   delegation?: Delegation;
+  /** Whether this run's writes go through the effect journal (asks the effect-journal marker once, at the first write). */
+  effectJournal?: () => boolean;
 }
 
 const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
@@ -363,6 +366,10 @@ interface ToolCall {
   book: RuleBook;
   idempotencyKey: string | undefined;
   approval: { id: string; by: string } | undefined;
+  /** The write goes through the effect journal (effect-journal marker). */
+  journaled: boolean;
+  /** A person approved running again a write the journal says already ran. */
+  repeatApproval?: { id: string; by: string };
   runsLocally: boolean;
   /** People's answers to the questions this call asked (MCP elicitation): the call runs again with them. */
   answers: ToolQuestionAnswer[];
@@ -382,11 +389,15 @@ function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
   const idempotencyKey = book.keyedToolCalls && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
-  return attempt({ ctx, tool, input, toolUseId, name, book, idempotencyKey, approval, runsLocally: ctx.fastReads?.runsLocally(tool) ?? false, answers: [] });
+  // A write goes through the journal: the worker records it, and refuses one that already ran before a reset or in an ancestor.
+  const journaled = tool.effect !== 'read' && ctx.scope !== undefined && ctx.policy !== undefined && ctx.effectJournal?.() === true;
+  return attempt({ ctx, tool, input, toolUseId, name, book, idempotencyKey, approval, journaled, runsLocally: ctx.fastReads?.runsLocally(tool) ?? false, answers: [] });
 }
 
 function attempt(call: ToolCall): Promise<Answer> {
-  const { ctx, tool, book, approval, answers } = call;
+  const { ctx, tool, book, answers } = call;
+  const { state } = ctx;
+  const approval = call.repeatApproval ?? call.approval;
   const runsLocally = call.runsLocally;
   const { runTool } = runsLocally
     ? proxyLocalActivities<AgentActivities>(fastReadOptions(tool))
@@ -405,6 +416,9 @@ function attempt(call: ToolCall): Promise<Answer> {
       ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
       ...(book.keyedToolCalls && approval ? { approval } : {}),
       ...(answers.length ? { answers: [...answers] } : {}),
+      ...(call.journaled ? { turn: state.turn, ...(state.lineage.length ? { lineage: state.lineage } : {}) } : {}),
+      ...(call.repeatApproval ? { repeatApprovedBy: call.repeatApproval.id } : {}),
+      ...(state.readRecording && tool.effect === 'read' ? { readRecording: state.readRecording } : {}),
     });
   } catch (err) {
     return Promise.resolve(afterFailure(call, err));
@@ -432,6 +446,8 @@ function afterFailure(call: ToolCall, err: unknown): Answer | Promise<Answer> {
       call.runsLocally = false;
       return attempt(call);
     }
+    const earlier = call.journaled && !call.repeatApproval && !isCancellation(err) ? repeatedEffectIn(err) : undefined;
+    if (earlier) return confirmRepeat(ctx, tool, call, earlier).then((decision) => afterRepeatDecision(call, earlier, decision));
     const question = isCancellation(err) ? undefined : questionIn(err);
     // patched() only here: tasks that never met a question keep their histories unchanged.
     if (!question || call.answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) return failed(call, err);
@@ -445,6 +461,23 @@ function afterFailure(call: ToolCall, err: unknown): Answer | Promise<Answer> {
   } catch (thrown) {
     return failed(call, thrown);
   }
+}
+
+/** A person's answer on running a write again: approved, it runs (with the approval named); else the model is told. */
+function afterRepeatDecision(call: ToolCall, earlier: EffectRecord, decision: ApprovalRecord): Answer | Promise<Answer> {
+  if (decision.decision === 'approved') {
+    call.repeatApproval = { id: decision.id, by: decision.by };
+    return attempt(call);
+  }
+  const expired = decision.decision === 'expired';
+  const error = toolError(
+    'policy',
+    expired ? 'approval_expired' : 'denied_by_person',
+    `${call.name} already ran (in ${earlier.taskId} at turn ${earlier.turn}) and ${expired ? 'nobody approved running it again' : `${decision.by} denied running it again: ${decision.denyReason}`}; it did not run now.`,
+    `Its earlier result: ${earlier.outcome.summary}. Do not call it again; go on from that result.`,
+  );
+  call.ctx.state.recordToolFailed(call.name, call.toolUseId, error, false);
+  return { content: '', isError: true, error, ran: false };
 }
 
 function succeeded(call: ToolCall, result: ToolOutcome): Answer {
@@ -485,6 +518,32 @@ async function delegated(ctx: TurnContext, tool: ToolManifest, input: unknown, t
   }
   ctx.state.recordToolSucceeded(tool.name, toolUseId, summarizeOutput(outcome.output));
   return { content: JSON.stringify(outcome.output), isError: false, ran: true };
+}
+
+/** The earlier run a refused write names, when the worker's journal refused it (runTool: repeated_effect). */
+function repeatedEffectIn(err: unknown): EffectRecord | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== REPEATED_EFFECT_TYPE) return undefined;
+  const record = cause.details?.[1] as Partial<EffectRecord> | undefined;
+  if (!record || typeof record.taskId !== 'string' || typeof record.turn !== 'number' || typeof record.at !== 'string' || typeof record.outcome?.summary !== 'string') return undefined;
+  return record as EffectRecord;
+}
+
+/** A write the journal says already ran goes to a person, who sees where, when and with what result. */
+function confirmRepeat(ctx: TurnContext, tool: ToolManifest, call: { name: string; toolUseId: string; input: unknown }, earlier: EffectRecord): Promise<ApprovalRecord> {
+  const policy = ctx.policy ?? {};
+  const approval = requestApproval(ctx.state, {
+    tool: call.name,
+    toolUseId: call.toolUseId,
+    input: call.input,
+    inputHash: callKey(call.name, call.input, tool.inputSchema, bookOf(ctx).coercedCallKeys),
+    effect: tool.effect,
+    reason: repeatReason(earlier),
+    expiresAt: new Date(ctx.nowMs() + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
+    // Never approved by a clock: a repeat runs only when a person says so.
+    onExpiry: 'deny',
+  });
+  return ctx.awaitApproval(approval);
 }
 
 function toBlock(toolUseId: string, answer: Answer, budgetLeft: number): ToolResultBlock {

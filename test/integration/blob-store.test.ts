@@ -17,6 +17,8 @@ import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import { openBlobStore } from '../../src/blobs/open-blob-store';
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
 import { startPostgres, type PostgresServer } from '../support/postgres';
+import { EffectJournal, intentOf } from '../../src/forks/effect-journal';
+import { effectJournalScope, type EffectRecord } from '../../src/protocol/fork';
 
 let pg: PostgresServer;
 const tmpDirs: string[] = [];
@@ -166,6 +168,16 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
     expect(await store.purge('race/')).toBe(1);
   });
 
+  test('ids lists exactly the blobs of one scope: not a neighbour, not a scope it is a prefix of', async () => {
+    const one = await store.put('task-1/effects', 'one');
+    const two = await store.put('task-1/effects', 'two');
+    await store.put('task-1/effects/x', 'a longer scope');
+    await store.put('task-10/effects', 'a neighbour');
+    expect((await store.ids('task-1/effects')).sort()).toEqual([one, two].sort());
+    expect(await store.ids('never/used')).toEqual([]);
+    await expect(store.ids('')).rejects.toThrow(TypeError);
+  });
+
   test('a 1 MB blob round-trips', async () => {
     const text = Array.from({ length: (1024 * 1024) / 16 }, (_, i) => `line ${String(i).padStart(10, '0')}\n`).join('');
     expect(text.length).toBe(1024 * 1024);
@@ -178,6 +190,49 @@ describe.each(stores)('blob store contract: %s', (_name, open) => {
  * Someone who can write the folder or the table (not the history, where the id is recorded) swaps
  * an approved tool input. Each store reads back only the content its id names.
  */
+describe('the effect journal on each store, encrypted at rest when the store is', () => {
+  const keyring = createKeyring([{ id: 'k1', key: randomBytes(32) }]);
+  const bodies: [string, () => BlobBodyStore][] = [
+    ['local folder', () => new LocalBlobStore(tmp())],
+    ['PostgreSQL', () => new PostgresBlobStore({ url: pg.url, table: `journal_${++tables}` })],
+  ];
+  const record = (over: Partial<EffectRecord>): EffectRecord => ({
+    version: 1,
+    taskId: 'origin',
+    runId: 'run-1',
+    turn: 3,
+    at: '2026-11-23T10:02:00.000Z',
+    tool: 'append_audit_line',
+    effect: 'write',
+    idempotent: false,
+    intent: intentOf('append_audit_line', { line: 'paid' }),
+    idempotencyKey: 'origin:run-1:4',
+    outcome: { ok: true, summary: '{"lines":1}' },
+    ...over,
+  });
+
+  test.each(bodies)('%s: records read back, sealed at rest; a reset (same key, another run) and a fork after the branch point find the earlier run', async (_name, open) => {
+    const inner = open();
+    const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
+    try {
+      await journal.record(record({}));
+      const [id] = await inner.ids(effectJournalScope('origin'));
+      expect((await inner.getBody(effectJournalScope('origin'), id!)).toString('utf8')).not.toContain('append_audit_line');
+      expect(await journal.entries('origin')).toEqual([record({})]);
+      // A reset runs the call again with the key it had, in another run; a retry in the same run is no repeat.
+      expect(await journal.earlierRun({ taskId: 'origin', runId: 'run-2', intent: 'other', idempotencyKey: 'origin:run-1:4', lineage: [] })).toEqual(record({}));
+      expect(await journal.earlierRun({ taskId: 'origin', runId: 'run-1', intent: 'other', idempotencyKey: 'origin:run-1:4', lineage: [] })).toBeUndefined();
+      // A fork: the same intent in an ancestor after its branch point, whatever key the fork has; not before it.
+      const fork = { taskId: 'fork', runId: 'f-1', intent: intentOf('append_audit_line', { line: 'paid' }), idempotencyKey: 'fork:f-1:1' };
+      expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 2 }] })).toEqual(record({}));
+      expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 3 }] })).toBeUndefined();
+      expect(await journal.earlierRun({ ...fork, intent: intentOf('append_audit_line', { line: 'other' }), lineage: [{ taskId: 'origin', turn: 2 }] })).toBeUndefined();
+    } finally {
+      await inner.close();
+    }
+  });
+});
+
 describe('a body swapped in the store is refused with BlobTamperedError naming the ref, never returned', () => {
   const approved = JSON.stringify({ to: 'ACME', amount: 120, memo: 'm'.repeat(9_000) });
   const swapped = JSON.stringify({ to: 'attacker', amount: 99_000, memo: 'm'.repeat(9_000) });

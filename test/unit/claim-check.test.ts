@@ -27,6 +27,7 @@ function countingStore(): { store: BlobStore; reads: string[] } {
     purge: (prefix) => inner.purge(prefix),
     purgeScope: (scope) => inner.purgeScope(scope),
     scopes: () => inner.scopes(),
+    ids: (scope) => inner.ids(scope),
     close: () => inner.close(),
   };
   return { store, reads };

@@ -95,3 +95,20 @@ test('8. the loop detector counts consecutive turns only: the same answer in tur
   expect([2, 40, 95].map((turn) => ledger.record('r#a', read, turn, turn, same, true))).toEqual([false, false, false]);
   expect([96, 97].map((turn) => ledger.record('r#a', read, turn, turn, same, true))).toEqual([false, true]);
 });
+
+test("the ledger a fork starts from keeps writes, failures and recent reads without their cached content; the task's own ledger is unchanged", () => {
+  const ledger = new ToolLedger();
+  ledger.record('recent', tool('read'), 9, 0, ok, true);
+  ledger.record('old', tool('read'), 1, 0, ok, true);
+  ledger.record('w', tool('write'), 1, 0, ok, true);
+  ledger.record('bad', tool('read'), 1, 0, broken, true);
+  const forked = ledger.forkable(10);
+  expect(Object.keys(forked.records).sort()).toEqual(['bad', 'recent', 'w']);
+  expect(forked.records.recent!.executed!.content).toBe('');
+  expect(ledger.toJSON().records.recent!.executed!.content).toBe(ok.content);
+  expect(Object.keys(ledger.toJSON().records)).toContain('old');
+  // The fork still refuses to repeat the write, and runs the read again instead of answering from a cache it no longer has.
+  const restored = new ToolLedger(forked);
+  expect(restored.decide(tool('write'), 'w', 11, 0)).toMatchObject({ action: 'refuse', error: { code: 'duplicate_write' } });
+  expect(restored.decide(tool('read'), 'recent', 11, 0)).toEqual({ action: 'run' });
+});

@@ -24,7 +24,7 @@ durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   --full prints a pending approval's arguments whole (long ones are shortened, every key shown);
   arguments stored in the blob store are read from it and checked against their hash
 durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
-durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--limit N] [--blob-store SPEC] [--json]
+durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--forks-of TASK_ID] [--limit N] [--blob-store SPEC] [--json]
 durable-agent result TASK_ID [--json]`;
 
 const json = { json: { type: 'boolean' } } as const;
@@ -157,7 +157,7 @@ export async function resultCommand(argv: string[]): Promise<number> {
 export async function listCommand(argv: string[]): Promise<number> {
   const { values } = parse(
     argv,
-    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' }, 'blob-store': { type: 'string' } },
+    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, 'forks-of': { type: 'string' }, limit: { type: 'string' }, 'blob-store': { type: 'string' } },
     { min: 0, max: 0, names: '' },
   );
   if (values.status && !AGENT_STATUSES.includes(values.status as AgentStatus)) {
@@ -168,6 +168,7 @@ export async function listCommand(argv: string[]): Promise<number> {
   const listed = await client.list({
     ...(values.status ? { status: values.status as AgentStatus } : {}),
     ...(values.agent ? { agent: values.agent } : {}),
+    ...(values['forks-of'] ? { forksOf: values['forks-of'] } : {}),
     ...(limit ? { limit } : {}),
   });
   // A waiting task's memo names a long call by its stored reference: show the arguments instead.

@@ -63,7 +63,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     throw unreachableError(config.connectionOptions.address, config.namespace, err);
   });
   const attrs = await ensureSearchAttributes(connection, config.namespace);
-  if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName/ParentTask: ${attrs.error}`);
+  if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName/ParentTask/ForkedFrom: ${attrs.error}`);
   const worker = await createAgentWorker({
     agents,
     connection,

@@ -1,0 +1,120 @@
+/**
+ * The worker's side of forks and the effect journal (docs/fork.md): the loadForkPoint activity, a
+ * fork's recorded reads, and the journal's guard around a write (asked before, recorded after).
+ * runTool and createActivities call these; they hold no state of their own.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import type { AgentDefinition } from '../agents/define-agent';
+import type { BlobStore } from '../blobs/blob-store';
+import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
+import { EffectJournal, intentOf } from '../forks/effect-journal';
+import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
+import type { LoadForkPointInput, RunToolInput, ToolOutcome } from '../protocol/activity-contracts';
+import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type ReadRecording } from '../protocol/fork';
+import type { TaskSnapshot } from '../protocol/task';
+import { toolError } from '../protocol/tool-error';
+import { summarizeOutput } from '../rules/tool-result-content';
+import type { ToolDefinition } from '../tools/define-tool';
+import { validatorOf } from '../tools/schema';
+
+export interface BranchDependencies {
+  store(): BlobStore;
+  /** Turns the store's own errors (missing, tampered, unreadable) into the task's failures. */
+  withBlobs<T>(work: () => Promise<T>): Promise<T>;
+  agentNamed(name: string): AgentDefinition;
+}
+
+/** The tool's own reading of its arguments (defaults applied), so an intent is the same however the model wrote them. */
+function intentOfCall(tool: ToolDefinition<any, any>, name: string, input: unknown): string {
+  const parsed = validatorOf(tool.input).parseInput(input);
+  return intentOf(name, parsed.success ? parsed.data : input);
+}
+
+/** The fork's starting state from the origin's history, its content copied into the fork's scope, and its recorded reads when asked. */
+export async function loadForkPoint(deps: BranchDependencies, { origin, agent, scope, recordedReads }: LoadForkPointInput): Promise<TaskSnapshot> {
+  const { store, withBlobs } = deps;
+  try {
+    const client = Context.current().client;
+    const point = await readForkPoint(client, origin);
+    if (point.agent !== agent) throw new ForkPointError('fork_agent_mismatch', `${origin.taskId} is a task of agent "${point.agent}"; a fork runs the same agent, not "${agent}"`);
+    await withBlobs(() => carryBlobs(store(), point, scope));
+    if (!recordedReads) return point.snapshot;
+    // What the origin's reads returned after the branch point, resolved from its store, kept in the fork's own.
+    const definition = deps.agentNamed(agent);
+    const recording: ReadRecording = { version: 1, origin, reads: {} };
+    for (const read of readsAfter(point.snapshot.messages, await latestConversation(client, origin.taskId), (name) => definition.tool(name)?.effect === 'read')) {
+      const [input, output] = await withBlobs(() => Promise.all([resolveValue(store(), point.originScope, read.input), resolveValue(store(), point.originScope, read.output)]));
+      recording.reads[intentOfCall(definition.tool(read.tool)!, read.tool, input)] ??= { tool: read.tool, output, ...(read.note ? { note: read.note } : {}) };
+    }
+    return { ...point.snapshot, readRecording: await store().put(scope, JSON.stringify(recording)) };
+  } catch (err) {
+    if (!(err instanceof ForkPointError)) throw err;
+    const error = toolError('permanent', err.code, err.message);
+    throw ApplicationFailure.create({ message: error.detail, type: 'permanent', nonRetryable: true, details: [error] });
+  }
+}
+
+/** A read of a fork with recorded reads, answered from the recording when the origin made the same read; undefined when it did not. */
+export async function recordedRead(
+  deps: BranchDependencies,
+  scope: string,
+  recordingId: string,
+  tool: ToolDefinition<any, any>,
+  name: string,
+  input: unknown,
+  inlineChars: number,
+): Promise<ToolOutcome | undefined> {
+  const recording = JSON.parse(await deps.withBlobs(() => deps.store().get(scope, recordingId))) as ReadRecording;
+  const recorded = recording.reads[intentOfCall(tool, name, input)];
+  if (!recorded) return undefined;
+  const output = await storeValueIfLarge(deps.store(), scope, recorded.output, inlineChars);
+  const summary = `answered from the recording of ${recording.origin.taskId} (not run): ${summarizeOutput(recorded.output)}`.slice(0, 300);
+  return recorded.note ? { kind: 'flagged', output, error: recorded.note, summary } : { kind: 'ok', output, summary };
+}
+
+/** A write about to run under the journal: the key it runs with, and how to record it once it came back. */
+export interface JournaledWrite {
+  idempotencyKey: string;
+  recorded(output: unknown): Promise<void>;
+}
+
+/**
+ * Asks the journal whether this write already ran (before a reset, or in an ancestor after its
+ * branch point): an idempotent one goes on with the earlier key, which the service answers; a
+ * non-idempotent one is refused with `repeated_effect` (the workflow asks a person), unless a
+ * person already approved running it again (`repeatApprovedBy`).
+ */
+export async function journaledWrite(
+  deps: BranchDependencies,
+  call: Pick<RunToolInput, 'lineage' | 'repeatApprovedBy'> & { taskId: string; turn: number; name: string; tool: ToolDefinition<any, any>; input: unknown; idempotencyKey: string },
+): Promise<JournaledWrite> {
+  const ctx = Context.current();
+  const journal = new EffectJournal(deps.store());
+  const planned: Omit<EffectRecord, 'at' | 'outcome'> = {
+    version: 1,
+    taskId: call.taskId,
+    runId: ctx.info.workflowExecution?.runId ?? '',
+    turn: call.turn,
+    tool: call.name,
+    effect: call.tool.effect,
+    idempotent: call.tool.idempotent,
+    intent: intentOfCall(call.tool, call.name, call.input),
+    idempotencyKey: call.idempotencyKey,
+  };
+  const earlier = call.repeatApprovedBy ? undefined : await deps.withBlobs(() => journal.earlierRun({ ...planned, lineage: call.lineage ?? [] }));
+  if (earlier && !call.tool.idempotent) {
+    const error = toolError('policy', 'repeated_effect', repeatReason(earlier), 'A person has been asked whether it must run again.');
+    throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, earlier], category: ApplicationFailureCategory.BENIGN });
+  }
+  // The service knows the earlier key: it answers with the first outcome and changes nothing again.
+  if (earlier) planned.idempotencyKey = earlier.idempotencyKey;
+  return {
+    idempotencyKey: planned.idempotencyKey,
+    // A write that ran must not look failed because its record could not be kept: the log says so instead.
+    recorded: (output) =>
+      journal
+        .record({ ...planned, at: new Date().toISOString(), outcome: { ok: true, summary: summarizeOutput(output).slice(0, 300) } })
+        .catch((err: Error) => ctx.log.error(`effect journal: ${call.name} ran in ${call.taskId} turn ${call.turn} but could not be recorded: ${err.message}`)),
+  };
+}

@@ -1,0 +1,86 @@
+/** The verbs that branch a task: fork (a new task from a turn, the origin untouched) and rewind (the same, the original closed). */
+import { ForkRefusedError, type TaskClient } from '../../client/task-client';
+import { existsSync } from 'node:fs';
+import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
+import { defaultBlobDir } from '../../blobs/local-blob-store';
+import type { ModelChoice } from '../../protocol/task';
+import { connectionOptions, intOption, parse } from '../args';
+import { CliError, EXIT } from '../cli-error';
+import { connectClient } from '../connect';
+import { safeJson, safeLine } from '../render';
+
+export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
+  a new task from TASK_ID's state after turn N (conversation, ledger, budgets left, approvals, decisions);
+  TASK_ID is untouched and may still run. N must be a completed turn (one whose next model call began).
+  Writes TASK_ID already made after turn N are not repeated on their own (docs/fork.md);
+  --recorded-reads answers a read TASK_ID made after turn N from what it returned then
+durable-agent rewind TASK_ID --to-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
+  the same fork, then TASK_ID terminated (if it still runs) with the reason in its history`;
+
+const options = {
+  ...connectionOptions,
+  json: { type: 'boolean' },
+  message: { type: 'string' },
+  model: { type: 'string' },
+  id: { type: 'string' },
+  'recorded-reads': { type: 'boolean' },
+  'blob-store': { type: 'string' },
+} as const;
+
+export async function forkCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...options, 'at-turn': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const turn = turnOption(values['at-turn'], 'at-turn');
+  return branch(values, positionals[0]!, (client, origin, settings) => client.fork(origin, turn, settings), 'forked');
+}
+
+export async function rewindCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { ...options, 'to-turn': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const turn = turnOption(values['to-turn'], 'to-turn');
+  const by = process.env.USER ?? 'cli';
+  return branch(values, positionals[0]!, (client, origin, settings) => client.rewind(origin, turn, { ...settings, by }), 'rewound');
+}
+
+function turnOption(value: string | undefined, name: string): number {
+  if (value === undefined) throw new CliError(`--${name} N is required (a turn of the task, 0 for its start)`, EXIT.usage);
+  return intOption(value, name, 0)!;
+}
+
+type Settings = Parameters<TaskClient['fork']>[2] & object;
+
+async function branch(
+  values: { json?: boolean; message?: string; model?: string; id?: string; 'recorded-reads'?: boolean; 'blob-store'?: string; address?: string; namespace?: string; 'task-queue'?: string },
+  origin: string,
+  act: (client: TaskClient, origin: string, settings: Settings) => Promise<{ taskId: string; runId: string; forkedFrom: string; taskQueue: string; originalClosed?: boolean }>,
+  verb: string,
+): Promise<number> {
+  if (values.message !== undefined && !values.message.trim()) throw new CliError('--message must not be empty', EXIT.usage);
+  const client = await connectClient(values);
+  // The workers' store, to refuse an origin whose content was purged before anything is created.
+  // Without one here (no setting, no local folder), the fork's worker is the one that checks.
+  const spec = values['blob-store'] ?? process.env[BLOB_STORE_ENV];
+  const blobStore = spec || existsSync(defaultBlobDir()) ? openBlobStore(spec, { cacheBytes: 0 }) : undefined;
+  try {
+    const settings: Settings = {
+      ...(blobStore ? { blobStore } : {}),
+      startedBy: process.env.USER ?? 'cli',
+      ...(values.message ? { message: values.message } : {}),
+      ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
+      ...(values.id ? { taskId: values.id } : {}),
+      ...(values['recorded-reads'] ? { recordedReads: true } : {}),
+    };
+    const started = await act(client, origin, settings).catch((err: Error) => {
+      if (err instanceof ForkRefusedError) throw new CliError(err.message, err.code === 'fork_turn_not_found' ? EXIT.usage : EXIT.failed);
+      if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new CliError(`A task with id "${values.id}" already exists`);
+      throw err;
+    });
+    if (values.json) console.log(safeJson(started));
+    else {
+      console.log(safeLine(`${verb} ${started.forkedFrom} as ${started.taskId} on task queue ${started.taskQueue}`));
+      if (started.originalClosed !== undefined) console.log(safeLine(started.originalClosed ? `${origin} terminated (rewound)` : `${origin} had already closed`));
+      console.log(`  follow it:  durable-agent watch ${safeLine(started.taskId)}`);
+    }
+    return EXIT.ok;
+  } finally {
+    await blobStore?.close();
+  }
+}
