@@ -164,21 +164,8 @@ function fromMemo(memo: Record<string, unknown> | undefined, field: 'agent' | 's
   return typeof value === 'string' ? value : undefined;
 }
 
-function viewOf(d: ScheduleDescription): ScheduleView {
-  return {
-    name: d.scheduleId,
-    agent: fromMemo(d.memo, 'agent'),
-    spec: fromMemo(d.memo, 'spec') ?? 'set outside durable-agent',
-    paused: d.state.paused,
-    note: d.state.note,
-    overlap: d.policies.overlap,
-    recentTasks: d.info.recentActions.map((action) => action.action.workflow.workflowId),
-    nextFires: d.info.nextActionTimes.map((time) => time.toISOString()),
-    fires: { started: d.info.numActionsTaken, skippedOverlap: d.info.numActionsSkippedOverlap },
-  };
-}
-
-function summaryView(s: ScheduleSummary): ScheduleView {
+/** What a listing and a describe both say of a schedule. */
+function summaryView(s: ScheduleSummary | ScheduleDescription): ScheduleView {
   return {
     name: s.scheduleId,
     agent: fromMemo(s.memo, 'agent'),
@@ -189,4 +176,9 @@ function summaryView(s: ScheduleSummary): ScheduleView {
     recentTasks: s.info.recentActions.map((action) => action.action.workflow.workflowId),
     nextFires: s.info.nextActionTimes.map((time) => time.toISOString()),
   };
+}
+
+/** A describe says more: the overlap policy and how many fires there were. */
+function viewOf(d: ScheduleDescription): ScheduleView {
+  return { ...summaryView(d), overlap: d.policies.overlap, fires: { started: d.info.numActionsTaken, skippedOverlap: d.info.numActionsSkippedOverlap } };
 }
