@@ -59,8 +59,10 @@ function structuredCopy<T>(value: T): T {
  * without the status events (a window for people, not progress).
  */
 export function checkpointOf(state: TaskState): TaskSnapshot {
-  // Progress only, whatever this task's own snapshots carry: a fork takes its configuration from its worker.
-  const { manifest: _configuration, ...progress } = snapshotOf(state);
+  // Progress only, whatever this task's own snapshots carry: a fork takes its configuration from its
+  // worker. The audit archive stays with the origin (a fork's own trail starts at its branch point):
+  // its list of markers grows with the task, and every turn would carry it.
+  const { manifest: _configuration, archive: _originsAudit, ...progress } = snapshotOf(state);
   return { ...progress, schemaVersion: CURRENT_SNAPSHOT_SCHEMA, turn: state.turn - 1, messages: [], events: [], ledger: state.ledger.forkable(state.turn) };
 }
 
