@@ -8,10 +8,11 @@
  * a task is one indexed DELETE instead of listing and deleting objects page by page. Teams who
  * already run S3 (or MinIO) can add a store behind the same BlobStore interface.
  */
-import { Pool, type PoolConfig } from 'pg';
+import type { Pool } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainTextOf } from './blob-envelope';
 import { checkBodyPlace, checkScope, checkScopePrefix, putText } from './blob-id';
+import { checkTableName, openPool, redactedUrl, TablesOnce } from './postgres-tables';
 
 export interface PostgresBlobStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -22,65 +23,32 @@ export interface PostgresBlobStoreOptions {
   maxConnections?: number;
 }
 
-const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** The URL without its password, for messages and logs. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
-}
-
 export class PostgresBlobStore implements BlobBodyStore {
   readonly description: string;
   private readonly pool: Pool;
   private readonly table: string;
-  private ready: Promise<void> | undefined;
+  private readonly tables: TablesOnce;
 
   constructor(options: PostgresBlobStoreOptions) {
-    this.table = options.table ?? 'durable_agent_blobs';
-    if (!TABLE_NAME.test(this.table)) throw new TypeError(`table name "${this.table}": lower-case letters, digits and _ only`);
+    this.table = checkTableName(options.table ?? 'durable_agent_blobs', 63);
     this.description = `PostgreSQL ${redactedUrl(options.url)} (table ${this.table})`;
-    // allowExitOnIdle: a CLI command or a stopped worker exits without waiting out idle connections.
-    const config: PoolConfig = { connectionString: options.url, max: options.maxConnections ?? 4, connectionTimeoutMillis: 10_000, allowExitOnIdle: true };
-    this.pool = new Pool(config);
-    // An idle connection dropped by a server restart is reported here; without a listener Node
-    // would crash the worker. The next query opens a new connection.
-    this.pool.on('error', () => undefined);
-  }
-
-  /** Creates the table on first use; an advisory lock keeps workers starting together from racing on CREATE TABLE. */
-  private ensureTable(): Promise<void> {
-    this.ready ??= (async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-agent:${this.table}`]);
-        // COLLATE "C" lets the primary key's index serve `scope LIKE 'prefix%'` for purge.
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (
+    this.pool = openPool(options.url, options.maxConnections ?? 4);
+    this.tables = new TablesOnce(this.pool, this.table, [
+      // COLLATE "C" lets the primary key's index serve `scope LIKE 'prefix%'` for purge.
+      `CREATE TABLE IF NOT EXISTS ${this.table} (
           scope text COLLATE "C" NOT NULL,
           id text NOT NULL,
           body bytea NOT NULL,
           bytes integer NOT NULL,
           created_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (scope, id)
-        )`);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
-    })().catch((err: unknown) => {
-      this.ready = undefined; // A database that was down at first use may be up at the next.
-      throw err;
-    });
-    return this.ready;
+        )`,
+    ]);
+  }
+
+  /** Creates the table on first use. */
+  private ensureTable(): Promise<void> {
+    return this.tables.ensure();
   }
 
   put(scope: string, text: string): Promise<string> {

@@ -3,8 +3,8 @@
  * (scope, path, version), so of two workers appending version N of one file exactly one insert
  * succeeds. Content stays in the blob store; a row holds its id and the audit fields.
  */
-import { Pool } from 'pg';
-import { redactedUrl } from '../blobs/postgres-blob-store';
+import type { Pool } from 'pg';
+import { checkTableName, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
 import type { MemoryLog, MemoryVersion } from './memory-log';
 
 export interface PostgresMemoryLogOptions {
@@ -12,8 +12,6 @@ export interface PostgresMemoryLogOptions {
   /** Default `durable_agent_memory` (and `<table>_seen` for what each task last read). */
   table?: string;
 }
-
-const TABLE_NAME = /^[a-z_][a-z0-9_]{0,56}$/;
 
 interface Row {
   record: MemoryVersion;
@@ -23,48 +21,32 @@ export class PostgresMemoryLog implements MemoryLog {
   readonly description: string;
   private readonly pool: Pool;
   private readonly table: string;
-  private ready: Promise<void> | undefined;
+  private readonly tables: TablesOnce;
 
   constructor(options: PostgresMemoryLogOptions) {
-    this.table = options.table ?? 'durable_agent_memory';
-    if (!TABLE_NAME.test(this.table)) throw new TypeError(`table name "${this.table}": lower-case letters, digits and _ only`);
+    this.table = checkTableName(options.table ?? 'durable_agent_memory', 57);
     this.description = `PostgreSQL ${redactedUrl(options.url)} (table ${this.table})`;
-    this.pool = new Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 10_000, allowExitOnIdle: true });
-    this.pool.on('error', () => undefined);
-  }
-
-  private ensureTables(): Promise<void> {
-    this.ready ??= (async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-agent:${this.table}`]);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (
+    this.pool = openPool(options.url, 2);
+    this.tables = new TablesOnce(this.pool, this.table, [
+      `CREATE TABLE IF NOT EXISTS ${this.table} (
           scope text NOT NULL,
           path text NOT NULL,
           version integer NOT NULL,
           record jsonb NOT NULL,
           PRIMARY KEY (scope, path, version)
-        )`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.table}_seen (
+        )`,
+      `CREATE TABLE IF NOT EXISTS ${this.table}_seen (
           scope text NOT NULL,
           task text NOT NULL,
           path text NOT NULL,
           version integer NOT NULL,
           PRIMARY KEY (scope, task, path)
-        )`);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
-    })().catch((err: unknown) => {
-      this.ready = undefined;
-      throw err;
-    });
-    return this.ready;
+        )`,
+    ]);
+  }
+
+  private ensureTables(): Promise<void> {
+    return this.tables.ensure();
   }
 
   async history(scope: string, path: string): Promise<MemoryVersion[]> {
