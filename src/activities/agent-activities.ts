@@ -55,13 +55,8 @@ import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
 import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
-import { memoryTool } from '../memory/memory-tool';
-import { MemoryFiles } from '../memory/memory-files';
-import { memoryScope, type MemoryLog } from '../memory/memory-log';
-import { openMemoryLog } from '../memory/open-memory-log';
-import { LocalMemoryLog } from '../memory/local-memory-log';
-import { LocalBlobStore } from '../blobs/local-blob-store';
-import path from 'node:path';
+import type { MemoryLog } from '../memory/memory-log';
+import { memoryTools } from './memory-activity';
 import { journaledWrite, loadForkPoint, recordedRead, type BranchDependencies } from './branch-activities';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
@@ -192,23 +187,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
-  // Beside the worker's blob store: a folder store given in code keeps its memory log in that folder.
-  let memoryLog = deps.memoryLog ?? (deps.blobStore instanceof LocalBlobStore ? new LocalMemoryLog(path.join(deps.blobStore.root, '~memory')) : undefined);
-  /** The memory tool for one call: the agent's memory scope in this worker's stores. */
-  function memoryToolFor(definition: AgentDefinition, taskScope: string): ToolDefinition<any, any> {
-    const settings = definition.memorySettings!;
-    const files = new MemoryFiles((memoryLog ??= openMemoryLog()), store(), settings.limits);
-    const scope = memoryScope(settings.scope, definition.name, taskScope);
-    return memoryTool((input, ctx) =>
-      // Inside a tool the guard classifies what is thrown: memory content gone, unreadable or
-      // tampered with is the same resource error (a block) it is for the task's own blobs.
-      withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId })).catch((err: unknown) => {
-        const error = err instanceof ApplicationFailure ? (err.details?.[0] as ReturnType<typeof toolError> | undefined) : undefined;
-        if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
-        throw err;
-      }),
-    );
-  }
+  const memoryToolFor = memoryTools({ ...(deps.memoryLog ? { memoryLog: deps.memoryLog } : {}), ...(deps.blobStore ? { blobStore: deps.blobStore } : {}), store, withBlobs });
   const branches: BranchDependencies = { store, withBlobs, agentNamed };
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
