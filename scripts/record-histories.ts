@@ -239,6 +239,7 @@ async function main(): Promise<void> {
     );
     await recordCurrentPaths(h);
     await recordSubagents(h);
+    await recordRunStartMarkers(h);
   } finally {
     await h.close();
   }
@@ -394,6 +395,14 @@ async function recordSubagents(h: Harness): Promise<void> {
     undefined,
     agents,
   );
+}
+
+/**
+ * The demo task under the markers-at-run-start marker: every marker recorded by the run's first
+ * workflow task, the reads, writes and the effect journal after it.
+ */
+async function recordRunStartMarkers(h: Harness): Promise<void> {
+  await record(h, 'r5-demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
 }
 
 main().catch((err) => {

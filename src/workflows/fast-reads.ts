@@ -12,8 +12,8 @@
  */
 import { ApplicationFailure, ActivityFailure, patched } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
+import { FAST_READS_PATCH } from './patches';
 
-export const FAST_READS_PATCH = 'fast-reads-local';
 /** A regular call that came back within this (workflow time, scheduling included) marks the read fast. */
 export const FAST_READ_MS = 1_000;
 /** How long a local call of a fast read may take before it is given to the regular path. */

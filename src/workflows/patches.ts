@@ -75,6 +75,40 @@ export const FORKABLE_TURNS_PATCH = 'forkable-turns';
  */
 export const EFFECT_JOURNAL_PATCH = 'effect-journal';
 
+/**
+ * Tasks that recorded this marker guard a call by what its input says it does: a tool that names
+ * read commands (the memory tool's `view`) has those calls treated as reads (no duplicate-write
+ * refusal, no approval). Asked lazily, at a task's first such call, so other tasks keep their histories.
+ */
+export const READ_COMMANDS_PATCH = 'read-commands';
+/** Tasks that asked a tool's question carry this marker (histories from before never did). */
+export const MCP_TOOLS_PATCH = 'mcp-tools';
+/** Tasks with this marker run reads that proved fast as local activities (fast-reads.ts). */
+export const FAST_READS_PATCH = 'fast-reads-local';
+
+/**
+ * Runs started with this marker ask every marker below at their start, right after runRules' own.
+ * Asked where each is first used, a marker can land in the wrong workflow task: when a status query
+ * reaches a workflow task while a local activity runs, the SDK's core answers the query, records the
+ * local call's result and asks for a new task, where the workflow then sees the result (and asks the
+ * marker); on replay the result comes in the earlier task, and the marker is looked for there
+ * (TMPRL1100, test/integration/query-during-local-call.test.ts). Asked at the start, each is known
+ * from the run's first task on, and every later patched() of it answers true the same way in both.
+ * Runs without this marker ask them where they always did.
+ */
+export const MARKERS_AT_RUN_START_PATCH = 'markers-at-run-start';
+/** The markers that used to be asked at their first use, in the order a run now asks them at its start. */
+export const MARKERS_ASKED_AT_RUN_START = [
+  NOTIFY_PEOPLE_PATCH,
+  MCP_TOOLS_PATCH,
+  FAST_READS_PATCH,
+  CONTEXT_STRATEGIES_PATCH,
+  SUBAGENTS_PATCH,
+  FORKABLE_TURNS_PATCH,
+  EFFECT_JOURNAL_PATCH,
+  READ_COMMANDS_PATCH,
+] as const;
+
 /** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
 export class LaterRules {
   private forkable: boolean | undefined;
@@ -115,11 +149,6 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   const shortActivityHeartbeats = patched(SHORT_ACTIVITY_HEARTBEATS_PATCH);
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
+  if (patched(MARKERS_AT_RUN_START_PATCH)) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
   return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers };
 }
-/**
- * Tasks that recorded this marker guard a call by what its input says it does: a tool that names
- * read commands (the memory tool's `view`) has those calls treated as reads (no duplicate-write
- * refusal, no approval). Asked lazily, at a task's first such call, so other tasks keep their histories.
- */
-export const READ_COMMANDS_PATCH = 'read-commands';

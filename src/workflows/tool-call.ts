@@ -19,7 +19,8 @@ import { requestApproval } from './approvals';
 import { callKey } from './canonical-key';
 import { failedForGood } from './fast-reads';
 import type { RuleBook } from './legacy';
-import { askPerson, MAX_QUESTIONS_PER_CALL, MCP_TOOLS_PATCH, questionIn } from './tool-questions';
+import { askPerson, MAX_QUESTIONS_PER_CALL, questionIn } from './tool-questions';
+import { MCP_TOOLS_PATCH } from './patches';
 import { bookOf, type Answer, type TurnContext } from './turn-context';
 
 /** One logical tool call: what every attempt of it (a fast read sent back, a question answered) shares. */

@@ -10,8 +10,6 @@ import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest,
 import type { TaskState } from './task-state';
 import { requestApproval } from './approvals';
 
-/** Tasks that asked a tool's question carry this marker (histories from before never did). */
-export const MCP_TOOLS_PATCH = 'mcp-tools';
 /** Questions one call may ask before it is treated as failing: a server that never stops asking cannot wedge a task. */
 export const MAX_QUESTIONS_PER_CALL = 5;
 

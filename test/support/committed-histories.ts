@@ -3,7 +3,7 @@
  * tests, so coverage of an old code path cannot go away quietly. Each was recorded once by
  * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
  * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals), r4- (context
- * strategies: the durable summary).
+ * strategies: the durable summary), r5- (every marker asked at a run's start).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,6 +33,7 @@ export const COMMITTED_HISTORIES = [
   'r3-memory',
   'r4-context-summary',
   'r3-subagents',
+  'r5-demo-task',
 ] as const;
 
 /**
