@@ -85,6 +85,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         // conversation holds tool blocks) and forbids calling them.
         ...(book.toolChoiceNone ? { tools: toolbox.specs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolbox.specs() }),
       });
+      rollover.noteModelAnswer();
       state.recordModelTurn(reply);
 
       if (reply.stopReason === 'refusal') return await finish('refused');

@@ -94,6 +94,9 @@ export const FAST_READS_PATCH = 'fast-reads-local';
  * marker); on replay the result comes in the earlier task, and the marker is looked for there
  * (TMPRL1100, test/integration/query-during-local-call.test.ts). Asked at the start, each is known
  * from the run's first task on, and every later patched() of it answers true the same way in both.
+ * The same race moves the server's continue-as-new suggestion, which comes with each workflow task:
+ * runs with this marker read it when a model call answers (a regular activity, whose answer comes in
+ * the same task on replay), not between turns, which may follow a local call.
  * Runs without this marker ask them where they always did.
  */
 export const MARKERS_AT_RUN_START_PATCH = 'markers-at-run-start';
@@ -135,6 +138,8 @@ export interface RunRules {
   shortActivityHeartbeats: boolean;
   canContinueAsNew: boolean;
   verifiedApprovers: boolean;
+  /** Every later marker asked at the run's start; the server's continue-as-new suggestion read as a model call answers. */
+  markersAtRunStart: boolean;
 }
 
 /** Asks each marker in the order tasks have always asked them: a new order would not replay. */
@@ -149,6 +154,7 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   const shortActivityHeartbeats = patched(SHORT_ACTIVITY_HEARTBEATS_PATCH);
   const canContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
-  if (patched(MARKERS_AT_RUN_START_PATCH)) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
-  return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers };
+  const markersAtRunStart = patched(MARKERS_AT_RUN_START_PATCH);
+  if (markersAtRunStart) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
+  return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers, markersAtRunStart };
 }

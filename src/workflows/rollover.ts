@@ -17,6 +17,8 @@ export class Rollover {
   private readonly firstTurnOfRun: number;
   private readonly everyTurns: number;
   private continueAfterTurn: number;
+  /** The server's suggestion as of the last model answer (markers-at-run-start). */
+  private suggested = false;
 
   constructor(
     private readonly run: Run,
@@ -27,11 +29,17 @@ export class Rollover {
     this.continueAfterTurn = this.firstTurnOfRun + this.everyTurns;
   }
 
+  /** A model call answered: the workflow task it answered in is the same on replay (see MARKERS_AT_RUN_START_PATCH). */
+  noteModelAnswer(): void {
+    if (this.run.rules.markersAtRunStart) this.suggested = workflowInfo().continueAsNewSuggested;
+  }
+
   /** Whether this run should hand over to a new one before the next turn. */
   due(): boolean {
     const { state, book, rules } = this.run;
-    if (!book.handsOverAfterATurn) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || workflowInfo().continueAsNewSuggested);
-    return (state.turn >= this.continueAfterTurn || workflowInfo().continueAsNewSuggested) && state.turn > this.firstTurnOfRun;
+    const suggested = rules.markersAtRunStart ? this.suggested : workflowInfo().continueAsNewSuggested;
+    if (!book.handsOverAfterATurn) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || suggested);
+    return (state.turn >= this.continueAfterTurn || suggested) && state.turn > this.firstTurnOfRun;
   }
 
   /**

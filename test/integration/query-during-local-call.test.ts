@@ -8,11 +8,9 @@
  * happen under constant status polling and replays every history it produced.
  */
 import { Worker } from '@temporalio/worker';
-import { z } from 'zod';
-import { defineAgent } from '../../src/agents/define-agent';
-import { defineTool } from '../../src/tools/define-tool';
 import { createDataConverter } from '../../src/codec';
 import { answer, startHarness, type Harness } from '../support/harness';
+import { type HistoryEvent, localAnswerInForcedTask, pollStatus, queryRaceAgent as agent, readThenWrite } from '../support/query-race';
 
 let h: Harness;
 beforeAll(async () => {
@@ -21,59 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-const agent = defineAgent({
-  name: 'query-race',
-  system: 'test',
-  policy: { write: 'allow' },
-  tools: [
-    defineTool({
-      name: 'local_lookup',
-      description: 'A read that always runs as a local activity.',
-      input: z.object({ n: z.number().int() }),
-      output: z.object({ n: z.number().int() }),
-      effect: 'read',
-      idempotent: true,
-      cacheTtlMs: 0,
-      local: true,
-      run: async ({ n }) => (Number(process.env.QS ?? 0) ? await sleep(Number(process.env.QS)) : undefined, { n }),
-    }),
-    defineTool({
-      name: 'save',
-      description: 'An idempotent write.',
-      input: z.object({ n: z.number().int() }),
-      output: z.object({ saved: z.number().int() }),
-      effect: 'write',
-      idempotent: true,
-      run: async ({ n }) => ({ saved: n }),
-    }),
-  ],
-});
-
-/** A turn that reads locally, then writes: the run's first write comes right after the local call's answer. */
-function readThenWrite(n: number) {
-  return {
-    content: [
-      { type: 'text' as const, text: `turn ${n}` },
-      { type: 'tool_use' as const, name: 'local_lookup', input: { n } },
-      { type: 'tool_use' as const, name: 'save', input: { n } },
-    ],
-  };
-}
-
-type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Harness['client']['handle']>['fetchHistory']>>['events']>[number];
-
-/** Whether a local call's answer reached the workflow in a task the worker forced for it after answering a query. */
-function localAnswerInForcedTask(events: HistoryEvent[]): boolean {
-  return events.some((event, i) => {
-    const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName !== 'core_local_activity') return false;
-    const started = events[i + 2]?.workflowTaskStartedEventAttributes;
-    return started?.requestId === 'request-from-RespondWorkflowTaskCompleted';
-  });
-}
 
 /** Whether every patch marker of the run was recorded by its first workflow task (markers-at-run-start). */
 function markersAtRunStart(events: HistoryEvent[]): boolean {
@@ -88,17 +33,10 @@ async function raceQueries(tasks: number, turns: number): Promise<string[]> {
   const worker = await h.worker([agent]);
   const ids = Array.from({ length: tasks }, () => h.taskId('query-race'));
   await worker.runUntil(async () => {
-    let polling = true;
-    // Status queries as fast as they answer, three at a time per task, from its start to its end.
-    const pollers = ids
-      .flatMap((taskId) => [taskId, taskId, taskId])
-      .map(async (taskId) => {
-        while (polling) await h.client.status(taskId).catch(() => sleep(5));
-      });
+    const polling = pollStatus(h, ids);
     for (const taskId of ids) await h.client.start({ agent: agent.name, prompt: 'go', model: { provider: 'scripted', script } }, { taskId });
     for (const taskId of ids) await expect(h.client.result(taskId)).resolves.toMatchObject({ outcome: 'answered', toolCalls: 2 * turns });
-    polling = false;
-    await Promise.all(pollers);
+    await polling.stop();
   });
   return ids;
 }
