@@ -56,6 +56,8 @@ export {
 
 /** The module whose `failureConverter` encodes failure messages and stack traces (for workers, clients and workflow bundles). */
 export const ENCODED_FAILURE_CONVERTER_PATH = require.resolve('./encoded-failure-converter');
+/** JSON through the platform's UTF-8 codec (protocol/payload-converter.ts); the same bytes as the SDK's default. */
+export const PAYLOAD_CONVERTER_PATH = require.resolve('../protocol/payload-converter');
 
 export interface EncryptionOptions {
   /** Every key that may decrypt; the first (or `currentKeyId`) encrypts. */
@@ -134,5 +136,5 @@ export function createPayloadCodecs(options: CodecOptions = {}): PayloadCodec[] 
 export function createDataConverter(options: CodecOptions = {}): DataConverter {
   const payloadCodecs = createPayloadCodecs(options);
   const encrypting = (payloadCodecs[1] as EncryptionCodec).currentKeyId !== undefined;
-  return { payloadCodecs, ...(encrypting ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}) };
+  return { payloadConverterPath: PAYLOAD_CONVERTER_PATH, payloadCodecs, ...(encrypting ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}) };
 }

@@ -13,6 +13,8 @@ import { stateDir } from '../server/state-dir';
 
 const run = promisify(execFile);
 const WORKFLOWS_DIR = path.resolve(__dirname, '../workflows');
+// Every bundle carries the workers' payload converter (createDataConverter names the same file).
+const PAYLOAD_CONVERTER = require.resolve('../protocol/payload-converter');
 // Workflow code may import only these folders and the Temporal packages (test/integration/sandbox-boundary.test.ts).
 export const WORKFLOW_SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../rules'), path.resolve(__dirname, '../protocol')];
 const TEMPORAL_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/proto', '@temporalio/worker'];
@@ -70,7 +72,7 @@ async function build(codePath: string, failureConverterPath?: string, workflowIn
   const partial = `${codePath}.${randomUUID()}.tmp`;
   const script = [
     `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, payloadConverterPath: ${JSON.stringify(PAYLOAD_CONVERTER)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
     `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
     `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
   ].join('\n');
