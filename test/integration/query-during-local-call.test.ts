@@ -1,7 +1,7 @@
 /**
- * A status query that reaches a workflow task while a local tool call is running makes the server
- * give the call's answer to the workflow in a workflow task of its own (the SDK's core answers the
- * query first and asks for a new task). On replay the answer comes in the earlier task, so a
+ * A status query that reaches a workflow task while a local tool call is running makes the worker
+ * hand the call's answer to the workflow in a workflow task of its own (the SDK's core answers the
+ * query, records the call's result and asks the server for a new task). On replay the answer comes in the earlier task, so a
  * patch marker asked right after a local call would be looked for in the wrong task. Markers that
  * used to be asked at their first use (the effect journal at a run's first write, here right after
  * a local read) are asked at a run's start since `markers-at-run-start`: this test makes the race

@@ -8,7 +8,7 @@ import { defineAgent } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
 import type { Harness } from './harness';
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const queryRaceAgent = defineAgent({
   name: 'query-race',
