@@ -80,6 +80,23 @@ test('3 & 13. a malformed approve is rejected by the validator with the field na
   expect(await workflowTaskFailures(taskId)).toBe(0);
 });
 
+/** Workflow task bookkeeping: scheduled, started, completed, timed out, failed. */
+function isWorkflowTaskEvent(e: {
+  workflowTaskScheduledEventAttributes?: unknown;
+  workflowTaskStartedEventAttributes?: unknown;
+  workflowTaskCompletedEventAttributes?: unknown;
+  workflowTaskTimedOutEventAttributes?: unknown;
+  workflowTaskFailedEventAttributes?: unknown;
+}): boolean {
+  return Boolean(
+    e.workflowTaskScheduledEventAttributes ||
+      e.workflowTaskStartedEventAttributes ||
+      e.workflowTaskCompletedEventAttributes ||
+      e.workflowTaskTimedOutEventAttributes ||
+      e.workflowTaskFailedEventAttributes,
+  );
+}
+
 test('fuzz: every update the task accepts from arbitrary JSON is a correct decision, every one it refuses (and every malformed message) changes nothing, and no workflow task fails', async () => {
   const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('fuzzed and done')]);
   const taskId = h.taskId('fuzz');
@@ -102,8 +119,10 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
       fc.record({ by: someText, text: someText }),
     );
     const problemOf = [approveProblem, denyProblem, unblockShapeProblem, messageProblem];
-    // What a refusal must leave as it was: the task's whole status and, before any handler ran, its history.
-    const observe = async () => ({ status: await h.client.status(taskId), events: (await handle.describe()).historyLength });
+    // What a refusal must leave as it was: the task's whole status and, before any handler ran, its
+    // history. Workflow task bookkeeping is left out: on a loaded machine the server may time out a
+    // refused update's speculative workflow task on the sticky queue and record that, which decides nothing.
+    const observe = async () => ({ status: await h.client.status(taskId), events: (await handle.fetchHistory()).events!.filter((e) => !isWorkflowTaskEvent(e)).length });
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 3 }), payload, async (which, value) => {
         const before = await observe();
