@@ -12,7 +12,7 @@ export function pageText(offset: number, size: number): string {
   return line.repeat(Math.ceil(size / line.length)).slice(0, size);
 }
 
-export function createLongAgent(resultChars = 40_000): AgentDefinition {
+export function createLongAgent(resultChars = 40_000, options: { name?: string; memory?: boolean } = {}): AgentDefinition {
   const bigRead = defineTool({
     name: 'big_read',
     description: 'Reads one page of a large document.',
@@ -23,7 +23,14 @@ export function createLongAgent(resultChars = 40_000): AgentDefinition {
     timeoutMs: 30_000,
     run: async ({ offset }) => ({ offset, text: pageText(offset, resultChars) }),
   });
-  return defineAgent({ name: 'long', system: 'Reads a large document page by page.', tools: [bigRead], maxTurns: 2_000, budgets: { toolCalls: 5_000 } });
+  return defineAgent({
+    name: options.name ?? 'long',
+    system: 'Reads a large document page by page.',
+    tools: [bigRead],
+    maxTurns: 2_000,
+    budgets: { toolCalls: 5_000 },
+    ...(options.memory ? { memory: true } : {}),
+  });
 }
 
 export default function longAgents(): AgentDefinition[] {
