@@ -10,12 +10,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { SUMMARY_SYSTEM } from '../../src/models/summary-request';
 import type { ModelChoice, TaskResult, TaskStatus } from '../../src/protocol/task';
-import { effectiveMessages } from '../../src/testing/compaction-wire';
 import { FakeMessagesApi, fakeTurns, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import { startHarness, type Harness } from '../support/harness';
 import { createLongAgent, pageText } from '../support/long-agents';
+import { answerFrom, isSummaryCall, NEEDLE, NEEDLE_LINE } from '../support/needle';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
 
 let h: Harness;
@@ -27,15 +26,9 @@ afterAll(async () => {
 });
 
 const RESULT_CHARS = 10_000;
-const NEEDLE = String(5 * 7919);
-/** Page 5's line: unique to it (page 50's number, 395950, holds 39595 too). */
-const NEEDLE_LINE = `page 5: the quick brown fox jumps over the lazy dog ${NEEDLE}`;
 const PROMPT = 'Read the document page by page, one page per turn, then say which number page 5 holds.';
 /** A smaller window than the default, so compaction comes after tens of turns rather than a hundred. */
 const WINDOW = 100_000;
-
-/** The system prompt goes out as a cached text block. */
-const isSummaryCall = (record: RecordedRequest) => JSON.stringify(record.body.system ?? '').includes(JSON.stringify(SUMMARY_SYSTEM).slice(1, -1));
 
 /** The fake's model: one page per turn, then the answer, right only if the needle was in what it read. */
 function reader(pages: number, onRead?: (record: RecordedRequest, page: number) => FakeReply | undefined): (record: RecordedRequest) => FakeReply {
@@ -56,8 +49,7 @@ function reader(pages: number, onRead?: (record: RecordedRequest, page: number) 
       const page = read++;
       return onRead?.(record, page) ?? fakeTurns.toolUse(`toolu_${page}`, 'big_read', { offset: page });
     }
-    const seen = JSON.stringify(effectiveMessages(record.body.messages));
-    return fakeTurns.text(seen.includes(NEEDLE_LINE) ? `Page 5 holds ${NEEDLE}.` : 'I no longer have page 5.');
+    return answerFrom(record);
   };
 }
 

@@ -54,7 +54,8 @@ export function memoryOnlyReader(): (record: RecordedRequest) => FakeReply {
   };
 }
 
-function answerFrom(record: RecordedRequest): FakeReply {
+/** The final answer: right only when page 5's line is in what the fake was sent (the API reads nothing before a compaction block). */
+export function answerFrom(record: RecordedRequest): FakeReply {
   return fakeTurns.text(JSON.stringify(effectiveMessages(record.body.messages)).includes(NEEDLE_LINE) ? RIGHT_ANSWER : WRONG_ANSWER);
 }
 
