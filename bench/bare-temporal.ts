@@ -7,7 +7,7 @@ import type { Harness } from '../test/support/harness';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
-export async function bareTurns(h: Harness, turns: number, options: { local?: boolean } = {}): Promise<number[]> {
+export async function bareTurns(h: Harness, turns: number, options: { local?: boolean; window?: number } = {}): Promise<number[]> {
   bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('./bare-temporal/workflows'), logger: new DefaultLogger('WARN') });
   const callTimes: number[] = [];
   const taskQueue = `${h.taskQueue}-bare`;
@@ -23,6 +23,8 @@ export async function bareTurns(h: Harness, turns: number, options: { local?: bo
       bareTool: async (n: number) => ({ echoed: n }),
     },
   });
-  await worker.runUntil(h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.local ?? false] }));
+  await worker.runUntil(
+    h.client.client.workflow.execute('bareAgent', { taskQueue, workflowId: h.taskId('bare'), args: [options.local ?? false, ...(options.window === undefined ? [] : [options.window])] }),
+  );
   return callTimes.slice(1).map((t, i) => t - callTimes[i]!);
 }

@@ -33,6 +33,8 @@ export const LEVERS: Lever[] = [
 
 export const BARE = 'bare Temporal SDK workflow, no engine';
 export const BARE_LOCAL = 'bare Temporal SDK workflow, local tool';
+/** The bare workflow as earlier sessions measured it: the model got only the last 80 messages. */
+export const BARE_LOCAL_WINDOW = 'bare Temporal SDK workflow, local tool, last 80 messages only';
 
 export interface LeverRow {
   name: string;
@@ -70,6 +72,7 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
     // The same turn on the bare SDK: what any engine on this SDK and server pays.
     add(BARE, await bareTurns(servers.default, turns));
     add(BARE_LOCAL, await bareTurns(servers.default, turns, { local: true }));
+    add(BARE_LOCAL_WINDOW, await bareTurns(servers.default, turns, { local: true, window: 80 }));
     add('floor', await floorTurns(turns));
     const peer = await peerTurns(turns);
     if (Array.isArray(peer)) add('langgraph-sqlite', peer);

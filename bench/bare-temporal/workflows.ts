@@ -4,6 +4,10 @@
  * appended, and again. Same activity options as the engine's defaults, no payload codec, no guards,
  * no state, no status. What the platform costs per turn on this machine, for the engine to be
  * measured against.
+ *
+ * The model gets the whole conversation, as the engine's default does (native compaction leaves
+ * shrinking it to the API) and as the LangGraph peer does; `window` keeps only the last messages,
+ * as the engine did before context strategies (an 80-message window), for the older figures.
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
@@ -16,13 +20,10 @@ export interface BareActivities {
 const { bareModel, bareTool } = proxyActivities<BareActivities>({ startToCloseTimeout: '5m', heartbeatTimeout: '5s' });
 const { bareTool: bareLocalTool } = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '30s' });
 
-/** Keeps the last 80 messages, as the engine's trimming does at most. */
-const WINDOW = 80;
-
-export async function bareAgent(localTool: boolean): Promise<number> {
+export async function bareAgent(localTool: boolean, window?: number): Promise<number> {
   const messages: unknown[] = [{ role: 'user', content: 'go' }];
   for (let turn = 0; ; turn++) {
-    const reply = await bareModel(messages.slice(-WINDOW));
+    const reply = await bareModel(window === undefined ? messages : messages.slice(-window));
     if (!reply.callTool) return turn;
     const id = `toolu_${turn}`;
     messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'echo', input: { n: reply.n } }] });

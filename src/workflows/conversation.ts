@@ -14,18 +14,40 @@ import { ruleBook } from './legacy';
 /** How the durable summary is marked at the head of the conversation. */
 export const SUMMARY_LABEL = '[summary of earlier turns]';
 
-/** The characters of a message as the model reads it (a marker counts as the content it stands for). */
-function charsOf(message: Message): number {
-  if (typeof message.content === 'string') return resolvedLength(message.content);
+type MeasuredBlock = { type: string; text?: string; content?: string | null; input?: unknown; thinking?: string };
+
+/** What a block (or a message with plain text) measured last, with the value it measured then. */
+type Measures = WeakMap<object, { of: unknown; chars: number }>;
+
+/**
+ * The characters of a message as the model reads it (a marker counts as the content it stands for).
+ * Every turn asks this of every message, and almost all of them are as they were: a block's length
+ * is kept with the value it was measured from, and measured again once that value is replaced (every
+ * change to a block in this module assigns a new string, array or object).
+ */
+function charsOf(message: Message, measures: Measures): number {
+  if (typeof message.content === 'string') return measured(measures, message, message.content, resolvedLength);
   let chars = 0;
-  for (const block of message.content as { type: string; text?: string; content?: string | null; input?: unknown; thinking?: string }[]) {
-    if (block.type === 'text') chars += resolvedLength(block.text ?? '');
-    else if (block.type === 'tool_result') chars += resolvedLength(block.content ?? '');
-    else if (block.type === 'tool_use') chars += resolvedLength(JSON.stringify(block.input) ?? '');
-    else if (block.type === 'thinking') chars += resolvedLength(block.thinking ?? '');
-    else if (block.type === 'compaction') chars += resolvedLength(block.content ?? '');
+  for (const block of message.content as MeasuredBlock[]) {
+    if (block.type === 'text') chars += measured(measures, block, block.text ?? '', resolvedLength);
+    else if (block.type === 'tool_result') chars += measured(measures, block, block.content ?? '', resolvedLength);
+    else if (block.type === 'tool_use') chars += measured(measures, block, block.input, inputLength);
+    else if (block.type === 'thinking') chars += measured(measures, block, block.thinking ?? '', resolvedLength);
+    else if (block.type === 'compaction') chars += measured(measures, block, block.content ?? '', resolvedLength);
   }
   return chars;
+}
+
+function measured<T>(measures: Measures, holder: object, value: T, measure: (value: T) => number): number {
+  const last = measures.get(holder);
+  if (last !== undefined && last.of === value) return last.chars;
+  const chars = measure(value);
+  measures.set(holder, { of: value, chars });
+  return chars;
+}
+
+function inputLength(input: unknown): number {
+  return resolvedLength(JSON.stringify(input) ?? '');
 }
 
 function spend(into: ContextSpend, usage: Usage, costUsd: number | undefined, turn: number): void {
@@ -52,6 +74,7 @@ export class Conversation {
   droppedTurns = 0;
   /** Tasks with the context-strategies marker, once the conversation first needed room (see ContextState). */
   context?: ContextState;
+  private readonly measures: Measures = new WeakMap();
 
   constructor(
     private readonly limits: TaskLimits,
@@ -121,7 +144,7 @@ export class Conversation {
    */
   estimatedPromptTokens(extraChars = 0): number {
     let chars = extraChars;
-    for (const message of this.messages) chars += charsOf(message);
+    for (const message of this.messages) chars += charsOf(message, this.measures);
     return Math.ceil(chars / 3);
   }
 
@@ -157,7 +180,7 @@ export class Conversation {
   /** Turns (assistant, user pairs after the first prompt) that must leave for the conversation to fit, as compactForContext would drop them. */
   turnsToLeave(contextWindowTokens: number, extraChars: number): number {
     const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
-    const sizes = this.messages.map(charsOf);
+    const sizes = this.messages.map((message) => charsOf(message, this.measures));
     let chars = extraChars + sizes.reduce((a, b) => a + b, 0);
     let length = this.messages.length;
     const over = () => Math.ceil(chars / 3) > budget;

@@ -125,3 +125,22 @@ test('the summary budgets are checked like the task budgets', () => {
   expect(taskInputProblem({ agent: 'a', prompt: 'x', budgets: { summaryCostUsd: -1 } })).toMatch(/budgets.summaryCostUsd/);
   expect(taskInputProblem({ agent: 'a', prompt: 'x', budgets: { summaryTokens: 1000, summaryCostUsd: 0.5 } })).toBeUndefined();
 });
+
+test('the prompt estimate, asked every turn and kept per block, follows every change to a block: a stub, a summary at the head, a new input', () => {
+  const state = longTask(10);
+  const { conversation } = state;
+  conversation.context = newContextState(140_000);
+  const fresh = () => {
+    const again = longTask(0);
+    again.messages.splice(0, again.messages.length, ...structuredClone(state.messages));
+    return again.conversation.estimatedPromptTokens();
+  };
+  expect(conversation.estimatedPromptTokens()).toBe(fresh());
+  expect(conversation.compactOldToolResults(2)).toBeGreaterThan(0);
+  expect(conversation.estimatedPromptTokens()).toBe(fresh());
+  conversation.leaveTurns(2, 0, { text: 'what happened: '.repeat(50), usage: { inputTokens: 1, outputTokens: 1 } }, undefined, 11);
+  expect(conversation.estimatedPromptTokens()).toBe(fresh());
+  const use = state.messages[1]!.content[0] as { input: unknown };
+  use.input = { offset: 'x'.repeat(500) };
+  expect(conversation.estimatedPromptTokens()).toBe(fresh());
+});
