@@ -9,7 +9,10 @@ import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
 import type { Model } from '../models/model';
 import { costOf, loadPrices, type PriceTable } from '../models/pricing';
-import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
+import type { AgentActivities, ConversationChange, ToolOutcome } from '../protocol/activity-contracts';
+import { modelConversationQuery } from '../protocol/definitions';
+import { changeProblem } from '../rules/conversation-change';
+import { ConversationCopies } from './conversation-copies';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { guardedCall } from '../tools/guarded-call';
@@ -96,6 +99,8 @@ export interface ActivityDependencies {
    * LocalBlobStore's folder when one is given, else where DURABLE_AGENT_BLOB_STORE points (openMemoryLog()).
    */
   memoryLog?: MemoryLog;
+  /** Each run's latest conversation, so a model call's input carries only the change (conversation-copies.ts). Default: a new one per worker. */
+  conversations?: ConversationCopies;
 }
 
 /** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
@@ -124,6 +129,34 @@ async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => un
     return await work;
   } finally {
     clearInterval(beat);
+  }
+}
+
+/**
+ * A model call's whole conversation from the change its input carries: from this worker's copy of
+ * the run's previous call, else from the workflow itself (a query), which answers with what it sent
+ * while that call is in flight.
+ */
+async function conversationOf(ctx: Context, conversation: ConversationChange | undefined, conversations: ConversationCopies): Promise<Message[]> {
+  const attempt = ctx.info.attempt;
+  if (!conversation) throw toApplicationFailure({ error: toolError('permanent', 'no_conversation', 'The model call carries no conversation (neither messages nor a change).') }, attempt);
+  const problem = changeProblem(conversation);
+  if (problem) throw toApplicationFailure({ error: toolError('permanent', 'bad_conversation_change', `The model call's conversation change ${problem}.`) }, attempt);
+  const task = ctx.info.workflowExecution;
+  try {
+    const askTask = async () => {
+      if (!task) throw new Error('the call was not scheduled by a task');
+      return ctx.client.workflow.getHandle(task.workflowId, task.runId).query(modelConversationQuery, conversation.call);
+    };
+    return (await conversations.messagesFor(conversation, askTask)) as Message[];
+  } catch (err) {
+    // The workflow's worker is away, or the task moved on: the call is tried again (or cancelled with the turn).
+    throw toApplicationFailure(
+      {
+        error: toolError('transient', 'conversation_unavailable', `The conversation of model call ${conversation.call} is not on this worker and the task did not give it: ${(err as Error).message}`),
+      },
+      attempt,
+    );
   }
 }
 
@@ -208,6 +241,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     return taskBlobScope(Context.current().client, taskId);
   };
   const prices = loadPrices(deps.prices);
+  const conversations = deps.conversations ?? new ConversationCopies();
   const maxResultChars = deps.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
   // are read afresh each call, so an edited script file takes effect.
@@ -332,9 +366,10 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}) };
     },
 
-    async callModel({ model, system, messages, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
+    async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
+      const messages = whole ?? (await conversationOf(ctx, conversation, conversations));
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
       let progress: ModelProgress | undefined;
       try {

@@ -12,6 +12,7 @@ import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import type { CallModelInput } from '../protocol/activity-contracts';
+import { ConversationReader } from '../rules/conversation-change';
 import type { AssistantBlock, Message, ModelTurn, UserBlock } from '../protocol/messages';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
@@ -85,19 +86,30 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
   );
 }
 
-/** The run's last model call that carried a checkpoint, with its reply when it came back. */
-async function lastModelCall(client: Client, taskId: string, runId: string): Promise<{ call: CallModelInput; reply?: ModelTurn } | undefined> {
+/** A model call as the run scheduled it, with its whole conversation (rebuilt where it was sent as a change). */
+type ModelCall = CallModelInput & { messages: Message[] };
+
+/** The run's model calls in the order they were scheduled, each with its event id, and the run's events. */
+async function modelCallsOf(client: Client, taskId: string, runId?: string): Promise<{ calls: { call: ModelCall; eventId: string }[]; events: HistoryEvent[] }> {
   const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
-  for (let i = events.length - 1; i >= 0; i--) {
-    const scheduled = events[i]!.activityTaskScheduledEventAttributes;
+  const reader = new ConversationReader();
+  const calls: { call: ModelCall; eventId: string }[] = [];
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name !== 'callModel') continue;
-    const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
-    if (!call.checkpoint) return undefined;
-    const id = String(events[i]!.eventId);
-    const completed = events.slice(i + 1).find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === id)?.activityTaskCompletedEventAttributes;
-    return completed ? { call, reply: await decoded<ModelTurn>(client, completed.result?.payloads) } : { call };
+    const input = await decoded<CallModelInput>(client, scheduled.input?.payloads);
+    calls.push({ call: { ...input, messages: reader.messagesOf(input) }, eventId: String(event.eventId) });
   }
-  return undefined;
+  return { calls, events };
+}
+
+/** The run's last model call, when it carried a checkpoint, with its reply when it came back. */
+async function lastModelCall(client: Client, taskId: string, runId: string): Promise<{ call: ModelCall; reply?: ModelTurn } | undefined> {
+  const { calls, events } = await modelCallsOf(client, taskId, runId);
+  const last = calls.at(-1);
+  if (!last?.call.checkpoint) return undefined;
+  const completed = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === last.eventId)?.activityTaskCompletedEventAttributes;
+  return completed ? { call: last.call, reply: await decoded<ModelTurn>(client, completed.result?.payloads) } : { call: last.call };
 }
 
 /** The state after the turn that answered: the checkpoint before it, its answer and what it cost (as TaskState.recordModelTurn counts them). */
@@ -122,13 +134,9 @@ function pointAfterAnswer(point: ForkPoint, reply: ModelTurn): ForkPoint {
 }
 
 /** The run's model calls with a checkpoint, in order, until `wanted` says stop: that call, and the last turn seen. */
-async function checkpoints(client: Client, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: CallModelInput; lastTurn?: number }> {
-  const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+async function checkpoints(client: Client, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: ModelCall; lastTurn?: number }> {
   let lastTurn: number | undefined;
-  for (const event of events) {
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== 'callModel') continue;
-    const call = await decoded<CallModelInput>(client, scheduled.input?.payloads);
+  for (const { call } of (await modelCallsOf(client, taskId, runId)).calls) {
     if (!call.checkpoint) continue;
     lastTurn = Math.max(lastTurn ?? -1, call.checkpoint.turn);
     if (wanted(call.checkpoint.turn)) return { call, lastTurn };
@@ -136,7 +144,7 @@ async function checkpoints(client: Client, taskId: string, runId: string, wanted
   return lastTurn === undefined ? {} : { lastTurn };
 }
 
-function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: string, call: CallModelInput): ForkPoint {
+function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: string, call: ModelCall): ForkPoint {
   const checkpoint = call.checkpoint!;
   const snapshot: TaskSnapshot = {
     ...checkpoint,
@@ -187,12 +195,7 @@ async function decoded<T>(client: Client, payloads: temporal.api.common.v1.IPayl
 
 /** The conversation of the origin's newest model call: every turn it completed, for a recording of its reads. */
 export async function latestConversation(client: Client, taskId: string): Promise<Message[]> {
-  const events = (await client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
-  for (let i = events.length - 1; i >= 0; i--) {
-    const scheduled = events[i]!.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name === 'callModel') return (await decoded<CallModelInput>(client, scheduled.input?.payloads)).messages;
-  }
-  return [];
+  return (await modelCallsOf(client, taskId)).calls.at(-1)?.call.messages ?? [];
 }
 
 /**

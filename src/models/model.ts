@@ -4,7 +4,7 @@ import type { ThinkingSetting } from '../protocol/task';
 
 export interface ModelRequest {
   system: string;
-  /** Fully resolved content: no blob-store references. */
+  /** Fully resolved content: no blob-store references. Read-only (frozen): the worker builds the task's next call from them. */
   messages: Message[];
   /** The tool definitions. Kept even when the model must not call tools (see toolChoice): the API requires them whenever the conversation holds tool blocks. */
   tools: ToolSpec[];

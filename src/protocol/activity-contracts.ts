@@ -13,11 +13,32 @@ export interface DescribeAgentInput {
   model?: ModelChoice;
 }
 
+/** A model call's conversation as a change to the run's previous call's (how to apply it: rules/conversation-change.ts). */
+export interface ConversationChange {
+  /** The run the calls belong to, `<workflowId>/<runId>`: a call's number counts from 1 in each run. */
+  run: string;
+  /** This call's number in its run. */
+  call: number;
+  /** The earlier call of the run this one builds on, and how many of its first messages stay; absent: `append` is the whole conversation. */
+  from?: { call: number; keep: number };
+  /** The messages after the ones that stay. */
+  append: Message[];
+}
+
 export interface CallModelInput {
   model: ModelChoice;
   system: string;
-  /** May hold blob markers (see blob-marker.ts): the activity resolves them from the store of `scope`. */
-  messages: Message[];
+  /**
+   * The whole conversation, as every task sent it before conversation changes. May hold blob
+   * markers (see blob-marker.ts): the activity resolves them from the store of `scope`.
+   */
+  messages?: Message[];
+  /**
+   * The conversation as a change to the run's previous call's (rules/conversation-change.ts), sent
+   * instead of `messages`: a worker older than this field fails the call for want of `messages`
+   * rather than calling the model with part of the conversation.
+   */
+  conversation?: ConversationChange;
   tools: ToolSpec[];
   /** The task's blob scope, `<workflowId>/<firstExecutionRunId>`; absent in histories from before the claim check. */
   scope?: string;

@@ -4,6 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Message } from './messages';
 import type { ApprovalAnswer, ApproveInput, DenyInput, MessageInput, TaskStatus, TranscriptView, UnblockInput } from './task';
 
 export const WORKFLOW_TYPE = 'agentTask';
@@ -38,6 +39,12 @@ export function taskQueueProblem(queue: unknown): string | undefined {
 
 export const statusQuery = defineQuery<TaskStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+/**
+ * Between a task and its workers, not for people: the conversation of the model call in flight,
+ * given its number in the run (rules/conversation-change.ts), for a worker that does not hold the
+ * call it builds on. Refused once that call is no longer the one in flight.
+ */
+export const modelConversationQuery = defineQuery<Message[], [number]>('modelConversation');
 
 /** Resumes a blocked task; rejected by its validator (no history written) when the task is not blocked. */
 export const unblockUpdate = defineUpdate<{ resumed: true; escalationId: string }, [UnblockInput]>('unblock');

@@ -12,6 +12,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import { resolveMessages } from '../blobs/claim-check';
 import type { TaskClient } from '../client/task-client';
 import type { AgentManifest } from '../protocol/agent-manifest';
+import { ConversationReader } from '../rules/conversation-change';
 import type { CallModelInput } from '../protocol/activity-contracts';
 import type { AssistantBlock, Message, ModelTurn, ToolResultBlock, Usage } from '../protocol/messages';
 import type { TaskInput, TaskResult } from '../protocol/task';
@@ -107,6 +108,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
   const results = new Map<string, ToolResultBlock>();
   let outcome: RecordedOutcome = { status: 'running' };
   for (const [index, run] of runs.entries()) {
+    const conversations = new ConversationReader();
     const scheduled = new Map<string, { type: string; input: Payloads }>();
     for (const event of run.events) {
       const started = event.workflowExecutionStartedEventAttributes;
@@ -118,7 +120,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
         if (type === 'callModel') {
           // The model's next request holds the results of the last turn's calls, as the model read them.
           const call = await decode<CallModelInput>(activity.input);
-          const last = call.messages.at(-1);
+          const last = conversations.messagesOf(call).at(-1);
           if (last?.role === 'user' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')) {
             const [resolved] = call.scope ? await resolveMessages(store, call.scope, [last]) : [last];
             for (const block of (resolved as Message & { role: 'user' }).content as ToolResultBlock[]) {

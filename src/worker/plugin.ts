@@ -14,6 +14,7 @@ import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { ReplayWorkerOptions, Worker, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
+import { ConversationCopies } from '../activities/conversation-copies';
 import { agentQueue, servedSubagentsProblem, type AgentDefinition } from '../agents/define-agent';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import type { BlobStore } from '../blobs/blob-store';
@@ -63,6 +64,12 @@ export interface DurableAgentPluginOptions {
   prices?: ActivityDependencies['prices'];
   /** Tool results longer than this (JSON chars) are cut before they enter history. Default 50 000. */
   maxToolResultChars?: number;
+  /**
+   * How many tasks' conversations each Temporal Worker keeps, so a model call's input carries only
+   * what changed since the task's previous call (docs/performance.md). A call whose task is not kept
+   * asks the task for its conversation (a query). Default 100; 0 keeps none.
+   */
+  conversationCopies?: number;
   /** The claim check's store. Default: openBlobStore() (DURABLE_AGENT_BLOB_STORE, encrypted with `codec`'s keys). */
   blobStore?: BlobStore;
   /** Where agents' memory versions are kept (docs/memory.md). Default: beside the blob store (see ActivityDependencies.memoryLog). */
@@ -160,6 +167,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.webhookUrl ? { webhookUrl: o.webhookUrl } : {}),
       ...(o.prices ? { prices: o.prices } : {}),
       ...(o.maxToolResultChars ? { maxToolResultChars: o.maxToolResultChars } : {}),
+      ...(o.conversationCopies !== undefined ? { conversations: new ConversationCopies(o.conversationCopies) } : {}),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       approverKeys: this.approverKeys,
       mcp: shared.mcp,

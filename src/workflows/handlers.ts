@@ -4,7 +4,19 @@
  * run knows its approver gate (the ones that arrive earlier wait for it).
  */
 import { log, setHandler } from '@temporalio/workflow';
-import { approveSignal, approveUpdate, denySignal, denyUpdate, interruptSignal, messageSignal, statusQuery, transcriptQuery, unblockSignal, unblockUpdate } from '../protocol/definitions';
+import {
+  approveSignal,
+  approveUpdate,
+  denySignal,
+  denyUpdate,
+  interruptSignal,
+  messageSignal,
+  statusQuery,
+  transcriptQuery,
+  modelConversationQuery,
+  unblockSignal,
+  unblockUpdate,
+} from '../protocol/definitions';
 import type { MessageInput } from '../protocol/task';
 import { MESSAGE_NONCE_MEMORY, type ApproverGate } from './approver-gate';
 import { Decisions } from './decisions';
@@ -33,6 +45,12 @@ export class TaskHandlers {
     });
     setHandler(statusQuery, () => statusOf(state));
     setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
+    // For a worker that does not hold the conversation a model call builds on (conversation-copies.ts).
+    setHandler(modelConversationQuery, (call) => {
+      const messages = this.run.sent.inFlight(call, state.messages);
+      if (!messages) throw new Error(`model call ${String(call).slice(0, 20)} is not the one in flight`);
+      return messages;
+    });
     // Validators run before anything is written to history: a wrong or stale decision leaves no trace.
     setHandler(unblockUpdate, (request) => failAsUpdate(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });
     setHandler(approveUpdate, (request) => failAsUpdateAsync(() => decisions.approve(request)), { validator: (request) => rejectIf(decisions.problem('approve', request, Date.now())) });

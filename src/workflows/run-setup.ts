@@ -16,6 +16,7 @@ import { legacyInputChecks, ruleBook, type RuleBook } from './legacy';
 import { LaterRules, runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { Steering } from './steering';
+import { SentConversation } from './sent-conversation';
 import { TaskState } from './task-state';
 import { taskErrorFrom } from './activity-failures';
 import { restoreTask } from './task-snapshot';
@@ -46,6 +47,8 @@ export interface Run {
   later: LaterRules;
   /** This run is a fork's first: its state came from the origin's history (loadForkPoint). */
   forked: boolean;
+  /** What this run's last model call sent, so the next sends only the change. */
+  sent: SentConversation;
 }
 
 /**
@@ -103,6 +106,7 @@ export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
     steering: new Steering(),
     later: new LaterRules(),
     forked: !input.resume && forkPoint !== undefined,
+    sent: new SentConversation(`${info.workflowId}/${info.runId}`),
   };
 }
 

@@ -1,0 +1,71 @@
+/**
+ * The worker's copy of each run's latest conversation, so a model call's input carries only what
+ * changed since the run's previous call (rules/conversation-change.ts) rather than the whole
+ * conversation through the workflow, the codecs, the server and back every turn. Eager dispatch
+ * gives a task's model calls to the worker whose workflow task scheduled them, so the copy is
+ * usually here; where it is not (a restarted worker, another worker of a cluster), the call asks the
+ * workflow for the conversation it sent, with a query, and goes on from that.
+ */
+import type { ConversationChange } from '../protocol/activity-contracts';
+import type { Message } from '../protocol/messages';
+import { applyChange, changeProblem } from '../rules/conversation-change';
+
+/** Runs kept per worker: a run's conversation is at most a payload's size (2 MB), most are far smaller. */
+export const DEFAULT_CONVERSATION_COPIES = 100;
+
+export interface ConversationCopyStats {
+  /** Calls built from the copy here (a retry of a call included). */
+  hits: number;
+  /** Calls that asked the workflow for their conversation. */
+  asked: number;
+}
+
+export class ConversationCopies {
+  /** Per run, its latest call's conversation; in the order used, oldest first. */
+  private readonly runs = new Map<string, { call: number; messages: readonly Message[] }>();
+  readonly stats: ConversationCopyStats = { hits: 0, asked: 0 };
+
+  constructor(private readonly capacity = DEFAULT_CONVERSATION_COPIES) {
+    if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`conversationCopies must be a whole number from 0, not ${String(capacity).slice(0, 40)}`);
+  }
+
+  /**
+   * The whole conversation of the call `change` describes. `askWorkflow` gets it from the workflow
+   * when this worker has not the call it builds on. The messages are frozen: they are the next
+   * call's too, so a model that changed one in place would change what the task sent.
+   */
+  async messagesFor(change: ConversationChange, askWorkflow: () => Promise<Message[]>): Promise<readonly Message[]> {
+    const problem = changeProblem(change);
+    if (problem) throw new TypeError(`The model call's conversation change ${problem}.`);
+    const cached = this.runs.get(change.run);
+    let messages: readonly Message[];
+    if (cached?.call === change.call) {
+      // A retry of the call: its conversation is the one built for its first attempt.
+      messages = cached.messages;
+      this.stats.hits += 1;
+    } else if (!change.from || cached?.call === change.from.call) {
+      messages = applyChange(change, cached?.messages);
+      if (change.from) this.stats.hits += 1;
+    } else {
+      messages = await askWorkflow();
+      this.stats.asked += 1;
+    }
+    // Frozen ones (what stayed) are passed over at once.
+    for (const message of messages) deepFreeze(message);
+    Object.freeze(messages);
+    this.remember(change.run, change.call, messages);
+    return messages;
+  }
+
+  private remember(run: string, call: number, messages: readonly Message[]): void {
+    this.runs.delete(run);
+    this.runs.set(run, { call, messages });
+    if (this.runs.size > this.capacity) this.runs.delete(this.runs.keys().next().value!);
+  }
+}
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+}
