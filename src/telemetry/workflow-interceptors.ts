@@ -155,12 +155,15 @@ class RunTrace {
   /** A model call opens a turn: the previous one (its tool calls, the approvals it waited for) ends here. */
   private startTurn(request: Record<string, unknown>): void {
     this.endTurn();
-    const messages = Array.isArray(request.messages) ? request.messages : [];
-    const earlier = messages.filter((m) => record(m).role === 'assistant').length;
+    this.roles = rolesOf(request, this.roles);
+    const earlier = this.roles.filter((role) => role === 'assistant').length;
     const dropped = typeof request.droppedTurns === 'number' ? request.droppedTurns : 0;
     const span = this.start(SPAN.turn, { [ATTR.turn]: earlier + dropped + 1 }, this.root ?? ROOT_CONTEXT);
     this.turn = { span, context: trace.setSpan(ROOT_CONTEXT, span) };
   }
+
+  /** The roles of the last model call's messages, in order: a call that sends only a change builds on them. */
+  private roles: unknown[] = [];
 
   private endTurn(): void {
     if (!this.turn) return;
@@ -262,3 +265,12 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   const t = new RunTrace();
   return { inbound: [new Inbound(t)], outbound: [new Outbound(t)] };
 };
+
+/** The roles of a model call's conversation: its whole `messages`, or the previous call's kept and the change's appended. */
+function rolesOf(request: Record<string, unknown>, previous: unknown[]): unknown[] {
+  if (Array.isArray(request.messages)) return request.messages.map((m) => record(m).role);
+  const change = record(request.conversation);
+  const append = Array.isArray(change.append) ? change.append.map((m) => record(m).role) : [];
+  const keep = record(change.from).keep;
+  return typeof keep === 'number' ? [...previous.slice(0, keep), ...append] : append;
+}
