@@ -369,7 +369,8 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
-      const messages = whole ?? (await conversationOf(ctx, conversation, conversations));
+      // Asking the task may wait on its worker: the call heartbeats meanwhile, as it does for the model.
+      const messages = whole ?? (await heartbeating(ctx, conversationOf(ctx, conversation, conversations)));
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
       let progress: ModelProgress | undefined;
       try {
