@@ -24,6 +24,7 @@ export interface Lever {
 export const LEVERS: Lever[] = [
   { name: 'before: eager dispatch off, every tool call through the queue', server: 'eager off', local: false },
   { name: 'eager dispatch on, every tool call through the queue (local: false)', server: 'default', local: false },
+  { name: 'before conversation changes: default, the whole conversation in every model call', server: 'default', worker: { wholeConversations: true } },
   { name: 'default (eager dispatch on, fast reads local)', server: 'default' },
   { name: 'tool declared local: true', server: 'default', local: true },
   { name: 'default + compression codec off', server: 'default', worker: { codec: { compression: false } } },

@@ -101,6 +101,8 @@ export interface ActivityDependencies {
   memoryLog?: MemoryLog;
   /** Each run's latest conversation, so a model call's input carries only the change (conversation-copies.ts). Default: a new one per worker. */
   conversations?: ConversationCopies;
+  /** Tasks this worker describes send the whole conversation with every model call (AgentManifest.wholeConversations). */
+  wholeConversations?: boolean;
 }
 
 /** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
@@ -363,7 +365,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         manifest.tools = [...manifest.tools, ...listed.map((t) => t.manifest)];
       }
       // The worker's trusted keys travel in the manifest (recorded in history), never in the task's input.
-      return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}) };
+      return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}), ...(deps.wholeConversations ? { wholeConversations: true } : {}) };
     },
 
     async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {

@@ -53,6 +53,12 @@ export interface AgentManifest {
   messagesWhileBusy?: MessagesWhileBusy;
   /** The agent's sub-agents, one delegation tool each (absent for an agent without any: its manifest is as before). */
   delegation?: DelegationManifest;
+  /**
+   * The worker's setting, not the agent's: model calls carry the whole conversation instead of the
+   * change since the run's previous call (rules/conversation-change.ts), for a rolling upgrade while
+   * workers of an older release, which need the whole conversation, still take the calls.
+   */
+  wholeConversations?: boolean;
 }
 
 /**

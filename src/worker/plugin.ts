@@ -70,6 +70,13 @@ export interface DurableAgentPluginOptions {
    * asks the task for its conversation (a query). Default 100; 0 keeps none.
    */
   conversationCopies?: number;
+  /**
+   * Model calls of the runs this worker describes carry the whole conversation, as releases before
+   * conversation changes did: for a rolling upgrade while older workers still poll the queue (they
+   * fail a call that carries only a change, and it is retried until a newer worker takes it).
+   * Default false.
+   */
+  wholeConversations?: boolean;
   /** The claim check's store. Default: openBlobStore() (DURABLE_AGENT_BLOB_STORE, encrypted with `codec`'s keys). */
   blobStore?: BlobStore;
   /** Where agents' memory versions are kept (docs/memory.md). Default: beside the blob store (see ActivityDependencies.memoryLog). */
@@ -167,6 +174,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.webhookUrl ? { webhookUrl: o.webhookUrl } : {}),
       ...(o.prices ? { prices: o.prices } : {}),
       ...(o.maxToolResultChars ? { maxToolResultChars: o.maxToolResultChars } : {}),
+      ...(o.wholeConversations ? { wholeConversations: true } : {}),
       ...(o.conversationCopies !== undefined ? { conversations: new ConversationCopies(o.conversationCopies) } : {}),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       approverKeys: this.approverKeys,

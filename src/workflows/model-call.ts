@@ -36,7 +36,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
     call = run.steering.run(() =>
       callModel({
         ...request,
-        conversation: run.sent.next(state.messages),
+        ...(state.manifest?.wholeConversations === true ? { messages: state.messages } : { conversation: run.sent.next(state.messages) }),
         ...modelSettings(run),
         ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}),
         ...(run.later.forkableTurns() ? { checkpoint: checkpointOf(state) } : {}),

@@ -60,9 +60,9 @@ class PageModel implements Model {
 }
 
 /** Runs the task on a worker with `conversationCopies` and returns what the model saw and the model calls' inputs as recorded. */
-async function readBook(conversationCopies?: number): Promise<{ seen: Message[][]; inputs: { input: CallModelInput; bytes: number }[] }> {
+async function readBook(options: { conversationCopies?: number; wholeConversations?: boolean } = {}): Promise<{ seen: Message[][]; inputs: { input: CallModelInput; bytes: number }[] }> {
   const model = new PageModel();
-  const worker = await h.worker([reader], { models: { pages: model }, ...(conversationCopies !== undefined ? { conversationCopies } : {}) });
+  const worker = await h.worker([reader], { models: { pages: model }, ...options });
   const taskId = h.taskId('book');
   await worker.runUntil(async () => {
     await h.client.start({ agent: reader.name, prompt: 'Read the book.', model: { provider: 'custom', name: 'pages' }, budgets: { turns: TURNS + 5, toolCalls: TURNS + 5 } }, { taskId });
@@ -111,9 +111,20 @@ test('every model call after the first carries only the turn it adds, and the mo
 }, 120_000);
 
 test('a worker that keeps no conversation asks the task for each one, and the model reads the same whole conversations', async () => {
-  const { seen, inputs } = await readBook(0);
+  const { seen, inputs } = await readBook({ conversationCopies: 0 });
   expectWholeConversations(seen);
   expect(inputs.slice(1).every(({ input }) => input.conversation?.append.length === 2)).toBe(true);
+}, 120_000);
+
+test('a worker set to send whole conversations (a rolling upgrade beside older workers) puts the whole conversation in every call', async () => {
+  const { seen, inputs } = await readBook({ wholeConversations: true });
+  expectWholeConversations(seen);
+  for (const [call, { input }] of inputs.entries()) {
+    expect(input.conversation).toBeUndefined();
+    expect(input.messages).toHaveLength(1 + 2 * call);
+  }
+  // The same 80 KB conversation, whole in the last call's input: what the change saves.
+  expect(inputs.at(-1)!.bytes).toBeGreaterThan(30_000);
 }, 120_000);
 
 test('a worker refuses a copy count that is not a whole number from 0', async () => {

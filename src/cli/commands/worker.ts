@@ -16,7 +16,7 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--task-queue Q] [--no-legacy-queue]
-                    [--orders-url URL] [--orders-fault KIND[:N]]...
+                    [--whole-conversations] [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
   defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
   the built-in demo agent. Connects through Temporal's environment configuration
@@ -25,6 +25,9 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   where clients start its tasks; the worker also serves the queue "durable-agent" that tasks shared
   before that (--no-legacy-queue: not). --task-queue Q serves every agent of this worker on Q alone
   (clients then need --task-queue Q too).
+  --whole-conversations: model calls of the tasks this worker runs carry the whole conversation, not
+  only what changed since the task's previous call; for a rolling upgrade while workers of an older
+  release still serve the same queues.
   Stops gracefully on SIGINT/SIGTERM.
   Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
@@ -41,6 +44,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       'orders-url': { type: 'string' },
       'orders-fault': { type: 'string', multiple: true },
       'no-legacy-queue': { type: 'boolean' },
+      'whole-conversations': { type: 'boolean' },
     },
     { min: 0, max: 0, names: '' },
   );
@@ -71,6 +75,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     approverKeys,
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
+    ...(values['whole-conversations'] ? { wholeConversations: true } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
   const traces = tracesTarget();
