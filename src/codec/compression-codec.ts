@@ -15,8 +15,12 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 export const GZIP_ENCODING = 'binary/gzip';
 export const ORIGINAL_ENCODING_KEY = 'compression-original-encoding';
 
-/** Small payloads gain little and cost a gzip header and CPU per activity. */
-export const DEFAULT_COMPRESSION_THRESHOLD = 4 * 1024;
+/**
+ * Tiny payloads gain little and cost a gzip header and CPU per activity. From 1 KB: a model call
+ * carries only its turn's change (rules/conversation-change.ts), 1-4 KB of JSON that gzip shrinks
+ * by a half or more, where 4 KB left most of them as they were.
+ */
+export const DEFAULT_COMPRESSION_THRESHOLD = 1024;
 /** See CompressionOptions.level. */
 export const DEFAULT_COMPRESSION_LEVEL = 3;
 /** A decompressed payload larger than this is refused: Temporal's own limit is 2 MB per payload, so more means a corrupt or hostile one. */
@@ -33,7 +37,7 @@ export const SYNC_GZIP_MAX_BYTES = 64 * 1024;
 export const SYNC_GUNZIP_MAX_BYTES = 8 * 1024;
 
 export interface CompressionOptions {
-  /** Payloads whose data is at least this many bytes are compressed. Default 4 KB. */
+  /** Payloads whose data is at least this many bytes are compressed. Default 1 KB. */
   thresholdBytes?: number;
   /**
    * zlib level 1-9. Default 3: on a conversation's JSON (35 KB) it takes 0.08 ms where zlib's own
