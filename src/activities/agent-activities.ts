@@ -11,8 +11,7 @@ import type { Model } from '../models/model';
 import { costOf, loadPrices, type PriceTable } from '../models/pricing';
 import type { AgentActivities, ConversationChange, ToolOutcome } from '../protocol/activity-contracts';
 import { modelConversationQuery } from '../protocol/definitions';
-import { changeProblem } from '../rules/conversation-change';
-import { ConversationCopies } from './conversation-copies';
+import { BadConversationChangeError, ConversationCopies } from './conversation-copies';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { guardedCall } from '../tools/guarded-call';
@@ -142,8 +141,6 @@ async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => un
 async function conversationOf(ctx: Context, conversation: ConversationChange | undefined, conversations: ConversationCopies): Promise<Message[]> {
   const attempt = ctx.info.attempt;
   if (!conversation) throw toApplicationFailure({ error: toolError('permanent', 'no_conversation', 'The model call carries no conversation (neither messages nor a change).') }, attempt);
-  const problem = changeProblem(conversation);
-  if (problem) throw toApplicationFailure({ error: toolError('permanent', 'bad_conversation_change', `The model call's conversation change ${problem}.`) }, attempt);
   const task = ctx.info.workflowExecution;
   try {
     const askTask = async () => {
@@ -152,6 +149,7 @@ async function conversationOf(ctx: Context, conversation: ConversationChange | u
     };
     return (await conversations.messagesFor(conversation, askTask)) as Message[];
   } catch (err) {
+    if (err instanceof BadConversationChangeError) throw toApplicationFailure({ error: toolError('permanent', err.code, err.message) }, attempt);
     // The workflow's worker is away, or the task moved on: the call is tried again (or cancelled with the turn).
     throw toApplicationFailure(
       {

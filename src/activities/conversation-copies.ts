@@ -8,7 +8,14 @@
  */
 import type { ConversationChange } from '../protocol/activity-contracts';
 import type { Message } from '../protocol/messages';
+import { DurableAgentError } from '../errors/durable-agent-error';
 import { applyChange, changeProblem } from '../rules/conversation-change';
+
+/** A change no worker could apply: the call fails for good (a bug, or an input not written by a task). */
+export class BadConversationChangeError extends DurableAgentError {
+  override readonly name = 'BadConversationChangeError';
+  readonly code = 'bad_conversation_change';
+}
 
 /** Runs kept per worker: a run's conversation is at most a payload's size (2 MB), most are far smaller. */
 export const DEFAULT_CONVERSATION_COPIES = 100;
@@ -36,7 +43,7 @@ export class ConversationCopies {
    */
   async messagesFor(change: ConversationChange, askWorkflow: () => Promise<Message[]>): Promise<readonly Message[]> {
     const problem = changeProblem(change);
-    if (problem) throw new TypeError(`The model call's conversation change ${problem}.`);
+    if (problem) throw new BadConversationChangeError(`The model call's conversation change ${problem}.`);
     const cached = this.runs.get(change.run);
     let messages: readonly Message[];
     if (cached?.call === change.call) {

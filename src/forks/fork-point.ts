@@ -89,24 +89,32 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
 /** A model call as the run scheduled it, with its whole conversation (rebuilt where it was sent as a change). */
 type ModelCall = CallModelInput & { messages: Message[] };
 
-/** The run's model calls in the order they were scheduled, each with its event id, and the run's events. */
-async function modelCallsOf(client: Client, taskId: string, runId?: string): Promise<{ calls: { call: ModelCall; eventId: string }[]; events: HistoryEvent[] }> {
-  const events = (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+/** A run's model calls in the order they were scheduled, each with its event id, decoded as they are asked for. */
+async function* modelCallsOf(client: Client, events: HistoryEvent[]): AsyncGenerator<{ call: ModelCall; eventId: string }> {
   const reader = new ConversationReader();
-  const calls: { call: ModelCall; eventId: string }[] = [];
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name !== 'callModel') continue;
     const input = await decoded<CallModelInput>(client, scheduled.input?.payloads);
-    calls.push({ call: { ...input, messages: reader.messagesOf(input) }, eventId: String(event.eventId) });
+    yield { call: { ...input, messages: reader.messagesOf(input) }, eventId: String(event.eventId) };
   }
-  return { calls, events };
+}
+
+async function eventsOf(client: Client, taskId: string, runId?: string): Promise<HistoryEvent[]> {
+  return (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
+}
+
+/** The run's last model call: each call builds on the ones before it. */
+async function lastCallOf(client: Client, events: HistoryEvent[]): Promise<{ call: ModelCall; eventId: string } | undefined> {
+  let last: { call: ModelCall; eventId: string } | undefined;
+  for await (const call of modelCallsOf(client, events)) last = call;
+  return last;
 }
 
 /** The run's last model call, when it carried a checkpoint, with its reply when it came back. */
 async function lastModelCall(client: Client, taskId: string, runId: string): Promise<{ call: ModelCall; reply?: ModelTurn } | undefined> {
-  const { calls, events } = await modelCallsOf(client, taskId, runId);
-  const last = calls.at(-1);
+  const events = await eventsOf(client, taskId, runId);
+  const last = await lastCallOf(client, events);
   if (!last?.call.checkpoint) return undefined;
   const completed = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === last.eventId)?.activityTaskCompletedEventAttributes;
   return completed ? { call: last.call, reply: await decoded<ModelTurn>(client, completed.result?.payloads) } : { call: last.call };
@@ -136,7 +144,7 @@ function pointAfterAnswer(point: ForkPoint, reply: ModelTurn): ForkPoint {
 /** The run's model calls with a checkpoint, in order, until `wanted` says stop: that call, and the last turn seen. */
 async function checkpoints(client: Client, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: ModelCall; lastTurn?: number }> {
   let lastTurn: number | undefined;
-  for (const { call } of (await modelCallsOf(client, taskId, runId)).calls) {
+  for await (const { call } of modelCallsOf(client, await eventsOf(client, taskId, runId))) {
     if (!call.checkpoint) continue;
     lastTurn = Math.max(lastTurn ?? -1, call.checkpoint.turn);
     if (wanted(call.checkpoint.turn)) return { call, lastTurn };
@@ -195,7 +203,7 @@ async function decoded<T>(client: Client, payloads: temporal.api.common.v1.IPayl
 
 /** The conversation of the origin's newest model call: every turn it completed, for a recording of its reads. */
 export async function latestConversation(client: Client, taskId: string): Promise<Message[]> {
-  return (await modelCallsOf(client, taskId)).calls.at(-1)?.call.messages ?? [];
+  return (await lastCallOf(client, await eventsOf(client, taskId)))?.call.messages ?? [];
 }
 
 /**

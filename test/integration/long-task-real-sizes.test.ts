@@ -41,7 +41,11 @@ test('a 1,000-turn task with 40 KB tool results completes; no payload passes 256
   console.log(
     `history bytes per turn: turns 10-110 ${Math.round(early / 100)}, 110-210 ${Math.round(sum(110, 210) / 100)}, 500-600 ${Math.round(sum(500, 600) / 100)}, last 100 ${Math.round(late / 100)}, runs ${runs.length}, largest run ${Math.max(...runs.map((r) => r.historyBytes))} bytes`,
   );
-  expect(late).toBeLessThanOrEqual(early * 1.2);
+  // Flat: what a turn adds at the end is within 1.2 KB of what it added early on. The growth is the
+  // ledger filling to its 500 records in each continue-as-new snapshot (then it stays there); the
+  // bound was 20 % of an early turn's 5.6 KB until model calls carried only their change, which
+  // brought a turn down to about 4.1 KB with the same growth in bytes.
+  expect((late - early) / 100).toBeLessThanOrEqual(1_200);
 }, 900_000);
 
 test('a task whose state cannot fit the ceiling blocks with a reason instead of being terminated, and goes on when unblocked', async () => {
