@@ -9,9 +9,8 @@ import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
 import type { Model } from '../models/model';
 import { costOf, loadPrices, type PriceTable } from '../models/pricing';
-import type { AgentActivities, ConversationChange, ToolOutcome } from '../protocol/activity-contracts';
-import { modelConversationQuery } from '../protocol/definitions';
-import { BadConversationChangeError, ConversationCopies } from './conversation-copies';
+import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
+import { ConversationCopies, conversationOf } from './conversation-copies';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { guardedCall } from '../tools/guarded-call';
@@ -130,33 +129,6 @@ async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => un
     return await work;
   } finally {
     clearInterval(beat);
-  }
-}
-
-/**
- * A model call's whole conversation from the change its input carries: from this worker's copy of
- * the run's previous call, else from the workflow itself (a query), which answers with what it sent
- * while that call is in flight.
- */
-async function conversationOf(ctx: Context, conversation: ConversationChange | undefined, conversations: ConversationCopies): Promise<Message[]> {
-  const attempt = ctx.info.attempt;
-  if (!conversation) throw toApplicationFailure({ error: toolError('permanent', 'no_conversation', 'The model call carries no conversation (neither messages nor a change).') }, attempt);
-  const task = ctx.info.workflowExecution;
-  try {
-    const askTask = async () => {
-      if (!task) throw new Error('the call was not scheduled by a task');
-      return ctx.client.workflow.getHandle(task.workflowId, task.runId).query(modelConversationQuery, conversation.call);
-    };
-    return (await conversations.messagesFor(conversation, askTask)) as Message[];
-  } catch (err) {
-    if (err instanceof BadConversationChangeError) throw toApplicationFailure({ error: toolError('permanent', err.code, err.message) }, attempt);
-    // The workflow's worker is away, or the task moved on: the call is tried again (or cancelled with the turn).
-    throw toApplicationFailure(
-      {
-        error: toolError('transient', 'conversation_unavailable', `The conversation of model call ${conversation.call} is not on this worker and the task did not give it: ${(err as Error).message}`),
-      },
-      attempt,
-    );
   }
 }
 

@@ -6,7 +6,11 @@
  * usually here; where it is not (a restarted worker, another worker of a cluster), the call asks the
  * workflow for the conversation it sent, with a query, and goes on from that.
  */
+import type { Context } from '@temporalio/activity';
 import type { ConversationChange } from '../protocol/activity-contracts';
+import { modelConversationQuery } from '../protocol/definitions';
+import { toolError } from '../protocol/tool-error';
+import { toApplicationFailure } from './failure';
 import type { Message } from '../protocol/messages';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import { applyChange, changeProblem } from '../rules/conversation-change';
@@ -75,4 +79,31 @@ function deepFreeze(value: unknown): void {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
+/**
+ * A model call's whole conversation from the change its input carries: from this worker's copy of
+ * the run's previous call, else from the workflow itself (a query), which answers with what it sent
+ * while that call is in flight.
+ */
+export async function conversationOf(ctx: Context, conversation: ConversationChange | undefined, conversations: ConversationCopies): Promise<Message[]> {
+  const attempt = ctx.info.attempt;
+  if (!conversation) throw toApplicationFailure({ error: toolError('permanent', 'no_conversation', 'The model call carries no conversation (neither messages nor a change).') }, attempt);
+  const task = ctx.info.workflowExecution;
+  try {
+    const askTask = async () => {
+      if (!task) throw new Error('the call was not scheduled by a task');
+      return ctx.client.workflow.getHandle(task.workflowId, task.runId).query(modelConversationQuery, conversation.call);
+    };
+    return (await conversations.messagesFor(conversation, askTask)) as Message[];
+  } catch (err) {
+    if (err instanceof BadConversationChangeError) throw toApplicationFailure({ error: toolError('permanent', err.code, err.message) }, attempt);
+    // The workflow's worker is away, or the task moved on: the call is tried again (or cancelled with the turn).
+    throw toApplicationFailure(
+      {
+        error: toolError('transient', 'conversation_unavailable', `The conversation of model call ${conversation.call} is not on this worker and the task did not give it: ${(err as Error).message}`),
+      },
+      attempt,
+    );
+  }
 }
