@@ -50,11 +50,12 @@ export class ConversationCopies {
     if (problem) throw new BadConversationChangeError(`The model call's conversation change ${problem}.`);
     const cached = this.runs.get(change.run);
     let messages: readonly Message[];
+    // Built here only from the very call the change names; anything else, the task says what it sent.
     if (cached?.call === change.call) {
       // A retry of the call: its conversation is the one built for its first attempt.
       messages = cached.messages;
       this.stats.hits += 1;
-    } else if (!change.from || cached?.call === change.from.call) {
+    } else if (!change.from || (cached?.call === change.from.call && change.from.keep <= cached.messages.length)) {
       messages = applyChange(change, cached?.messages);
       if (change.from) this.stats.hits += 1;
     } else {

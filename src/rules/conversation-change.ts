@@ -40,21 +40,19 @@ export function changeProblem(change: unknown): string | undefined {
  * call, as the workflow counts it; a change is applied to the call it names.
  */
 export class ConversationReader {
-  private readonly calls = new Map<number, Message[]>();
-  private count = 0;
+  /** The previous call's number and conversation: a change always builds on the call before it. */
+  private last = { call: 0, messages: [] as Message[] };
 
   messagesOf(input: { messages?: Message[]; conversation?: ConversationChange }): Message[] {
-    this.count += 1;
     const change = input.conversation;
     if (input.messages || !change) {
-      const messages = input.messages ?? [];
-      this.calls.set(this.count, messages);
-      return messages;
+      this.last = { call: this.last.call + 1, messages: input.messages ?? [] };
+      return this.last.messages;
     }
     const problem = changeProblem(change);
     if (problem) throw new Error(`a model call's conversation change ${problem}`);
-    const messages = applyChange(change, change.from ? this.calls.get(change.from.call) : undefined);
-    this.calls.set(change.call, messages);
+    const messages = applyChange(change, change.from?.call === this.last.call ? this.last.messages : undefined);
+    this.last = { call: change.call, messages };
     return messages;
   }
 }
