@@ -13,6 +13,7 @@ import type { AgentActivities, ToolOutcome } from '../protocol/activity-contract
 import { ConversationCopies, conversationOf } from './conversation-copies';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
+import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { guardedCall } from '../tools/guarded-call';
 import { validatorOf } from '../tools/schema';
 import { jsonSchemaValidator } from '../tools/json-schema';
@@ -463,16 +464,28 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
           ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
           ...(answers?.length ? { answers } : {}),
         }),
-      ).catch((err: unknown) => {
-        if (!(err instanceof NeedsInputError)) throw err;
+      ).catch(async (err: unknown) => {
+        if (!(err instanceof NeedsInputError)) {
+          // Thrown out of the guard (aborted, or the worker's own failure): it may have taken effect.
+          await write?.settled('unknown', `${(err as Error)?.message ?? err}`);
+          throw err;
+        }
+        // Asking is not acting: the call runs again, as a new call, with the answer.
+        await write?.settled('failed', `asked a person: ${err.question.message}`);
         // Not retried: the workflow asks a person durably, then runs the call again with the answer.
         const error = toolError('policy', 'needs_input', `${toolName} asks a person: ${err.question.message}`, 'A person has been asked; the call goes on with their answer.');
         throw ApplicationFailure.create({ message: error.detail, type: NEEDS_INPUT_TYPE, nonRetryable: true, details: [error, err.question], category: ApplicationFailureCategory.BENIGN });
       });
       // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
-      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('cancelled');
-      if (result.kind === 'failed') throw toApplicationFailure(result, ctx.info.attempt);
-      await write?.recorded(result.output);
+      if (ctx.cancellationSignal.aborted) {
+        await write?.settled(result.kind === 'failed' ? 'unknown' : 'done', result.kind === 'failed' ? `cancelled: ${result.error.detail}` : summarizeOutput(result.output));
+        throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+      }
+      if (result.kind === 'failed') {
+        await write?.settled(outcomeUnknown(result.error) ? 'unknown' : 'failed', `${result.error.code}: ${result.error.detail}`);
+        throw toApplicationFailure(result, ctx.info.attempt);
+      }
+      await write?.settled('done', summarizeOutput(result.output));
       const cut = cutIfLarge(result, maxResultChars);
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);

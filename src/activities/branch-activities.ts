@@ -11,7 +11,7 @@ import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
 import { EffectJournal, intentOf } from '../forks/effect-journal';
 import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
 import type { LoadForkPointInput, RunToolInput, ToolOutcome } from '../protocol/activity-contracts';
-import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type ReadRecording } from '../protocol/fork';
+import { effectStateOf, familyRootOf, REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type EffectState, type ReadRecording } from '../protocol/fork';
 import type { TaskSnapshot } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { summarizeOutput } from '../rules/tool-result-content';
@@ -73,17 +73,18 @@ export async function recordedRead(
   return recorded.note ? { kind: 'flagged', output, error: recorded.note, summary } : { kind: 'ok', output, summary };
 }
 
-/** A write about to run under the journal: the key it runs with, and how to record it once it came back. */
+/** A write about to run under the journal: the key it runs with, and how to record how it settled. */
 export interface JournaledWrite {
   idempotencyKey: string;
-  recorded(output: unknown): Promise<void>;
+  settled(state: Exclude<EffectState, 'pending'>, summary: string): Promise<void>;
 }
 
 /**
- * Asks the journal whether this write already ran (before a reset, or in an ancestor after its
- * branch point): an idempotent one goes on with the earlier key, which the service answers; a
- * non-idempotent one is refused with `repeated_effect` (the workflow asks a person), unless a
- * person already approved running it again (`repeatApprovedBy`).
+ * Journals the write as pending, after asking the family's journal whether the same call already
+ * ran, is in flight or was lost elsewhere in the family (docs/guarantees.md): an idempotent call
+ * whose earlier run is done and still stands goes on with the earlier key, which the service
+ * answers; anything else is refused with `repeated_effect` (the workflow asks a person, showing
+ * what may already have happened), unless a person already approved running it again.
  */
 export async function journaledWrite(
   deps: BranchDependencies,
@@ -91,30 +92,57 @@ export async function journaledWrite(
 ): Promise<JournaledWrite> {
   const ctx = Context.current();
   const journal = new EffectJournal(deps.store());
-  const planned: Omit<EffectRecord, 'at' | 'outcome'> = {
-    version: 1,
+  const runId = ctx.info.workflowExecution?.runId ?? '';
+  const lineage = call.lineage ?? [];
+  const planned: Omit<EffectRecord, 'at' | 'outcome' | 'state' | 'step'> = {
+    version: 2,
     taskId: call.taskId,
-    runId: ctx.info.workflowExecution?.runId ?? '',
+    runId,
     turn: call.turn,
     tool: call.name,
     effect: call.tool.effect,
     idempotent: call.tool.idempotent,
     intent: intentOfCall(call.tool, call.name, call.input),
     idempotencyKey: call.idempotencyKey,
+    attempt: `${runId}/${ctx.info.activityId}`,
+    family: familyRootOf(call.taskId, lineage),
+    ...(lineage.length ? { lineage: [...lineage] } : {}),
   };
-  const earlier = call.repeatApprovedBy ? undefined : await deps.withBlobs(() => journal.earlierRun({ ...planned, lineage: call.lineage ?? [] }));
-  if (earlier && !call.tool.idempotent) {
-    const error = toolError('policy', 'repeated_effect', repeatReason(earlier), 'A person has been asked whether it must run again.');
-    throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, earlier], category: ApplicationFailureCategory.BENIGN });
+  if (!call.repeatApprovedBy) {
+    const earlier = await deps.withBlobs(() => journal.earlierRuns({ ...planned, lineage }));
+    const blocking = await firstBlocking(call.tool, call.input, earlier);
+    if (blocking) {
+      const error = toolError('policy', 'repeated_effect', repeatReason(blocking), 'A person has been asked whether it must run again.');
+      throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, blocking], category: ApplicationFailureCategory.BENIGN });
+    }
+    // The service knows the earlier key: it answers with the first outcome and changes nothing again.
+    if (earlier[0]) planned.idempotencyKey = earlier[0].idempotencyKey;
   }
-  // The service knows the earlier key: it answers with the first outcome and changes nothing again.
-  if (earlier) planned.idempotencyKey = earlier.idempotencyKey;
+  const step = (state: EffectState, summary: string): EffectRecord => ({
+    ...planned,
+    at: new Date().toISOString(),
+    step: ctx.info.attempt * 2 + (state === 'pending' ? 0 : 1),
+    state,
+    outcome: { ok: state === 'done', summary: summary.slice(0, 300) },
+  });
+  // Intent first: a call whose record cannot be kept does not run (a transient store error is retried).
+  await deps.withBlobs(() => journal.record(step('pending', 'started')));
   return {
     idempotencyKey: planned.idempotencyKey,
-    // A write that ran must not look failed because its record could not be kept: the log says so instead.
-    recorded: (output) =>
+    // A write that ran must not look failed because its settling could not be kept: it stays pending,
+    // which every branch treats as "may have happened", and the log says so.
+    settled: (state, summary) =>
       journal
-        .record({ ...planned, at: new Date().toISOString(), outcome: { ok: true, summary: summarizeOutput(output).slice(0, 300) } })
-        .catch((err: Error) => ctx.log.error(`effect journal: ${call.name} ran in ${call.taskId} turn ${call.turn} but could not be recorded: ${err.message}`)),
+        .record(step(state, summary))
+        .catch((err: Error) => ctx.log.error(`effect journal: ${call.name} in ${call.taskId} turn ${call.turn} settled as ${state} but stays pending in the journal: ${err.message}`)),
   };
+}
+
+/** The earlier run that needs a person, or none when every one is an idempotent call done and still standing. */
+async function firstBlocking(tool: ToolDefinition<any, any>, input: unknown, earlier: readonly EffectRecord[]): Promise<EffectRecord | undefined> {
+  for (const record of earlier) {
+    if (!tool.idempotent || effectStateOf(record) !== 'done') return record;
+    if (tool.stillStands && !(await tool.stillStands(record.idempotencyKey, input))) return record;
+  }
+  return undefined;
 }

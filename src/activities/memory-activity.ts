@@ -43,6 +43,7 @@ export function memoryTools(deps: MemoryDependencies): (definition: AgentDefinit
           if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
           throw err;
         }),
+      (input, key) => deps.withBlobs(() => files.stands(scope, key, input)),
     );
   };
 }

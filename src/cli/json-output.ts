@@ -102,7 +102,7 @@ const decision = z.strictObject({
     .meta({ description: 'A decision sent as a signal that changed nothing: refused (it broke a rule) or superseded (what it answered was already resolved).' }),
   identity: identity.optional(),
 });
-const branchPoint = z.strictObject({ taskId: z.string(), turn: count }).meta({ id: 'BranchPoint' });
+const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional() }).meta({ id: 'BranchPoint' });
 const event = z
   .strictObject({
     seq: count,
@@ -214,7 +214,10 @@ const taskStatus = z
       .optional(),
     events: z.array(event),
     eventCount: count,
-    lineage: z.array(branchPoint).optional().meta({ description: "A fork's ancestry, nearest first: the task and turn it started from, then that task's own." }),
+    lineage: z
+      .array(branchPoint)
+      .optional()
+      .meta({ description: "The task's ancestry, nearest first: the task and turn a fork or rewind started from, or (via: delegation) the task that delegated to it and in which turn, then that task's own." }),
     result: taskResultJson.optional(),
   })
   .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });

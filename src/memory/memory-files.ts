@@ -88,6 +88,20 @@ export class MemoryFiles {
     }
   }
 
+  /**
+   * Whether the write made under `callKey` still stands: each version it made is still its path's
+   * latest (nothing changed, deleted or renamed it since). A key that made no version stands.
+   */
+  async stands(scope: string, callKey: string, input: MemoryInput): Promise<boolean> {
+    const paths = input.command === 'rename' ? [input.old_path, input.new_path] : [input.path];
+    for (const raw of paths) {
+      const history = await this.log.history(scope, pathOf(raw));
+      const made = history.filter((v) => v.callKey === callKey).at(-1);
+      if (made && history.at(-1)!.version !== made.version) return false;
+    }
+    return true;
+  }
+
   /** The live files of a scope (for `durable-agent memory AGENT list`). */
   async list(scope: string): Promise<MemoryFileInfo[]> {
     return (await this.live(scope)).map((v) => ({ path: v.path, version: v.version, chars: v.chars, at: v.at, task: v.task, command: v.command }));

@@ -17,8 +17,11 @@ export type MemoryRunner = (input: ReturnType<typeof memoryInput>, ctx: ToolCont
 
 const notOnThisWorker: MemoryRunner = () => Promise.reject(new Error('the memory tool runs through the worker (createActivities), not on its own'));
 
+/** Whether a write's versions are still the latest of their paths (see MemoryFiles.stands). */
+export type MemoryStandsCheck = (input: ReturnType<typeof memoryInput>, idempotencyKey: string) => Promise<boolean>;
+
 /** The tool's definition; `run` is the worker's memory store (absent in an agent's own definition). */
-export function memoryTool(run: MemoryRunner = notOnThisWorker): ToolDefinition<RawMemoryInput, string> {
+export function memoryTool(run: MemoryRunner = notOnThisWorker, stands?: MemoryStandsCheck): ToolDefinition<RawMemoryInput, string> {
   const tool = defineTool({
     name: MEMORY_TOOL_NAME,
     description: MEMORY_TOOL_DESCRIPTION,
@@ -33,6 +36,7 @@ export function memoryTool(run: MemoryRunner = notOnThisWorker): ToolDefinition<
     // A tool's string return is raw service text, parsed as JSON by the guard: the contract's plain
     // text answer goes back as a JSON string, so the model reads the text itself.
     run: async (input, ctx) => JSON.stringify(await run(memoryInput(input), ctx)),
+    ...(stands ? { stillStands: (key: string, input: RawMemoryInput) => stands(memoryInput(input), key) } : {}),
   });
   return { ...tool, manifest: { ...tool.manifest, declaration: MEMORY_TOOL_TYPE, readCommands: [...MEMORY_READ_COMMANDS] } };
 }

@@ -6,10 +6,14 @@
 import type { ToolEffect } from './tool-effect';
 import type { ToolError } from './tool-error';
 
-/** One branch point of a task's ancestry: it started from `taskId`'s state after `turn`. */
+/**
+ * One branch point of a task's ancestry: it started from `taskId`'s state after `turn`, as a fork or
+ * rewind of it, or (`via: 'delegation'`) as a child task it delegated to in that turn.
+ */
 export interface BranchPoint {
   taskId: string;
   turn: number;
+  via?: 'delegation';
 }
 
 /** What a fork names in its input: a claim only; the workflow reads the state from the origin's history (loadForkPoint). */
@@ -34,12 +38,20 @@ export function forkedFromLabel(point: BranchPoint): string {
 }
 
 /**
- * A write or destructive call that ran, as the per-task effect journal keeps it (one blob each in
- * the scope effectJournalScope(taskId)). `intent` is the tool and its canonical arguments; the
- * idempotency key is the one the service saw. Item 3 (replay) reads outcomes from here too.
+ * Where a write stands: `pending` from before it starts until it settles (a worker killed mid-write
+ * leaves it so), `done` when it came back, `unknown` when it failed in a way that may still have
+ * taken effect (its reply was lost), `failed` when it definitely did not take effect.
+ */
+export type EffectState = 'pending' | 'done' | 'unknown' | 'failed';
+
+/**
+ * A write or destructive call, as the family's effect journal keeps it (docs/guarantees.md): one
+ * blob per step of a call in the scope familyJournalScope(family, intent). Version 1 records (per
+ * task, effectJournalScope(taskId), written after the call) are still read. `intent` is the tool and
+ * its canonical arguments; the idempotency key is the one the service saw.
  */
 export interface EffectRecord {
-  version: 1;
+  version: 1 | 2;
   taskId: string;
   /** The run it ran in: a reset or a continue-as-new starts another one. */
   runId: string;
@@ -54,11 +66,34 @@ export interface EffectRecord {
   idempotencyKey: string;
   /** What came back, shortened for people (the full output stays in the task's history). */
   outcome: { ok: boolean; summary: string };
+  /** Version 2: where the call stands (version 1 records were all `done`). */
+  state?: EffectState;
+  /** Version 2: one call across its activity's attempts (`<runId>/<activityId>`): its steps share it. */
+  attempt?: string;
+  /** Version 2: orders the steps of one call (later wins). */
+  step?: number;
+  /** Version 2: the first task of the lineage, whose journal this is. */
+  family?: string;
+  /** Version 2: the writer's ancestry, nearest first (forks, rewinds and delegations). */
+  lineage?: BranchPoint[];
 }
 
-/** The blob scope of a task's effect journal. Run ids never hold `/`, so it is no run's scope; `purge TASK` removes it with the task's blobs. */
+/** Where a record says its call stands (version 1 records were written only for calls that came back). */
+export function effectStateOf(record: EffectRecord): EffectState {
+  return record.state ?? (record.outcome.ok ? 'done' : 'failed');
+}
+
+/** The blob scope of a task's version 1 effect journal; still read, never written, never purged. */
 export function effectJournalScope(taskId: string): string {
   return `${taskId}/effects`;
+}
+
+/** Every family journal scope starts so; no task's scope can (see scopesOfTask). */
+export const FAMILY_JOURNAL_PREFIX = '~effects/';
+
+/** The first task of a lineage: the family whose journal every descendant reads and appends to. */
+export function familyRootOf(taskId: string, lineage: readonly BranchPoint[] | undefined): string {
+  return lineage?.length ? lineage[lineage.length - 1]!.taskId : taskId;
 }
 
 /**
@@ -68,8 +103,19 @@ export function effectJournalScope(taskId: string): string {
  */
 export const REPEATED_EFFECT_TYPE = 'repeated_effect';
 
-/** The sentence a person reads before approving a repeat. */
+/** The sentence a person reads before approving a repeat: what may already have happened, where and when. */
 export function repeatReason(record: EffectRecord): string {
   const when = record.at.replace('T', ' ').slice(0, 16);
-  return `${record.tool} with these arguments already ran in ${record.taskId} at turn ${record.turn} at ${when} UTC, result: ${record.outcome.summary}. It is not idempotent: approve only if it must run again.`;
+  const where = `in ${record.taskId} at turn ${record.turn}`;
+  switch (effectStateOf(record)) {
+    case 'pending':
+      return `${record.tool} with these arguments started ${where} at ${when} UTC and has not reported back (it may still be running, or its worker died mid-call): it may already have taken effect. Approve only if it must run again.`;
+    case 'unknown':
+      return `${record.tool} with these arguments ran ${where} at ${when} UTC and its outcome is unknown (${record.outcome.summary}): it may have taken effect. Approve only if it must run again.`;
+    default:
+      if (record.idempotent) {
+        return `${record.tool} with these arguments already ran ${where} at ${when} UTC, result: ${record.outcome.summary}, and what it did has since been changed or undone. Approve to run it again.`;
+      }
+      return `${record.tool} with these arguments already ran ${where} at ${when} UTC, result: ${record.outcome.summary}. It is not idempotent: approve only if it must run again.`;
+  }
 }

@@ -14,6 +14,10 @@ import { MAX_DELEGATION_DEPTH } from './delegation';
 export const MAX_TEXT_CHARS = 32_000;
 /** Longest identity string (`by`). */
 export const MAX_ID_CHARS = 200;
+/** Temporal's default limit on a workflow id: a lineage names tasks the engine itself derived. */
+export const MAX_LINEAGE_ID_CHARS = 1_000;
+/** Points a lineage keeps: the nearest ones and always the family's root (the last). */
+export const MAX_LINEAGE_POINTS = 64;
 /** Edited tool arguments, as JSON. */
 export const MAX_EDITED_INPUT_CHARS = 256_000;
 /** The first prompt of a task. */
@@ -242,7 +246,25 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
    * Set by a parent task on the child it starts for a sub-agent: how deep the child is. Read only
    * when Temporal says the task has a parent workflow; a task started by hand is a top task whatever it says.
    */
-  delegation: exactObject('`delegation`', '{depth}', { depth: integerIn('delegation.depth', 1, MAX_DELEGATION_DEPTH) }).optional(),
+  delegation: exactObject('`delegation`', '{depth, lineage?}', {
+    depth: integerIn('delegation.depth', 1, MAX_DELEGATION_DEPTH),
+    /**
+     * The parent's ancestry with the delegation first (`{taskId: parent, turn, via: 'delegation'}`):
+     * the family the child's writes are journaled in. Taken only when its first point names the
+     * parent Temporal gives the task (run-setup.ts).
+     */
+    lineage: z
+      .array(
+        exactObject('a `delegation.lineage` point', '{taskId, turn, via?}', {
+          taskId: text('delegation.lineage[].taskId', { max: MAX_LINEAGE_ID_CHARS, nonEmpty: true }),
+          turn: integerIn('delegation.lineage[].turn', 0, 1_000_000),
+          via: z.literal('delegation', { error: '`delegation.lineage[].via` can only be "delegation"' }).optional(),
+        }),
+        { error: '`delegation.lineage` must be a list of {taskId, turn, via?}' },
+      )
+      .max(MAX_LINEAGE_POINTS, { error: `\`delegation.lineage\` holds at most ${MAX_LINEAGE_POINTS} points` })
+      .optional(),
+  }).optional(),
   /**
    * Start from another task's state after one of its turns (TaskClient.fork). A name only: the
    * workflow reads that state from the origin's history on its worker, never from this input.

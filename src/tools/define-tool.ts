@@ -79,6 +79,13 @@ export interface ToolConfig<I, O> {
   run(input: I, ctx: ToolContext): Promise<O | string>;
   /** Checks that a schema cannot express: partial pages, empty results that should not be. */
   check?(output: O, input: I): SemanticIssue | undefined;
+  /**
+   * Whether what the call made under `idempotencyKey` still stands (nothing changed or undid it
+   * since). Asked before another branch of the task's family reuses that key for the same call, so
+   * the service's remembered answer is never taken for an effect that is gone: when it says false,
+   * a person is asked instead. Absent: the service's answer to the key is taken as standing.
+   */
+  stillStands?(idempotencyKey: string, input: I): Promise<boolean>;
 }
 
 /**

@@ -24,7 +24,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import { AgentNameKey, AgentStatusKey, ParentTaskKey, WORKFLOW_TYPE } from '../protocol/definitions';
 import { childTaskId, delegationInputSchema, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../protocol/delegation';
+import type { BranchPoint } from '../protocol/fork';
 import type { TaskInput, TaskResult } from '../protocol/task';
+import { MAX_LINEAGE_POINTS } from '../protocol/wire-shapes';
 import { isToolError, toolError, type ToolError } from '../protocol/tool-error';
 import { carveSlice, readDelegationCall } from '../rules/budget-slice';
 import { addSpend, sliceAsSpend } from './child-spend';
@@ -108,7 +110,7 @@ export class Delegation {
             ...(slice.tokens !== undefined ? { tokens: slice.tokens } : {}),
             ...(slice.costUsd !== undefined ? { costUsd: slice.costUsd } : {}),
           },
-          delegation: { depth: this.task.depth + 1 },
+          delegation: { depth: this.task.depth + 1, lineage: childLineage(this.task.workflowId, state) },
         };
         const handle = await startChild<(input: TaskInput) => Promise<TaskResult>>(WORKFLOW_TYPE, {
           workflowId: taskId,
@@ -141,6 +143,26 @@ export class Delegation {
       return { error: failed.error };
     }
   }
+}
+
+/**
+ * The ancestry a child is started with: this task at the turn it delegated, then this task's own,
+ * so the child's writes are journaled in the family's journal (docs/guarantees.md). Bounded, and
+ * the family's root (the last point) always kept.
+ */
+export function childLineage(parentTaskId: string, state: Pick<TaskState, 'turn' | 'lineage'>): BranchPoint[] {
+  const lineage: BranchPoint[] = [{ taskId: parentTaskId, turn: state.turn, via: 'delegation' }, ...state.lineage.map((p) => ({ ...p }))];
+  return lineage.length <= MAX_LINEAGE_POINTS ? lineage : [...lineage.slice(0, MAX_LINEAGE_POINTS - 1), lineage[lineage.length - 1]!];
+}
+
+/**
+ * The ancestry a new task's input claims as a child (delegation.lineage), when Temporal agrees it
+ * is that parent's child; none otherwise (a task started by hand joins no family by saying so).
+ */
+export function delegatedLineage(input: TaskInput, info: { parent?: { workflowId: string } }): BranchPoint[] {
+  const lineage = input.delegation?.lineage;
+  if (!info.parent || !lineage?.length || lineage[0]!.taskId !== info.parent.workflowId || lineage[0]!.via !== 'delegation') return [];
+  return lineage.map((p) => ({ ...p }));
 }
 
 /**

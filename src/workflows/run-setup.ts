@@ -20,6 +20,7 @@ import { SentConversation } from './sent-conversation';
 import { TaskState } from './task-state';
 import { taskErrorFrom } from './activity-failures';
 import { restoreTask } from './task-snapshot';
+import { delegatedLineage } from './delegation';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
@@ -91,6 +92,8 @@ export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
   const start = input.resume ?? forkPoint;
   const state = start ? restoreTask(input, clock, start) : new TaskState(input, clock, limits);
   state.snapshotCarriesManifest = !rules.configFromWorker;
+  // A child joins its parent's family (its writes go to the family's journal); a continued run keeps it in its snapshot.
+  if (!start) state.lineage = delegatedLineage(input, info);
   const book = ruleBook(state.limits.rulesVersion);
   const scope = book.boundedState ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
   state.scope = scope;

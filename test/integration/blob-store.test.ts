@@ -17,7 +17,7 @@ import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import { openBlobStore } from '../../src/blobs/open-blob-store';
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
 import { startPostgres, type PostgresServer } from '../support/postgres';
-import { EffectJournal, intentOf } from '../../src/forks/effect-journal';
+import { EffectJournal, familyJournalPrefix, familyJournalScope, intentOf } from '../../src/forks/effect-journal';
 import { effectJournalScope, type EffectRecord } from '../../src/protocol/fork';
 
 let pg: PostgresServer;
@@ -211,7 +211,7 @@ describe('the effect journal on each store, encrypted at rest when the store is'
     ...over,
   });
 
-  test.each(bodies)('%s: records read back, sealed at rest; a reset (same key, another run) and a fork after the branch point find the earlier run', async (_name, open) => {
+  test.each(bodies)('%s: version 1 records read back, sealed at rest; a reset (same key, another run) and a fork after the branch point find the earlier run', async (_name, open) => {
     const inner = open();
     const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
     try {
@@ -227,6 +227,35 @@ describe('the effect journal on each store, encrypted at rest when the store is'
       expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 2 }] })).toEqual(record({}));
       expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 3 }] })).toBeUndefined();
       expect(await journal.earlierRun({ ...fork, intent: intentOf('append_audit_line', { line: 'other' }), lineage: [{ taskId: 'origin', turn: 2 }] })).toBeUndefined();
+    } finally {
+      await inner.close();
+    }
+  });
+
+  test.each(bodies)('%s: the family journal: a pending call blocks every other branch, a failed one none, and a re-delegated child meets its cousin\'s write', async (_name, open) => {
+    const inner = open();
+    const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
+    const intent = intentOf('append_audit_line', { line: 'paid' });
+    const step = (over: Partial<EffectRecord>): EffectRecord => record({ version: 2, family: 'lead', intent, attempt: 'run-1/7', step: 2, state: 'pending', ...over });
+    try {
+      // The origin's child (delegated at turn 4) started the write; its worker died before it settled.
+      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }] }));
+      const [scope] = (await inner.scopes()).filter((s) => s.startsWith(familyJournalPrefix('lead')));
+      expect(scope).toBe(familyJournalScope('lead', intent));
+      // A fork of the lead at turn 2 re-delegates: its child meets the pending write, by intent.
+      const cousin = { taskId: 'lead-f--clerk-1', runId: 'c-1', attempt: 'c-1/3', turn: 1, intent, idempotencyKey: 'lead-f--clerk-1:1', lineage: [{ taskId: 'lead-f', turn: 2, via: 'delegation' as const }, { taskId: 'lead', turn: 2 }] };
+      expect((await journal.earlierRuns(cousin)).map((r) => r.state)).toEqual(['pending']);
+      // A fork after the delegation's turn knows of it: no repeat.
+      expect(await journal.earlierRuns({ ...cousin, lineage: [{ taskId: 'lead-g', turn: 5, via: 'delegation' }, { taskId: 'lead', turn: 5 }] })).toEqual([]);
+      // Its own retry (same attempt) is no repeat.
+      expect(await journal.earlierRuns({ ...cousin, taskId: 'lead--clerk-1', runId: 'run-1', attempt: 'run-1/7', idempotencyKey: 'origin:run-1:4', lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }] })).toEqual([]);
+      // Settled as failed (no effect): nobody is stopped; as unknown: everybody is.
+      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }], step: 3, state: 'failed' }));
+      expect(await journal.earlierRuns(cousin)).toEqual([]);
+      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }], step: 5, state: 'unknown' }));
+      expect((await journal.earlierRuns(cousin)).map((r) => r.state)).toEqual(['unknown']);
+      // Only the matching intent's scope is read: another intent's check reads nothing.
+      expect(await journal.stepsOf('lead', intentOf('append_audit_line', { line: 'other' }))).toEqual([]);
     } finally {
       await inner.close();
     }

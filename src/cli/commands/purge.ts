@@ -9,6 +9,8 @@ import type { BlobStore } from '../../blobs/blob-store';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
 import { TaskNotFoundError, type TaskClient } from '../../client/task-client';
 import { WORKFLOW_TYPE } from '../../protocol/definitions';
+import { familyJournalPrefix } from '../../forks/effect-journal';
+import { effectJournalScope, FAMILY_JOURNAL_PREFIX } from '../../protocol/fork';
 import { connectionOptions, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
@@ -19,6 +21,9 @@ durable-agent purge --closed-before AGE|DATE [--blob-store SPEC] [--json]
   or every task closed before AGE ago (30d, 12h, 2w) or DATE (2026-01-31). A running task is refused.
   --force purges a task Temporal no longer knows (its history already past retention).
   Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.`;
+
+/** Why purge keeps effect journals, in its answer. */
+export const JOURNAL_KEPT = 'effect journals are kept, so no fork, rewind, reset or child of the family ever repeats a write without a person (docs/guarantees.md)';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
@@ -81,9 +86,14 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
     }
     known = false;
   }
-  const blobs = await purgeTask(store, await store.scopes(), taskId);
-  if (options.json) console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(known ? {} : { note: 'unknown to Temporal' }) }));
-  else console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
+  const scopes = await store.scopes();
+  const blobs = await purgeTask(store, scopes, taskId);
+  const kept = await journalKept(store, scopes, taskId);
+  if (options.json) console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(kept ? { keptJournalRecords: kept, kept: JOURNAL_KEPT } : {}), ...(known ? {} : { note: 'unknown to Temporal' }) }));
+  else {
+    console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
+    if (kept) console.log(`kept ${kept} effect journal record${kept === 1 ? '' : 's'} of ${taskId}: ${JOURNAL_KEPT}`);
+  }
   return EXIT.ok;
 }
 
@@ -94,7 +104,7 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
   for await (const execution of client.client.workflow.list({ query })) taskIds.add(execution.workflowId);
 
   const scopes = await store.scopes();
-  const purged: { taskId: string; blobs: number }[] = [];
+  const purged: { taskId: string; blobs: number; keptJournalRecords?: number }[] = [];
   const skipped: { taskId: string; reason: string }[] = [];
   for (const taskId of taskIds) {
     // The id may since have been reused by a task that is running now: its chain's scope is the task's too.
@@ -113,14 +123,16 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
       skipped.push({ taskId, reason: 'a task with this id is running' });
       continue;
     }
-    purged.push({ taskId, blobs: await purgeTask(store, scopes, taskId) });
+    const kept = await journalKept(store, scopes, taskId);
+    purged.push({ taskId, blobs: await purgeTask(store, scopes, taskId), ...(kept ? { keptJournalRecords: kept } : {}) });
   }
   const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
   if (json) {
-    console.log(JSON.stringify({ closedBefore: before.toISOString(), store: store.description, blobs, purged, skipped }));
+    console.log(JSON.stringify({ closedBefore: before.toISOString(), store: store.description, blobs, purged, skipped, ...(purged.some((p) => p.keptJournalRecords) ? { kept: JOURNAL_KEPT } : {}) }));
   } else {
     console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${purged.length} task${purged.length === 1 ? '' : 's'} closed before ${before.toISOString()} from ${store.description}`);
-    for (const p of purged) console.log(`  ${p.taskId}: ${p.blobs}`);
+    for (const p of purged) console.log(`  ${p.taskId}: ${p.blobs}${p.keptJournalRecords ? ` (kept ${p.keptJournalRecords} effect journal records)` : ''}`);
+    if (purged.some((p) => p.keptJournalRecords)) console.log(`  effect journals kept: ${JOURNAL_KEPT}`);
     for (const s of skipped) console.log(`  skipped ${s.taskId}: ${s.reason}`);
   }
   return EXIT.ok;
@@ -133,7 +145,23 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
  */
 export function scopesOfTask(scopes: readonly string[], taskId: string): string[] {
   const prefix = `${taskId}/`;
-  return scopes.filter((scope) => scope.startsWith(prefix) && scope.length > prefix.length && !scope.slice(prefix.length).includes('/'));
+  return scopes.filter((scope) => scope.startsWith(prefix) && scope.length > prefix.length && !scope.slice(prefix.length).includes('/') && !isJournalScope(scope, taskId));
+}
+
+/**
+ * Effect journals are never purged with a task: a branch of its family that is still running, or
+ * started later from its history, reads them to never repeat a write (docs/guarantees.md).
+ */
+function isJournalScope(scope: string, taskId: string): boolean {
+  return scope === effectJournalScope(taskId) || scope.startsWith(FAMILY_JOURNAL_PREFIX);
+}
+
+/** What purge kept of a task's effect journal, for its answer: the records of the family it is the root of, and its version 1 records. */
+async function journalKept(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
+  const prefix = familyJournalPrefix(taskId);
+  let records = 0;
+  for (const scope of scopes) if (scope.startsWith(prefix) || scope === effectJournalScope(taskId)) records += (await store.ids(scope)).length;
+  return records;
 }
 
 async function purgeTask(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
