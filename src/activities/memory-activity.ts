@@ -33,16 +33,17 @@ export function memoryTools(deps: MemoryDependencies): (definition: AgentDefinit
     const settings = definition.memorySettings!;
     const files = new MemoryFiles((memoryLog ??= openMemoryLog()), deps.store(), settings.limits);
     const scope = memoryScope(settings.scope, definition.name, taskScope);
-    return memoryTool((input, ctx) =>
-      // Inside a tool the guard classifies what is thrown: memory content gone, unreadable or
-      // tampered with is the same resource error (a block) it is for the task's own blobs.
-      deps
-        .withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId }))
-        .catch((err: unknown) => {
-          const error = err instanceof ApplicationFailure ? (err.details?.[0] as ReturnType<typeof toolError> | undefined) : undefined;
-          if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
-          throw err;
-        }),
+    return memoryTool(
+      (input, ctx) =>
+        // Inside a tool the guard classifies what is thrown: memory content gone, unreadable or
+        // tampered with is the same resource error (a block) it is for the task's own blobs.
+        deps
+          .withBlobs(() => files.run(input, { scope, task: taskScope, callKey: ctx.idempotencyKey, toolUseId: ctx.toolUseId }))
+          .catch((err: unknown) => {
+            const error = err instanceof ApplicationFailure ? (err.details?.[0] as ReturnType<typeof toolError> | undefined) : undefined;
+            if (error?.error_class) throw new ToolFailure(error.error_class, error.code, `memory: ${error.detail}`, error.hint);
+            throw err;
+          }),
       (input, key) => deps.withBlobs(() => files.stands(scope, key, input)),
     );
   };

@@ -142,7 +142,9 @@ function afterRepeatDecision(call: ToolCall, earlier: EffectRecord, decision: Ap
     'policy',
     expired ? 'approval_expired' : 'denied_by_person',
     `${call.name} ${settled ? 'already ran' : 'may already have run'} (in ${earlier.taskId} at turn ${earlier.turn}) and ${expired ? 'nobody approved running it again' : `${decision.by} denied running it again: ${decision.denyReason}`}; it did not run now.`,
-    settled ? `Its earlier result: ${earlier.outcome.summary}. Do not call it again; go on from that result.` : 'Its outcome was never reported. Do not call it again; check with a read whether it took effect.',
+    settled
+      ? `Its earlier result: ${earlier.outcome.summary}. Do not call it again; go on from that result.`
+      : 'Its outcome was never reported. Do not call it again; check with a read whether it took effect.',
   );
   call.ctx.state.recordToolFailed(call.name, call.toolUseId, error, false);
   return { content: '', isError: true, error, ran: false };

@@ -89,7 +89,8 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
   const scopes = await store.scopes();
   const blobs = await purgeTask(store, scopes, taskId);
   const kept = await journalKept(store, scopes, taskId);
-  if (options.json) console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(kept ? { keptJournalRecords: kept, kept: JOURNAL_KEPT } : {}), ...(known ? {} : { note: 'unknown to Temporal' }) }));
+  if (options.json)
+    console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(kept ? { keptJournalRecords: kept, kept: JOURNAL_KEPT } : {}), ...(known ? {} : { note: 'unknown to Temporal' }) }));
   else {
     console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
     if (kept) console.log(`kept ${kept} effect journal record${kept === 1 ? '' : 's'} of ${taskId}: ${JOURNAL_KEPT}`);
