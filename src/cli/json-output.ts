@@ -214,12 +214,9 @@ const taskStatus = z
       .optional(),
     events: z.array(event),
     eventCount: count,
-    lineage: z
-      .array(branchPoint)
-      .optional()
-      .meta({
-        description: "The task's ancestry, nearest first: the task and turn a fork or rewind started from, or (via: delegation) the task that delegated to it and in which turn, then that task's own.",
-      }),
+    lineage: z.array(branchPoint).optional().meta({
+      description: "The task's ancestry, nearest first: the task and turn a fork or rewind started from, or (via: delegation) the task that delegated to it and in which turn, then that task's own.",
+    }),
     result: taskResultJson.optional(),
   })
   .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });

@@ -232,7 +232,7 @@ describe('the effect journal on each store, encrypted at rest when the store is'
     }
   });
 
-  test.each(bodies)('%s: the family journal: a pending call blocks every other branch, a failed one none, and a re-delegated child meets its cousin\'s write', async (_name, open) => {
+  test.each(bodies)("%s: the family journal: a pending call blocks every other branch, a failed one none, and a re-delegated child meets its cousin's write", async (_name, open) => {
     const inner = open();
     const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
     const intent = intentOf('append_audit_line', { line: 'paid' });
@@ -243,12 +243,40 @@ describe('the effect journal on each store, encrypted at rest when the store is'
       const [scope] = (await inner.scopes()).filter((s) => s.startsWith(familyJournalPrefix('lead')));
       expect(scope).toBe(familyJournalScope('lead', intent));
       // A fork of the lead at turn 2 re-delegates: its child meets the pending write, by intent.
-      const cousin = { taskId: 'lead-f--clerk-1', runId: 'c-1', attempt: 'c-1/3', turn: 1, intent, idempotencyKey: 'lead-f--clerk-1:1', lineage: [{ taskId: 'lead-f', turn: 2, via: 'delegation' as const }, { taskId: 'lead', turn: 2 }] };
+      const cousin = {
+        taskId: 'lead-f--clerk-1',
+        runId: 'c-1',
+        attempt: 'c-1/3',
+        turn: 1,
+        intent,
+        idempotencyKey: 'lead-f--clerk-1:1',
+        lineage: [
+          { taskId: 'lead-f', turn: 2, via: 'delegation' as const },
+          { taskId: 'lead', turn: 2 },
+        ],
+      };
       expect((await journal.earlierRuns(cousin)).map((r) => r.state)).toEqual(['pending']);
       // A fork after the delegation's turn knows of it: no repeat.
-      expect(await journal.earlierRuns({ ...cousin, lineage: [{ taskId: 'lead-g', turn: 5, via: 'delegation' }, { taskId: 'lead', turn: 5 }] })).toEqual([]);
+      expect(
+        await journal.earlierRuns({
+          ...cousin,
+          lineage: [
+            { taskId: 'lead-g', turn: 5, via: 'delegation' },
+            { taskId: 'lead', turn: 5 },
+          ],
+        }),
+      ).toEqual([]);
       // Its own retry (same attempt) is no repeat.
-      expect(await journal.earlierRuns({ ...cousin, taskId: 'lead--clerk-1', runId: 'run-1', attempt: 'run-1/7', idempotencyKey: 'origin:run-1:4', lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }] })).toEqual([]);
+      expect(
+        await journal.earlierRuns({
+          ...cousin,
+          taskId: 'lead--clerk-1',
+          runId: 'run-1',
+          attempt: 'run-1/7',
+          idempotencyKey: 'origin:run-1:4',
+          lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }],
+        }),
+      ).toEqual([]);
       // Settled as failed (no effect): nobody is stopped; as unknown: everybody is.
       await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }], step: 3, state: 'failed' }));
       expect(await journal.earlierRuns(cousin)).toEqual([]);
