@@ -58,7 +58,7 @@ import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSetting
 import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
 import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
 import type { MemoryLog } from '../memory/memory-log';
-import { memoryTools } from './memory-activity';
+import { carryTaskMemory, memoryLogOf, memoryTools } from './memory-activity';
 import { journaledWrite, loadForkPoint, recordedRead, type BranchDependencies } from './branch-activities';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
@@ -193,8 +193,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       throw err;
     }
   };
-  const memoryToolFor = memoryTools({ ...(deps.memoryLog ? { memoryLog: deps.memoryLog } : {}), ...(deps.blobStore ? { blobStore: deps.blobStore } : {}), store, withBlobs });
-  const branches: BranchDependencies = { store, withBlobs, agentNamed };
+  const memory = { log: memoryLogOf(deps), store, withBlobs };
+  const memoryToolFor = memoryTools(memory);
+  const branches: BranchDependencies = { store, withBlobs, agentNamed, carryMemory: (definition, origin, forkScope) => carryTaskMemory(memory, definition, origin, forkScope) };
   const mcpTools = new McpToolSource(deps.mcp ?? new McpClientPool(), (message) => Context.current().log.warn(message));
   /** An agent's own tool, else one of its MCP servers' (listed on this worker if it was not yet). */
   async function toolOf(definition: AgentDefinition, name: string): Promise<ToolDefinition<any, any> | undefined> {

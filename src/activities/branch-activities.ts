@@ -23,6 +23,8 @@ export interface BranchDependencies {
   /** Turns the store's own errors (missing, tampered, unreadable) into the task's failures. */
   withBlobs<T>(work: () => Promise<T>): Promise<T>;
   agentNamed(name: string): AgentDefinition;
+  /** Copies the origin's task-scoped memory as it stood at the branch point into the fork's (memory-activity.ts). */
+  carryMemory(definition: AgentDefinition, origin: { taskId: string; scope: string; toolCallsAtBranch: number }, forkScope: string): Promise<number>;
 }
 
 /** The tool's own reading of its arguments (defaults applied), so an intent is the same however the model wrote them. */
@@ -39,9 +41,10 @@ export async function loadForkPoint(deps: BranchDependencies, { origin, agent, s
     const point = await readForkPoint(client, origin);
     if (point.agent !== agent) throw new ForkPointError('fork_agent_mismatch', `${origin.taskId} is a task of agent "${point.agent}"; a fork runs the same agent, not "${agent}"`);
     await withBlobs(() => carryBlobs(store(), point, scope));
+    const definition = deps.agentNamed(agent);
+    await deps.carryMemory(definition, { taskId: origin.taskId, scope: point.originScope, toolCallsAtBranch: point.snapshot.toolCalls.total }, scope);
     if (!recordedReads) return point.snapshot;
     // What the origin's reads returned after the branch point, resolved from its store, kept in the fork's own.
-    const definition = deps.agentNamed(agent);
     const recording: ReadRecording = { version: 1, origin, reads: {} };
     for (const read of readsAfter(point.snapshot.messages, await latestConversation(client, origin.taskId), (name) => definition.tool(name)?.effect === 'read')) {
       const [input, output] = await withBlobs(() => Promise.all([resolveValue(store(), point.originScope, read.input), resolveValue(store(), point.originScope, read.output)]));

@@ -14,6 +14,7 @@ import { MemoryFiles } from '../memory/memory-files';
 import { memoryScope, type MemoryLog } from '../memory/memory-log';
 import { memoryTool } from '../memory/memory-tool';
 import { openMemoryLog } from '../memory/open-memory-log';
+import { carryMemory } from '../memory/fork-memory';
 import type { toolError } from '../protocol/tool-error';
 import type { ToolDefinition } from '../tools/define-tool';
 
@@ -26,12 +27,41 @@ export interface MemoryDependencies {
   withBlobs<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** The memory tool for one call of `definition`'s task (`taskScope`). */
-export function memoryTools(deps: MemoryDependencies): (definition: AgentDefinition, taskScope: string) => ToolDefinition<any, any> {
+/** The worker's memory log: given, else beside a folder blob store, else openMemoryLog() (opened at first use). */
+export function memoryLogOf(deps: Pick<MemoryDependencies, 'memoryLog' | 'blobStore'>): () => MemoryLog {
   let memoryLog = deps.memoryLog ?? (deps.blobStore instanceof LocalBlobStore ? new LocalMemoryLog(path.join(deps.blobStore.root, '~memory')) : undefined);
+  return () => (memoryLog ??= openMemoryLog());
+}
+
+/**
+ * A fork's task-scoped memory, from its origin's as it stood at the branch point (loadForkPoint).
+ * Agents whose memory is the agent's (shared by all its tasks) carry nothing: the fork shares it.
+ */
+export async function carryTaskMemory(
+  deps: MemoryDependencies & { log: () => MemoryLog },
+  definition: AgentDefinition,
+  origin: { taskId: string; scope: string; toolCallsAtBranch: number },
+  forkScope: string,
+): Promise<number> {
+  if (definition.memorySettings?.scope !== 'task') return 0;
+  const firstRunId = origin.scope.slice(origin.taskId.length + 1);
+  return deps.withBlobs(() =>
+    carryMemory(deps.log(), deps.store(), {
+      fromScope: memoryScope('task', definition.name, origin.scope),
+      fromTask: origin.scope,
+      toScope: memoryScope('task', definition.name, forkScope),
+      toTask: forkScope,
+      keyPrefix: `${origin.taskId}:${firstRunId}:`,
+      toolCallsAtBranch: origin.toolCallsAtBranch,
+    }),
+  );
+}
+
+/** The memory tool for one call of `definition`'s task (`taskScope`). */
+export function memoryTools(deps: MemoryDependencies & { log: () => MemoryLog }): (definition: AgentDefinition, taskScope: string) => ToolDefinition<any, any> {
   return (definition, taskScope) => {
     const settings = definition.memorySettings!;
-    const files = new MemoryFiles((memoryLog ??= openMemoryLog()), deps.store(), settings.limits);
+    const files = new MemoryFiles(deps.log(), deps.store(), settings.limits);
     const scope = memoryScope(settings.scope, definition.name, taskScope);
     return memoryTool(
       (input, ctx) =>

@@ -144,6 +144,8 @@ export interface TaskView {
 
 /** How long a query may wait for a worker before the view falls back to history. */
 const QUERY_DEADLINE_MS = 5_000;
+/** How long a rewind waits for the original's tool calls in flight to settle before it closes it. */
+export const DEFAULT_SETTLE_TIMEOUT_MS = 60_000;
 
 /** The task refused a request (its update validator or handler said no); `message` says why. */
 export class TaskRejectedError extends DurableAgentError {
@@ -287,15 +289,39 @@ export class TaskClient {
   }
 
   /**
-   * An operator's rewind: the same fork, then the original closed (terminated, with the reason in its
-   * history) if it still runs. The fork starts first, so a refused fork leaves the original as it was.
+   * An operator's rewind: the tool calls the original has in flight settle first (up to
+   * `settleTimeoutMs`), then the same fork, then the original closed (terminated, with the reason in
+   * its history) if it still runs. The fork starts before the close, so a refused fork leaves the
+   * original as it was.
    */
-  async rewind(taskId: string, toTurn: number, options: ForkOptions & { by?: string } = {}): Promise<ForkStarted & { originalClosed: boolean }> {
+  async rewind(taskId: string, toTurn: number, options: ForkOptions & { by?: string; settleTimeoutMs?: number } = {}): Promise<ForkStarted & { originalClosed: boolean; unsettledCalls?: number }> {
+    // Tool calls in flight settle in the original first, so the new branch never runs a write behind
+    // their back; one still running after the wait stays pending in the family's journal, and the
+    // branch asks a person before running it again.
+    const unsettledCalls = await this.settleToolCalls(taskId, options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS);
     const fork = await this.fork(taskId, toTurn, { ...options, taskId: options.taskId ?? `${taskId}-rewind-${toTurn}-${randomUUID().slice(0, 4)}` });
     const { executionStatus } = await this.describe(taskId);
-    if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false };
+    if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false, ...(unsettledCalls ? { unsettledCalls } : {}) };
     await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);
-    return { ...fork, originalClosed: true };
+    return { ...fork, originalClosed: true, ...(unsettledCalls ? { unsettledCalls } : {}) };
+  }
+
+  /** Waits, up to `timeoutMs`, for the tool calls a running task has in flight now to settle; returns how many did not. */
+  private async settleToolCalls(taskId: string, timeoutMs: number): Promise<number> {
+    const inFlight = async (): Promise<string[]> => {
+      const described = await this.handle(taskId).describe();
+      if (described.status.name !== 'RUNNING') return [];
+      return (described.raw.pendingActivities ?? []).filter((a) => a.activityType?.name === 'runTool').map((a) => a.activityId ?? '');
+    };
+    const waited = new Set(await inFlight());
+    const deadline = Date.now() + timeoutMs;
+    while (waited.size > 0) {
+      const now = new Set(await inFlight());
+      for (const id of waited) if (!now.has(id)) waited.delete(id);
+      if (waited.size === 0 || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return waited.size;
   }
 
   /** The tasks forked from `taskId`, each with the turn it started from (the ForkedFrom search attribute). */

@@ -15,7 +15,7 @@ import { failureOf } from '../../src/client/task-client';
 import { createOrdersTools } from '../../src/demo/orders-tools';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { defineTool } from '../../src/tools/define-tool';
-import { effectJournalScope } from '../../src/protocol/fork';
+import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
 import type { TaskStatus } from '../../src/protocol/task';
 import { answer, callTool, runInBackground, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
 import { listedWhen } from '../support/visibility';
@@ -304,13 +304,14 @@ test('bad input is one line with its exit code and creates nothing: an unknown t
   expect(failure?.detail).toMatch(new RegExp(`^Cannot fork ${origin}@1: .*purged`));
 });
 
-test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome', async () => {
+test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome: pending before it ran, done after', async () => {
   const taskId = await finishedTask([callTool('refund_order', { order_id: 'O-0004', amount_cents: 100, reason: 'r' }), answer('ok')], 'journal');
-  const scope = effectJournalScope(taskId);
-  const ids = await h.blobStore.ids(scope);
-  expect(ids).toHaveLength(1);
-  const record = JSON.parse(await h.blobStore.get(scope, ids[0]!));
-  expect(record).toMatchObject({ taskId, turn: 1, tool: 'refund_order', effect: 'write', idempotent: true, outcome: { ok: true } });
-  expect(record.intent).toMatch(/^refund_order:[0-9a-f]{64}$/);
-  expect(record.idempotencyKey).toBe(refundsOf('O-0004')[0]!.idempotency_key);
+  const scopes = (await h.blobStore.scopes()).filter((s) => s.startsWith(familyJournalPrefix(taskId)));
+  expect(scopes).toHaveLength(1);
+  const steps = latestSteps([]).concat(await Promise.all((await h.blobStore.ids(scopes[0]!)).map(async (id) => JSON.parse(await h.blobStore.get(scopes[0]!, id)))));
+  expect(steps.map((r) => r.state).sort()).toEqual(['done', 'pending']);
+  const [record] = latestSteps(steps);
+  expect(record).toMatchObject({ version: 2, family: taskId, taskId, turn: 1, tool: 'refund_order', effect: 'write', idempotent: true, state: 'done', outcome: { ok: true } });
+  expect(record!.intent).toMatch(/^refund_order:[0-9a-f]{64}$/);
+  expect(record!.idempotencyKey).toBe(refundsOf('O-0004')[0]!.idempotency_key);
 });

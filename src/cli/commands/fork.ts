@@ -15,7 +15,8 @@ export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--message TEXT]
   Writes TASK_ID already made after turn N are not repeated on their own (docs/fork.md);
   --recorded-reads answers a read TASK_ID made after turn N from what it returned then
 durable-agent rewind TASK_ID --to-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
-  the same fork, then TASK_ID terminated (if it still runs) with the reason in its history`;
+  tool calls TASK_ID has in flight settle first (up to 60 s), then the same fork, then TASK_ID
+  terminated (if it still runs) with the reason in its history`;
 
 const options = {
   ...connectionOptions,
@@ -50,7 +51,7 @@ type Settings = Parameters<TaskClient['fork']>[2] & object;
 async function branch(
   values: { json?: boolean; message?: string; model?: string; id?: string; 'recorded-reads'?: boolean; 'blob-store'?: string; address?: string; namespace?: string; 'task-queue'?: string },
   origin: string,
-  act: (client: TaskClient, origin: string, settings: Settings) => Promise<{ taskId: string; runId: string; forkedFrom: string; taskQueue: string; originalClosed?: boolean }>,
+  act: (client: TaskClient, origin: string, settings: Settings) => Promise<{ taskId: string; runId: string; forkedFrom: string; taskQueue: string; originalClosed?: boolean; unsettledCalls?: number }>,
   verb: string,
 ): Promise<number> {
   if (values.message !== undefined && !values.message.trim()) throw new CliError('--message must not be empty', EXIT.usage);
@@ -77,6 +78,13 @@ async function branch(
     else {
       console.log(safeLine(`${verb} ${started.forkedFrom} as ${started.taskId} on task queue ${started.taskQueue}`));
       if (started.originalClosed !== undefined) console.log(safeLine(started.originalClosed ? `${origin} terminated (rewound)` : `${origin} had already closed`));
+      if (started.unsettledCalls) {
+        console.log(
+          safeLine(
+            `${started.unsettledCalls} tool call${started.unsettledCalls === 1 ? '' : 's'} of ${origin} still ran after the wait: journaled as pending, so ${started.taskId} asks a person before running ${started.unsettledCalls === 1 ? 'it' : 'them'} again`,
+          ),
+        );
+      }
       console.log(`  follow it:  durable-agent watch ${safeLine(started.taskId)}`);
     }
     return EXIT.ok;
