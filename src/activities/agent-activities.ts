@@ -451,7 +451,10 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
       const write =
         scope !== undefined && turn !== undefined && tool.effect !== 'read'
-          ? await journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy })
+          ? // The family's journal may sit in a remote store: the check beats like the call it guards.
+            await withHeartbeats(ctx, () =>
+              journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy }),
+            )
           : undefined;
       // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
       const result = await withHeartbeats(ctx, (beat, previous) =>
