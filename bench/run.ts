@@ -21,6 +21,7 @@ import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
 import { forkTable, measureFork } from './fork';
+import { journalTable, measureJournal } from './journal';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -158,6 +159,13 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       writeFileSync(path.join(out, 'fork.md'), forkTable(r) + '\n');
       console.log(forkTable(r));
     }),
+  journal: async () => {
+    console.log('\nThe family effect journal: checking a write against 10,000 records (issue 35):\n');
+    const r = await measureJournal();
+    save('journal.json', r);
+    writeFileSync(path.join(out, 'journal.md'), journalTable(r) + '\n');
+    console.log(journalTable(r));
+  },
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
     console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');
