@@ -11,6 +11,8 @@ import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen,
 import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/testing/orders-service';
+import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
+import type { EffectRecord } from '../../src/protocol/fork';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { documentedKeyShapes, keyPattern } from '../support/documented-key';
 
@@ -189,6 +191,35 @@ test('SIGKILL during a non-idempotent write: not retried; the task blocks with "
   expect(result).toMatchObject({ outcome: 'answered' });
   expect(writesTo('O-0005')).toHaveLength(1);
   expect(effectsOn('O-0005')).toHaveLength(1);
+});
+
+test('SIGKILL while a write is pending, then a rewind from before it: the family journal holds it pending, and the rewound branch asks a person instead of refunding again', async () => {
+  h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
+  const script = h.script([callTool('legacy_refund', { order_id: 'O-0006', amount_cents: 100 }), answer('the refund went through once')]);
+  const taskId = h.taskId('crash-rewind');
+  const doomed = doomedWorker();
+  await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+  await waitFor('the refund to commit', () => effectsOn('O-0006').length > 0);
+  expect(await doomed.kill()).toBe('SIGKILL');
+
+  // Journaled before it ran; nothing settled it.
+  const [scope] = (await h.blobStore.scopes()).filter((s) => s.startsWith(familyJournalPrefix(taskId)));
+  const steps = await Promise.all((await h.blobStore.ids(scope!)).map(async (id) => JSON.parse(await h.blobStore.get(scope!, id)) as EffectRecord));
+  expect(latestSteps(steps).map((r) => r.state)).toEqual(['pending']);
+
+  // The call is still pending in Temporal (its heartbeat timeout has not fired): the rewind does not wait for ever.
+  const rewound = await h.client.rewind(taskId, 0, { blobStore: h.blobStore, settleTimeoutMs: 500 });
+  const worker = await replacementWorker();
+  await worker.runUntil(async () => {
+    const [approval] = (await statusWhen(h, rewound.taskId, (s) => s.pendingApprovals.length === 1)).pendingApprovals;
+    expect(approval!.tool).toBe('legacy_refund');
+    expect(approval!.reason).toMatch(new RegExp(`started in ${taskId} at turn 1 at .* UTC and has not reported back`));
+    expect(writesTo('O-0006')).toHaveLength(1);
+    await h.client.deny(rewound.taskId, { approvalId: approval!.id, by: 'ops', reason: 'the ledger shows the refund' });
+    await h.client.result(rewound.taskId);
+  });
+  expect(writesTo('O-0006')).toHaveLength(1);
+  expect(effectsOn('O-0006')).toHaveLength(1);
 });
 
 test('SIGKILL while waiting for an approval: the new worker holds the same approval; approving it runs the call once', async () => {
