@@ -3,13 +3,14 @@
  * call the model, run one tool. Each classifies its own failures before they reach Temporal.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import type { AgentDefinition } from '../agents/define-agent';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
-import type { Model } from '../models/model';
+import { ModelCallAborted, type Model, type ModelRequest } from '../models/model';
+import { fitMaxTokens } from '../models/call-budget';
 import { costOf, loadPrices, type PriceTable } from '../models/pricing';
-import type { AgentActivities, ToolOutcome } from '../protocol/activity-contracts';
+import type { AgentActivities, CancelledModelCall, ToolOutcome } from '../protocol/activity-contracts';
 import { ConversationCopies, conversationOf } from './conversation-copies';
 import type { ModelChoice } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
@@ -121,7 +122,7 @@ function cutIfLarge(outcome: ToolOutcome, maxChars: number): ToolOutcome {
 /**
  * Heartbeats on a timer while `work` runs: a dead worker is noticed within the heartbeat timeout,
  * and a cancellation arrives on ctx.cancellationSignal, which tools pass on (fetch's `signal`).
- * A model call is not given the signal: a task cancelled mid-call waits for its answer.
+ * A model call gets it through abortOnCancellation.
  */
 async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => unknown = () => undefined): Promise<T> {
   const timeoutMs = ctx.info.heartbeatTimeoutMs;
@@ -131,6 +132,27 @@ async function heartbeating<T>(ctx: Context, work: Promise<T>, details: () => un
   } finally {
     clearInterval(beat);
   }
+}
+
+/**
+ * An abort signal for a model call: aborted when the task cancels the activity (an interrupt, the
+ * task cancelled) or the server no longer knows it; a worker shutting down lets the call finish.
+ */
+function abortOnCancellation(ctx: Context): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const cancelled = () => {
+    if (!ctx.cancellationDetails?.workerShutdown) controller.abort(ctx.cancellationSignal.reason);
+  };
+  if (ctx.cancellationSignal.aborted) cancelled();
+  else ctx.cancellationSignal.addEventListener('abort', cancelled, { once: true });
+  return { signal: controller.signal, dispose: () => ctx.cancellationSignal.removeEventListener('abort', cancelled) };
+}
+
+/** The cancellation the activity reports for an aborted call, carrying what it cost (CancelledModelCall). */
+function cancelledCallFailure(err: ModelCallAborted, prices: PriceTable): CancelledFailure {
+  const costUsd = costOf(err.model, err.usage, prices);
+  const charge: CancelledModelCall = { usage: err.usage, model: err.model, measured: err.measured, ...(costUsd === undefined ? {} : { costUsd }) };
+  return new CancelledFailure(err.message, [charge]);
 }
 
 export function createActivities(deps: ActivityDependencies): AgentActivities {
@@ -340,32 +362,34 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}), ...(deps.wholeConversations ? { wholeConversations: true } : {}) };
     },
 
-    async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction }) {
+    async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft }) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       // Asking the task may wait on its worker: the call heartbeats meanwhile, as it does for the model.
       const messages = whole ?? (await heartbeating(ctx, conversationOf(ctx, conversation, conversations)));
       const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
       let progress: ModelProgress | undefined;
+      const abort = abortOnCancellation(ctx);
       try {
-        const turn = await heartbeating(
-          ctx,
-          modelFor(model).complete({
-            system,
-            messages: resolved,
-            tools,
-            ...(toolChoice ? { toolChoice } : {}),
-            ...(maxTokens ? { maxTokens } : {}),
-            ...(modelId ? { model: modelId } : {}),
-            ...(thinking ? { thinking } : {}),
-            ...(droppedTurns ? { droppedTurns } : {}),
-            ...(compaction ? { compaction } : {}),
-            onProgress: (p) => {
-              progress = p;
-            },
-          }),
-          () => progress,
-        );
+        const chosen = modelFor(model);
+        const request: ModelRequest = {
+          system,
+          messages: resolved,
+          tools,
+          ...(toolChoice ? { toolChoice } : {}),
+          ...(maxTokens ? { maxTokens } : {}),
+          ...(modelId ? { model: modelId } : {}),
+          ...(thinking ? { thinking } : {}),
+          ...(droppedTurns ? { droppedTurns } : {}),
+          ...(compaction ? { compaction } : {}),
+          onProgress: (p) => {
+            progress = p;
+          },
+          signal: abort.signal,
+        };
+        // A budget that is a hard cap: the call goes with a max_tokens its maximum fits in, or not at all.
+        if (spendLeft && chosen.plan) request.maxTokens = fitMaxTokens(chosen.plan(request), spendLeft, prices);
+        const turn = await heartbeating(ctx, chosen.complete(request), () => progress);
         // A compaction is billed apart from the turn (its own usage iteration), at the same model's prices.
         const compactionCost = turn.compaction ? costOf(turn.model, turn.compaction.usage, prices) : undefined;
         const turnCost = costOf(turn.model, turn.usage, prices);
@@ -375,7 +399,11 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
         return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
       } catch (err) {
+        // Cancelled (an interrupt): what the aborted call cost goes to the task in the failure's details.
+        if (err instanceof ModelCallAborted) throw cancelledCallFailure(err, prices);
         throw toApplicationFailure(classifyModelError(err), attempt);
+      } finally {
+        abort.dispose();
       }
     },
 

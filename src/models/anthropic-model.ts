@@ -9,7 +9,8 @@ import { ToolFailure } from '../errors/tool-failure';
 import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason, Usage } from '../protocol/messages';
 import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, supportsNativeCompaction } from '../protocol/compaction';
 import type { ThinkingSetting } from '../protocol/task';
-import type { Model, ModelRequest } from './model';
+import { abortedCallUsage, estimateInputTokens, type CallPlan } from './call-budget';
+import { ModelCallAborted, type Model, type ModelRequest } from './model';
 
 /** A current model from the SDK's list (claude-sonnet-4-5 reaches end of life on 2026-11-30). */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
@@ -77,19 +78,33 @@ export class AnthropicModel implements Model {
    * again. Its events and final message are the regular stream's plus the compaction block and
    * usage iterations.
    */
-  private compactingStream(params: Params, triggerTokens: number): ReturnType<Anthropic['messages']['stream']> {
-    return this.client.beta.messages.stream({
-      ...(params as unknown as Anthropic.Beta.Messages.MessageCreateParamsStreaming),
-      betas: [COMPACTION_BETA],
-      context_management: { edits: [{ type: COMPACTION_EDIT_TYPE, trigger: { type: 'input_tokens', value: triggerTokens }, pause_after_compaction: true }] },
-    }) as unknown as ReturnType<Anthropic['messages']['stream']>;
+  private compactingStream(params: Params, triggerTokens: number, options: Anthropic.RequestOptions): ReturnType<Anthropic['messages']['stream']> {
+    return this.client.beta.messages.stream(
+      {
+        ...(params as unknown as Anthropic.Beta.Messages.MessageCreateParamsStreaming),
+        betas: [COMPACTION_BETA],
+        context_management: { edits: [{ type: COMPACTION_EDIT_TYPE, trigger: { type: 'input_tokens', value: triggerTokens }, pause_after_compaction: true }] },
+      },
+      options,
+    ) as unknown as ReturnType<Anthropic['messages']['stream']>;
+  }
+
+  /** The model, input estimate and max_tokens `request` is sent with (call-budget.ts). */
+  plan(request: ModelRequest): CallPlan {
+    return planOf(this.paramsFor(request));
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
     const params = this.paramsFor(request);
+    const { signal } = request;
+    // Aborted before anything was sent: it cost nothing.
+    if (signal?.aborted) throw new ModelCallAborted(params.model, { inputTokens: 0, outputTokens: 0 }, true);
     const native = request.compaction !== undefined && supportsNativeCompaction(params.model);
-    const stream = native ? this.compactingStream(params, request.compaction!.triggerTokens) : this.client.messages.stream(params);
+    const options: Anthropic.RequestOptions = signal ? { signal } : {};
+    const stream = native ? this.compactingStream(params, request.compaction!.triggerTokens, options) : this.client.messages.stream(params, options);
     const progress = new ProgressMeter(request.onProgress);
+    // What the stream says the call has cost so far, for a call aborted mid-way (an interrupt).
+    const streamed: { usage?: Usage; outputChars: number } = { outputChars: 0 };
     // The SDK's timeout covers only the wait for response headers: a stream that goes silent
     // mid-answer would hang, and the activity's own heartbeats would keep it looking alive.
     let stalled = false;
@@ -104,11 +119,20 @@ export class AnthropicModel implements Model {
     arm();
     stream.on('streamEvent', (event: Anthropic.MessageStreamEvent) => {
       arm();
+      if (event.type === 'message_start') streamed.usage = usageOf(event.message.usage);
+      else if (event.type === 'message_delta') streamed.usage = deltaUsage(streamed.usage, event.usage);
       if (event.type !== 'content_block_delta') return;
       const delta = event.delta;
-      if (delta.type === 'text_delta') progress.text(delta.text);
-      else if (delta.type === 'input_json_delta') progress.output(delta.partial_json.length);
-      else if (delta.type === 'thinking_delta') progress.thought(delta.thinking.length);
+      if (delta.type === 'text_delta') {
+        progress.text(delta.text);
+        streamed.outputChars += delta.text.length;
+      } else if (delta.type === 'input_json_delta') {
+        progress.output(delta.partial_json.length);
+        streamed.outputChars += delta.partial_json.length;
+      } else if (delta.type === 'thinking_delta') {
+        progress.thought(delta.thinking.length);
+        streamed.outputChars += delta.thinking.length;
+      }
     });
     try {
       const message = await stream.finalMessage();
@@ -119,11 +143,39 @@ export class AnthropicModel implements Model {
       if (stalled) {
         throw new ToolFailure('transient', 'stream_stalled', `The model's answer stopped arriving for ${this.timeoutMs} ms.`, 'The call is retried.');
       }
+      if (signal?.aborted) {
+        const { usage, measured } = abortedCallUsage(planOf(params), streamed);
+        throw new ModelCallAborted(params.model, usage, measured);
+      }
       throw err;
     } finally {
       clearTimeout(idle);
     }
   }
+}
+
+function planOf(params: Params): CallPlan {
+  const thinking = params.thinking?.type === 'enabled' ? params.thinking.budget_tokens : undefined;
+  return { model: params.model, inputTokens: estimateInputTokens(params), maxTokens: params.max_tokens, ...(thinking !== undefined ? { thinkingBudget: thinking } : {}) };
+}
+
+/** The usage a stream's message_start reports (output so far: a token or so). */
+function usageOf(usage: Anthropic.Usage): Usage {
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    ...(usage.cache_creation_input_tokens ? { cacheWriteTokens: usage.cache_creation_input_tokens } : {}),
+    ...(usage.cache_read_input_tokens ? { cacheReadTokens: usage.cache_read_input_tokens } : {}),
+  };
+}
+
+/** A message_delta's usage: cumulative output, and the input fields when the API repeats them. */
+function deltaUsage(before: Usage | undefined, delta: Anthropic.MessageDeltaUsage): Usage {
+  const usage: Usage = { ...(before ?? { inputTokens: 0, outputTokens: 0 }), outputTokens: delta.output_tokens };
+  if (delta.input_tokens != null) usage.inputTokens = delta.input_tokens;
+  if (delta.cache_creation_input_tokens != null) usage.cacheWriteTokens = delta.cache_creation_input_tokens;
+  if (delta.cache_read_input_tokens != null) usage.cacheReadTokens = delta.cache_read_input_tokens;
+  return usage;
 }
 
 interface Defaults {

@@ -1,6 +1,7 @@
 /** A model answers one turn of a conversation in Anthropic's Messages format. */
-import type { Message, ModelProgress, ModelTurn, ToolSpec } from '../protocol/messages';
+import type { Message, ModelProgress, ModelTurn, ToolSpec, Usage } from '../protocol/messages';
 import type { ThinkingSetting } from '../protocol/task';
+import type { CallPlan } from './call-budget';
 
 export interface ModelRequest {
   system: string;
@@ -27,12 +28,32 @@ export interface ModelRequest {
   compaction?: { triggerTokens: number };
   /** Called as the answer streams in; the activity heartbeats with it. */
   onProgress?(progress: ModelProgress): void;
+  /**
+   * Aborts the call (the activity's cancellation: an interrupt). The model then throws
+   * ModelCallAborted with what the call cost so far.
+   */
+  signal?: AbortSignal;
+}
+
+/** A call its caller aborted (`signal`): what it cost, measured from its stream, or its maximum when nothing had arrived. */
+export class ModelCallAborted extends Error {
+  override readonly name = 'ModelCallAborted';
+  constructor(
+    readonly model: string,
+    readonly usage: Usage,
+    /** False: nothing had arrived, `usage` is the call's maximum (input estimate + max_tokens). */
+    readonly measured: boolean,
+  ) {
+    super(`The model call was aborted (${measured ? 'usage measured from its stream' : 'nothing had arrived: counted at its maximum'}).`);
+  }
 }
 
 export interface Model {
   /** Shown in status and results, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
   readonly id: string;
   complete(request: ModelRequest): Promise<ModelTurn>;
+  /** What `request` would be sent with (model, input estimate, max_tokens), for a budget to check before sending; absent: the model costs nothing. */
+  plan?(request: ModelRequest): CallPlan;
   /** Writes the durable summary itself (a script: extractive); other models answer summaryRequest() through `complete`. */
   summarize?(input: { previousSummary?: string; messages: Message[] }): Promise<ModelTurn>;
 }

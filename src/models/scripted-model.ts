@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ToolFailure } from '../errors/tool-failure';
 import type { AssistantBlock, Message, ModelTurn } from '../protocol/messages';
 import { extractiveSummary } from './summary-request';
-import type { Model, ModelRequest } from './model';
+import { ModelCallAborted, type Model, type ModelRequest } from './model';
 import { SCRIPT_DIRS_SETTING } from './script-roots';
 
 const scriptedBlock = z.discriminatedUnion('type', [
@@ -95,7 +95,7 @@ export class ScriptedModel implements Model {
     const content: AssistantBlock[] = turn.content.map((block, i) =>
       block.type === 'text' ? { type: 'text', text: block.text } : { type: 'tool_use', id: block.id ?? `toolu_scripted_${index + 1}_${i}`, name: block.name, input: block.input ?? {} },
     );
-    if (turn.delay_ms) await new Promise((resolve) => setTimeout(resolve, turn.delay_ms));
+    if (turn.delay_ms) await scriptedDelay(turn.delay_ms, request.signal, this.id);
     const hasToolUse = content.some((b) => b.type === 'tool_use');
     return {
       content,
@@ -171,4 +171,20 @@ export function resolveScript(file: string, roots: readonly string[]): string {
     return real;
   }
   throw refused('script_unreadable', `Cannot read model script ${file} (${lastError}).`);
+}
+
+/** A scripted turn's delay; an abort (an interrupt) ends it, and a script costs nothing. */
+function scriptedDelay(ms: number, signal: AbortSignal | undefined, model: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(new ModelCallAborted(model, { inputTokens: 0, outputTokens: 0 }, true));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    if (signal?.aborted) aborted();
+    else signal?.addEventListener('abort', aborted, { once: true });
+  });
 }

@@ -59,6 +59,23 @@ export interface CallModelInput {
    * The activity ignores it.
    */
   checkpoint?: TaskSnapshot;
+  /**
+   * What is left of the task's spend budgets, for a budget that is a hard cap (a sub-agent's slice,
+   * hard-budgets marker): the call is sent with a max_tokens its maximum fits in, or not at all.
+   */
+  spendLeft?: { costUsd?: number; tokens?: number };
+}
+
+/**
+ * What a cancelled model call cost, in its CancelledFailure's details[0] (an interrupt cancels the
+ * call: the worker aborts the request and reports this; the workflow counts it against the budgets).
+ */
+export interface CancelledModelCall {
+  usage: Usage;
+  model: string;
+  costUsd?: number;
+  /** False: nothing had arrived when it was aborted, and `usage` is the call's maximum. */
+  measured: boolean;
 }
 
 export interface RunToolInput {
@@ -177,6 +194,16 @@ export interface DecisionReceivedAtInput {
   signature: string;
 }
 
+/** A signed start's first run asks whether its proof was used by another execution of the same id (start-claim.ts). */
+export interface StartClaimInput {
+  taskId: string;
+  runId: string;
+  /** The run's chain (a reset keeps it). */
+  firstRunId: string;
+  /** The earliest time the proof could have been signed: its expiry less the longest lifetime a proof may claim. */
+  earliestSignedMs: number;
+}
+
 /** The durable summary (models without native compaction): the turns leaving the conversation, folded into the summary so far. */
 export interface SummarizeTurnsInput {
   model: ModelChoice;
@@ -201,6 +228,8 @@ export interface SummaryResult {
 export interface AgentActivities {
   /** The time (ms) the server recorded the signalled decision with this proof in the task's current run, or null. */
   decisionReceivedAt(input: DecisionReceivedAtInput): Promise<number | null>;
+  /** Why a signed start may not count (its proof was used by another execution of the id), or null. */
+  startClaimProblem(input: StartClaimInput): Promise<string | null>;
   prepareToolCall(input: PrepareToolCallInput): Promise<PreparedToolCall>;
   notify(input: NotifyInput): Promise<void>;
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;

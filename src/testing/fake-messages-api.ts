@@ -113,6 +113,22 @@ export interface RecordedRequest {
   stream?: StreamProgress;
   /** Set when the request's input reached its compaction trigger: the block the answer opened with. */
   compaction?: FakeCompaction;
+  /**
+   * What the API bills for this request, in its usage fields, once the answer has begun: a whole
+   * answer its usage (compaction iterations included); a stream the client left or that was cut,
+   * its prompt (message_start's input fields) and the output sent so far (characters / 4, as the
+   * fake counts output). Unset: nothing was generated (refused, an error reply, the client gone first).
+   */
+  billed?: BilledUsage;
+}
+
+/** The usage fields the API bills by, as the Messages API names them. */
+export interface BilledUsage {
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
 }
 
 export interface FakeMessagesApiOptions {
@@ -171,6 +187,11 @@ export class FakeMessagesApi extends LoopbackHttpServer {
 
   get pending(): number {
     return this.replies.length;
+  }
+
+  /** What the API billed, request by request (see RecordedRequest.billed). */
+  get billed(): BilledUsage[] {
+    return this.requests.flatMap((r) => (r.billed ? [r.billed] : []));
   }
 
   /** The requests the strict rules refused. */
@@ -238,11 +259,16 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       case 'turn': {
         const message = this.messageFor(record, reply);
         if (record.body.stream) {
-          record.stream = { deltas: 0 };
-          return writeMessageStream(res, message, reply.stream, record.stream);
+          const progress: StreamProgress = { deltas: 0, outputChars: 0 };
+          record.stream = progress;
+          await writeMessageStream(res, message, reply.stream, progress);
+          record.billed = billedFor(message, progress.ended === 'finished' ? undefined : (progress.outputChars ?? 0));
+          return;
         }
+        if (res.destroyed) return;
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${message.id}` });
         res.end(JSON.stringify({ ...message, type: 'message', role: 'assistant', stop_sequence: null }));
+        record.billed = billedFor(message);
         return;
       }
     }
@@ -303,6 +329,25 @@ function compactedUsage(compaction: FakeCompaction, sampled: WireBlock[]): WireM
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
     iterations: compaction.pause ? [compaction.iteration] : [compaction.iteration, message],
+  };
+}
+
+/**
+ * What a message is billed: its usage and its compaction iterations' (which the top level leaves
+ * out); with `sentChars`, a stream that ended early: the prompt and only the output sent.
+ */
+function billedFor(message: WireMessage, sentChars?: number): BilledUsage {
+  const { usage } = message;
+  const iterations = (usage.iterations ?? []) as { type?: string; input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number }[];
+  const compaction = iterations.filter((i) => i.type === 'compaction');
+  const sum = (pick: (i: (typeof compaction)[number]) => number | undefined) => compaction.reduce((n, i) => n + (pick(i) ?? 0), 0);
+  const output = sentChars === undefined ? usage.output_tokens : Math.min(usage.output_tokens, Math.max(1, Math.ceil(sentChars / 4)));
+  return {
+    model: message.model,
+    input_tokens: usage.input_tokens + sum((i) => i.input_tokens),
+    output_tokens: output + sum((i) => i.output_tokens),
+    cache_creation_input_tokens: usage.cache_creation_input_tokens + sum((i) => i.cache_creation_input_tokens),
+    cache_read_input_tokens: usage.cache_read_input_tokens + sum((i) => i.cache_read_input_tokens),
   };
 }
 

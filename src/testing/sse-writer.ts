@@ -21,6 +21,8 @@ export interface StreamPacing {
 /** What became of a stream, live: deltas sent so far, and how it ended once it did. */
 export interface StreamProgress {
   deltas: number;
+  /** Characters of output (text, tool input JSON, thinking) sent so far: what a stream cut short is billed for. */
+  outputChars?: number;
   ended?: 'finished' | 'client_gone' | 'cut' | 'error_event';
 }
 
@@ -78,6 +80,11 @@ function deltasOf(block: WireBlock, size: number): Delta[] {
   }
 }
 
+function outputCharsOf(delta: Delta): number {
+  const text = delta.text ?? delta.partial_json ?? delta.thinking;
+  return typeof text === 'string' ? text.length : 0;
+}
+
 /** Waits `ms`, or less when the connection closes first (a killed client, a stopped server). */
 export function pause(res: http.ServerResponse, ms: number): Promise<void> {
   return new Promise((resolve) => {
@@ -121,6 +128,7 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
         return;
       }
       send('content_block_delta', { type: 'content_block_delta', index, delta });
+      progress.outputChars = (progress.outputChars ?? 0) + outputCharsOf(delta);
       const deltas = ++progress.deltas;
       if (pacing.cutAfterDeltas !== undefined && deltas >= pacing.cutAfterDeltas) {
         res.socket?.destroy();

@@ -51,6 +51,12 @@ export const modelCallOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 10 },
 };
 
+/**
+ * The model call of runs with budgets as hard caps (hard-budgets marker): an interrupt waits until
+ * the worker has aborted the request, so what the call cost comes back with the cancellation.
+ */
+export const modelCallWaitingOptions: ActivityOptions = { ...modelCallOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
 /** The durable summary's call: a few attempts, then the oldest turns are trimmed instead (the task never waits on it). */
 export const summaryCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',

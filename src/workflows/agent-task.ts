@@ -85,6 +85,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         // conversation holds tool blocks) and forbids calling them.
         ...(book.toolChoiceNone ? { tools: toolbox.specs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolbox.specs() }),
       });
+      // Interrupts spent the budget and a person did not raise it (hard-budgets marker).
+      if (!reply) return await finish('budget_exhausted');
       rollover.noteModelAnswer();
       state.recordModelTurn(reply);
 

@@ -7,39 +7,47 @@ import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio
 import type { AgentActivities, CallModelInput } from '../protocol/activity-contracts';
 import type { CompactionBlock, ModelTurn } from '../protocol/messages';
 import { toolError } from '../protocol/tool-error';
-import { modelCallOptions } from './activity-options';
+import { modelCallOptions, modelCallWaitingOptions } from './activity-options';
 import { taskErrorFrom } from './activity-failures';
+import { cancelledCallCharge, chargeCancelledCall, spentSpendBudget } from './budget-meter';
 import { escalationLevel } from './escalation-policy';
 import type { People } from './people';
 import type { Run } from './run-setup';
 import { checkpointOf } from './task-snapshot';
 
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
+/** Budgets as hard caps (hard-budgets marker): an interrupt waits for the worker to abort the call and say what it cost. */
+const { callModel: callModelWaiting } = proxyActivities<AgentActivities>(modelCallWaitingOptions);
 
 export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | 'toolChoice'>;
 
 /**
- * The model's reply, after any compaction or block a failure needed. Not async itself: the usual
+ * The model's reply, after any compaction or block a failure needed; undefined when an interrupt
+ * found the task's token or cost budget spent and a person did not raise it (hard-budgets marker:
+ * the task ends, budget_exhausted). Not async itself: the usual
  * call costs one promise on top of the activity's (`then`), where an async function awaiting it
  * costs two, and the SDK captures a stack for each promise the workflow creates, every turn.
  * `nativeCompactions` counts the API's compactions within this call: one is expected; a second
  * means the summary alone passes the trigger, and the next call goes without it.
  */
-export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false, nativeCompactions = 0): Promise<ModelTurn> {
+export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false, nativeCompactions = 0): Promise<ModelTurn | undefined> {
   const { state } = run;
   state.conversation.flushGuidance();
   const context = state.conversation.context;
   const native = context?.strategy === 'auto' && context.native !== false && nativeCompactions < 2;
   let call: Promise<ModelTurn>;
+  const hard = run.rules.hardBudgets;
+  const activity = hard ? callModelWaiting : callModel;
   try {
     // In a scope an interrupt can cancel (steering.ts).
     call = run.steering.run(() =>
-      callModel({
+      activity({
         ...request,
         ...(state.manifest?.wholeConversations === true ? { messages: state.messages } : { conversation: run.sent.next(state.messages) }),
         ...modelSettings(run),
         ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}),
         ...(run.later.forkableTurns() ? { checkpoint: checkpointOf(state) } : {}),
+        ...(hard ? sliceLeft(run) : {}),
       }),
     );
   } catch (err) {
@@ -57,6 +65,9 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
     },
     (err: unknown) => {
       run.steering.settled();
+      // A cancelled call (an interrupt, the task cancelled) is counted at what the worker said it cost.
+      const charge = hard && isCancellation(err) ? cancelledCallCharge(err) : undefined;
+      if (charge) chargeCancelledCall(state, charge);
       return recover(run, people, request, err, compacted);
     },
   );
@@ -72,10 +83,15 @@ function contextTooLong(): ApplicationFailure {
 }
 
 /** A failed call: compacted and tried once more when too long, else a block for a person and the call again, or the failure. */
-async function recover(run: Run, people: People, request: ModelRequest, err: unknown, compacted: boolean): Promise<ModelTurn> {
+async function recover(run: Run, people: People, request: ModelRequest, err: unknown, compacted: boolean): Promise<ModelTurn | undefined> {
   const { state } = run;
-  // Interrupted: the message that did it joins the conversation, and the model is called again.
-  if (run.steering.interrupted(err)) return callModelOrBlock(run, people, request, compacted);
+  // Interrupted: the message that did it joins the conversation, and the model is called again,
+  // unless the calls interrupts cancelled have spent the budget (a person may raise it).
+  if (run.steering.interrupted(err)) {
+    const spent = run.rules.hardBudgets ? spentSpendBudget(state) : undefined;
+    if (spent && !(await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1)))) return undefined;
+    return callModelOrBlock(run, people, request, compacted);
+  }
   if (isCancellation(err) || !run.rules.people) throw err;
   const error = taskErrorFrom(err);
   if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
@@ -106,6 +122,23 @@ function keepCompaction(run: Run, reply: ModelTurn): boolean {
   }
   state.conversation.recordNativeCompaction(block, usage, reply.compaction?.costUsd, state.turn);
   return true;
+}
+
+/**
+ * A sub-agent's spend budgets are a slice its parent holds for it: hard caps, so the worker sends
+ * each call with a max_tokens whose maximum fits what is left (a family never overshoots by one
+ * call per child). A top task's budgets stop the next turn once spent (its last call may cross).
+ */
+function sliceLeft(run: Run): { spendLeft?: { costUsd?: number; tokens?: number } } {
+  const { state, info } = run;
+  const { costUsd, tokens } = state.budgets;
+  if (!info.parent || (costUsd === undefined && tokens === undefined)) return {};
+  return {
+    spendLeft: {
+      ...(costUsd !== undefined ? { costUsd: Math.max(0, costUsd - state.costCommitted) } : {}),
+      ...(tokens !== undefined ? { tokens: Math.max(0, tokens - state.tokensCommitted) } : {}),
+    },
+  };
 }
 
 /** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */

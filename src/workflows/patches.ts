@@ -112,6 +112,15 @@ export const MARKERS_ASKED_AT_RUN_START = [
   READ_COMMANDS_PATCH,
 ] as const;
 
+/**
+ * Runs started with this marker keep budgets as hard caps (asked at the run's start, after the
+ * markers above, only by runs that ask those there): a model call an interrupt cancels is aborted on
+ * the worker and waited for (WAIT_CANCELLATION_COMPLETED), and what it cost (measured from its
+ * stream, or its maximum) is counted; a spent token or cost budget stops the call an interrupt asks
+ * for; a sub-agent's calls are sent only with a max_tokens that fits what is left of its slice.
+ */
+export const HARD_BUDGETS_PATCH = 'hard-budgets';
+
 /** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
 export class LaterRules {
   private forkable: boolean | undefined;
@@ -140,6 +149,8 @@ export interface RunRules {
   verifiedApprovers: boolean;
   /** Every later marker asked at the run's start; the server's continue-as-new suggestion read as a model call answers. */
   markersAtRunStart: boolean;
+  /** Budgets are hard caps (HARD_BUDGETS_PATCH). */
+  hardBudgets: boolean;
 }
 
 /** Asks each marker in the order tasks have always asked them: a new order would not replay. */
@@ -156,5 +167,18 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
   const markersAtRunStart = patched(MARKERS_AT_RUN_START_PATCH);
   if (markersAtRunStart) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
-  return { newRules, stablePrefix, configFromWorker, pendingInMemo, guarded, people, shortActivityHeartbeats, canContinueAsNew, verifiedApprovers, markersAtRunStart };
+  const hardBudgets = markersAtRunStart && patched(HARD_BUDGETS_PATCH);
+  return {
+    newRules,
+    stablePrefix,
+    configFromWorker,
+    pendingInMemo,
+    guarded,
+    people,
+    shortActivityHeartbeats,
+    canContinueAsNew,
+    verifiedApprovers,
+    markersAtRunStart,
+    hardBudgets,
+  };
 }
