@@ -99,6 +99,8 @@ function exitCodeOf(err: unknown): number {
   // By code rather than class: the classes live in modules this file no longer loads up front.
   if (err instanceof DurableAgentError && err.code === 'task_not_found') return EXIT.notFound;
   if (err instanceof DurableAgentError && err.code === 'demo_settings') return EXIT.usage;
+  // A task id longer than Temporal accepts (`start --id`, `fork --id`): bad arguments, nothing started.
+  if (err instanceof DurableAgentError && err.code === 'task_id_refused') return EXIT.usage;
   // gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from a server that went away mid-command.
   const code = (err as { code?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
   if (code === 14) return EXIT.unreachable;

@@ -58,6 +58,7 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
 import { forkedFromLabel, type BranchPoint } from '../protocol/fork';
+import { derivedId, taskIdProblem, utf8Length } from '../protocol/task-ids';
 import type { ModelChoice } from '../protocol/task';
 
 export interface TaskSummary {
@@ -95,7 +96,7 @@ export interface ForkOptions {
   message?: string;
   /** Another model for the fork. Default: the origin's model choice. */
   model?: ModelChoice;
-  /** The fork's id. Default `<origin>-fork-<8 hex>`. */
+  /** The fork's id. Default `<origin>-fork-<8 hex>`, shortened when longer than 255 bytes (derivedId). */
   taskId?: string;
   /** Default: the origin's queue (or this client's explicit one). */
   taskQueue?: string;
@@ -162,6 +163,31 @@ export class TaskRejectedError extends DurableAgentError {
 function rejectedOr(err: unknown, taskId: string): unknown {
   if (err instanceof WorkflowUpdateFailedError) return new TaskRejectedError(taskId, err.cause?.message ?? err.message);
   return err;
+}
+
+/**
+ * A task id Temporal would refuse: longer than its limit (limit.maxIDLength, 1,000 bytes by default,
+ * 255 on servers with an SQL visibility store) or empty. Nothing was started. One line.
+ */
+export class TaskIdRefusedError extends DurableAgentError {
+  readonly code = 'task_id_refused';
+  override readonly name = 'TaskIdRefusedError';
+  constructor(
+    readonly taskId: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** The server's refusal of a workflow id longer than its own limit ("WorkflowId length exceeds limit."), as one clear line. */
+export function taskIdRefusedOr(err: unknown, taskId: string): unknown {
+  const text = `${(err as Error)?.message ?? ''} ${(err as { cause?: Error })?.cause?.message ?? ''}`;
+  if (!/workflow ?id (length )?exceeds (length )?limit/i.test(text)) return err;
+  return new TaskIdRefusedError(
+    taskId,
+    `the server refused the task id (${utf8Length(taskId)} bytes): it is longer than the server's limit.maxIDLength (1,000 bytes by default, often 255 with an SQL visibility store); choose a shorter one`,
+  );
 }
 
 export class TaskNotFoundError extends DurableAgentError {
@@ -241,17 +267,27 @@ export class TaskClient {
    */
   async start(input: TaskInput, options: { taskId?: string; taskQueue?: string; forkedFrom?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
+    const idProblem = taskIdProblem(taskId);
+    if (idProblem) throw new TaskIdRefusedError(taskId, idProblem);
     const args: TaskInput =
       this.signer && input.startedBy && !input.startProof ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) } : input;
-    return this.client.workflow.start(WORKFLOW_TYPE, {
-      taskQueue: options.taskQueue ?? this.queueFor(input.agent),
-      workflowId: taskId,
-      args: [args],
-      // A task id names one task for good: reusing it would confuse its audit trail and its people.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      // Visible to `list` from the first moment, before the workflow's first task runs.
-      typedSearchAttributes: [{ key: AgentStatusKey, value: 'running' }, { key: AgentNameKey, value: input.agent }, ...(options.forkedFrom ? [{ key: ForkedFromKey, value: options.forkedFrom }] : [])],
-    });
+    return this.client.workflow
+      .start(WORKFLOW_TYPE, {
+        taskQueue: options.taskQueue ?? this.queueFor(input.agent),
+        workflowId: taskId,
+        args: [args],
+        // A task id names one task for good: reusing it would confuse its audit trail and its people.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // Visible to `list` from the first moment, before the workflow's first task runs.
+        typedSearchAttributes: [
+          { key: AgentStatusKey, value: 'running' },
+          { key: AgentNameKey, value: input.agent },
+          ...(options.forkedFrom ? [{ key: ForkedFromKey, value: options.forkedFrom }] : []),
+        ],
+      })
+      .catch((err: unknown) => {
+        throw taskIdRefusedOr(err, taskId);
+      });
   }
 
   /**
@@ -273,7 +309,8 @@ export class TaskClient {
       });
     }
     const forkedFrom = forkedFromLabel({ taskId: origin, turn: atTurn });
-    const taskId = options.taskId ?? `${origin}-fork-${randomUUID().slice(0, 8)}`;
+    // Within DERIVED_ID_MAX_BYTES: a long origin's fork keeps its start and a hash (protocol/task-ids.ts); ForkedFrom keeps the origin's full id.
+    const taskId = options.taskId ?? derivedId(origin, `-fork-${randomUUID().slice(0, 8)}`);
     const taskQueue = options.taskQueue ?? this.taskQueue ?? (await this.describe(origin)).taskQueue ?? agentTaskQueue(point.agent);
     const model = options.model ?? point.model;
     const input: TaskInput = {
@@ -299,7 +336,7 @@ export class TaskClient {
     // their back; one still running after the wait stays pending in the family's journal, and the
     // branch asks a person before running it again.
     const unsettledCalls = await this.settleToolCalls(taskId, options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS);
-    const fork = await this.fork(taskId, toTurn, { ...options, taskId: options.taskId ?? `${taskId}-rewind-${toTurn}-${randomUUID().slice(0, 4)}` });
+    const fork = await this.fork(taskId, toTurn, { ...options, taskId: options.taskId ?? derivedId(taskId, `-rewind-${toTurn}-${randomUUID().slice(0, 4)}`) });
     const { executionStatus } = await this.describe(taskId);
     if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false, ...(unsettledCalls ? { unsettledCalls } : {}) };
     await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);

@@ -5,6 +5,7 @@
  * Sandbox-safe.
  */
 import type { Usage } from './messages';
+import { derivedId, DERIVED_ID_MAX_BYTES } from './task-ids';
 
 /** Children one task runs at once; more delegation calls in a turn wait for a free place. */
 export const DEFAULT_MAX_CONCURRENT_SUBAGENTS = 4;
@@ -81,11 +82,17 @@ export function delegationToolName(agent: string): string {
 
 /**
  * The child task's id: the parent's id, the sub-agent and the parent's tool-call number, which
- * never repeats in a task chain. The same on every replay and every worker, so a child is started
- * once: a second start with the id is refused by the server.
+ * never repeats in a task chain (`<parent>--<agent>-<n>`). The same on every replay and every worker,
+ * so a child is started once: a second start with the id is refused by the server.
+ *
+ * Within `maxBytes` of UTF-8 (derivedId): an id that fits is exactly as it always was; a longer one
+ * keeps the start of the parent's id and the whole `--<agent>-<n>`, and ends with `~` and a hash of
+ * the id it would have been. The child's ParentTask search attribute keeps the parent's full id.
+ * The workflow picks the bound by its run's rules (derivedIdBytes, workflows/patches.ts): DERIVED_ID_MAX_BYTES
+ * for runs with the bounded-derived-ids marker, MAX_TASK_ID_BYTES for runs from before it.
  */
-export function childTaskId(parentTaskId: string, agent: string, callNumber: number): string {
-  return `${parentTaskId}--${agent}-${callNumber}`;
+export function childTaskId(parentTaskId: string, agent: string, callNumber: number, maxBytes: number = DERIVED_ID_MAX_BYTES): string {
+  return derivedId(parentTaskId, `--${agent}-${callNumber}`, maxBytes);
 }
 
 /** The JSON Schema of a delegation tool's input. */

@@ -22,6 +22,7 @@ import { callModelOrBlock } from './model-call';
 import { fitContext } from './context-fit';
 import { People } from './people';
 import { Rollover } from './rollover';
+import { derivedIdBytes } from './patches';
 import { beginRun, configureRun, forkPointOf, type Run } from './run-setup';
 import { Toolbox } from './toolbox';
 import { runTurnTools } from './turn-tools';
@@ -53,7 +54,9 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   try {
     const { manifest, gate } = await configureRun(run);
     if (gate) handlers.gateKnown(gate);
-    const delegation = manifest.delegation ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) }) : undefined;
+    const delegation = manifest.delegation
+      ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info), idBytes: derivedIdBytes(run.rules) })
+      : undefined;
     const toolbox = new Toolbox(manifest, state, delegation?.tools());
     const rollover = new Rollover(run, people);
     // Per run: after a continue-as-new each read proves itself fast again on the regular path.

@@ -45,7 +45,8 @@ export class Delegation {
 
   constructor(
     private readonly manifest: DelegationManifest,
-    private readonly task: { workflowId: string; taskQueue: string; depth: number },
+    /** `idBytes`: the bound of the children's ids (derivedIdBytes of the run's rules; default DERIVED_ID_MAX_BYTES). */
+    private readonly task: { workflowId: string; taskQueue: string; depth: number; idBytes?: number },
   ) {}
 
   /** The delegation tools this task offers: none at the depth limit (its children could not go deeper). */
@@ -91,7 +92,7 @@ export class Delegation {
     const slice = carveSlice(sub.name, call.budget, remainingOf(state), sub.maxTurns, share);
     if ('error_class' in slice) return { error: slice };
 
-    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total);
+    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total, this.task.idBytes);
     const child: ChildTaskSummary = { taskId, agent: sub.name, toolUseId, state: 'waiting', slice };
     state.children.hold(child);
     try {

@@ -4,7 +4,8 @@
  * Retire one through Temporal's lifecycle (deprecatePatch, then removal) only once no task started
  * before it can still be running and no committed history needs it (test/histories).
  */
-import { patched } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
+import { DERIVED_ID_MAX_BYTES, MAX_TASK_ID_BYTES, utf8Length } from '../protocol/task-ids';
 
 /** Histories recorded before the ledger, budgets and escalations replay with the old behaviour. */
 export const GUARDED_CALLS_PATCH = 'guarded-calls';
@@ -121,6 +122,54 @@ export const MARKERS_ASKED_AT_RUN_START = [
  */
 export const HARD_BUDGETS_PATCH = 'hard-budgets';
 
+/**
+ * Runs with this marker keep the ids they derive (their children's, `<task>--<agent>-<n>`) within
+ * DERIVED_ID_MAX_BYTES (255 bytes: servers with an SQL visibility store refuse longer ids); runs
+ * without it keep them within MAX_TASK_ID_BYTES (1,000: Temporal's default limit). Either way an id
+ * within the bound is exactly the id it always was, and a longer one is shortened (protocol/task-ids.ts).
+ * Why this is safe for histories already recorded:
+ * - Asked at a run's start (after MARKERS_ASKED_AT_RUN_START), and only by a run whose own id is long
+ *   enough for a child id to pass 255 bytes (mayDeriveLongIds): every other run, and every committed
+ *   history (test/histories), derives and records exactly what it did before.
+ * - Without the marker (a run recorded before it) the bound stays 1,000, where shortening needs no
+ *   marker: a child id over 1,000 bytes was refused by the server with the default limit, so the
+ *   workflow task that tried it failed and no history holds a child started with such an id. Such a
+ *   task, stuck retrying that workflow task, starts its child under the shortened id once upgraded.
+ *   (A server configured above 1,000 would have accepted those ids: that configuration is not supported.)
+ * - Between 256 and 1,000 bytes the plain id was accepted (dev servers, Elasticsearch visibility), so
+ *   a history may hold it: only runs that recorded this marker shorten there.
+ */
+export const BOUNDED_IDS_PATCH = 'bounded-derived-ids';
+
+/**
+ * Forks whose origin id is over 200 characters were refused as invalid input (`forkOf.taskId`, then
+ * limited like a person's name) before this marker: their histories end at that refusal and replay
+ * so. A fork started with it takes any origin id Temporal accepts (up to 1,000). Asked only by such
+ * forks, before anything else they do (forkPointOf), so no other history changes.
+ */
+export const LONG_FORK_ORIGINS_PATCH = 'long-fork-origins';
+/** The longest `forkOf.taskId` before LONG_FORK_ORIGINS_PATCH. */
+export const LEGACY_MAX_FORK_ORIGIN_CHARS = 200;
+
+/** Why a fork of `origin` may not start (a fork recorded before LONG_FORK_ORIGINS_PATCH); undefined when it may. */
+export function forkOriginRefusal(origin: string): string | undefined {
+  if (origin.length <= LEGACY_MAX_FORK_ORIGIN_CHARS || patched(LONG_FORK_ORIGINS_PATCH)) return undefined;
+  return `\`forkOf.taskId\` is ${origin.length} characters; at most ${LEGACY_MAX_FORK_ORIGIN_CHARS}`;
+}
+
+/** The longest tail a child id adds to its parent's: `--`, an agent name (64), `-`, a call number (16 digits). */
+export const MAX_CHILD_ID_TAIL_BYTES = 2 + 64 + 1 + 16;
+
+/** Whether a run with this id could derive an id past DERIVED_ID_MAX_BYTES (only such runs ask BOUNDED_IDS_PATCH). */
+export function mayDeriveLongIds(taskId: string): boolean {
+  return utf8Length(taskId) + MAX_CHILD_ID_TAIL_BYTES > DERIVED_ID_MAX_BYTES;
+}
+
+/** The bound a run's derived ids keep (see BOUNDED_IDS_PATCH). */
+export function derivedIdBytes(rules: Pick<RunRules, 'boundedIds'>): number {
+  return rules.boundedIds ? DERIVED_ID_MAX_BYTES : MAX_TASK_ID_BYTES;
+}
+
 /** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
 export class LaterRules {
   private forkable: boolean | undefined;
@@ -149,6 +198,8 @@ export interface RunRules {
   verifiedApprovers: boolean;
   /** Every later marker asked at the run's start; the server's continue-as-new suggestion read as a model call answers. */
   markersAtRunStart: boolean;
+  /** Derived ids within DERIVED_ID_MAX_BYTES (BOUNDED_IDS_PATCH); false for runs whose ids cannot get that long. */
+  boundedIds: boolean;
   /** Budgets are hard caps (HARD_BUDGETS_PATCH). */
   hardBudgets: boolean;
 }
@@ -167,6 +218,7 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   const verifiedApprovers = patched(VERIFIED_APPROVERS_PATCH);
   const markersAtRunStart = patched(MARKERS_AT_RUN_START_PATCH);
   if (markersAtRunStart) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
+  const boundedIds = markersAtRunStart && mayDeriveLongIds(workflowInfo().workflowId) && patched(BOUNDED_IDS_PATCH);
   const hardBudgets = markersAtRunStart && patched(HARD_BUDGETS_PATCH);
   return {
     newRules,
@@ -179,6 +231,7 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
     canContinueAsNew,
     verifiedApprovers,
     markersAtRunStart,
+    boundedIds,
     hardBudgets,
   };
 }

@@ -13,7 +13,7 @@ import { describeAgentOptions, forkPointOptions, shortActivityOptions } from './
 import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from './input-checks';
 import { legacyInputChecks, ruleBook, type RuleBook } from './legacy';
-import { LaterRules, runRules, type RunRules } from './patches';
+import { forkOriginRefusal, LaterRules, runRules, type RunRules } from './patches';
 import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../rules/task-limits';
 import { Steering } from './steering';
 import { SentConversation } from './sent-conversation';
@@ -60,6 +60,8 @@ export interface Run {
 export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined {
   if (input === null || typeof input !== 'object' || input.resume !== undefined || input.forkOf === undefined) return undefined;
   assertValidInput(input);
+  const originProblem = forkOriginRefusal(input.forkOf.taskId);
+  if (originProblem) throw invalidInput(originProblem);
   const info = workflowInfo();
   const origin = { taskId: input.forkOf.taskId, turn: input.forkOf.turn };
   return loadForkPoint({

@@ -12,7 +12,7 @@ import { BlobDecryptionError, BlobKeyNotFoundError } from '../../src/blobs/blob-
 import { NeedsInputError } from '../../src/tools/needs-input';
 import { InvalidJsonSchemaError } from '../../src/tools/json-schema';
 import { StoredArgumentsError } from '../../src/client/approval-arguments';
-import { TaskNotFoundError, TaskRejectedError } from '../../src/client/task-client';
+import { TaskIdRefusedError, TaskNotFoundError, TaskRejectedError } from '../../src/client/task-client';
 import { ApproverFileError } from '../../src/inbox/approver-directory';
 import { McpUnavailableError } from '../../src/mcp/errors';
 import { HttpError } from '../../src/net/http-error';
@@ -36,6 +36,7 @@ const errors: DurableAgentError[] = [
   new StoredArgumentsError('unreadable'),
   new TaskRejectedError('t', 'refused'),
   new TaskNotFoundError('t'),
+  new TaskIdRefusedError('t', 'too long'),
   new ApproverFileError('bad file'),
   new McpUnavailableError('srv', 'down'),
   new HttpError(404, 'nothing here', { title: 'Not found' }),
