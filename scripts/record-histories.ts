@@ -17,6 +17,10 @@ import { defineAgent, type AgentDefinition } from '../src/agents/define-agent';
 import { createBenchAgent } from '../bench/bench-agent';
 import { createLongAgent } from '../test/support/long-agents';
 import teamAgents from '../test/support/team-agents';
+import crashAgents from '../test/support/crash-agents';
+import { spawnWorker } from '../test/support/harness';
+import { sigkill } from '../test/support/processes';
+import { FakeMessagesApi, fakeTurns, type FakeReply } from '../src/testing/fake-messages-api';
 
 const OUT = path.join(__dirname, '../test/histories');
 
@@ -240,6 +244,7 @@ async function main(): Promise<void> {
     await recordCurrentPaths(h);
     await recordSubagents(h);
     await recordRunStartMarkers(h);
+    await recordFamilyPaths(h);
   } finally {
     await h.close();
   }
@@ -403,6 +408,202 @@ async function recordSubagents(h: Harness): Promise<void> {
  */
 async function recordRunStartMarkers(h: Harness): Promise<void> {
   await record(h, 'r5-demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
+}
+
+/**
+ * Round 6: the paths a task's family takes under today's code (every model call carrying only its
+ * change, the family's effect journal): a fork's first run that meets its origin's write and asks a
+ * person, a rewind, an interrupt, a delegation whose child waits on an approval, a schedule's fire,
+ * native compaction, and a task whose worker was SIGKILLed mid-write.
+ */
+async function recordFamilyPaths(h: Harness): Promise<void> {
+  const pending = (taskId: string) => statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0).then((s) => s.pendingApprovals[0]!);
+  const ledger = () => {
+    const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } });
+    return [agent];
+  };
+  await record(h, 'r6-demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
+
+  // A fork's first run, at turn 0 of a task that wrote a file: the fork meets the write in the family's journal.
+  await recordWith(
+    h,
+    'r6-fork-first-run',
+    async (taskId) => {
+      const origin = `${taskId}-origin`;
+      writeFileSync(path.join(h.workspaceDir, 'r6-fork.txt'), 'x');
+      const script = h.script([callTool('write_file', { path: 'r6-fork-note.txt', content: 'noted once' }), answer('noted')]);
+      await h.client.start({ agent: 'demo', prompt: 'note it', model: { provider: 'scripted', script } }, { taskId: origin });
+      await h.client.result(origin);
+      await h.client.fork(origin, 0, { taskId, blobStore: h.blobStore });
+    },
+    async (taskId) => {
+      await h.client.deny(taskId, { approvalId: (await pending(taskId)).id, by: 'recorder', reason: 'written once already' });
+    },
+    ledger(),
+  );
+
+  // A rewind of a blocked task: the rewound branch's history, from its first run to its answer.
+  await recordWith(
+    h,
+    'r6-rewind',
+    async (taskId) => {
+      const origin = `${taskId}-origin`;
+      const script = h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), answer('listed after the rewind')]);
+      await h.client.start({ agent: 'demo', prompt: 'list', maxTurns: 2, model: { provider: 'scripted', script } }, { taskId: origin });
+      await statusWhen(h, origin, (s) => s.agentStatus === 'blocked');
+      await h.client.rewind(origin, 1, { taskId, blobStore: h.blobStore, by: 'recorder' });
+    },
+    undefined,
+    ledger(),
+  );
+
+  // A delegation whose child waits on a person: the researcher deletes a file, approved in the child.
+  writeFileSync(path.join(h.workspaceDir, 'r6-child.tmp'), 'c');
+  const team = teamAgents(
+    { workspaceDir: h.workspaceDir },
+    { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'r6-child.tmp' }), answer('deleted it')]) },
+  );
+  await record(
+    h,
+    'r6-delegation-nested-approval',
+    {
+      agent: 'lead',
+      prompt: 'clean up',
+      budgets: { turns: 8, toolCalls: 6 },
+      model: { provider: 'scripted', script: h.script([callTool('delegate_to_researcher', { task: 'Delete r6-child.tmp.', budget: { turns: 3, toolCalls: 2 } }), answer('cleaned up')]) },
+    },
+    async (taskId) => {
+      const child = `${taskId}--researcher-1`;
+      await h.client.approve(child, { approvalId: (await pending(child)).id, by: 'recorder' });
+    },
+    team,
+  );
+
+  // A schedule's fire: the task it started, found by the schedule's name.
+  await recordWith(
+    h,
+    'r6-schedule-fire',
+    async () => {
+      const script = h.script([callTool('list_files', { dir: 'inbox' }), answer('reported')]);
+      await h.client.schedules.create({ name: 'r6-report', task: { agent: 'demo', prompt: 'report', model: { provider: 'scripted', script } }, every: '1h', taskQueue: h.taskQueue });
+      await h.client.schedules.trigger('r6-report');
+    },
+    undefined,
+    undefined,
+    async () => {
+      for (let i = 0; i < 200; i++) {
+        for await (const e of h.client.client.workflow.list({ query: `WorkflowId STARTS_WITH 'r6-report'` })) return e.workflowId;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('the schedule never fired');
+    },
+  );
+  await h.client.schedules.delete('r6-report');
+
+  await recordFakeApiPaths(h);
+  await recordKilledMidWrite(h);
+}
+
+/** Like record(), for tasks another call starts (a fork, a rewind, a schedule): `start` starts it, `find` names it when its id is not `name`. */
+async function recordWith(
+  h: Harness,
+  name: string,
+  start: (taskId: string) => Promise<void>,
+  drive: (taskId: string) => Promise<void> = async () => undefined,
+  agents?: AgentDefinition[],
+  find: () => Promise<string> = async () => name,
+): Promise<void> {
+  const file = path.join(OUT, `${name}.json`);
+  if (existsSync(file)) {
+    console.log(`kept ${name} (already recorded)`);
+    return;
+  }
+  const worker = await h.worker(agents);
+  const taskId = await worker.runUntil(async () => {
+    await start(name);
+    const taskId = await find();
+    await drive(taskId);
+    await h.client.result(taskId).catch(() => undefined);
+    return taskId;
+  });
+  const history = await h.client.handle(taskId).fetchHistory();
+  writeFileSync(file, historyToJSON(history) + '\n');
+  console.log(`recorded ${name}: ${history.events?.length} events`);
+}
+
+/** The Claude path against the strict fake: an interrupt, and native compaction on a long read. */
+async function recordFakeApiPaths(h: Harness): Promise<void> {
+  const api = new FakeMessagesApi();
+  await api.start();
+  const modelEnv = { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url };
+  try {
+    const steered = defineAgent({ name: 'steered', system: 'You write.', tools: [], model: { provider: 'anthropic' } });
+    const held: FakeReply = {
+      kind: 'respond',
+      respond: async () => {
+        const deadline = Date.now() + 30_000;
+        while (api.requests.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        return fakeTurns.text('an answer nobody waits for any more');
+      },
+    };
+    api.enqueue(held, fakeTurns.text('a haiku instead'));
+    await record(
+      h,
+      'r6-interrupt',
+      { agent: 'steered', prompt: 'write a long essay' },
+      async (taskId) => {
+        for (let i = 0; i < 300 && api.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 100));
+        await h.client.interrupt(taskId, { by: 'recorder', text: 'stop, write a haiku instead' });
+      },
+      [steered],
+      { modelEnv },
+    );
+
+    // Native compaction: a 40-page read on a small window, one page a turn.
+    let read = 0;
+    const pages = 40;
+    api.enqueue(
+      ...Array.from({ length: pages + 1 }, (): FakeReply => ({
+        kind: 'respond',
+        respond: async () => (read < pages ? fakeTurns.toolUse(`toolu_${read}`, 'big_read', { offset: read++ }) : fakeTurns.text('read them all')),
+      })),
+    );
+    await record(
+      h,
+      'r6-native-compaction',
+      { agent: 'long', prompt: 'Read every page.', model: { provider: 'anthropic', model: 'claude-sonnet-5-5', contextWindowTokens: 100_000 }, budgets: { turns: pages + 10, toolCalls: pages + 10 } },
+      undefined,
+      [createLongAgent(12_000)],
+      { modelEnv },
+    );
+  } finally {
+    await api.stop();
+  }
+}
+
+/** A worker process SIGKILLed while a non-idempotent write's reply is held: the task blocks "outcome unknown", a person unblocks it. */
+async function recordKilledMidWrite(h: Harness): Promise<void> {
+  const name = 'r6-sigkill-mid-write';
+  const file = path.join(OUT, `${name}.json`);
+  if (existsSync(file)) {
+    console.log(`kept ${name} (already recorded)`);
+    return;
+  }
+  h.orders.inject({ kind: 'slow_reply', delayMs: 600_000 }, 1);
+  const doomed = spawnWorker(h, ['--agents', path.join(__dirname, '../test/support/crash-agents.ts')]);
+  const script = h.script([callTool('legacy_refund', { order_id: 'O-0011', amount_cents: 100 }), answer('refunded once')]);
+  await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId: name });
+  for (let i = 0; i < 1200 && !h.orders.effects.some((e) => e.order_id === 'O-0011'); i++) await new Promise((r) => setTimeout(r, 100));
+  await sigkill(doomed);
+  const worker = await h.worker(crashAgents({ workspaceDir: h.workspaceDir }, h.orders.url));
+  await worker.runUntil(async () => {
+    const blocked = await statusWhen(h, name, (s) => s.agentStatus === 'blocked', 60_000);
+    await h.client.unblock(name, { by: 'recorder', blockId: blocked.blocked!.id, message: 'The refund went through once. Do not repeat it.' });
+    await h.client.result(name).catch(() => undefined);
+  });
+  const history = await h.client.handle(name).fetchHistory();
+  writeFileSync(file, historyToJSON(history) + '\n');
+  console.log(`recorded ${name}: ${history.events?.length} events`);
 }
 
 main().catch((err) => {
