@@ -424,22 +424,21 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
   };
   await record(h, 'r6-demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
 
-  // A fork's first run, at turn 0 of a task that wrote a file: the fork meets the write in the family's journal.
+  // A fork's first run, at turn 0 of a task that refunded without a key: the fork meets the refund in the family's journal.
   await recordWith(
     h,
     'r6-fork-first-run',
     async (taskId) => {
       const origin = `${taskId}-origin`;
-      writeFileSync(path.join(h.workspaceDir, 'r6-fork.txt'), 'x');
-      const script = h.script([callTool('write_file', { path: 'r6-fork-note.txt', content: 'noted once' }), answer('noted')]);
-      await h.client.start({ agent: 'demo', prompt: 'note it', model: { provider: 'scripted', script } }, { taskId: origin });
+      const script = h.script([callTool('legacy_refund', { order_id: 'O-0012', amount_cents: 100 }), answer('refunded')]);
+      await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId: origin });
       await h.client.result(origin);
       await h.client.fork(origin, 0, { taskId, blobStore: h.blobStore });
     },
     async (taskId) => {
-      await h.client.deny(taskId, { approvalId: (await pending(taskId)).id, by: 'recorder', reason: 'written once already' });
+      await h.client.deny(taskId, { approvalId: (await pending(taskId)).id, by: 'recorder', reason: 'refunded once already' });
     },
-    ledger(),
+    crashAgents({ workspaceDir: h.workspaceDir }, h.orders.url),
   );
 
   // A rewind of a blocked task: the rewound branch's history, from its first run to its answer.
