@@ -8,9 +8,10 @@
  *   workflow ids in a VARCHAR(255) column; Temporal's SQL example and this project's cluster
  *   (scripts/cluster/dynamicconfig.yaml) set the limit to 255.
  * - A Keyword search attribute value is at most 2 KB (frontend.searchAttributesSizeOfValueLimit,
- *   its payload) on every server, and at most 255 characters on SQL visibility (VARCHAR(255)
- *   columns). A task id that the server accepted therefore always fits as a Keyword on the same
- *   server: ParentTask (the parent's full id) always fits. `ForkedFrom` (`TASK@N`) adds 2-11
+ *   its JSON) on every server, and at most 255 characters on SQL visibility (VARCHAR(255)
+ *   columns). A task id that the server accepted therefore fits as a Keyword on the same server
+ *   (TaskClient.start refuses the rare id whose JSON, with its escapes, would not): ParentTask (the
+ *   parent's full id) fits. `ForkedFrom` (`TASK@N`) adds 2-11
  *   characters: it fits everywhere except SQL visibility with an origin id of more than ~245 characters.
  *
  * A derived id is the origin's id with a tail (`--researcher-3`, `-fork-1a2b3c4d`). When that is
@@ -105,12 +106,26 @@ export function derivedId(origin: string, tail: string, maxBytes: number = DERIV
   return cutToBytes(origin, room) + tail + hash;
 }
 
+/**
+ * A Keyword search attribute's value, as JSON, is at most this many bytes (Temporal's default
+ * frontend.searchAttributesSizeOfValueLimit, 2 KB): a child's ParentTask holds its parent's id, a
+ * fork's ForkedFrom its origin's and `@N`.
+ */
+export const MAX_KEYWORD_JSON_BYTES = 2048;
+/** What ForkedFrom adds to the origin's id: `@` and a turn number. */
+const FORKED_FROM_ROOM_BYTES = 12;
+
 /** What is wrong with a task id a person or a script chose (undefined: nothing). One line. */
 export function taskIdProblem(taskId: string): string | undefined {
   if (typeof taskId !== 'string' || taskId.length === 0) return 'a task id must not be empty';
   const bytes = utf8Length(taskId);
   if (bytes > MAX_TASK_ID_BYTES) {
     return `the task id is ${bytes} bytes long; Temporal accepts at most ${MAX_TASK_ID_BYTES} (its default limit.maxIDLength): choose a shorter one`;
+  }
+  // Only an id full of characters JSON escapes (quotes, backslashes, control characters) gets here.
+  const json = utf8Length(JSON.stringify(taskId));
+  if (json + FORKED_FROM_ROOM_BYTES > MAX_KEYWORD_JSON_BYTES) {
+    return `the task id is ${json} bytes as JSON (quotes, backslashes and control characters are escaped); the ParentTask and ForkedFrom search attributes that name it hold at most ${MAX_KEYWORD_JSON_BYTES - FORKED_FROM_ROOM_BYTES}: choose a shorter one`;
   }
   return undefined;
 }

@@ -99,6 +99,12 @@ test('a task id Temporal would refuse is named in one line before anything is se
   // Bytes, as the server counts: 334 characters of 3 bytes.
   expect(taskIdProblem('€'.repeat(334))).toMatch(/^the task id is 1002 bytes long/);
   expect(taskIdProblem('')).toBe('a task id must not be empty');
+  // An id its children's ParentTask could not hold (a Keyword's JSON is at most 2 KB): 1,000 quotes are 2,002 bytes
+  // as JSON and fit; 400 control characters are 2,402.
+  expect(taskIdProblem('"'.repeat(1000))).toBeUndefined();
+  expect(taskIdProblem('\u0001'.repeat(400))).toBe(
+    'the task id is 2402 bytes as JSON (quotes, backslashes and control characters are escaped); the ParentTask and ForkedFrom search attributes that name it hold at most 2036: choose a shorter one',
+  );
 });
 
 test("the server's own refusal of a long id (a lower limit.maxIDLength) becomes a TaskIdRefusedError; other errors pass", () => {
