@@ -29,6 +29,7 @@ import { HttpStatusError, ToolFailure } from '../errors/tool-failure';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import { decisionReceivedAt } from './decision-received-at';
+import { startClaimProblem } from './start-claim';
 import type { BlobStore } from '../blobs/blob-store';
 import { BlobDecryptionError, BlobKeyNotFoundError } from '../blobs/blob-envelope';
 import {
@@ -428,6 +429,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     },
 
     decisionReceivedAt,
+    startClaimProblem,
 
     async storeAudit({ scope, entries }) {
       const text = JSON.stringify(entries);
@@ -530,7 +532,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   return activities;
 }
 
-const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt', 'loadForkPoint'] as const;
+const SHORT_ACTIVITIES = ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText', 'decisionReceivedAt', 'loadForkPoint', 'startClaimProblem'] as const;
 
 type Activity = (input: never) => Promise<unknown>;
 

@@ -21,7 +21,10 @@ export interface SignRequest {
   by: string;
   /** Default []. */
   roles?: string[];
-  /** The request as it will be sent: its content (decisionContent) is what the signature covers. */
+  /**
+   * The request exactly as it will be sent, without its proof: every field is signed (claim format
+   * v2), so anything added or changed after signing is refused by the task.
+   */
   request: Record<string, unknown>;
   /** Default DEFAULT_PROOF_LIFETIME_MS (5 minutes); at most MAX_PROOF_LIFETIME_MS (1 hour). */
   lifetimeMs?: number;
@@ -55,7 +58,7 @@ export function createDecisionSigner(keyId: string, secretKeyHex: string): Decis
       const lifetime = req.lifetimeMs ?? DEFAULT_PROOF_LIFETIME_MS;
       if (!(lifetime > 0 && lifetime <= MAX_PROOF_LIFETIME_MS)) throw new RangeError(`a proof lives 1 ms to ${MAX_PROOF_LIFETIME_MS} ms, got ${lifetime}`);
       const expiresAt = new Date((req.now ?? new Date()).getTime() + lifetime).toISOString();
-      const nonce = req.nonce ?? (req.kind === 'message' ? randomUUID() : undefined);
+      const nonce = req.nonce ?? (req.kind === 'message' || req.kind === 'interrupt' ? randomUUID() : undefined);
       const bytes = claimBytes({
         kind: req.kind,
         taskId: req.taskId,

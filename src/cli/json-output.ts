@@ -43,6 +43,7 @@ const approverRules = z.strictObject({
   destructive: z.array(z.string()).optional(),
   unblock: z.array(z.string()).optional(),
   message: z.array(z.string()).optional(),
+  branch: z.array(z.string()).optional(),
 });
 const identity = z
   .strictObject({

@@ -58,6 +58,8 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
 import { forkedFromLabel, type BranchPoint } from '../protocol/fork';
+import type { ApproverIdentity, BranchAction } from '../protocol/approver-policy';
+import { assertMayBranch } from './branch-policy';
 import { derivedId, taskIdProblem, utf8Length } from '../protocol/task-ids';
 import type { ModelChoice } from '../protocol/task';
 
@@ -102,6 +104,8 @@ export interface ForkOptions {
   taskQueue?: string;
   /** Who forks it, for the audit trail (signed with this client's signer). */
   startedBy?: string;
+  /** The roles of `startedBy`, signed with it: the origin agent's `approvers.branch` may name roles. */
+  startedByRoles?: string[];
   /** The workers' blob store: checks, before anything is created, that the origin's stored content is all there. */
   blobStore?: BlobStore;
   /** Answer the fork's reads from what the origin's same reads returned after the branch point (not run again). Default false. */
@@ -270,7 +274,12 @@ export class TaskClient {
     const idProblem = taskIdProblem(taskId);
     if (idProblem) throw new TaskIdRefusedError(taskId, idProblem);
     const args: TaskInput =
-      this.signer && input.startedBy && !input.startProof ? { ...input, startProof: this.signed('start', taskId, '', { ...input, by: input.startedBy, roles: input.startedByRoles }) } : input;
+      this.signer && input.startedBy && !input.startProof
+        ? {
+            ...input,
+            startProof: this.signer.sign({ kind: 'start', taskId, subject: '', by: input.startedBy, roles: input.startedByRoles ?? [], request: input as unknown as Record<string, unknown> }),
+          }
+        : input;
     return this.client.workflow
       .start(WORKFLOW_TYPE, {
         taskQueue: options.taskQueue ?? this.queueFor(input.agent),
@@ -297,6 +306,21 @@ export class TaskClient {
    * purged) so that bad input creates nothing. A running origin may be forked at any completed turn.
    */
   async fork(origin: string, atTurn: number, options: ForkOptions = {}): Promise<ForkStarted> {
+    await this.assertMayBranch(origin, 'fork', { id: options.startedBy ?? 'unknown', roles: options.startedByRoles ?? [] });
+    return this.forkChecked(origin, atTurn, options);
+  }
+
+  /**
+   * Throws BranchRefusedError when `who` may not fork, rewind, replay or export `taskId` under its
+   * agent's policy (`approvers.branch`; a verified signer where the agent requires signed starts),
+   * TaskNotFoundError when there is no such task. Nothing is created or read beyond the policy.
+   */
+  async assertMayBranch(taskId: string, action: BranchAction, who: ApproverIdentity): Promise<void> {
+    await this.withNotFound(taskId, () => assertMayBranch(this.client, taskId, action, who, this.signer));
+  }
+
+  /** fork() once the branch policy allowed it. */
+  private async forkChecked(origin: string, atTurn: number, options: ForkOptions): Promise<ForkStarted> {
     const point = await readForkPoint(this.client, { taskId: origin, turn: atTurn }).catch((err: unknown) => {
       if (err instanceof ForkPointError && err.code === 'fork_origin_not_found') throw new TaskNotFoundError(origin);
       if (err instanceof ForkPointError) throw new ForkRefusedError(err.code as ForkRefusedError['code'], err.message);
@@ -320,6 +344,7 @@ export class TaskClient {
       ...(model ? { model } : {}),
       forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}), ...(options.recordedReads ? { recordedReads: true } : {}) },
       ...(options.startedBy ? { startedBy: options.startedBy } : {}),
+      ...(options.startedBy && options.startedByRoles?.length ? { startedByRoles: options.startedByRoles } : {}),
     };
     const handle = await this.start(input, { taskId, taskQueue, forkedFrom });
     return { taskId: handle.workflowId, runId: handle.firstExecutionRunId, forkedFrom, taskQueue };
@@ -335,8 +360,10 @@ export class TaskClient {
     // Tool calls in flight settle in the original first, so the new branch never runs a write behind
     // their back; one still running after the wait stays pending in the family's journal, and the
     // branch asks a person before running it again.
+    // Refused before anything is touched: a rewind is a decision the agent's policy names people for.
+    await this.assertMayBranch(taskId, 'rewind', { id: options.startedBy ?? 'unknown', roles: options.startedByRoles ?? [] });
     const unsettledCalls = await this.settleToolCalls(taskId, options.settleTimeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS);
-    const fork = await this.fork(taskId, toTurn, { ...options, taskId: options.taskId ?? derivedId(taskId, `-rewind-${toTurn}-${randomUUID().slice(0, 4)}`) });
+    const fork = await this.forkChecked(taskId, toTurn, { ...options, taskId: options.taskId ?? derivedId(taskId, `-rewind-${toTurn}-${randomUUID().slice(0, 4)}`) });
     const { executionStatus } = await this.describe(taskId);
     if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false, ...(unsettledCalls ? { unsettledCalls } : {}) };
     await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);
@@ -483,7 +510,7 @@ export class TaskClient {
    */
   async interrupt(taskId: string, input: MessageInput): Promise<void> {
     if (!input.text?.trim()) throw new RangeError('An interrupt needs text');
-    const signed = this.signer && !input.proof ? { ...input, proof: this.signed('message', taskId, '', input) } : input;
+    const signed = this.signer && !input.proof ? { ...input, proof: this.signed('interrupt', taskId, '', input) } : input;
     await this.withNotFound(taskId, () => this.handle(taskId).signal(interruptSignal, signed));
   }
 

@@ -19,7 +19,15 @@ export interface ApproverRules {
   unblock?: string[];
   /** Whose messages reach the model (when the task verifies approvers). */
   message?: string[];
+  /**
+   * Who may branch a task: fork, rewind, replay and export it (docs/fork.md). Absent: anyone (a
+   * verified signer when the agent also has `forbidSelfApproval`, whose tasks need signed starts).
+   */
+  branch?: string[];
 }
+
+/** What branching a task means here: each a decision the `approvers.branch` list governs. */
+export type BranchAction = 'fork' | 'rewind' | 'replay' | 'export';
 
 export interface ApproverIdentity {
   id: string;
@@ -74,10 +82,33 @@ export function approverRulesProblem(rules: unknown): string | undefined {
         const problem = listProblem(`tools.${tool}`, list);
         if (problem) return problem;
       }
-    } else if (['read', 'write', 'destructive', 'unblock', 'message'].includes(name)) {
+    } else if (['read', 'write', 'destructive', 'unblock', 'message', 'branch'].includes(name)) {
       const problem = listProblem(name, value);
       if (problem) return problem;
-    } else return `unknown field \`approvers.${name}\` (tools, read, write, destructive, unblock, message)`;
+    } else return `unknown field \`approvers.${name}\` (tools, read, write, destructive, unblock, message, branch)`;
   }
+  return undefined;
+}
+
+/** Who asks to branch a task: `verified` when a key the task trusts vouches for them (a signed fork start, a CLI with such a key). */
+export interface BranchRequester extends ApproverIdentity {
+  verified: boolean;
+}
+
+/**
+ * Why `who` may not fork, rewind, replay or export a task of an agent with this policy, or
+ * undefined. `verifying`: the task trusts signing keys (its manifest has approverKeys). With keys,
+ * an agent that names `approvers.branch`, or that needs signed starts (`forbidSelfApproval`), needs
+ * a verified requester; the list, when present, must allow them (without keys, by the claimed id).
+ * Pure: the CLI checks it before anything is created, and a fork's first run checks it again.
+ */
+export function branchProblem(policy: ApproverPolicy | undefined, action: BranchAction, who: BranchRequester, verifying: boolean): string | undefined {
+  const list = policy?.approvers?.branch;
+  const whoText = `${who.id}${who.roles.length ? ` (roles: ${who.roles.join(', ')})` : ' (no roles)'}`;
+  if (verifying && (list || policy?.forbidSelfApproval) && !who.verified) {
+    const why = list ? `its policy names who may branch it (approvers.branch: ${list.length ? list.join(', ') : 'nobody'})` : 'it requires signed starts (forbidSelfApproval)';
+    return `${action} refused: ${whoText} is not a verified signer, and this task's agent ${why}; ${action} through a front end holding a key the task trusts`;
+  }
+  if (list && !listAllows(list, who)) return `${action} refused: ${whoText} may not ${action} this task: the agent's policy allows ${list.length ? list.join(', ') : 'nobody'} (approvers.branch)`;
   return undefined;
 }

@@ -8,12 +8,24 @@
  * else the signature covers (task, kind of decision, approval or escalation id, `by`, `roles`, a
  * digest of the content) the verifier rebuilds from the request and the task's own state, so a
  * proof made for one decision cannot be used for any other.
+ *
+ * Two formats. v2 (`durable-agent/decision/v2`, what every front end signs now) digests the whole
+ * request as sent, every field but the proof itself (`proof`, a start's `startProof`): a field
+ * added to a signed request after signing, or one the signer never saw (a start's `forkOf`),
+ * changes the digest. v1 digested a hand-picked list of fields per kind; tasks that did not record
+ * the `whole-input-proofs` marker still accept it (their histories replay as recorded).
  */
 import { ed25519 } from '@noble/curves/ed25519';
 import { sha256 } from '@noble/hashes/sha2';
 import { canonicalJson } from './canonical-json';
 
-export type DecisionKind = 'start' | 'approve' | 'deny' | 'unblock' | 'message';
+/** `interrupt`: a message sent on the interrupt signal (v2 only; v1 signed interrupts as `message`). */
+export type DecisionKind = 'start' | 'approve' | 'deny' | 'unblock' | 'message' | 'interrupt';
+
+/** 1: the digest of hand-picked fields (decisionContent); 2: the digest of the whole request but its proof (signedContent). */
+export type ProofFormat = 1 | 2;
+/** What front ends sign. */
+export const CURRENT_PROOF_FORMAT: ProofFormat = 2;
 
 /** Signed by a front end and sent next to `by` and `roles` in a decision. */
 export interface DecisionProof {
@@ -43,15 +55,17 @@ export interface DecisionClaim {
   subject: string;
   by: string;
   roles: string[];
-  /** sha256 (hex) of the canonical JSON of decisionContent(kind, request). */
+  /** sha256 (hex) of the canonical JSON of signedContent(kind, request) (v2), decisionContent(kind, request) (v1). */
   digest: string;
   expiresAt: string;
   keyId: string;
   nonce?: string;
 }
 
-/** Domain separation: these bytes can never be mistaken for another protocol's signed message. */
+/** Domain separation: these bytes can never be mistaken for another protocol's signed message (v1 claims). */
 export const DECISION_DOMAIN = 'durable-agent/decision/v1';
+/** v2 claims: a proof made in one format never verifies in the other. */
+export const DECISION_DOMAIN_V2 = 'durable-agent/decision/v2';
 /** Longest lifetime a proof may claim: bounds how long a leaked proof could be replayed. */
 export const MAX_PROOF_LIFETIME_MS = 60 * 60 * 1000;
 /** Default lifetime of a proof signed by this project's front ends. */
@@ -96,9 +110,24 @@ export function fromHex(hex: string): Uint8Array {
   return out;
 }
 
+/** The field of a request that holds its proof: never signed (it is the signature). */
+export function proofFieldOf(kind: DecisionKind): 'proof' | 'startProof' {
+  return kind === 'start' ? 'startProof' : 'proof';
+}
+
 /**
- * The part of a request a signature vouches for besides who sent it: what a person decided. Picked
- * field by field (not "everything but the proof"), so a field added later is never silently unsigned.
+ * What a v2 signature vouches for: the request as sent, every field but its proof. Nothing is
+ * picked, so a field added to the request (by a later version, or by whoever replays a signed
+ * request) is covered, and changing it breaks the signature.
+ */
+export function signedContent(kind: DecisionKind, request: Record<string, unknown>): Record<string, unknown> {
+  const field = proofFieldOf(kind);
+  return Object.fromEntries(Object.entries(request).filter(([name, value]) => name !== field && value !== undefined));
+}
+
+/**
+ * v1 only (tasks from before `whole-input-proofs`): the fields a v1 signature vouched for, picked
+ * per kind. A field outside the list (a start's `forkOf`) was not covered: v2 closes that.
  */
 export function decisionContent(kind: DecisionKind, request: Record<string, unknown>): Record<string, unknown> {
   const pick = (...names: string[]) => Object.fromEntries(names.filter((n) => request[n] !== undefined).map((n) => [n, request[n]]));
@@ -112,18 +141,20 @@ export function decisionContent(kind: DecisionKind, request: Record<string, unkn
     case 'unblock':
       return pick('message', 'budget', 'model', 'maxTokens');
     case 'message':
+    case 'interrupt':
       return pick('text');
   }
 }
 
-export function contentDigest(kind: DecisionKind, request: Record<string, unknown>): string {
-  return toHex(sha256(utf8(canonicalJson(decisionContent(kind, request)))));
+/** sha256 (hex) of what the signature covers, in the given format (default: the current one). */
+export function contentDigest(kind: DecisionKind, request: Record<string, unknown>, format: ProofFormat = CURRENT_PROOF_FORMAT): string {
+  return toHex(sha256(utf8(canonicalJson(format === 2 ? signedContent(kind, request) : decisionContent(kind, request)))));
 }
 
-/** The exact bytes signed and verified. */
-export function claimBytes(claim: DecisionClaim): Uint8Array {
+/** The exact bytes signed and verified, in the given format (default: the current one). */
+export function claimBytes(claim: DecisionClaim, format: ProofFormat = CURRENT_PROOF_FORMAT): Uint8Array {
   const { nonce, ...rest } = claim;
-  return utf8(`${DECISION_DOMAIN}\n${canonicalJson({ ...rest, ...(nonce !== undefined ? { nonce } : {}) })}`);
+  return utf8(`${format === 2 ? DECISION_DOMAIN_V2 : DECISION_DOMAIN}\n${canonicalJson({ ...rest, ...(nonce !== undefined ? { nonce } : {}) })}`);
 }
 
 /** What a decision says about itself: who, with which roles, for which task and subject. */
@@ -133,11 +164,11 @@ export interface DecisionFacts {
   subject: string;
   by: string;
   roles: string[];
-  /** The request itself: its content is digested with decisionContent(kind, request). */
+  /** The request itself, as received: every field but its proof is digested (v2). */
   request: Record<string, unknown>;
 }
 
-export type ProofCheck = { ok: true; keyId: string } | { ok: false; problem: string };
+export type ProofCheck = { ok: true; keyId: string; format: ProofFormat } | { ok: false; problem: string };
 
 /** Shape problems of a `proof` field, or undefined. Never throws. */
 export function proofShapeProblem(proof: unknown): string | undefined {
@@ -163,9 +194,10 @@ export function rolesShapeProblem(roles: unknown): string | undefined {
 
 /**
  * Is `proof` a valid signature, by a trusted key, over exactly these facts, and not expired at
- * `nowMs`? Never throws: a malformed proof is a problem like any other.
+ * `nowMs`? `formats`: the claim formats this task accepts (default: v2 only; v1 only where a task
+ * from before `whole-input-proofs` replays). Never throws: a malformed proof is a problem like any other.
  */
-export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number): ProofCheck {
+export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number, formats: readonly ProofFormat[] = [CURRENT_PROOF_FORMAT]): ProofCheck {
   try {
     if (proof === undefined) {
       return {
@@ -182,27 +214,28 @@ export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly 
     if (expiresMs <= nowMs) return { ok: false, problem: `the proof expired at ${p.expiresAt} (task time ${new Date(nowMs).toISOString()}); sign the decision again` };
     if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS)
       return { ok: false, problem: `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs` };
-    if (facts.kind === 'message' && p.nonce === undefined) return { ok: false, problem: 'a signed message needs `proof.nonce`' };
-    const claim: DecisionClaim = {
-      kind: facts.kind,
-      taskId: facts.taskId,
-      subject: facts.subject,
-      by: facts.by,
-      roles: facts.roles,
-      digest: contentDigest(facts.kind, facts.request),
-      expiresAt: p.expiresAt,
-      keyId: p.keyId,
-      ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
-    };
-    // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
-    const valid = ed25519.verify(fromHex(p.signature), claimBytes(claim), fromHex(key.publicKey), { zip215: false });
-    if (!valid) {
-      return {
-        ok: false,
-        problem: `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing)`,
+    if ((facts.kind === 'message' || facts.kind === 'interrupt') && p.nonce === undefined) return { ok: false, problem: `a signed ${facts.kind} needs \`proof.nonce\`` };
+    for (const format of formats) {
+      // v1 had no `interrupt` kind: interrupts were signed as messages.
+      const kind = format === 1 && facts.kind === 'interrupt' ? 'message' : facts.kind;
+      const claim: DecisionClaim = {
+        kind,
+        taskId: facts.taskId,
+        subject: facts.subject,
+        by: facts.by,
+        roles: facts.roles,
+        digest: contentDigest(kind, facts.request, format),
+        expiresAt: p.expiresAt,
+        keyId: p.keyId,
+        ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
       };
+      // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
+      if (ed25519.verify(fromHex(p.signature), claimBytes(claim, format), fromHex(key.publicKey), { zip215: false })) return { ok: true, keyId: key.id, format };
     }
-    return { ok: true, keyId: key.id };
+    return {
+      ok: false,
+      problem: `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing: every field but the proof is signed, so a field added or changed since is refused)`,
+    };
   } catch (err) {
     return { ok: false, problem: `the proof could not be checked: ${err instanceof Error ? err.message : String(err)}` };
   }

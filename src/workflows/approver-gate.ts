@@ -5,7 +5,7 @@
  * decision writes nothing to history. See docs/approvers.md for the trust model.
  */
 import { approverProblem, type ApproverPolicy, type PolicedDecision } from '../protocol/approver-policy';
-import { checkProof, type DecisionKind, type DecisionProof, type TrustedKey } from '../protocol/decision-proof';
+import { checkProof, type DecisionKind, type DecisionProof, type ProofFormat, type TrustedKey } from '../protocol/decision-proof';
 import type { ApproverStatus, MessageInput, TaskInput, VerifiedIdentity } from '../protocol/task';
 
 /** Nonces of signed messages remembered per task (a proof lives at most an hour, so this is plenty). */
@@ -24,6 +24,11 @@ export class ApproverGate {
     readonly policy: ApproverPolicy | undefined,
     /** The task's starter (forbidSelfApproval compares against it). */
     public starter: VerifiedIdentity | undefined,
+    /**
+     * The claim formats accepted: v2 only (every field but the proof signed) for tasks with
+     * `whole-input-proofs`; v1 and v2 for tasks without it, whose recorded decisions were v1.
+     */
+    readonly formats: readonly ProofFormat[] = [1, 2],
   ) {}
 
   /** Verification is on whenever the worker trusts at least one key; without keys the task runs in dev mode. */
@@ -32,11 +37,11 @@ export class ApproverGate {
   }
 
   /** Why this approve/deny/unblock must be refused, or undefined. For validators: never throws. */
-  problem(kind: Exclude<DecisionKind, 'start' | 'message'>, request: DecisionRequest, subject: string, decision: PolicedDecision, nowMs: number): string | undefined {
+  problem(kind: Exclude<DecisionKind, 'start' | 'message' | 'interrupt'>, request: DecisionRequest, subject: string, decision: PolicedDecision, nowMs: number): string | undefined {
     try {
       const roles = request.roles ?? [];
       if (this.verifying) {
-        const check = checkProof({ kind, taskId: this.taskId, subject, by: request.by, roles, request: request as unknown as Record<string, unknown> }, request.proof, this.keys, nowMs);
+        const check = checkProof({ kind, taskId: this.taskId, subject, by: request.by, roles, request: request as unknown as Record<string, unknown> }, request.proof, this.keys, nowMs, this.formats);
         if (!check.ok) return check.problem;
       }
       return approverProblem(this.policy, decision, { id: request.by, roles }, this.starter?.id);
@@ -60,12 +65,19 @@ export class ApproverGate {
    * `problem` when the message must not reach the model (unsigned, forged, expired, replayed, or
    * from someone the policy does not list).
    */
-  messageIdentity(message: MessageInput, nowMs: number, seenNonces: readonly string[]): VerifiedIdentity {
+  messageIdentity(message: MessageInput, nowMs: number, seenNonces: readonly string[], interrupt = false): VerifiedIdentity {
     const roles = Array.isArray(message.roles) ? message.roles.filter((r) => typeof r === 'string') : [];
     const base = { id: message.by, roles, verified: false };
     try {
       if (this.verifying) {
-        const check = checkProof({ kind: 'message', taskId: this.taskId, subject: '', by: message.by, roles, request: message as unknown as Record<string, unknown> }, message.proof, this.keys, nowMs);
+        const kind = interrupt ? 'interrupt' : 'message';
+        const check = checkProof(
+          { kind, taskId: this.taskId, subject: '', by: message.by, roles, request: message as unknown as Record<string, unknown> },
+          message.proof,
+          this.keys,
+          nowMs,
+          this.formats,
+        );
         if (!check.ok) return { ...base, problem: check.problem };
         if (seenNonces.includes(message.proof!.nonce!)) return { ...base, problem: `this signed message (nonce ${message.proof!.nonce}) was already taken` };
         const problem = approverProblem(this.policy, { kind: 'message' }, base, this.starter?.id);
@@ -87,7 +99,13 @@ export class ApproverGate {
     const roles = input.startedByRoles ?? [];
     if (!this.verifying) return { id, roles, verified: false };
     if (input.startedBy === undefined) return { id, roles, verified: false, problem: 'the task was started without `startedBy` and a signed start claim' };
-    const check = checkProof({ kind: 'start', taskId: this.taskId, subject: '', by: id, roles, request: input as unknown as Record<string, unknown> }, input.startProof, this.keys, startMs);
+    const check = checkProof(
+      { kind: 'start', taskId: this.taskId, subject: '', by: id, roles, request: input as unknown as Record<string, unknown> },
+      input.startProof,
+      this.keys,
+      startMs,
+      this.formats,
+    );
     return check.ok ? { id, roles, verified: true, keyId: check.keyId } : { id, roles, verified: false, problem: check.problem };
   }
 

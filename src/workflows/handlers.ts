@@ -28,7 +28,7 @@ export class TaskHandlers {
   /** Set once the manifest (with the worker's trusted keys) is known. */
   private gate: ApproverGate | undefined;
   /** Messages that arrived before the manifest: judged once it is known. */
-  private readonly earlyMessages: MessageInput[] = [];
+  private readonly earlyMessages: { message: MessageInput; interrupt: boolean }[] = [];
 
   constructor(private readonly run: Run) {}
 
@@ -80,7 +80,7 @@ export class TaskHandlers {
       if (!interrupt && policy === 'reject' && busy) {
         return state.recordUntakenDecision('message', message.by, 'refused', 'the task was busy: this agent takes messages only while it waits (send it again then, or interrupt)');
       }
-      const taken = rules.verifiedApprovers ? this.takeMessage(message) : (state.addGuidance(message), true);
+      const taken = rules.verifiedApprovers ? this.takeMessage(message, interrupt) : (state.addGuidance(message), true);
       if (taken && (interrupt || policy === 'interrupt') && this.run.steering.interrupt()) state.recordInterrupt(message.by);
     } catch (err) {
       log.warn('Ignored a message signal that could not be added', { error: String(err) });
@@ -90,17 +90,17 @@ export class TaskHandlers {
   /** The run's approver gate is known: messages that waited for it are judged now. */
   gateKnown(gate: ApproverGate): void {
     this.gate = gate;
-    for (const message of this.earlyMessages.splice(0)) this.takeMessage(message);
+    for (const { message, interrupt } of this.earlyMessages.splice(0)) this.takeMessage(message, interrupt);
   }
 
   /** Whether the message joined the conversation (one that waits for the gate joins before the first model call). */
-  private takeMessage(message: MessageInput): boolean {
+  private takeMessage(message: MessageInput, interrupt: boolean): boolean {
     const { state } = this.run;
     if (!this.gate) {
-      this.earlyMessages.push(message);
+      this.earlyMessages.push({ message, interrupt });
       return false;
     }
-    const identity = this.gate.messageIdentity(message, Date.now(), state.messageNonces);
+    const identity = this.gate.messageIdentity(message, Date.now(), state.messageNonces, interrupt);
     if (identity.problem) {
       log.warn('A message was kept out of the conversation', { by: message.by, problem: identity.problem });
       state.refuseGuidance(message, identity);

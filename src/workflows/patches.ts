@@ -170,6 +170,17 @@ export function derivedIdBytes(rules: Pick<RunRules, 'boundedIds'>): number {
   return rules.boundedIds ? DERIVED_ID_MAX_BYTES : MAX_TASK_ID_BYTES;
 }
 
+/**
+ * Tasks started with this marker accept only claim format v2: a signed start, fork, decision,
+ * message or interrupt covers every field of its request but the proof (decision-proof.ts), so a
+ * field added to a signed request (a start's `forkOf`) is refused. A signed start is single-use:
+ * the run checks with the server that no other execution of its task id started since the proof
+ * could have been signed (start-claim.ts), and a fork is a decision the origin agent's policy names
+ * people for (`approvers.branch`; a verified signer where the agent requires signed starts).
+ * Histories without it replay with the v1 checks they were recorded with. Asked at every run's start (runRules).
+ */
+export const WHOLE_INPUT_PROOFS_PATCH = 'whole-input-proofs';
+
 /** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
 export class LaterRules {
   private forkable: boolean | undefined;
@@ -202,6 +213,8 @@ export interface RunRules {
   boundedIds: boolean;
   /** Budgets are hard caps (HARD_BUDGETS_PATCH). */
   hardBudgets: boolean;
+  /** Signed requests cover their whole input (claim v2 only), start proofs are single-use, forks follow `approvers.branch`. */
+  wholeInputProofs: boolean;
 }
 
 /** Asks each marker in the order tasks have always asked them: a new order would not replay. */
@@ -220,6 +233,7 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
   if (markersAtRunStart) for (const marker of MARKERS_ASKED_AT_RUN_START) patched(marker);
   const boundedIds = markersAtRunStart && mayDeriveLongIds(workflowInfo().workflowId) && patched(BOUNDED_IDS_PATCH);
   const hardBudgets = markersAtRunStart && patched(HARD_BUDGETS_PATCH);
+  const wholeInputProofs = patched(WHOLE_INPUT_PROOFS_PATCH);
   return {
     newRules,
     stablePrefix,
@@ -233,5 +247,6 @@ export function runRules(resumed: boolean, beforeState: (newRules: boolean | und
     markersAtRunStart,
     boundedIds,
     hardBudgets,
+    wholeInputProofs,
   };
 }

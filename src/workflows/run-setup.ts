@@ -21,6 +21,7 @@ import { TaskState } from './task-state';
 import { taskErrorFrom } from './activity-failures';
 import { restoreTask } from './task-snapshot';
 import { delegatedLineage } from './delegation';
+import { claimedStarter, forkRefusal } from './start-claim';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
@@ -132,10 +133,12 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   else state.adoptManifest(manifest);
   if (run.forked) beginFork(run);
   if (!rules.verifiedApprovers) return { manifest, gate: undefined };
-  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
+  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter, rules.wholeInputProofs ? [2] : [1, 2]);
   if (!input.resume) {
     // Checked at the time the server accepted the start, not when a worker got to it.
-    const starter = gate.starterOf(input, info.startTime.getTime());
+    let starter = gate.starterOf(input, info.startTime.getTime());
+    // A start proof counts once: not when another execution of this id was started with it first.
+    if (rules.wholeInputProofs) starter = await claimedStarter(starter, input, info);
     if (starter.problem && manifest.policy?.forbidSelfApproval) {
       // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.
       const error = toolError(
@@ -146,6 +149,9 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
       );
       throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
     }
+    // A fork is a decision on its origin: the origin agent's policy says who may make it.
+    const refusal = rules.wholeInputProofs ? forkRefusal(manifest, input, starter, gate.verifying) : undefined;
+    if (refusal) throw refusal;
     state.starter = starter;
     gate.starter = starter;
   }

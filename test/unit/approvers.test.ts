@@ -77,17 +77,54 @@ describe('canonical encoding', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => expect(Buffer.from(utf8(text))).toEqual(Buffer.from(new TextEncoder().encode(text)))));
   });
 
-  test('the digest covers exactly the decision content: by/proof/approvalId do not change it, content does', () => {
+  test('v1 (tasks from before whole-input-proofs): the digest covered a hand-picked list: by/proof/approvalId did not change it, content did', () => {
     const base = { approvalId: 'a', by: 'alice', editedInput: { amount: 5 }, comment: 'ok' };
-    expect(contentDigest('approve', { ...base, by: 'mallory', proof: { x: 1 } })).toBe(contentDigest('approve', base));
-    expect(contentDigest('approve', { ...base, editedInput: { amount: 6 } })).not.toBe(contentDigest('approve', base));
-    expect(contentDigest('approve', { ...base, comment: 'ok!' })).not.toBe(contentDigest('approve', base));
-    expect(contentDigest('unblock', { by: 'a', budget: { turns: 10 } })).not.toBe(contentDigest('unblock', { by: 'a', budget: { turns: 11 } }));
+    expect(contentDigest('approve', { ...base, by: 'mallory', proof: { x: 1 } }, 1)).toBe(contentDigest('approve', base, 1));
+    expect(contentDigest('approve', { ...base, editedInput: { amount: 6 } }, 1)).not.toBe(contentDigest('approve', base, 1));
+    expect(contentDigest('approve', { ...base, comment: 'ok!' }, 1)).not.toBe(contentDigest('approve', base, 1));
+    expect(contentDigest('unblock', { by: 'a', budget: { turns: 10 } }, 1)).not.toBe(contentDigest('unblock', { by: 'a', budget: { turns: 11 } }, 1));
+    // The hole v2 closes: a start's forkOf was outside the list.
+    const start = { agent: 'demo', prompt: 'p', startedBy: 'sam' };
+    expect(contentDigest('start', { ...start, forkOf: { taskId: 'x', turn: 0, message: 'mallory here' } }, 1)).toBe(contentDigest('start', start, 1));
+  });
+
+  test('v2 covers every field but the proof: any field added, removed or changed changes the digest; the proof and undefined members do not', () => {
+    const base = { approvalId: 'a', by: 'alice', roles: ['ops'], editedInput: { amount: 5 }, comment: 'ok' };
+    const digest = contentDigest('approve', base);
+    expect(contentDigest('approve', { ...base, proof: { keyId: 'k', expiresAt: 'e', signature: 's' } })).toBe(digest);
+    expect(contentDigest('approve', { ...base, extra: undefined })).toBe(digest);
+    expect(contentDigest('approve', { ...base, by: 'mallory' })).not.toBe(digest);
+    expect(contentDigest('approve', { ...base, approvalId: 'b' })).not.toBe(digest);
+    expect(contentDigest('approve', { ...base, roles: ['ops', 'finance'] })).not.toBe(digest);
+    expect(contentDigest('approve', { ...base, someFutureField: 1 })).not.toBe(digest);
+    const { comment: _dropped, ...withoutComment } = base;
+    expect(contentDigest('approve', withoutComment)).not.toBe(digest);
+    // A start's proof field is `startProof`; `proof` is an ordinary (signed) field there.
+    const start = { agent: 'demo', prompt: 'p', startedBy: 'sam' };
+    expect(contentDigest('start', { ...start, startProof: { keyId: 'k' } })).toBe(contentDigest('start', start));
+    expect(contentDigest('start', { ...start, forkOf: { taskId: 'x', turn: 0 } })).not.toBe(contentDigest('start', start));
+    expect(contentDigest('start', { ...start, forkOf: { taskId: 'x', turn: 0, message: 'm' } })).not.toBe(contentDigest('start', { ...start, forkOf: { taskId: 'x', turn: 0 } }));
+    // Any JSON field, anywhere: a property test.
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1 }).filter((k) => k !== 'proof' && !(k in base)),
+        fc.jsonValue(),
+        (key, value) => {
+          expect(contentDigest('approve', { ...base, [key]: value })).not.toBe(digest);
+        },
+      ),
+    );
   });
 
   test('the signed bytes are stable (a change of encoding would break every signer in the field)', () => {
-    const bytes = claimBytes({ kind: 'deny', taskId: 't', subject: 's', by: 'b', roles: ['r'], digest: 'd', expiresAt: 'e', keyId: 'k' });
-    expect(Buffer.from(bytes).toString('utf8')).toBe('durable-agent/decision/v1\n{"by":"b","digest":"d","expiresAt":"e","keyId":"k","kind":"deny","roles":["r"],"subject":"s","taskId":"t"}');
+    const claim = { kind: 'deny' as const, taskId: 't', subject: 's', by: 'b', roles: ['r'], digest: 'd', expiresAt: 'e', keyId: 'k' };
+    expect(Buffer.from(claimBytes(claim, 1)).toString('utf8')).toBe(
+      'durable-agent/decision/v1\n{"by":"b","digest":"d","expiresAt":"e","keyId":"k","kind":"deny","roles":["r"],"subject":"s","taskId":"t"}',
+    );
+    expect(Buffer.from(claimBytes(claim)).toString('utf8')).toBe(
+      'durable-agent/decision/v2\n{"by":"b","digest":"d","expiresAt":"e","keyId":"k","kind":"deny","roles":["r"],"subject":"s","taskId":"t"}',
+    );
+    expect(contentDigest('deny', { approvalId: 'a', by: 'b', reason: 'no' })).toBe('619b8968210da073df4dedffdcb8fd013be2cbc16b95d55ee82d6de67d8d356a'); // sha256 of {"approvalId":"a","by":"b","reason":"no"}
   });
 });
 
@@ -95,7 +132,7 @@ describe('checkProof', () => {
   const request = { approvalId: 'appr-1', by: 'alice', roles: ['finance'], editedInput: { amount: 5 } };
 
   test('a proof signed by a trusted key over exactly this decision is accepted, with its key id', () => {
-    expect(checkProof(approveFacts(request), signApprove(signer, request), keys, NOW)).toEqual({ ok: true, keyId: 'inbox-1' });
+    expect(checkProof(approveFacts(request), signApprove(signer, request), keys, NOW)).toEqual({ ok: true, keyId: 'inbox-1', format: 2 });
   });
 
   test('no proof is refused and says that `by` alone proves nothing', () => {

@@ -6,17 +6,19 @@ import { defaultBlobDir } from '../../blobs/local-blob-store';
 import type { ModelChoice } from '../../protocol/task';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT } from '../cli-error';
-import { connectClient } from '../connect';
+import { branchIdentity, branchIdentityOptions, branchingClient } from '../branch-identity';
 import { safeJson, safeLine } from '../render';
 
-export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
+export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--as NAME] [--role ROLE]... [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
   a new task from TASK_ID's state after turn N (conversation, ledger, budgets left, approvals, decisions);
   TASK_ID is untouched and may still run. N must be a completed turn (one whose next model call began).
   Writes TASK_ID already made after turn N are not repeated on their own (docs/fork.md);
   --recorded-reads answers a read TASK_ID made after turn N from what it returned then
-durable-agent rewind TASK_ID --to-turn N [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
+durable-agent rewind TASK_ID --to-turn N [--as NAME] [--role ROLE]... [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
   tool calls TASK_ID has in flight settle first (up to 60 s), then the same fork, then TASK_ID
-  terminated (if it still runs) with the reason in its history`;
+  terminated (if it still runs) with the reason in its history
+  --as (default $USER) and --role say who branches, signed with this terminal's key when it has one;
+  the agent's policy (approvers.branch) may refuse them: exit 1, nothing created or closed`;
 
 const options = {
   ...connectionOptions,
@@ -26,6 +28,7 @@ const options = {
   id: { type: 'string' },
   'recorded-reads': { type: 'boolean' },
   'blob-store': { type: 'string' },
+  ...branchIdentityOptions,
 } as const;
 
 export async function forkCommand(argv: string[]): Promise<number> {
@@ -37,7 +40,7 @@ export async function forkCommand(argv: string[]): Promise<number> {
 export async function rewindCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...options, 'to-turn': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
   const turn = turnOption(values['to-turn'], 'to-turn');
-  const by = process.env.USER ?? 'cli';
+  const by = branchIdentity(values).id;
   return branch(values, positionals[0]!, (client, origin, settings) => client.rewind(origin, turn, { ...settings, by }), 'rewound');
 }
 
@@ -49,13 +52,26 @@ function turnOption(value: string | undefined, name: string): number {
 type Settings = Parameters<TaskClient['fork']>[2] & object;
 
 async function branch(
-  values: { json?: boolean; message?: string; model?: string; id?: string; 'recorded-reads'?: boolean; 'blob-store'?: string; address?: string; namespace?: string; 'task-queue'?: string },
+  values: {
+    json?: boolean;
+    message?: string;
+    model?: string;
+    id?: string;
+    'recorded-reads'?: boolean;
+    'blob-store'?: string;
+    address?: string;
+    namespace?: string;
+    'task-queue'?: string;
+    as?: string;
+    role?: string[];
+  },
   origin: string,
   act: (client: TaskClient, origin: string, settings: Settings) => Promise<{ taskId: string; runId: string; forkedFrom: string; taskQueue: string; originalClosed?: boolean; unsettledCalls?: number }>,
   verb: string,
 ): Promise<number> {
   if (values.message !== undefined && !values.message.trim()) throw new CliError('--message must not be empty', EXIT.usage);
-  const client = await connectClient(values);
+  const who = branchIdentity(values);
+  const client = await branchingClient(values);
   // The workers' store, to refuse an origin whose content was purged before anything is created.
   // Without one here (no setting, no local folder), the fork's worker is the one that checks.
   const spec = values['blob-store'] ?? process.env[BLOB_STORE_ENV];
@@ -63,7 +79,8 @@ async function branch(
   try {
     const settings: Settings = {
       ...(blobStore ? { blobStore } : {}),
-      startedBy: process.env.USER ?? 'cli',
+      startedBy: who.id,
+      ...(who.roles.length ? { startedByRoles: who.roles } : {}),
       ...(values.message ? { message: values.message } : {}),
       ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
       ...(values.id ? { taskId: values.id } : {}),

@@ -24,16 +24,17 @@ import { renderDiff } from '../../replay/trajectory-diff';
 import { evalCases, loadEvalDir, renderEvalTable } from '../../replay/eval';
 import { connectionOptions, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
-import { connectClient, unreachableError } from '../connect';
+import { unreachableError } from '../connect';
+import { branchIdentity, branchIdentityOptions, branchingClient } from '../branch-identity';
 import { loadAgents } from '../load-agents';
 import type { AgentDefinition } from '../../agents/define-agent';
 
-export const replayHelp = `durable-agent export TASK [--out FILE] [--blob-store SPEC]
+export const replayHelp = `durable-agent export TASK [--as NAME] [--role ROLE]... [--out FILE] [--blob-store SPEC]
   TASK's recording as one JSON file (default ./TASK.json): prompt, agent manifest, every turn with
   its tool calls (exact arguments, results), approvals, outcome, tokens and cost, claim-checked
   content included and checked against its hash; sealed with a content hash. Exit 3: no such task.
 
-durable-agent replay TASK|FILE [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
+durable-agent replay TASK|FILE [--as NAME] [--role ROLE]... [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
   Runs the recorded task again from turn 0 against another model or system prompt, on a worker of
   its own that answers every tool from the recording and runs none (a call the recording does not
   hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
@@ -43,7 +44,9 @@ durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FI
   Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
   requiredTools, forbiddenTools, maxTurns, maxCostUsd; without one, the recorded outcome) and prints
   a table. Exit 1 when any regressed, 2 for an edited or malformed file.
-  Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.`;
+  Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.
+  export and replay of a TASK are branches of it: --as (default $USER) and --role, signed with this
+  terminal's key when it has one, must pass the agent's policy (approvers.branch), else exit 1.`;
 
 /** A file that cannot be read as a recording is bad input, as a bad argument is. */
 function asCliError(err: unknown): unknown {
@@ -67,11 +70,17 @@ function storeOf(spec: string | undefined): BlobStore {
 const defaultOut = (taskId: string) => `${taskId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 
 export async function exportCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, out: { type: 'string' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, ...branchIdentityOptions, out: { type: 'string' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK' });
   const taskId = positionals[0]!;
+  const who = branchIdentity(values);
   const out = path.resolve(values.out ?? defaultOut(taskId));
+  const client = await branchingClient(values);
+  // Checked before the store is opened: a refused export reads nothing of the task's content.
+  await client.assertMayBranch(taskId, 'export', who).catch(async (err: unknown) => {
+    await client.client.connection.close();
+    throw err;
+  });
   const store = storeOf(values['blob-store']);
-  const client = await connectClient(values);
   try {
     const recording = await recordTask(client, taskId, { blobStore: store }).catch((err: unknown) => {
       throw asCliError(err);
@@ -144,7 +153,7 @@ async function withServer<T>(
   values: { address?: string | undefined; namespace?: string | undefined },
   work: (client: TaskClient, options: Pick<ReplayOptions, 'client' | 'connection' | 'namespace'>) => Promise<T>,
 ): Promise<T> {
-  const client = await connectClient(values);
+  const client = await branchingClient(values);
   const config = loadConnectionConfig({ ...(values.address ? { address: values.address } : {}), ...(values.namespace ? { namespace: values.namespace } : {}) });
   let connection: NativeConnection;
   try {
@@ -162,8 +171,9 @@ async function withServer<T>(
 }
 
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK or FILE' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions, ...branchIdentityOptions, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK or FILE' });
   const target = positionals[0]!;
+  const who = branchIdentity(values);
   const { model, modelEnv } = replayModel(values);
   const system = systemPrompt(values.system);
   const agents = await currentAgents(values.agents);
@@ -173,6 +183,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     let recording: Recording;
     if (loaded) recording = loaded;
     else {
+      await client.assertMayBranch(target, 'replay', who);
       const store = storeOf(values['blob-store']);
       try {
         recording = await recordTask(client, target, { blobStore: store }).catch((err: unknown) => Promise.reject(asCliError(err)));
