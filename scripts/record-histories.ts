@@ -417,6 +417,8 @@ async function recordRunStartMarkers(h: Harness): Promise<void> {
  * native compaction, and a task whose worker was SIGKILLed mid-write.
  */
 async function recordFamilyPaths(h: Harness): Promise<void> {
+  // Faults queued for histories kept from an earlier recording were never used: none is meant for these.
+  h.orders.clearFaults();
   const pending = (taskId: string) => statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0).then((s) => s.pendingApprovals[0]!);
   const ledger = () => {
     const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } });
@@ -452,7 +454,11 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
       await statusWhen(h, origin, (s) => s.agentStatus === 'blocked');
       await h.client.rewind(origin, 1, { taskId, blobStore: h.blobStore, by: 'recorder' });
     },
-    undefined,
+    async (taskId) => {
+      // The branch carries the origin's spent turns: it blocks too, and a person gives it room.
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+      await h.client.unblock(taskId, { by: 'recorder', blockId: blocked.blocked!.id, budget: { turns: 4 } });
+    },
     ledger(),
   );
 
