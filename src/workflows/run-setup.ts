@@ -21,7 +21,7 @@ import { TaskState } from './task-state';
 import { taskErrorFrom } from './activity-failures';
 import { restoreTask } from './task-snapshot';
 import { delegatedLineage } from './delegation';
-import { claimedStarter, forkRefusal } from './start-claim';
+import { claimedStarter, forkMessage, forkRefusal } from './start-claim';
 
 const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
 const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
@@ -131,7 +131,8 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
     input.resume?.manifest && !rules.configFromWorker ? input.resume.manifest : await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
   if (!input.resume && !run.forked) state.begin(manifest);
   else state.adoptManifest(manifest);
-  if (run.forked) beginFork(run);
+  // With whole-input-proofs the fork's message waits for its starter to be judged (forkMessage below).
+  if (run.forked) beginFork(run, !rules.wholeInputProofs || !rules.verifiedApprovers);
   if (!rules.verifiedApprovers) return { manifest, gate: undefined };
   const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter, rules.wholeInputProofs ? [2] : [1, 2]);
   if (!input.resume) {
@@ -152,6 +153,7 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
     // A fork is a decision on its origin: the origin agent's policy says who may make it.
     const refusal = rules.wholeInputProofs ? forkRefusal(manifest, input, starter, gate.verifying) : undefined;
     if (refusal) throw refusal;
+    if (rules.wholeInputProofs && run.forked) forkMessage(state, input, starter, gate.verifying, manifest);
     state.starter = starter;
     gate.starter = starter;
   }
@@ -160,11 +162,11 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
 }
 
 /** A fork's first run: the branch point in its audit trail, and the message it was started with for the model. */
-function beginFork(run: Run): void {
+function beginFork(run: Run, withMessage: boolean): void {
   const { state, input } = run;
   const origin = state.lineage[0]!;
   state.audit.record('task_forked', `forked from ${forkedFromLabel(origin)}: ${state.messages.length} messages, ${state.toolCalls.total} tool calls and $${state.costUsd.toFixed(4)} carried over`);
-  if (input.forkOf?.message) state.addGuidance({ by: input.startedBy ?? 'fork', text: input.forkOf.message });
+  if (withMessage && input.forkOf?.message) state.addGuidance({ by: input.startedBy ?? 'fork', text: input.forkOf.message });
 }
 
 /**

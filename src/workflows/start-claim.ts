@@ -8,11 +8,12 @@
 import { ApplicationFailure, proxyActivities, type WorkflowInfo } from '@temporalio/workflow';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { branchProblem } from '../protocol/approver-policy';
+import { approverProblem, branchProblem } from '../protocol/approver-policy';
 import { MAX_PROOF_LIFETIME_MS } from '../protocol/decision-proof';
 import type { TaskInput, VerifiedIdentity } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { shortActivityOptions } from './activity-options';
+import type { TaskState } from './task-state';
 
 // Visibility lags the start by milliseconds to a second: a few quick attempts, then the claim counts as unchecked.
 const { startClaimProblem } = proxyActivities<AgentActivities>({
@@ -46,4 +47,19 @@ export function forkRefusal(manifest: AgentManifest, input: TaskInput, starter: 
   const detail = starter.problem && !starter.verified && verifying ? `${problem} (${starter.problem})` : problem;
   const error = toolError('policy', 'branch_refused', detail, 'Fork or rewind through a front end holding a key the task trusts, as someone approvers.branch names.');
   return ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+}
+
+/**
+ * A fork's message is its starter's guidance: it reaches the model only as a message from them
+ * would. On a task that verifies approvers, an unverified starter's (or one `approvers.message`
+ * does not list) is kept in the audit trail and never given to the model.
+ */
+export function forkMessage(state: TaskState, input: TaskInput, starter: VerifiedIdentity, verifying: boolean, manifest: AgentManifest): void {
+  const text = input.forkOf?.message;
+  if (!text) return;
+  const message = { by: input.startedBy ?? 'fork', text };
+  const problem =
+    (verifying && !starter.verified ? (starter.problem ?? 'the fork was not started by a verified signer') : undefined) ?? approverProblem(manifest.policy, { kind: 'message' }, starter, undefined);
+  if (problem) state.refuseGuidance(message, { ...starter, problem });
+  else state.addGuidance(message, starter);
 }
