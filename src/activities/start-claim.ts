@@ -19,7 +19,7 @@ export async function startClaimProblem({ taskId, runId, firstRunId, earliestSig
   let nextPageToken: Uint8Array | undefined;
   do {
     const page = await ctx.client.workflowService.listWorkflowExecutions({
-      namespace: ctx.info.workflowNamespace,
+      namespace: ctx.info.namespace,
       query: `WorkflowId = ${queryString(taskId)}`,
       pageSize: 200,
       ...(nextPageToken ? { nextPageToken } : {}),

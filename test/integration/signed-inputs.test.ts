@@ -6,7 +6,9 @@
  * (`approvers.branch`), refused by the CLI with exit 1 and one line before anything is created, and
  * by the fork's own first run when a client skips that check.
  */
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { z } from 'zod';
@@ -17,6 +19,7 @@ import { main } from '../../src/cli/main';
 import { failureOf, TaskClient, TaskRejectedError } from '../../src/client/task-client';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskInput, TaskStatus } from '../../src/protocol/task';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { defineTool } from '../../src/tools/define-tool';
 import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 
@@ -154,6 +157,27 @@ describe('a signed start covers its whole input and counts once', () => {
     // The start exactly as signed, under the same id, within the proof's lifetime: the proof was used.
     await startRaw(victim, input);
     expect(await failureOfTask(victim)).toMatchObject({ code: 'unverified_starter', detail: expect.stringMatching(/this signed start was already used: task id ".*" ran before/) });
+  });
+
+  test('a `temporal workflow reset` to the first workflow task is the same task: its start proof still counts', async () => {
+    const taskId = h.taskId('reset');
+    const started = await signed.start(
+      { agent: 'books', prompt: 'Post the entry.', startedBy: 'sam', startedByRoles: ['sales'], model: scripted([callTool('post_entry', { line: 'rent' }), answer('posted')]) },
+      { taskId },
+    );
+    await statusWhen(h, taskId, (s: TaskStatus) => s.pendingApprovals.length === 1);
+    const temporal = await provisionTemporalCli();
+    await promisify(execFile)(temporal, ['workflow', 'reset', '--address', h.server.address, '--workflow-id', taskId, '--type', 'FirstWorkflowTask', '--reason', 'reset test']);
+    // The reset run checks the claim again (the first workflow task runs again): its chain is the first run's.
+    for (let i = 0; i < 300 && (await h.client.describe(taskId)).runId === started.firstExecutionRunId; i++) await new Promise((r) => setTimeout(r, 100));
+    const status = await statusWhen(h, taskId, (s: TaskStatus) => s.pendingApprovals.length === 1);
+    const described = await h.client.describe(taskId);
+    expect(described.runId).not.toBe(started.firstExecutionRunId);
+    expect(described.executionStatus).toBe('RUNNING');
+    expect(status.starter).toMatchObject({ id: 'sam', verified: true });
+    const events = (await h.client.history(taskId)).events!;
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startClaimProblem').length).toBeGreaterThan(0);
+    await h.client.handle(taskId).terminate('done');
   });
 
   test('a field the signature does not cover is refused: a start with budgets added after signing, an approve with a comment added', async () => {
