@@ -125,6 +125,7 @@ const event = z
       'task_completed',
       'task_failed',
       'task_cancelled',
+      'version_changed',
     ]),
     turn: count,
     tool: z.string().optional(),
@@ -218,6 +219,11 @@ const taskStatus = z
     lineage: z.array(branchPoint).optional().meta({
       description: "The task's ancestry, nearest first: the task and turn a fork or rewind started from, or (via: delegation) the task that delegated to it and in which turn, then that task's own.",
     }),
+    agentVersion: z.string().optional().meta({ description: "The agent definition's version this run runs with: a hash of system prompt, model, tool names and schemas, policy and budgets." }),
+    build: z
+      .strictObject({ deploymentName: z.string(), buildId: z.string() })
+      .optional()
+      .meta({ description: 'The Worker Deployment build this run is on (Pinned: it finishes there, or moves at a continue-as-new); absent when unversioned.' }),
     result: taskResultJson.optional(),
   })
   .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });

@@ -23,6 +23,7 @@ const schedule = () => require('./commands/schedule') as typeof import('./comman
 const memory = () => require('./commands/memory') as typeof import('./commands/memory');
 const replay = () => require('./commands/replay') as typeof import('./commands/replay');
 const fork = () => require('./commands/fork') as typeof import('./commands/fork');
+const deploy = () => require('./commands/deploy') as typeof import('./commands/deploy');
 
 const VERBS: Record<string, () => Command> = {
   dev: () => dev().devCommand,
@@ -50,13 +51,14 @@ const VERBS: Record<string, () => Command> = {
   'codec-server': () => codecServer().codecServerCommand,
   inbox: () => inbox().inboxCommand,
   mcp: () => mcp().mcpCommand,
+  deploy: () => deploy().deployCommand,
 };
 
 /** The whole help, which loads every command's module (only when help is asked for). */
 function helpText(): string {
   return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
 
-${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, fork().forkHelp, replay().replayHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
+${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, fork().forkHelp, replay().replayHelp, deploy().deployHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

@@ -29,6 +29,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_completed: '■',
   task_failed: '✗',
   task_cancelled: '■',
+  version_changed: '⇡',
 };
 
 /**
@@ -93,6 +94,11 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
+  if (s.agentVersion || s.build) {
+    lines.push(
+      `version    agent ${safeLine(s.agentVersion ?? '?')}` + (s.build ? `   build ${safeLine(s.build.buildId)} of ${safeLine(s.build.deploymentName)} (pinned until its next continue-as-new)` : ''),
+    );
+  }
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
   for (const c of s.children ?? []) {
     const spent = c.spent ? ` (spent ${c.spent.turns} turns, ${c.spent.toolCalls} tool calls, $${c.spent.costUsd.toFixed(4)})` : ` (holds ${c.slice.turns} turns, ${c.slice.toolCalls} tool calls)`;

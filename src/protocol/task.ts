@@ -102,6 +102,10 @@ export interface TaskSnapshot {
   lineage?: BranchPoint[];
   /** A fork started with recorded reads: the blob id (in the task's scope) of its ReadRecording. */
   readRecording?: string;
+  /** The agent definition's version the previous run ran with (agentVersionOf), so the next run can say when it changed. */
+  agentVersion?: string;
+  /** The build (Worker Deployment Versioning) the previous run ran on, absent when unversioned. */
+  build?: string;
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
@@ -251,7 +255,8 @@ export type TaskEventKind =
   | 'guidance_added'
   | 'task_completed'
   | 'task_failed'
-  | 'task_cancelled';
+  | 'task_cancelled'
+  | 'version_changed';
 
 export interface TaskEvent {
   seq: number;
@@ -333,6 +338,10 @@ export interface TaskStatus {
   eventCount: number;
   /** A fork's ancestry, nearest first (`forked from TASK@N`). */
   lineage?: BranchPoint[];
+  /** The agent definition's version this run runs with (a hash of prompt, model, tools and schemas, policy, budgets). */
+  agentVersion?: string;
+  /** The Worker Deployment build this run is on (Pinned: it finishes there, or moves at a continue-as-new); absent when unversioned. */
+  build?: { deploymentName: string; buildId: string };
   result?: TaskResult;
 }
 

@@ -6,6 +6,7 @@ import { agentQueue, type AgentDefinition } from '../agents/define-agent';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { loadConnectionConfig } from '../client/connection-config';
 import { durableAgent, type DurableAgentPluginOptions } from './plugin';
+import { bootstrapCurrentVersion, deploymentOptionsOf, resolveVersioning, type ResolvedVersioning, type VersioningOptions } from './versioning';
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
 
@@ -30,6 +31,12 @@ export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'tas
   legacyTaskQueue?: boolean;
   /** Passed through to Worker.create (concurrency, cache size, shutdown grace time...). */
   workerOptions?: Partial<WorkerOptions>;
+  /**
+   * Worker Deployment Versioning (docs/deploy.md): the Workers join a deployment as one build, and
+   * `agentTask` runs Pinned to the build it started on. `true`: the default deployment and build id
+   * (package version + workflow code hash). Default: off (unversioned, as before).
+   */
+  versioning?: boolean | VersioningOptions;
 }
 
 /** The Temporal Workers of one agent worker: one per task queue. */
@@ -51,6 +58,10 @@ export class AgentWorker {
     readonly queues: QueueWorker[],
     /** Runs once after every Worker has stopped. The plugin's own MCP servers and spans are released by the plugin itself. */
     private readonly afterStop: () => Promise<void> = async () => undefined,
+    /** The deployment and build these Workers run as, when versioned. */
+    readonly version?: ResolvedVersioning,
+    /** Runs once when the Workers start (a first build making itself current). */
+    private readonly onStart: (stopped: AbortSignal) => Promise<void> = async () => undefined,
   ) {}
 
   get taskQueues(): string[] {
@@ -77,7 +88,10 @@ export class AgentWorker {
   }
 
   private async runAll(): Promise<void> {
+    const stopped = new AbortController();
     try {
+      // Never fails the Workers: a build that could not make itself current waits for `deploy promote`.
+      this.onStart(stopped.signal).catch((err: unknown) => console.error(`worker: could not make the first build current: ${(err as Error).message}`));
       const outcomes = await Promise.allSettled(
         this.queues.map(({ worker }) =>
           worker.run().catch((err: unknown) => {
@@ -90,6 +104,7 @@ export class AgentWorker {
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
+      stopped.abort();
       await this.afterStop();
     }
   }
@@ -133,7 +148,8 @@ function queuesOf(options: AgentWorkerOptions): { taskQueue: string; agents: Age
  */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
-  const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, ...pluginOptions } = options;
+  const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, versioning, ...pluginOptions } = options;
+  const version = versioning ? resolveVersioning(versioning) : undefined;
   // Made before connecting: it refuses agents that name approvers without trusted keys.
   const plugin = durableAgent(pluginOptions);
   const config = loadConnectionConfig(namespace ? { namespace } : {});
@@ -144,10 +160,13 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
       connection,
       namespace: namespace ?? config.namespace,
       taskQueue,
+      ...(version ? { workerDeploymentOptions: deploymentOptionsOf(version) } : {}),
       ...workerOptions,
       plugins: [plugin, ...(workerOptions?.plugins ?? [])],
     });
     queues.push({ taskQueue, agents: plugin.agentsFor(taskQueue).map((a) => a.name), worker });
   }
-  return new AgentWorker(queues);
+  if (!version?.bootstrap) return new AgentWorker(queues, undefined, version);
+  const ns = namespace ?? config.namespace;
+  return new AgentWorker(queues, undefined, version, (stopped) => bootstrapCurrentVersion(connection.workflowService, ns, version, { signal: stopped }).then(() => undefined));
 }

@@ -66,13 +66,26 @@ export function cachedWorkflowBundle(
   return pending;
 }
 
-async function build(codePath: string, failureConverterPath?: string, workflowInterceptorModules: string[] = []): Promise<{ codePath: string }> {
+/**
+ * A bundle of the workflow code in another source tree (`srcDir` holds `workflows/`, `rules/` and
+ * `protocol/`, as this package's `src/` or `dist/` does), for `deploy check` of a build not
+ * installed here. Kept beside the default bundles, keyed by that tree's hash.
+ */
+export function workflowBundleOf(srcDir: string, cacheDir = path.join(stateDir(), 'bundles')): Promise<{ codePath: string; codeHash: string }> {
+  const dirs = ['workflows', 'rules', 'protocol'].map((d) => path.resolve(srcDir, d));
+  const codeHash = workflowCodeHash(dirs);
+  const codePath = path.join(cacheDir, `workflows-${codeHash}-at-${createHash('sha256').update(path.resolve(srcDir)).digest('hex').slice(0, 8)}.js`);
+  if (existsSync(codePath)) return Promise.resolve({ codePath, codeHash });
+  return build(codePath, undefined, [], dirs[0]).then((b) => ({ ...b, codeHash }));
+}
+
+async function build(codePath: string, failureConverterPath?: string, workflowInterceptorModules: string[] = [], workflowsDir = WORKFLOWS_DIR): Promise<{ codePath: string }> {
   mkdirSync(path.dirname(codePath), { recursive: true });
   // Written beside and renamed into place, so a worker starting at the same time never reads half a file.
   const partial = `${codePath}.${randomUUID()}.tmp`;
   const script = [
     `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(WORKFLOWS_DIR)}, payloadConverterPath: ${JSON.stringify(PAYLOAD_CONVERTER)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsDir)}, payloadConverterPath: ${JSON.stringify(PAYLOAD_CONVERTER)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
     `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
     `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
   ].join('\n');

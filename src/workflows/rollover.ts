@@ -4,7 +4,7 @@
  * Callers ask `due()` first: most turns have nothing to do, and every async call costs the
  * workflow a promise (with the SDK's stack capture) even when it returns at once.
  */
-import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type TaskInput, type TaskSnapshot } from '../protocol/task';
 import type { People } from './people';
 import type { Run } from './run-setup';
@@ -19,6 +19,11 @@ export class Rollover {
   private continueAfterTurn: number;
   /** The server's suggestion as of the last model answer (markers-at-run-start). */
   private suggested = false;
+  /**
+   * Worker Versioning: the deployment's current build is no longer the one this run is pinned to,
+   * as of the last model answer. The task then moves at the next turn boundary (docs/deploy.md).
+   */
+  private buildChanged = false;
 
   constructor(
     private readonly run: Run,
@@ -27,17 +32,26 @@ export class Rollover {
     this.firstTurnOfRun = run.state.turn;
     this.everyTurns = run.input.continueAsNewEveryTurns ?? DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS;
     this.continueAfterTurn = this.firstTurnOfRun + this.everyTurns;
+    // Read where asked (a query, a snapshot): the build of the workflow task running now.
+    run.state.buildOf = () => {
+      // An unversioned worker reports a build id (the SDK's) without a deployment: not a build here.
+      const v = workflowInfo().currentDeploymentVersion;
+      return v?.deploymentName ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
+    };
+    run.state.noteVersions();
   }
 
   /** A model call answered: the workflow task it answered in is the same on replay (see MARKERS_AT_RUN_START_PATCH). */
   noteModelAnswer(): void {
     if (this.run.rules.markersAtRunStart) this.suggested = workflowInfo().continueAsNewSuggested;
+    // Always false on an unversioned worker (and on servers without upgrade-on-continue-as-new).
+    this.buildChanged = workflowInfo().targetWorkerDeploymentVersionChanged === true;
   }
 
   /** Whether this run should hand over to a new one before the next turn. */
   due(): boolean {
     const { state, book, rules } = this.run;
-    const suggested = rules.markersAtRunStart ? this.suggested : workflowInfo().continueAsNewSuggested;
+    const suggested = (rules.markersAtRunStart ? this.suggested : workflowInfo().continueAsNewSuggested) || this.buildChanged;
     if (!book.handsOverAfterATurn) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || suggested);
     return (state.turn >= this.continueAfterTurn || suggested) && state.turn > this.firstTurnOfRun;
   }
@@ -88,6 +102,11 @@ export class Rollover {
 
   private async continueWith(snapshot: TaskSnapshot): Promise<never> {
     const { resume: _previous, ...rest } = this.run.input;
+    // A versioned run hands over to the deployment's current build (Pinned runs otherwise stay on
+    // theirs): the snapshot is progress only, made for the next build to read (docs/deploy.md).
+    if (this.run.state.buildOf()) {
+      return makeContinueAsNewFunc<(input: TaskInput) => Promise<unknown>>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...rest, resume: snapshot });
+    }
     return continueAsNew<(input: TaskInput) => Promise<unknown>>({ ...rest, resume: snapshot });
   }
 }

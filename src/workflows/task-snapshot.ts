@@ -46,6 +46,8 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     ...(state.children.toJSON() ? { delegated: state.children.toJSON()! } : {}),
     ...(state.lineage.length ? { lineage: [...state.lineage] } : {}),
     ...(state.readRecording ? { readRecording: state.readRecording } : {}),
+    ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
+    ...(state.buildOf() ? { build: state.buildOf()!.buildId } : {}),
   };
 }
 
@@ -108,6 +110,9 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   if (snapshot.delegated) state.children.spent = snapshot.delegated;
   state.lineage = [...(snapshot.lineage ?? [])];
   if (snapshot.readRecording) state.readRecording = snapshot.readRecording;
+  if (snapshot.agentVersion || snapshot.build) {
+    state.previousVersions = { ...(snapshot.agentVersion ? { agentVersion: snapshot.agentVersion } : {}), ...(snapshot.build ? { build: snapshot.build } : {}) };
+  }
   return state;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { BranchPoint } from '../protocol/fork';
 import type { AgentManifest } from '../protocol/agent-manifest';
+import { agentVersionOf } from '../protocol/agent-version';
 import { textOf, type Message, type ModelTurn } from '../protocol/messages';
 import {
   DEFAULT_BUDGETS,
@@ -98,6 +99,12 @@ export class TaskState {
    * ones carry progress only, and each run asks its worker for the manifest again.
    */
   snapshotCarriesManifest = true;
+  /** The agent definition's version (agentVersionOf) this run took from its worker. */
+  agentVersion?: string;
+  /** What the previous run ran with (from its snapshot): agent version and build. */
+  previousVersions?: { agentVersion?: string; build?: string };
+  /** The build the current workflow task runs on (workflowInfo, read where it is asked: queries, snapshots). */
+  buildOf: () => { deploymentName: string; buildId: string } | undefined = () => undefined;
 
   constructor(
     readonly input: TaskInput,
@@ -158,10 +165,27 @@ export class TaskState {
   /** A resumed run's configuration, from its own worker: a snapshot never supplies it. */
   adoptManifest(manifest: AgentManifest): void {
     this.manifest = manifest;
+    this.agentVersion = agentVersionOf(manifest);
+  }
+
+  /**
+   * A new run (continue-as-new) says when it runs another agent version or build than the run
+   * before it. Asked once the run knows its build (rollover.ts), never for a run without a snapshot.
+   */
+  noteVersions(): void {
+    const before = this.previousVersions;
+    if (!before) return;
+    const build = this.buildOf()?.buildId;
+    const changes: string[] = [];
+    if (before.agentVersion && this.agentVersion && before.agentVersion !== this.agentVersion) changes.push(`agent version ${before.agentVersion} -> ${this.agentVersion}`);
+    if (before.build !== build && (before.build || build)) changes.push(`build ${before.build ?? 'unversioned'} -> ${build ?? 'unversioned'}`);
+    this.previousVersions = undefined;
+    if (changes.length) this.audit.record('version_changed', `continued as new with ${changes.join(', ')}`);
   }
 
   begin(manifest: AgentManifest): void {
     this.manifest = manifest;
+    this.agentVersion = agentVersionOf(manifest);
     this.model = modelLabel(manifest.model);
     this.budgets = {
       ...DEFAULT_BUDGETS,

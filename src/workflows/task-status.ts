@@ -52,8 +52,15 @@ export function statusOf(state: TaskState): TaskStatus {
     events: audit.events.slice(-STATUS_EVENT_WINDOW),
     eventCount: audit.eventCount,
     ...(state.lineage.length ? { lineage: state.lineage.map((p) => ({ ...p })) } : {}),
+    ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
+    ...buildOf(state),
     ...(state.result ? { result: state.result } : {}),
   };
+}
+
+function buildOf(state: TaskState): Pick<TaskStatus, 'build'> {
+  const build = state.buildOf();
+  return build ? { build: { deploymentName: build.deploymentName, buildId: build.buildId } } : {};
 }
 
 /** The summary calls' budgets, once the task has made one. */

@@ -5,6 +5,7 @@ import type { AgentDefinition } from '../../agents/define-agent';
 import { stateDir } from '../../server/state-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
+import { resolveVersioning, type VersioningOptions } from '../../worker/versioning';
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
@@ -16,7 +17,8 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--task-queue Q] [--no-legacy-queue]
-                    [--whole-conversations] [--orders-url URL] [--orders-fault KIND[:N]]...
+                    [--whole-conversations] [--versioned] [--build-id ID] [--deployment NAME]
+                    [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
   defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
   the built-in demo agent. Connects through Temporal's environment configuration
@@ -28,6 +30,11 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   --whole-conversations: model calls of the tasks this worker runs carry the whole conversation, not
   only what changed since the task's previous call; for a rolling upgrade while workers of an older
   release still serve the same queues.
+  --versioned: join a Worker Deployment (--deployment, default "durable-agent") as one build
+  (--build-id, default <package version>-<workflow code hash>; --build-id implies --versioned); new
+  tasks go to the deployment's current build and each task stays on the build it started on until its
+  next continue-as-new. The first build of a deployment makes itself current; later ones become
+  current with \`durable-agent deploy promote\` (docs/deploy.md).
   Stops gracefully on SIGINT/SIGTERM.
   Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
@@ -45,9 +52,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
       'orders-fault': { type: 'string', multiple: true },
       'no-legacy-queue': { type: 'boolean' },
       'whole-conversations': { type: 'boolean' },
+      versioned: { type: 'boolean' },
+      'build-id': { type: 'string' },
+      deployment: { type: 'string' },
     },
     { min: 0, max: 0, names: '' },
   );
+  const versioning = versioningOf(values);
   // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
   const { agents, env } = values.agents ? await userAgents(values.agents, values) : await demoAgent(values);
   const approverKeys = trustedKeysFromEnvironment();
@@ -76,8 +87,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
     ...(values['whole-conversations'] ? { wholeConversations: true } : {}),
+    ...(versioning ? { versioning } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
+  if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
   if (process.env[METRICS_ADDRESS_ENV]) console.error(`worker: Prometheus metrics on http://${process.env[METRICS_ADDRESS_ENV]}/metrics`);
@@ -87,6 +100,21 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await env.stop();
   console.error('worker: stopped');
   return 0;
+}
+
+/** --versioned, --build-id, --deployment: checked before anything starts (a bad id is exit 2). */
+function versioningOf(values: { versioned?: boolean | undefined; 'build-id'?: string | undefined; deployment?: string | undefined }): VersioningOptions | undefined {
+  if (!values.versioned && values['build-id'] === undefined && values.deployment === undefined) return undefined;
+  try {
+    const options: VersioningOptions = {
+      ...(values['build-id'] !== undefined ? { buildId: values['build-id'] } : {}),
+      ...(values.deployment !== undefined ? { deploymentName: values.deployment } : {}),
+    };
+    resolveVersioning(options);
+    return options;
+  } catch (err) {
+    throw usageError(`--build-id/--deployment: ${(err as Error).message}`);
+  }
 }
 
 interface WorkerFlags {

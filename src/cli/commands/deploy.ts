@@ -1,0 +1,127 @@
+/** `durable-agent deploy`: Worker Versioning rollouts gated by replay (src/deploy, docs/deploy.md). */
+import { checkBuild, deploymentStatus, describeDivergence, DeployRefused, promoteBuild, rollbackDeployment, type CheckResult, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
+import { buildIdProblem, DEFAULT_DEPLOYMENT_NAME } from '../../worker/versioning';
+import { connectionOptions, intOption, parse } from '../args';
+import { CliError, EXIT, usageError } from '../cli-error';
+import { connectClient } from '../connect';
+import { safeLine } from '../render';
+
+export const deployHelp = `durable-agent deploy status [--deployment NAME] [--json]
+durable-agent deploy check BUNDLE_OR_DIR [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
+durable-agent deploy promote BUILD [--ramp PERCENT] [--force] [--json]
+durable-agent deploy rollback [--json]
+  Worker Versioning (workers started with --versioned or --build-id): new tasks go to the deployment's
+  current build; a task stays on the build it started on until its next continue-as-new.
+  status: the builds, which is current or ramping, how many open tasks each still holds (per agent).
+  check: replays every open task and the last N closed ones per agent (default 20) against a workflow
+  bundle (.js) or a source folder (a checkout, its src/ or dist/; its build id is then derived as the
+  worker derives it); exit 1 with the first divergence (task, event, command). Default: every history
+  must replay; --pinned trusts pinning (tasks pinned to other builds only reported).
+  promote: makes BUILD current (--ramp P: P% of new tasks), refused without a passing check of BUILD
+  (--force overrides). rollback: withdraws a ramp, else makes the previous build current again.
+  --deployment NAME (default "durable-agent") for every action.`;
+
+const ACTIONS = ['status', 'check', 'promote', 'rollback'] as const;
+type Action = (typeof ACTIONS)[number];
+
+const options = {
+  ...connectionOptions,
+  json: { type: 'boolean' },
+  deployment: { type: 'string' },
+  build: { type: 'string' },
+  pinned: { type: 'boolean' },
+  'closed-per-agent': { type: 'string' },
+  agent: { type: 'string', multiple: true },
+  ramp: { type: 'string' },
+  force: { type: 'boolean' },
+} as const;
+
+export async function deployCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, options, { min: 1, max: 2, names: `an action (${ACTIONS.join(', ')})` });
+  const action = positionals[0] as Action;
+  if (!ACTIONS.includes(action)) throw usageError(`unknown deploy action "${safeLine(String(action)).slice(0, 40)}" (${ACTIONS.join(', ')})`);
+  const arg = positionals[1];
+  if ((action === 'check' || action === 'promote') && !arg) throw usageError(`deploy ${action} needs ${action === 'check' ? 'a bundle or source folder' : 'the BUILD to promote'}`);
+  if ((action === 'status' || action === 'rollback') && arg) throw usageError(`unexpected argument "${safeLine(arg)}"`);
+  const deploymentName = values.deployment ?? process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME;
+  const ramp = intOption(values.ramp, 'ramp', 0);
+  if (ramp !== undefined && ramp > 100) throw usageError(`--ramp must be a percentage from 0 to 100, got ${ramp}`);
+  const closedPerAgent = intOption(values['closed-per-agent'], 'closed-per-agent', 0);
+  for (const id of [values.build, action === 'promote' ? arg : undefined]) {
+    const problem = id !== undefined ? buildIdProblem(id) : undefined;
+    if (problem) throw usageError(problem);
+  }
+  const taskClient = await connectClient(values);
+  const client = taskClient.client;
+  const print = (data: unknown, text: string) => console.log(values.json ? JSON.stringify(data, null, 2) : text);
+  try {
+    switch (action) {
+      case 'status': {
+        const view = await deploymentStatus(client, deploymentName);
+        print(view, renderDeployment(view));
+        return EXIT.ok;
+      }
+      case 'check': {
+        const result = await checkBuild(client, arg!, {
+          deploymentName,
+          ...(values.build ? { buildId: values.build } : {}),
+          mode: values.pinned ? 'pinned' : 'strict',
+          ...(closedPerAgent !== undefined ? { closedPerAgent } : {}),
+          ...(values.agent ? { agents: values.agent } : {}),
+        });
+        print(result, renderCheck(result));
+        return result.passed ? EXIT.ok : EXIT.failed;
+      }
+      case 'promote': {
+        const change = await promoteBuild(client, arg!, { deploymentName, ...(ramp !== undefined ? { rampPercentage: ramp } : {}), ...(values.force ? { force: true } : {}) });
+        print(change, renderChange(change));
+        return EXIT.ok;
+      }
+      case 'rollback': {
+        const change = await rollbackDeployment(client, { deploymentName });
+        print(change, renderChange(change));
+        return EXIT.ok;
+      }
+    }
+  } catch (err) {
+    if (err instanceof DeployRefused) throw new CliError(err.message, EXIT.failed);
+    // The server refuses a routing change it cannot make (a build without pollers on a queue the
+    // current build serves, a ramp of the current build): one line, exit 1.
+    const code = (err as { code?: number }).code;
+    if (code === 3 || code === 9) throw new CliError(`the server refused: ${(err as Error).message.split('\n')[0]}`, EXIT.failed);
+    throw err;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+function renderDeployment(v: DeploymentView): string {
+  const lines = [`deployment ${safeLine(v.deploymentName)}   current ${safeLine(v.current ?? 'none')}${v.ramping ? `   ramping ${safeLine(v.ramping.buildId)} at ${v.ramping.percentage}%` : ''}`];
+  for (const b of v.builds) {
+    const agents = Object.entries(b.agents)
+      .map(([a, n]) => `${safeLine(a)} ${n}`)
+      .join(', ');
+    const check = b.check ? `   check ${b.check.passed ? 'passed' : 'FAILED'} (${b.check.mode}, ${b.check.histories} histories)` : '';
+    lines.push(`  ${safeLine(b.buildId).padEnd(28)} ${b.state.padEnd(9)} ${String(b.openTasks).padStart(4)} open${agents ? ` (${agents})` : ''}${check}`);
+  }
+  if (v.unversionedOpenTasks) lines.push(`  (unversioned)${' '.repeat(15)}           ${String(v.unversionedOpenTasks).padStart(4)} open`);
+  const drained = v.builds.filter((b) => b.state !== 'current' && b.state !== 'ramping' && b.openTasks === 0);
+  if (drained.length) lines.push(`builds with no open task (their workers may stop): ${drained.map((b) => safeLine(b.buildId)).join(', ')}`);
+  return lines.join('\n');
+}
+
+function renderCheck(r: CheckResult): string {
+  const head =
+    `deploy check ${r.passed ? 'passed' : 'REFUSED'}: ${r.histories} histories (${r.open} open, ${r.closed} closed) replayed against ${safeLine(r.bundle)}` +
+    `${r.buildId ? ` as build ${safeLine(r.buildId)}` : ''} (${r.mode}; fetched in ${r.fetchMs} ms, replayed in ${r.replayMs} ms)`;
+  const lines = [head];
+  for (const d of r.divergences.slice(0, 10)) lines.push(`  ${d.blocking ? 'refuses' : 'note   '} ${safeLine(describeDivergence(d))}`);
+  if (r.divergences.length > 10) lines.push(`  ... and ${r.divergences.length - 10} more (--json lists them all)`);
+  if (!r.buildId) lines.push('not recorded for promote: name the build with --build ID');
+  return lines.join('\n');
+}
+
+function renderChange(c: RoutingChange): string {
+  const show = (r: RoutingChange['before']) => `current ${safeLine(r.current ?? 'none')}${r.ramping ? `, ramping ${safeLine(r.ramping.buildId)} at ${r.ramping.percentage}%` : ''}`;
+  return `deployment ${safeLine(c.deploymentName)}: ${show(c.before)} -> ${show(c.after)}${c.forced ? ' (forced: no passing check)' : ''}`;
+}

@@ -1,0 +1,126 @@
+/**
+ * Worker Deployment Versioning (docs/deploy.md): a worker names its deployment and its build; the
+ * server sends each new `agentTask` to the deployment's current build, and a task stays on the
+ * build it started on (Pinned) until its next continue-as-new.
+ *
+ * The build id is derived from what decides how a history replays: the package version and the
+ * hash of the workflow sources (workflowCodeHash, the same hash that names the cached bundle). An
+ * in-process worker and a `durable-agent worker` process running the same code therefore share a
+ * build, so they take over each other's tasks; `worker --build-id` overrides it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { temporal } from '@temporalio/proto';
+import type { WorkerDeploymentOptions } from '@temporalio/worker';
+import { workflowCodeHash } from './workflow-bundle';
+
+/** The deployment every worker joins unless told otherwise. */
+export const DEFAULT_DEPLOYMENT_NAME = 'durable-agent';
+
+/** The server's name for "no build": tasks go to unversioned workers. */
+export const UNVERSIONED = '__unversioned__';
+
+export interface VersioningOptions {
+  /** Default DEFAULT_DEPLOYMENT_NAME (or DURABLE_AGENT_DEPLOYMENT). */
+  deploymentName?: string;
+  /** Default defaultBuildId() (or DURABLE_AGENT_BUILD_ID). */
+  buildId?: string;
+  /**
+   * When the deployment has no current build yet, make this one current as soon as the server sees
+   * it (a first deployment needs no `deploy promote`). Default true. Later builds are made current
+   * only by `durable-agent deploy promote`.
+   */
+  bootstrap?: boolean;
+}
+
+/** The package's version, read from its package.json (the same file in a checkout and in dist/). */
+export function packageVersion(): string {
+  const file = path.resolve(__dirname, '../../package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+/** `<package version>-<workflow code hash>`: equal for every worker running the same workflow code. */
+export function defaultBuildId(dirs?: string[]): string {
+  return `${packageVersion()}-${workflowCodeHash(dirs)}`;
+}
+
+/** A build id the server accepts (it refuses some characters and long ids); names the problem. */
+export function buildIdProblem(buildId: string): string | undefined {
+  if (buildId.length === 0) return 'a build id cannot be empty';
+  if (buildId.length > 255) return `a build id is at most 255 characters, got ${buildId.length}`;
+  if (buildId === UNVERSIONED || buildId.startsWith('__')) return `a build id cannot start with "__" ("${buildId}")`;
+  if (/\s/.test(buildId)) return `a build id cannot contain white space ("${buildId}")`;
+  return undefined;
+}
+
+export interface ResolvedVersioning {
+  deploymentName: string;
+  buildId: string;
+  bootstrap: boolean;
+}
+
+export function resolveVersioning(options: VersioningOptions | true): ResolvedVersioning {
+  const o = options === true ? {} : options;
+  const buildId = o.buildId ?? process.env.DURABLE_AGENT_BUILD_ID ?? defaultBuildId();
+  const problem = buildIdProblem(buildId);
+  if (problem) throw new TypeError(problem);
+  const deploymentName = o.deploymentName ?? process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME;
+  // The server writes a version as `<deployment>.<build>`: a deployment name has no dot.
+  if (!deploymentName || deploymentName.includes('.')) throw new TypeError(`a deployment name must be non-empty and without ".", got "${deploymentName}"`);
+  return {
+    deploymentName,
+    buildId,
+    bootstrap: o.bootstrap ?? true,
+  };
+}
+
+/** The Worker option: versioned, and `agentTask` Pinned (a run finishes on the build it started on). */
+export function deploymentOptionsOf(v: ResolvedVersioning): WorkerDeploymentOptions {
+  return {
+    useWorkerVersioning: true,
+    version: { deploymentName: v.deploymentName, buildId: v.buildId },
+    defaultVersioningBehavior: 'PINNED',
+  };
+}
+
+type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
+
+/**
+ * Makes `buildId` the deployment's current build if it has none, once the server has seen the
+ * build's pollers (a version exists only after its first poll). Gives up quietly after `timeoutMs`:
+ * an operator can always `deploy promote`. Returns whether it set the build current.
+ */
+export async function bootstrapCurrentVersion(
+  service: WorkflowService,
+  namespace: string,
+  v: { deploymentName: string; buildId: string },
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<boolean> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  while (Date.now() < deadline && !options.signal?.aborted) {
+    try {
+      const described = await service.describeWorkerDeployment({ namespace, deploymentName: v.deploymentName });
+      const info = described.workerDeploymentInfo;
+      const current = info?.routingConfig?.currentDeploymentVersion?.buildId;
+      if (current) return false; // someone made a build current: promotes decide from now on
+      const seen = (info?.versionSummaries ?? []).some((s) => s.deploymentVersion?.buildId === v.buildId);
+      if (seen) {
+        await service.setWorkerDeploymentCurrentVersion({
+          namespace,
+          deploymentName: v.deploymentName,
+          buildId: v.buildId,
+          conflictToken: described.conflictToken,
+          identity: 'durable-agent worker (first build of the deployment)',
+        });
+        return true;
+      }
+    } catch (err) {
+      // NOT_FOUND until the first poll registers the deployment; a conflict when another worker of
+      // the same build set it first (the next describe sees a current build).
+      const code = (err as { code?: number }).code;
+      if (code !== 5 && code !== 9 && code !== 10 && code !== 6) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}
