@@ -1,0 +1,167 @@
+/**
+ * Budgets are hard caps, on a real dev server, through the real @anthropic-ai/sdk against the strict
+ * fake Messages API, measured by what the fake bills: a lead with a $0.50 cost cap and 4 parallel
+ * sub-agents, interrupted 10 times (6 times itself, once each sub-agent) while answers stream in,
+ * never spends more than the cap plus one model call's maximum. Every interrupted call is aborted on
+ * the worker (the fake sees the client leave) and counted; the sub-agents' slices are held before
+ * they start and never overspent; the lead blocks on its cost budget before the next call.
+ */
+import { z } from 'zod';
+import { defineAgent } from '../../src/agents/define-agent';
+import { costOf, DEFAULT_PRICES, type ModelPrice } from '../../src/models/pricing';
+import type { TaskStatus } from '../../src/protocol/task';
+import { FakeMessagesApi, type BilledUsage, type FakeBlock, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { defineTool } from '../../src/tools/define-tool';
+import { startHarness, statusWhen, type Harness } from '../support/harness';
+import { waitFor } from '../support/processes';
+
+jest.setTimeout(240_000);
+
+const MODEL = 'claude-opus-4-5';
+const PRICE = DEFAULT_PRICES[MODEL] as ModelPrice;
+const CAP_USD = 0.5;
+const LEAD_INTERRUPTS = 6;
+const SCOUTS = 4;
+/** Output a held answer streams before it stalls (10 deltas of 200 characters): 500 tokens, $0.0125. */
+const HELD_DELTAS = 10;
+
+let h: Harness;
+const api = new FakeMessagesApi();
+beforeAll(async () => {
+  [h] = await Promise.all([startHarness(), api.start()]);
+});
+afterAll(async () => {
+  await Promise.all([h?.close(), api.stop()]);
+});
+
+const filler = (label: string, chars: number) => `${label} `.padEnd(chars, ' Lorem ipsum dolor sit amet, consectetur adipiscing elit.');
+const LEAD_SYSTEM = filler('LEAD. You split the reading between scouts and tally what they find.', 8_000);
+const SCOUT_SYSTEM = filler('SCOUT. You read one part and report back.', 2_000);
+
+const systemOf = (r: RecordedRequest) => JSON.stringify(r.body.system ?? '');
+const isLead = (r: RecordedRequest) => systemOf(r).includes('LEAD.');
+const partOf = (r: RecordedRequest) => /part (\d)/.exec(JSON.stringify(r.body.messages[0]))?.[1];
+const leadCalls = () => api.requests.filter((r) => !r.rejected && isLead(r));
+const scoutCalls = (part: string) => api.requests.filter((r) => !r.rejected && !isLead(r) && partOf(r) === part);
+const held = (r: RecordedRequest | undefined) => (r?.stream?.deltas ?? 0) >= HELD_DELTAS && r?.stream?.ended === undefined;
+
+/** An answer that streams HELD_DELTAS deltas, then stalls until the client goes away (the model still writing). */
+const stalling = (): FakeReply => ({ kind: 'turn', content: [{ type: 'text', text: filler('A long essay.', 40_000) }], stream: { chunkChars: 200, holdAfterDeltas: HELD_DELTAS } });
+
+/** Text as the model writes it: no longer than the request's max_tokens allows (the API stops there). */
+function written(request: RecordedRequest, chars: number, then: FakeBlock[] = []): FakeReply {
+  const room = request.body.max_tokens * 4 - 200;
+  const cut = chars > room;
+  return { kind: 'turn', content: [{ type: 'text', text: filler('Findings.', Math.max(1, Math.min(chars, room))) }, ...(cut ? [] : then)], ...(cut ? { stopReason: 'max_tokens' as const } : {}) };
+}
+
+/** The model behind both agents, by the system prompt of the call. */
+function respond(request: RecordedRequest): FakeReply {
+  if (isLead(request)) {
+    const n = leadCalls().indexOf(request) + 1;
+    if (n <= LEAD_INTERRUPTS) return stalling();
+    if (n === LEAD_INTERRUPTS + 1) {
+      const delegations = Array.from({ length: SCOUTS }, (_, i): FakeBlock => ({ type: 'tool_use', id: `toolu_d${i + 1}`, name: 'delegate_to_scout', input: { task: `Read part ${i + 1}.` } }));
+      return { kind: 'turn', content: [{ type: 'text', text: 'Splitting the reading.' }, ...delegations] };
+    }
+    // Then a tally per turn, each with a long note: the lead spends until its budget stops it.
+    return written(request, 4_000, [{ type: 'tool_use', id: `toolu_t${n}`, name: 'tally', input: { round: n } }]);
+  }
+  const part = partOf(request) ?? '?';
+  const n = scoutCalls(part).indexOf(request) + 1;
+  if (n === 1) return stalling();
+  return written(request, 2_400);
+}
+
+const tally = defineTool({
+  name: 'tally',
+  description: 'Count what the scouts found so far.',
+  input: z.object({ round: z.number() }),
+  output: z.object({ count: z.number() }),
+  effect: 'read',
+  idempotent: true,
+  run: async () => ({ count: 4 }),
+});
+
+const scout = defineAgent({ name: 'scout', description: 'reads one part', system: SCOUT_SYSTEM, tools: [], model: { provider: 'anthropic', model: MODEL } });
+const lead = defineAgent({ name: 'lead', system: LEAD_SYSTEM, tools: [tally], subagents: [scout], maxConcurrentSubagents: SCOUTS, model: { provider: 'anthropic', model: MODEL } });
+
+const costOfBilled = (b: BilledUsage) =>
+  costOf(b.model, { inputTokens: b.input_tokens, outputTokens: b.output_tokens, cacheWriteTokens: b.cache_creation_input_tokens, cacheReadTokens: b.cache_read_input_tokens }, DEFAULT_PRICES)!;
+
+/** A call's maximum as the API could bill it: its whole prompt at the cache-write rate, and its whole max_tokens. */
+function callMaximumUsd(r: RecordedRequest): number {
+  const b = r.billed!;
+  const prompt = b.input_tokens + b.cache_creation_input_tokens + b.cache_read_input_tokens;
+  return (prompt * (PRICE.cacheWrite ?? PRICE.input * 1.25) + r.body.max_tokens * PRICE.output) / 1_000_000;
+}
+
+test('a $0.50 cap, 4 parallel sub-agents and 10 interrupts: the fake bills no more than the cap plus one call at most', async () => {
+  api.responder = respond;
+  const taskId = h.taskId('capped-lead');
+  const worker = await h.worker([lead, scout], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url }, taskQueue: h.taskQueue });
+  const { blocked, status, result } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'lead', prompt: 'Read the four parts with your scouts, then tally.', budgets: { turns: 60, toolCalls: 80, costUsd: CAP_USD } }, { taskId });
+    // Six interrupts of the lead, each while its answer streams.
+    for (let k = 1; k <= LEAD_INTERRUPTS; k++) {
+      await waitFor(`lead call ${k} streaming`, () => held(leadCalls()[k - 1]) || undefined, 60_000);
+      await h.client.interrupt(taskId, { by: 'olga', text: `Change of plan ${k}: keep it shorter.` });
+    }
+    // One interrupt for each scout, each while its first answer streams.
+    const children = await waitFor('the scouts started', async () => {
+      const s = await h.client.status(taskId);
+      return (s.children?.length ?? 0) === SCOUTS ? s.children : undefined;
+    });
+    await Promise.all(
+      children!.map(async (child) => {
+        const part = child.toolUseId.replace('toolu_d', '');
+        await waitFor(`scout ${part} streaming`, () => held(scoutCalls(part)[0]) || undefined, 60_000);
+        await h.client.interrupt(child.taskId, { by: 'olga', text: 'Only the headline, please.' });
+      }),
+    );
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed' || s.agentStatus === 'failed', 180_000);
+    // Nobody raises the budget: the task ends, budget_exhausted.
+    if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
+    const result = await h.client.result(taskId);
+    return { blocked, status: await h.client.status(taskId), result };
+  });
+
+  expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
+  expect(result.outcome).toBe('budget_exhausted');
+  expect(api.rejected).toEqual([]);
+
+  // Every interrupted call was aborted on the worker: the fake saw the client leave mid-stream.
+  const interrupted = api.requests.filter((r) => r.stream?.ended === 'client_gone');
+  expect(interrupted).toHaveLength(LEAD_INTERRUPTS + SCOUTS);
+
+  // What the fake billed, against the cap plus one call's maximum.
+  const billed = api.billed.reduce((sum, b) => sum + costOfBilled(b), 0);
+  const oneCallMax = Math.max(...api.requests.filter((r) => r.billed).map(callMaximumUsd));
+  const interruptedBilled = interrupted.reduce((sum, r) => sum + costOfBilled(r.billed!), 0);
+  // The task counted what was billed, the interrupted calls included: never less (each was measured
+  // from its stream here, so not more either, beyond rounding).
+  expect(status.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+  expect(status.costUsd).toBeLessThanOrEqual(billed + 0.001);
+  expect(interruptedBilled).toBeGreaterThan(0);
+  expect(billed).toBeLessThanOrEqual(CAP_USD + oneCallMax);
+
+  // The scouts' slices were held before they started (together within what the lead had left), and none was overspent.
+  const slices = status.children!.map((c) => c.slice.costUsd!);
+  expect(slices.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(CAP_USD);
+  for (const child of status.children!) expect(child.spent!.costUsd).toBeLessThanOrEqual(child.slice.costUsd!);
+  const scoutBilled = api.requests.filter((r) => r.billed && !isLead(r)).reduce((sum, r) => sum + costOfBilled(r.billed!), 0);
+
+  report(status, { billed, oneCallMax, interruptedBilled, scoutBilled, calls: api.billed.length, slices });
+});
+
+function report(status: TaskStatus, m: { billed: number; oneCallMax: number; interruptedBilled: number; scoutBilled: number; calls: number; slices: number[] }): void {
+  const usd = (n: number) => `$${n.toFixed(4)}`;
+  console.log(
+    [
+      `hard budgets: cap ${usd(CAP_USD)}, ${m.calls} billed calls, ${LEAD_INTERRUPTS + SCOUTS} interrupts`,
+      `  billed by the fake ${usd(m.billed)} (interrupted calls ${usd(m.interruptedBilled)}, scouts ${usd(m.scoutBilled)})`,
+      `  counted by the task ${usd(status.costUsd)}; bound cap + one call's maximum ${usd(CAP_USD + m.oneCallMax)} (one call at most ${usd(m.oneCallMax)})`,
+      `  slices ${m.slices.map(usd).join(', ')}; scouts spent ${status.children!.map((c) => usd(c.spent!.costUsd)).join(', ')}`,
+    ].join('\n'),
+  );
+}
