@@ -55,7 +55,8 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   }
   return call.then(
     (reply) => {
-      run.steering.settled();
+      if (hard) run.steering.answered();
+      else run.steering.settled();
       if (reply.stopReason === 'compaction') return callModelOrBlock(run, people, request, compacted, nativeCompactions + (keepCompaction(run, reply) ? 1 : 2));
       if (reply.nativeCompaction === 'unsupported' && context && context.native !== false) {
         context.native = false;
@@ -87,7 +88,7 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   const { state } = run;
   // Interrupted: the message that did it joins the conversation, and the model is called again,
   // unless the calls interrupts cancelled have spent the budget (a person may raise it).
-  if (run.steering.interrupted(err)) {
+  if (run.steering.interrupted(err, run.rules.hardBudgets)) {
     const spent = run.rules.hardBudgets ? spentSpendBudget(state) : undefined;
     if (spent && !(await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1)))) return undefined;
     return callModelOrBlock(run, people, request, compacted);

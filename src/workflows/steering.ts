@@ -4,7 +4,7 @@
  * again with the message. A running tool is never cancelled: a message that arrives then waits for
  * the next model call, as it always did.
  */
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 
 export class Steering {
   /**
@@ -27,11 +27,25 @@ export class Steering {
     this.inFlight = false;
   }
 
-  /** Whether `err` ended the model call because an interrupt cancelled it (the task itself goes on). */
-  interrupted(err: unknown): boolean {
+  /**
+   * The model call answered. With budgets as hard caps an interrupted call is waited for, and may
+   * answer all the same (it finished before the worker saw the cancellation): the interrupt is spent.
+   */
+  answered(): void {
+    this.inFlight = false;
+    this.cancelled = undefined;
+  }
+
+  /**
+   * Whether `err` ended the model call because an interrupt cancelled it (the task itself goes on).
+   * `waited`: the call was waited for (hard-budgets marker), so it may also have failed or timed out
+   * while being cancelled (its worker gone): it ended because of the interrupt all the same.
+   */
+  interrupted(err: unknown, waited = false): boolean {
     const cancelled = this.cancelled;
     this.cancelled = undefined;
-    return cancelled !== undefined && isCancellation(err) && !CancellationScope.current().consideredCancelled;
+    const ended = isCancellation(err) || (waited && err instanceof ActivityFailure);
+    return cancelled !== undefined && ended && !CancellationScope.current().consideredCancelled;
   }
 
   /** Cancels the model call in flight; false when none is (the message waits for the next call). */
