@@ -259,7 +259,7 @@ export class FakeMessagesApi extends LoopbackHttpServer {
       case 'turn': {
         const message = this.messageFor(record, reply);
         if (record.body.stream) {
-          const progress: StreamProgress = { deltas: 0, outputChars: 0 };
+          const progress: StreamProgress = { deltas: 0 };
           record.stream = progress;
           await writeMessageStream(res, message, reply.stream, progress);
           record.billed = billedFor(message, progress.ended === 'finished' ? undefined : (progress.outputChars ?? 0));
