@@ -260,9 +260,10 @@ export class FakeMessagesApi extends LoopbackHttpServer {
         const message = this.messageFor(record, reply);
         if (record.body.stream) {
           const progress: StreamProgress = { deltas: 0 };
+          const sent = { outputChars: 0 };
           record.stream = progress;
-          await writeMessageStream(res, message, reply.stream, progress);
-          record.billed = billedFor(message, progress.ended === 'finished' ? undefined : (progress.outputChars ?? 0));
+          await writeMessageStream(res, message, reply.stream, progress, sent);
+          record.billed = billedFor(message, progress.ended === 'finished' ? undefined : sent.outputChars);
           return;
         }
         if (res.destroyed) return;

@@ -21,8 +21,6 @@ export interface StreamPacing {
 /** What became of a stream, live: deltas sent so far, and how it ended once it did. */
 export interface StreamProgress {
   deltas: number;
-  /** Characters of output (text, tool input JSON, thinking) sent so far: what a stream cut short is billed for. */
-  outputChars?: number;
   ended?: 'finished' | 'client_gone' | 'cut' | 'error_event';
 }
 
@@ -98,8 +96,18 @@ export function pause(res: http.ServerResponse, ms: number): Promise<void> {
   });
 }
 
-/** Streams `message` on `res`; resolves when done, cut, or the client went away, as `progress` then says. */
-export async function writeMessageStream(res: http.ServerResponse, message: WireMessage, pacing: StreamPacing = {}, progress: StreamProgress = { deltas: 0 }): Promise<void> {
+/**
+ * Streams `message` on `res`; resolves when done, cut, or the client went away, as `progress` then
+ * says. `sent` counts the output characters (text, tool input JSON, thinking) sent: what a stream
+ * that ended early is billed for.
+ */
+export async function writeMessageStream(
+  res: http.ServerResponse,
+  message: WireMessage,
+  pacing: StreamPacing = {},
+  progress: StreamProgress = { deltas: 0 },
+  sent: { outputChars: number } = { outputChars: 0 },
+): Promise<void> {
   const size = Math.max(1, pacing.chunkChars ?? 16);
   const send = (event: string, data: unknown) => {
     if (!res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -128,7 +136,7 @@ export async function writeMessageStream(res: http.ServerResponse, message: Wire
         return;
       }
       send('content_block_delta', { type: 'content_block_delta', index, delta });
-      progress.outputChars = (progress.outputChars ?? 0) + outputCharsOf(delta);
+      sent.outputChars += outputCharsOf(delta);
       const deltas = ++progress.deltas;
       if (pacing.cutAfterDeltas !== undefined && deltas >= pacing.cutAfterDeltas) {
         res.socket?.destroy();
