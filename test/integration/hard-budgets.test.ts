@@ -154,6 +154,45 @@ test('a $0.50 cap, 4 parallel sub-agents and 10 interrupts: the fake bills no mo
   report(status, { billed, oneCallMax, interruptedBilled, scoutBilled, calls: api.billed.length, slices });
 });
 
+test('interrupts that spend the budget stop the next call: the task blocks on cost_budget instead of calling again, and ends budget_exhausted', async () => {
+  const capUsd = 0.05;
+  api.requests.length = 0;
+  // Every answer streams a while and stalls: only an interrupt ends a call.
+  api.responder = () => stalling();
+  const solo = defineAgent({ name: 'solo', system: LEAD_SYSTEM, tools: [], model: { provider: 'anthropic', model: MODEL } });
+  const taskId = h.taskId('interrupted-solo');
+  const worker = await h.worker([solo], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url }, taskQueue: h.taskQueue });
+  const { blocked, interrupts, result, status } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'solo', prompt: 'Write an essay.', budgets: { costUsd: capUsd } }, { taskId });
+    let interrupts = 0;
+    for (; interrupts < 10; interrupts++) {
+      const next = await waitFor(`call ${interrupts + 1} streaming, or the task blocked`, async () => {
+        if (held(api.requests[interrupts])) return 'call';
+        return (await h.client.status(taskId)).agentStatus === 'blocked' ? 'blocked' : undefined;
+      });
+      if (next === 'blocked') break;
+      await h.client.interrupt(taskId, { by: 'olga', text: `Once more, differently (${interrupts + 1}).` });
+    }
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    await h.client.unblock(taskId, { by: 'ana' });
+    const result = await h.client.result(taskId);
+    return { blocked, interrupts, result, status: await h.client.status(taskId) };
+  });
+  expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
+  expect(result.outcome).toBe('budget_exhausted');
+  // Fewer than 10 interrupts got a new call: the budget stopped them, and no call is left streaming.
+  expect(interrupts).toBeLessThan(10);
+  expect(api.requests).toHaveLength(interrupts);
+  expect(api.requests.every((r) => r.stream?.ended === 'client_gone')).toBe(true);
+  const billed = api.billed.map(costOfBilled);
+  const total = billed.reduce((a, b) => a + b, 0);
+  // Each call started under the cap; the last one crossed it.
+  expect(total - billed.at(-1)!).toBeLessThan(capUsd);
+  expect(total).toBeLessThanOrEqual(capUsd + Math.max(...api.requests.map(callMaximumUsd)));
+  expect(status.costUsd).toBeGreaterThanOrEqual(total - 1e-9);
+  console.log(`interrupted solo: cap $${capUsd}, ${interrupts} interrupted calls billed $${total.toFixed(4)}, counted $${status.costUsd.toFixed(4)}`);
+});
+
 function report(status: TaskStatus, m: { billed: number; oneCallMax: number; interruptedBilled: number; scoutBilled: number; calls: number; slices: number[] }): void {
   const usd = (n: number) => `$${n.toFixed(4)}`;
   console.log(
