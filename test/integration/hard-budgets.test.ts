@@ -6,7 +6,9 @@
  * the worker (the fake sees the client leave) and counted; the sub-agents' slices are held before
  * they start and never overspent; the lead blocks on its cost budget before the next call.
  */
+import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
+import { createDataConverter } from '../../src/codec';
 import { defineAgent } from '../../src/agents/define-agent';
 import { costOf, DEFAULT_PRICES, type ModelPrice } from '../../src/models/pricing';
 import type { TaskStatus } from '../../src/protocol/task';
@@ -152,6 +154,10 @@ test('a $0.50 cap, 4 parallel sub-agents and 10 interrupts: the fake bills no mo
   const scoutBilled = api.requests.filter((r) => r.billed && !isLead(r)).reduce((sum, r) => sum + costOfBilled(r.billed!), 0);
 
   report(status, { billed, oneCallMax, interruptedBilled, scoutBilled, calls: api.billed.length, slices });
+  // The interrupted calls were waited for: the lead's history holds their cancellations, with what they cost.
+  const canceled = await canceledCalls(taskId);
+  expect(canceled).toBe(LEAD_INTERRUPTS);
+  for (const id of [taskId, ...status.children!.map((c) => c.taskId)]) await expectReplays(id);
 });
 
 test('interrupts that spend the budget stop the next call: the task blocks on cost_budget instead of calling again, and ends budget_exhausted', async () => {
@@ -190,8 +196,21 @@ test('interrupts that spend the budget stop the next call: the task blocks on co
   expect(total - billed.at(-1)!).toBeLessThan(capUsd);
   expect(total).toBeLessThanOrEqual(capUsd + Math.max(...api.requests.map(callMaximumUsd)));
   expect(status.costUsd).toBeGreaterThanOrEqual(total - 1e-9);
+  await expectReplays(taskId);
   console.log(`interrupted solo: cap $${capUsd}, ${interrupts} interrupted calls billed $${total.toFixed(4)}, counted $${status.costUsd.toFixed(4)}`);
 });
+
+/** The task's history replays on today's code without nondeterminism (the waited cancellations and the blocks included). */
+async function expectReplays(taskId: string): Promise<void> {
+  const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
+  await expect(Worker.runReplayHistory({ workflowBundle: h.bundle, dataConverter: createDataConverter() }, history, taskId)).resolves.toBeUndefined();
+}
+
+/** ActivityTaskCanceled events in the task's history that carry details (a model call's CancelledModelCall). */
+async function canceledCalls(taskId: string): Promise<number> {
+  const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
+  return (history.events ?? []).filter((e) => (e.activityTaskCanceledEventAttributes?.details?.payloads?.length ?? 0) > 0).length;
+}
 
 function report(status: TaskStatus, m: { billed: number; oneCallMax: number; interruptedBilled: number; scoutBilled: number; calls: number; slices: number[] }): void {
   const usd = (n: number) => `$${n.toFixed(4)}`;
