@@ -41,6 +41,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   people.publishStatus();
 
   const finish = async (outcome: TaskOutcome, finalCallWithoutTools = false): Promise<TaskResult> => {
+    // Interrupted model calls still stopping on a worker: their cost is in the result (hard-budgets).
+    if (run.steering.unsettled > 0) await condition(() => run.steering.unsettled === 0);
     const result = state.complete(outcome, finalCallWithoutTools);
     // A long final answer was stored by reference: the result holds the text itself.
     if (scope && result.text.search(MARKER_PATTERN) >= 0) result.text = await run.activities.loadText({ scope, text: result.text });

@@ -40,7 +40,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   const activity = hard ? callModelWaiting : callModel;
   try {
     // In a scope an interrupt can cancel (steering.ts).
-    call = run.steering.run(() =>
+    const started = run.steering.run(() =>
       activity({
         ...request,
         ...(state.manifest?.wholeConversations === true ? { messages: state.messages } : { conversation: run.sent.next(state.messages) }),
@@ -50,6 +50,9 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
         ...(hard ? sliceLeft(run) : {}),
       }),
     );
+    // Without a token or cost budget an interrupt does not wait for the call to stop on the worker:
+    // what it cost is counted when the worker reports it (before the task ends or continues as new).
+    call = hard && !hasSpendBudget(state) ? run.steering.detach(started, (late) => chargeLate(run, late)) : started;
   } catch (err) {
     return recover(run, people, request, err, compacted);
   }
@@ -123,6 +126,29 @@ function keepCompaction(run: Run, reply: ModelTurn): boolean {
   }
   state.conversation.recordNativeCompaction(block, usage, reply.compaction?.costUsd, state.turn);
   return true;
+}
+
+function hasSpendBudget(state: Run['state']): boolean {
+  return state.budgets.tokens !== undefined || state.budgets.costUsd !== undefined;
+}
+
+/** An interrupted call the task went on without has stopped: its cost (its answer's, or its cancellation's report) is counted now. */
+function chargeLate(run: Run, late: { answer: ModelTurn } | { failure: unknown }): void {
+  const { state } = run;
+  if ('answer' in late) {
+    const { usage, compaction, model, costUsd } = late.answer;
+    const extra = compaction?.usage;
+    const total = {
+      inputTokens: usage.inputTokens + (extra?.inputTokens ?? 0),
+      outputTokens: usage.outputTokens + (extra?.outputTokens ?? 0),
+      cacheWriteTokens: (usage.cacheWriteTokens ?? 0) + (extra?.cacheWriteTokens ?? 0),
+      cacheReadTokens: (usage.cacheReadTokens ?? 0) + (extra?.cacheReadTokens ?? 0),
+    };
+    chargeCancelledCall(state, { usage: total, model, measured: true, ...(costUsd !== undefined ? { costUsd } : {}) });
+    return;
+  }
+  const charge = cancelledCallCharge(late.failure);
+  if (charge) chargeCancelledCall(state, charge);
 }
 
 /**

@@ -71,6 +71,8 @@ export class Rollover {
       return;
     }
     await this.people.delivered();
+    // Interrupted model calls still stopping on a worker: their cost goes into the snapshot (hard-budgets).
+    if (this.run.steering.unsettled > 0) await condition(() => this.run.steering.unsettled === 0);
     state.audit.spillEvents();
     if (this.archiveDue(true)) await this.archive();
     await condition(allHandlersFinished);

@@ -200,6 +200,37 @@ test('interrupts that spend the budget stop the next call: the task blocks on co
   console.log(`interrupted solo: cap $${capUsd}, ${interrupts} interrupted calls billed $${total.toFixed(4)}, counted $${status.costUsd.toFixed(4)}`);
 });
 
+test('without a spend budget an interrupt does not wait for the worker: the next call starts at once, and the interrupted call is counted once it stops', async () => {
+  api.requests.length = 0;
+  let firstEndedWhenNextArrived: string | undefined = 'not yet';
+  api.responder = (request) => {
+    if (api.requests.indexOf(request) === 0) return stalling();
+    firstEndedWhenNextArrived = api.requests[0]!.stream?.ended;
+    return { kind: 'turn', content: [{ type: 'text', text: 'A haiku instead.' }] };
+  };
+  const solo = defineAgent({ name: 'unbudgeted', system: 'You write.', tools: [], model: { provider: 'anthropic', model: MODEL } });
+  const taskId = h.taskId('unbudgeted');
+  const worker = await h.worker([solo], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url }, taskQueue: h.taskQueue });
+  const { result, status } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'unbudgeted', prompt: 'Write an essay.' }, { taskId });
+    await waitFor('the first call streaming', () => held(api.requests[0]) || undefined);
+    await h.client.interrupt(taskId, { by: 'olga', text: 'A haiku instead.' });
+    const result = await h.client.result(taskId);
+    return { result, status: await h.client.status(taskId) };
+  });
+  expect(result.text).toBe('A haiku instead.');
+  // The next call reached the API while the interrupted one was still streaming on the worker.
+  expect(firstEndedWhenNextArrived).toBeUndefined();
+  // It stopped all the same, and the task's result counts what both cost.
+  expect(api.requests[0]!.stream?.ended).toBe('client_gone');
+  const billed = api.billed.reduce((sum, b) => sum + costOfBilled(b), 0);
+  expect(api.billed).toHaveLength(2);
+  expect(result.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+  expect(result.costUsd).toBeLessThanOrEqual(billed + 0.001);
+  expect(status.events.map((e) => e.detail)).toEqual(expect.arrayContaining([expect.stringMatching(/^the cancelled model call was counted as its stream reported it/)]));
+  await expectReplays(taskId);
+});
+
 /** The task's history replays on today's code without nondeterminism (the waited cancellations and the blocks included). */
 async function expectReplays(taskId: string): Promise<void> {
   const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
