@@ -116,9 +116,10 @@ export const MARKERS_ASKED_AT_RUN_START = [
 /**
  * Runs started with this marker keep budgets as hard caps (asked at the run's start, after the
  * markers above, only by runs that ask those there): a model call an interrupt cancels is aborted on
- * the worker and waited for (WAIT_CANCELLATION_COMPLETED), and what it cost (measured from its
- * stream, or its maximum) is counted; a spent token or cost budget stops the call an interrupt asks
- * for; a sub-agent's calls are sent only with a max_tokens that fits what is left of its slice.
+ * the worker (WAIT_CANCELLATION_COMPLETED: awaited by a task with a token or cost budget, settled in
+ * the background otherwise), and what it cost (measured from its stream, or its maximum) is counted;
+ * a spent token or cost budget stops the call an interrupt asks for; a sub-agent's calls are sent
+ * only with a max_tokens that fits what is left of its slice.
  */
 export const HARD_BUDGETS_PATCH = 'hard-budgets';
 
