@@ -195,11 +195,11 @@ test('SIGKILL during a non-idempotent write: not retried; the task blocks with "
 
 test('SIGKILL while a write is pending, then a rewind from before it: the family journal holds it pending, and the rewound branch asks a person instead of refunding again', async () => {
   h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
-  const script = h.script([callTool('legacy_refund', { order_id: 'O-0006', amount_cents: 100 }), answer('the refund went through once')]);
+  const script = h.script([callTool('legacy_refund', { order_id: 'O-0014', amount_cents: 100 }), answer('the refund went through once')]);
   const taskId = h.taskId('crash-rewind');
   const doomed = doomedWorker();
   await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
-  await waitFor('the refund to commit', () => effectsOn('O-0006').length > 0);
+  await waitFor('the refund to commit', () => effectsOn('O-0014').length > 0);
   expect(await doomed.kill()).toBe('SIGKILL');
 
   // Journaled before it ran; nothing settled it.
@@ -214,12 +214,12 @@ test('SIGKILL while a write is pending, then a rewind from before it: the family
     const [approval] = (await statusWhen(h, rewound.taskId, (s) => s.pendingApprovals.length === 1)).pendingApprovals;
     expect(approval!.tool).toBe('legacy_refund');
     expect(approval!.reason).toMatch(new RegExp(`started in ${taskId} at turn 1 at .* UTC and has not reported back`));
-    expect(writesTo('O-0006')).toHaveLength(1);
+    expect(writesTo('O-0014')).toHaveLength(1);
     await h.client.deny(rewound.taskId, { approvalId: approval!.id, by: 'ops', reason: 'the ledger shows the refund' });
     await h.client.result(rewound.taskId);
   });
-  expect(writesTo('O-0006')).toHaveLength(1);
-  expect(effectsOn('O-0006')).toHaveLength(1);
+  expect(writesTo('O-0014')).toHaveLength(1);
+  expect(effectsOn('O-0014')).toHaveLength(1);
 });
 
 test('SIGKILL while waiting for an approval: the new worker holds the same approval; approving it runs the call once', async () => {
