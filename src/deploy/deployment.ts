@@ -230,7 +230,8 @@ async function candidates(client: Client, options: CheckOptions): Promise<Candid
   if (perAgent > 0) {
     const taken = new Map<string, number>();
     let seen = 0;
-    for await (const wf of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus != 'Running' ORDER BY CloseTime DESC` })) {
+    for await (const wf of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'` })) {
+      // Newest first as the visibility store lists them (ORDER BY is refused by the SQL stores).
       // Bounded: a namespace of millions of closed tasks is read no further than needed.
       if (++seen > 5_000) break;
       const c = of(wf, false);
@@ -399,7 +400,7 @@ export async function rollbackDeployment(client: Client, options: { deploymentNa
     const after = await waitForRouting(client, deploymentName, (v) => !v.ramping);
     return { deploymentName, before: routingOf(before), after: routingOf(after) };
   }
-  const previous = before.builds.filter((b) => b.buildId !== before.current && b.deactivatedAt && b.currentSince).sort((a, b) => (b.deactivatedAt ?? '').localeCompare(a.deactivatedAt ?? ''))[0];
+  const previous = before.builds.filter((b) => b.buildId !== before.current && b.deactivatedAt).sort((a, b) => (b.deactivatedAt ?? '').localeCompare(a.deactivatedAt ?? ''))[0];
   if (!previous) throw new DeployRefused(`Deployment "${deploymentName}" has no previous build to roll back to (current: ${before.current ?? 'none'})`);
   await client.workflowService.setWorkerDeploymentCurrentVersion({ ...common, buildId: previous.buildId });
   const after = await waitForRouting(client, deploymentName, (v) => v.current === previous.buildId);

@@ -1,5 +1,6 @@
 /** `durable-agent deploy`: Worker Versioning rollouts gated by replay (src/deploy, docs/deploy.md). */
 import { checkBuild, deploymentStatus, describeDivergence, DeployRefused, promoteBuild, rollbackDeployment, type CheckResult, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
+import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { buildIdProblem, DEFAULT_DEPLOYMENT_NAME } from '../../worker/versioning';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
@@ -62,6 +63,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
         return EXIT.ok;
       }
       case 'check': {
+        quietReplay();
         const result = await checkBuild(client, arg!, {
           deploymentName,
           ...(values.build ? { buildId: values.build } : {}),
@@ -92,6 +94,25 @@ export async function deployCommand(argv: string[]): Promise<number> {
     throw err;
   } finally {
     await client.connection.close();
+  }
+}
+
+/**
+ * Replaying a diverging history makes the SDK warn about each failed workflow task: expected here,
+ * and never on stdout (where --json goes). ERROR and above, on stderr, unless DURABLE_AGENT_LOG_LEVEL says otherwise.
+ */
+function quietReplay(): void {
+  const level = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'ERROR').toUpperCase();
+  const levels: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+  try {
+    const wanted = levels.includes(level as LogLevel) ? (level as LogLevel) : 'ERROR';
+    Runtime.install({
+      logger: new DefaultLogger(wanted, (entry) => process.stderr.write(`${entry.level} ${entry.message}\n`)),
+      // The core's own log lines too, through the logger above (else they go to stdout).
+      telemetryOptions: { logging: { filter: { core: wanted, other: wanted }, forward: {} } },
+    });
+  } catch {
+    // A runtime is already installed in this process: keep it.
   }
 }
 

@@ -1,0 +1,181 @@
+/**
+ * Deploying new workflow code as an operator would (docs/deploy.md), on a real dev server: a v1
+ * worker process with a task waiting on a person, a v2 bundle with an incompatible change (a new
+ * timer before the first model call, no patch), `deploy check` that refuses it strictly and passes
+ * it under pinning, promote, a SIGKILL of the v1 worker, the v1 task finishing on v1, new tasks on
+ * v2, and a rollback that sends new tasks back to v1.
+ */
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { temporal } from '@temporalio/proto';
+import { answer, callTool, runInBackground, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { runCli, sigkill, waitFor } from '../support/processes';
+import { checkBuild, deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
+import { workflowBundleOf } from '../../src/worker/workflow-bundle';
+
+jest.setTimeout(300_000);
+
+const ROOT = path.resolve(__dirname, '../..');
+let h: Harness;
+let home: string | undefined;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  h = await startHarness();
+  home = process.env.DURABLE_AGENT_HOME;
+  // Check records land in this test's folder; the CLI worker keeps the shared bundle cache.
+  process.env.DURABLE_AGENT_HOME = path.join(h.tmpDir, 'home');
+});
+afterAll(async () => {
+  for (const child of children) await sigkill(child);
+  if (home === undefined) delete process.env.DURABLE_AGENT_HOME;
+  else process.env.DURABLE_AGENT_HOME = home;
+  await h?.close();
+});
+
+/** A copy of the workflow sources with `change` applied to agent-task.ts, bundled: another build. */
+async function modifiedBuild(name: string, change: (source: string) => string): Promise<{ srcDir: string; codePath: string }> {
+  const dir = path.join(h.tmpDir, name);
+  const srcDir = path.join(dir, 'src');
+  for (const d of ['workflows', 'rules', 'protocol']) cpSync(path.join(ROOT, 'src', d), path.join(srcDir, d), { recursive: true });
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const entry = path.join(srcDir, 'workflows', 'agent-task.ts');
+  const before = readFileSync(entry, 'utf8');
+  const after = change(before);
+  expect(after).not.toBe(before);
+  writeFileSync(entry, after);
+  mkdirSync(path.join(dir, 'bundles'), { recursive: true });
+  const { codePath } = await workflowBundleOf(srcDir, path.join(dir, 'bundles'));
+  return { srcDir, codePath };
+}
+
+const execution = async (taskId: string) => (await h.client.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: taskId } })).workflowExecutionInfo;
+
+/** The timer only v2's code starts (10 ms, before the first model call). */
+const v2Timer = (e: temporal.api.history.v1.IHistoryEvent) => {
+  const t = e.timerStartedEventAttributes?.startToFireTimeout;
+  return !!t && Number(t.seconds ?? 0) === 0 && t.nanos === 10_000_000;
+};
+
+const buildOf = async (taskId: string) => (await execution(taskId))?.versioningInfo?.deploymentVersion?.buildId;
+
+test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incompatible v2 unless pinning is trusted; rollback sends new tasks back to v1', async () => {
+  const deploymentName = `dep-${randomUUID().slice(0, 8)}`;
+  const cliEnv = { DURABLE_AGENT_HOME: home ?? path.join(ROOT, '.durable-agent') };
+  // v2: a timer before the first model call, without a patch: v1's histories cannot replay on it.
+  const v2Pending = modifiedBuild('v2', (s) =>
+    s
+      .replace(
+        "import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation } from '@temporalio/workflow';",
+        "import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation, sleep } from '@temporalio/workflow';",
+      )
+      .replace('const { manifest, gate } = await configureRun(run);', "const { manifest, gate } = await configureRun(run);\n    await sleep('10ms');"),
+  );
+
+  // v1: a `durable-agent worker` process, the deployment's first build (it makes itself current).
+  const v1Process = spawnWorker(h, ['--build-id', 'v1', '--deployment', deploymentName], cliEnv);
+  children.push(v1Process);
+  let stderr = '';
+  v1Process.stderr!.on('data', (d) => (stderr += d));
+  const waitingId = h.taskId('waiting');
+  writeFileSync(path.join(h.workspaceDir, 'v1-file.txt'), 'x');
+  const waitingScript = h.script([callTool('delete_file', { path: 'v1-file.txt' }), answer('deleted on v1')]);
+  await waitFor(
+    'v1 to be current',
+    () =>
+      deploymentStatus(h.client.client, deploymentName).then(
+        (v) => v.current === 'v1' || undefined,
+        () => undefined,
+      ),
+    120_000,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${stderr.slice(-2000)}`);
+  });
+  await h.client.start({ agent: 'demo', prompt: 'delete v1-file.txt', model: { provider: 'scripted', script: waitingScript } }, { taskId: waitingId });
+  const waiting = await statusWhen(h, waitingId, (s) => s.pendingApprovals.length > 0, 60_000);
+  expect(waiting.build).toEqual({ deploymentName, buildId: 'v1' });
+  expect(waiting.agentVersion).toMatch(/^[0-9a-f]{16}$/);
+
+  const v2 = await v2Pending;
+  // Strict: every history must replay on v2. The waiting task's does not: refused, naming it.
+  const strict = await checkBuild(h.client.client, v2.codePath, { deploymentName, buildId: 'v2', closedPerAgent: 5 });
+  expect(strict.passed).toBe(false);
+  const first = strict.divergences.find((d) => d.taskId === waitingId)!;
+  expect(first).toMatchObject({ taskId: waitingId, open: true, pinnedTo: 'v1', blocking: true });
+  expect(first.message).toMatch(/nondetermin|TMPRL1100/i);
+  await expect(promoteBuild(h.client.client, 'v2', { deploymentName })).rejects.toThrow(/failed its deploy check/);
+
+  // The CLI says the same, as JSON, with exit 1.
+  const cli = await runCli(['deploy', 'check', v2.codePath, '--build', 'v2', '--deployment', deploymentName, '--address', h.server.address, '--json'], {
+    DURABLE_AGENT_HOME: process.env.DURABLE_AGENT_HOME!,
+  });
+  expect(cli.code).toBe(1);
+  expect(JSON.parse(cli.stdout)).toMatchObject({ passed: false, buildId: 'v2', divergences: expect.arrayContaining([expect.objectContaining({ taskId: waitingId })]) });
+
+  // Under pinning the v1 task never meets v2: the check passes and promote goes ahead.
+  const pinned = await checkBuild(h.client.client, v2.codePath, { deploymentName, buildId: 'v2', mode: 'pinned', closedPerAgent: 5 });
+  expect(pinned.passed).toBe(true);
+  expect(pinned.divergences.find((d) => d.taskId === waitingId)).toMatchObject({ blocking: false });
+
+  const v2Worker = runInBackground(await h.worker(undefined, { workflowBundle: { codePath: v2.codePath }, versioning: { deploymentName, buildId: 'v2', bootstrap: false } }));
+  try {
+    await waitFor('the server to know build v2', () => deploymentStatus(h.client.client, deploymentName).then((v) => v.builds.some((b) => b.buildId === 'v2') || undefined), 60_000);
+    const promoted = await promoteBuild(h.client.client, 'v2', { deploymentName });
+    expect(promoted).toMatchObject({ before: { current: 'v1' }, after: { current: 'v2' } });
+
+    // The v1 worker dies mid-wait; another v1 worker (in process, same code, same build) takes over.
+    await sigkill(v1Process);
+    const v1Worker = runInBackground(await h.worker(undefined, { versioning: { deploymentName, buildId: 'v1', bootstrap: false } }));
+    try {
+      // New tasks run on v2 (its extra timer is in their histories).
+      const newId = h.taskId('new');
+      await h.client.start({ agent: 'demo', prompt: 'hi', model: { provider: 'scripted', script: h.script([answer('hello from v2')]) } }, { taskId: newId });
+      expect(await h.client.result(newId)).toMatchObject({ outcome: 'answered', text: 'hello from v2' });
+      expect(await buildOf(newId)).toBe('v2');
+      const newHistory = await h.client.client.workflow.getHandle(newId).fetchHistory();
+      expect(newHistory.events!.some(v2Timer)).toBe(true);
+
+      const status = await deploymentStatus(h.client.client, deploymentName);
+      expect(status.current).toBe('v2');
+      expect(status.builds.find((b) => b.buildId === 'v1')).toMatchObject({ openTasks: 1, agents: { demo: 1 } });
+
+      // The v1 task finishes on v1, with no nondeterminism (no failed workflow task).
+      const approval = (await statusWhen(h, waitingId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+      await h.client.approve(waitingId, { approvalId: approval.id, by: 'ana' });
+      expect(await h.client.result(waitingId)).toMatchObject({ outcome: 'answered', text: 'deleted on v1' });
+      expect(await buildOf(waitingId)).toBe('v1');
+      const history = await h.client.client.workflow.getHandle(waitingId).fetchHistory();
+      expect(history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toEqual([]);
+      expect(history.events!.some(v2Timer)).toBe(false);
+
+      // Rollback: v1 is current again, and new tasks run there.
+      const rolledBack = await rollbackDeployment(h.client.client, { deploymentName });
+      expect(rolledBack).toMatchObject({ before: { current: 'v2' }, after: { current: 'v1' } });
+      const backId = h.taskId('back');
+      await h.client.start({ agent: 'demo', prompt: 'hi', model: { provider: 'scripted', script: h.script([answer('hello from v1')]) } }, { taskId: backId });
+      expect(await h.client.result(backId)).toMatchObject({ outcome: 'answered', text: 'hello from v1' });
+      expect(await buildOf(backId)).toBe('v1');
+
+      // `deploy status --json` from the CLI: both builds, v1 current.
+      const shown = await runCli(['deploy', 'status', '--deployment', deploymentName, '--address', h.server.address, '--json']);
+      expect(shown.code).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ deploymentName, current: 'v1', builds: expect.arrayContaining([expect.objectContaining({ buildId: 'v2' })]) });
+    } finally {
+      await v1Worker.stop();
+    }
+  } finally {
+    await v2Worker.stop();
+  }
+});
+
+test('deploy promote refuses a build with no check, and deploy status a deployment that does not exist (exit 1)', async () => {
+  const missing = await runCli(['deploy', 'status', '--deployment', 'no-such-deployment', '--address', h.server.address]);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/No Worker Deployment named "no-such-deployment"/);
+  const unchecked = await runCli(['deploy', 'promote', 'never-checked', '--deployment', 'no-such-deployment', '--address', h.server.address], { DURABLE_AGENT_HOME: process.env.DURABLE_AGENT_HOME! });
+  expect(unchecked.code).toBe(1);
+  expect(unchecked.stderr).toMatch(/no deploy check/);
+  const bad = await runCli(['deploy', 'promote', 'v2', '--ramp', '120', '--address', h.server.address]);
+  expect(bad.code).toBe(2);
+});
