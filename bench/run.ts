@@ -22,6 +22,7 @@ import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
 import { forkTable, measureFork } from './fork';
 import { journalTable, measureJournal } from './journal';
+import { deployTable, measureDeploy } from './deploy';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -166,6 +167,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'journal.md'), journalTable(r) + '\n');
     console.log(journalTable(r));
   },
+  deploy: () =>
+    withServer(async (h) => {
+      console.log('\nRolling out a build: deploy check of 100 histories, promote to a task on the new build (issue 36):\n');
+      const r = await measureDeploy(h);
+      save('deploy.json', r);
+      writeFileSync(path.join(out, 'deploy.md'), deployTable(r) + '\n');
+      console.log(deployTable(r));
+    }),
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
     console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');

@@ -34,7 +34,8 @@ export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'tas
   /**
    * Worker Deployment Versioning (docs/deploy.md): the Workers join a deployment as one build, and
    * `agentTask` runs Pinned to the build it started on. `true`: the default deployment and build id
-   * (package version + workflow code hash). Default: off (unversioned, as before).
+   * (package version + workflow code hash). Default: off (unversioned, as before), or on when
+   * DURABLE_AGENT_VERSIONING=1.
    */
   versioning?: boolean | VersioningOptions;
 }
@@ -149,7 +150,9 @@ function queuesOf(options: AgentWorkerOptions): { taskQueue: string; agents: Age
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
   const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, versioning, ...pluginOptions } = options;
-  const version = versioning ? resolveVersioning(versioning) : undefined;
+  // DURABLE_AGENT_VERSIONING=1 turns it on where the option is not given (a fleet's switch, and the tests').
+  const wanted = versioning ?? (process.env.DURABLE_AGENT_VERSIONING === '1' ? true : undefined);
+  const version = wanted ? resolveVersioning(wanted) : undefined;
   // Made before connecting: it refuses agents that name approvers without trusted keys.
   const plugin = durableAgent(pluginOptions);
   const config = loadConnectionConfig(namespace ? { namespace } : {});
