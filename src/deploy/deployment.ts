@@ -253,10 +253,22 @@ export function divergenceDetail(message: string): Pick<Divergence, 'eventId' | 
       message,
     );
   const marker = /patch(?:ed)? marker[^'"]*['"]([^'"]+)['"]/i.exec(message) ?? /marker[^'"]*['"]([^'"]+)['"]/i.exec(message);
+  // The core names the state machine of the command the new code issued where the event was recorded.
+  const machine = /(\w+) machine does not handle this event/i.exec(message);
+  const none = /no command scheduled for event/i.test(message);
+  const named = command?.[1]
+    ? command[1]
+    : marker?.[1]
+      ? `marker ${marker[1]}`
+      : machine?.[1]
+        ? `${machine[1]} command (the new code's, where the history has the event)`
+        : none
+          ? 'no command (the new code issued none where the history has the event)'
+          : undefined;
   return {
     ...(event?.[1] ? { eventId: Number(event[1]) } : {}),
     ...(event?.[2] ? { eventType: event[2] } : {}),
-    ...(command?.[1] ? { command: command[1] } : marker?.[1] ? { command: `marker ${marker[1]}` } : {}),
+    ...(named ? { command: named } : {}),
   };
 }
 

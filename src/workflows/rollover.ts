@@ -38,7 +38,8 @@ export class Rollover {
       const v = workflowInfo().currentDeploymentVersion;
       return v?.deploymentName ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
     };
-    run.state.noteVersions();
+    // Only a continue-as-new says what changed since the run before (a fork's first run is its own start).
+    if (run.input.resume) run.state.noteVersions();
   }
 
   /** A model call answered: the workflow task it answered in is the same on replay (see MARKERS_AT_RUN_START_PATCH). */
