@@ -14,6 +14,7 @@ import { answer, callTool, runInBackground, spawnWorker, startHarness, statusWhe
 import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild, deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
 import { workflowBundleOf } from '../../src/worker/workflow-bundle';
+import { defaultBuildId } from '../../src/worker/versioning';
 
 jest.setTimeout(300_000);
 
@@ -167,6 +168,33 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
   } finally {
     await v2Worker.stop();
   }
+});
+
+test("with the default build id, an in-process worker and a `durable-agent worker --versioned` process are one build and take over each other's task", async () => {
+  const deploymentName = `same-${randomUUID().slice(0, 8)}`;
+  const taskId = h.taskId('takeover');
+  writeFileSync(path.join(h.workspaceDir, 'takeover.txt'), 'x');
+  const script = h.script([callTool('delete_file', { path: 'takeover.txt' }), answer('taken over')]);
+  // In process, on the test bundle: the deployment's first build.
+  const inProcess = await h.worker(undefined, { versioning: { deploymentName } });
+  const build = inProcess.version!.buildId;
+  expect(build).toBe(defaultBuildId());
+  const waiting = await inProcess.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'delete takeover.txt', model: { provider: 'scripted', script } }, { taskId });
+    return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0, 60_000);
+  });
+  expect(waiting.build).toEqual({ deploymentName, buildId: build });
+  // A CLI worker process, on its own cached bundle of the same code, finishes it.
+  const cliWorker = spawnWorker(h, ['--versioned', '--deployment', deploymentName], { DURABLE_AGENT_HOME: home ?? path.join(ROOT, '.durable-agent') });
+  children.push(cliWorker);
+  let stderr = '';
+  cliWorker.stderr!.on('data', (d) => (stderr += d));
+  await waitFor('the CLI worker to say its build', () => /build (\S+) \(agentTask pinned\)/.exec(stderr)?.[1], 120_000);
+  expect(/build (\S+) \(agentTask pinned\)/.exec(stderr)![1]).toBe(build);
+  await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'taken over' });
+  expect(await buildOf(taskId)).toBe(build);
+  await sigkill(cliWorker);
 });
 
 test('deploy promote refuses a build with no check, and deploy status a deployment that does not exist (exit 1)', async () => {
