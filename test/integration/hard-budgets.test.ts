@@ -24,8 +24,8 @@ const PRICE = DEFAULT_PRICES[MODEL] as ModelPrice;
 const CAP_USD = 0.5;
 const LEAD_INTERRUPTS = 6;
 const SCOUTS = 4;
-/** Output a held answer streams before it stalls (10 deltas of 200 characters): 500 tokens, $0.0125. */
-const HELD_DELTAS = 10;
+/** Output a held answer streams before it stalls (24 deltas of 200 characters): 1,200 tokens, $0.03. */
+const HELD_DELTAS = 24;
 
 let h: Harness;
 const api = new FakeMessagesApi();
