@@ -15,6 +15,7 @@ import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild, deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
 import { workflowBundleOf } from '../../src/worker/workflow-bundle';
 import { defaultBuildId } from '../../src/worker/versioning';
+import { createDemoAgent } from '../../src/demo/demo-agent';
 
 jest.setTimeout(300_000);
 
@@ -195,6 +196,29 @@ test("with the default build id, an in-process worker and a `durable-agent worke
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'taken over' });
   expect(await buildOf(taskId)).toBe(build);
   await sigkill(cliWorker);
+});
+
+test("a continue-as-new under a changed agent definition records the agent's new version in status and the audit trail", async () => {
+  const taskId = h.taskId('agent-version');
+  writeFileSync(path.join(h.workspaceDir, 'versioned.txt'), 'x');
+  const script = h.script([callTool('delete_file', { path: 'versioned.txt' }), answer('done with v2 of the agent')]);
+  const first = await h.worker();
+  const waiting = await first.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'delete versioned.txt', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 1 }, { taskId });
+    return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0);
+  });
+  // The agent changes (its write policy) while the task waits; the next run takes it from its worker.
+  const changed = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'confirm' } });
+  const second = await h.worker([changed]);
+  const finished = await second.runUntil(async () => {
+    await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
+    await h.client.result(taskId);
+    return h.client.status(taskId);
+  });
+  expect(finished.agentVersion).toMatch(/^[0-9a-f]{16}$/);
+  expect(finished.agentVersion).not.toBe(waiting.agentVersion);
+  const event = finished.events.find((e) => e.kind === 'version_changed');
+  expect(event?.detail).toBe(`continued as new with agent version ${waiting.agentVersion} -> ${finished.agentVersion}`);
 });
 
 test('deploy promote refuses a build with no check, and deploy status a deployment that does not exist (exit 1)', async () => {
