@@ -50,14 +50,22 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
         ...(hard ? sliceLeft(run) : {}),
       }),
     );
-    // Without a token or cost budget an interrupt does not wait for the call to stop on the worker:
-    // what it cost is counted when the worker reports it (before the task ends or continues as new).
-    call = hard && !hasSpendBudget(state) ? run.steering.detach(started, (late) => chargeLate(run, late)) : started;
+    call = started;
   } catch (err) {
     return recover(run, people, request, err, compacted);
   }
+  // Without a token or cost budget an interrupt does not wait for the call to stop on the worker: it
+  // starts the next call at once, and this one's cost is counted when the worker reports it (the
+  // task waits for that before it ends or continues as new). No promise unless an interrupt comes.
+  let next: Promise<ModelTurn | undefined> | undefined;
+  if (hard && !hasSpendBudget(state)) {
+    run.steering.onInterrupt = () => {
+      next = callModelOrBlock(run, people, request, compacted);
+    };
+  }
   return call.then(
     (reply) => {
+      if (next) return settledLate(run, { answer: reply }, next);
       if (hard) run.steering.answered();
       else run.steering.settled();
       if (reply.stopReason === 'compaction') return callModelOrBlock(run, people, request, compacted, nativeCompactions + (keepCompaction(run, reply) ? 1 : 2));
@@ -68,6 +76,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
       return reply.stopReason === 'model_context_window_exceeded' ? recover(run, people, request, contextTooLong(), compacted) : reply;
     },
     (err: unknown) => {
+      if (next) return settledLate(run, { failure: err }, next);
       run.steering.settled();
       // A cancelled call (an interrupt, the task cancelled) is counted at what the worker said it cost.
       const charge = hard && isCancellation(err) ? cancelledCallCharge(err) : undefined;
@@ -132,9 +141,17 @@ function hasSpendBudget(state: Run['state']): boolean {
   return state.budgets.tokens !== undefined || state.budgets.costUsd !== undefined;
 }
 
-/** An interrupted call the task went on without has stopped: its cost (its answer's, or its cancellation's report) is counted now. */
-function chargeLate(run: Run, late: { answer: ModelTurn } | { failure: unknown }): void {
-  const { state } = run;
+/**
+ * An interrupted call the task went on without has stopped: its cost (its answer's, or its
+ * cancellation's report) is counted now, and the call that replaced it is the answer.
+ */
+function settledLate(run: Run, late: { answer: ModelTurn } | { failure: unknown }, next: Promise<ModelTurn | undefined>): Promise<ModelTurn | undefined> {
+  run.steering.unsettled -= 1;
+  chargeLate(run.state, late);
+  return next;
+}
+
+function chargeLate(state: Run['state'], late: { answer: ModelTurn } | { failure: unknown }): void {
   if ('answer' in late) {
     const { usage, compaction, model, costUsd } = late.answer;
     const extra = compaction?.usage;

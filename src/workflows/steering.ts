@@ -4,7 +4,7 @@
  * again with the message. A running tool is never cancelled: a message that arrives then waits for
  * the next model call, as it always did.
  */
-import { ActivityFailure, CancellationScope, CancelledFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 
 export class Steering {
   /**
@@ -14,39 +14,14 @@ export class Steering {
   private scope: CancellationScope | undefined;
   private inFlight = false;
   private cancelled: CancellationScope | undefined;
-  /** Called by an interrupt of the call in flight, when the task does not wait for it to stop (detach). */
-  private onInterrupt: (() => void) | undefined;
+  /**
+   * Set for a call the task does not wait for once interrupted (hard-budgets, no token or cost
+   * budget): an interrupt calls it to start the next call at once, while the cancelled one stops
+   * on the worker and reports its cost later. Cleared when the call settles.
+   */
+  onInterrupt: (() => void) | undefined;
   /** Interrupted calls the task went on without, whose cost the worker has yet to report. */
   unsettled = 0;
-
-  /**
-   * The call in flight, as a promise an interrupt rejects at once (a CancelledFailure, as the old
-   * cancellation type did) while the call itself stops on the worker in the background: `late` gets
-   * how it ended (its answer, or the cancellation carrying its cost) once it has. For a task without
-   * token or cost budgets, so an interrupt never waits on a heartbeat; `unsettled` counts them.
-   */
-  detach<T>(call: Promise<T>, late: (outcome: { answer: T } | { failure: unknown }) => void): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let detached = false;
-      this.onInterrupt = () => {
-        detached = true;
-        this.unsettled += 1;
-        reject(new CancelledFailure('The model call was interrupted; it stops on the worker and its cost is counted when it has.'));
-      };
-      call.then(
-        (answer) => {
-          if (!detached) return resolve(answer);
-          this.unsettled -= 1;
-          late({ answer });
-        },
-        (failure: unknown) => {
-          if (!detached) return reject(failure);
-          this.unsettled -= 1;
-          late({ failure });
-        },
-      );
-    });
-  }
 
   /** Starts the model call where an interrupt can cancel it (no command unless one does). */
   run<T>(call: () => Promise<T>): Promise<T> {
@@ -93,7 +68,12 @@ export class Steering {
     this.cancelled.cancel();
     const detached = this.onInterrupt;
     this.onInterrupt = undefined;
-    detached?.();
+    if (detached) {
+      // The task goes on without the cancelled call: it settles later, apart (model-call.ts).
+      this.cancelled = undefined;
+      this.unsettled += 1;
+      detached();
+    }
     return true;
   }
 }
