@@ -464,10 +464,7 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
 
   // A delegation whose child waits on a person: the researcher deletes a file, approved in the child.
   writeFileSync(path.join(h.workspaceDir, 'r6-child.tmp'), 'c');
-  const team = teamAgents(
-    { workspaceDir: h.workspaceDir },
-    { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'r6-child.tmp' }), answer('deleted it')]) },
-  );
+  const team = teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'r6-child.tmp' }), answer('deleted it')]) });
   await record(
     h,
     'r6-delegation-nested-approval',
@@ -568,10 +565,13 @@ async function recordFakeApiPaths(h: Harness): Promise<void> {
     let read = 0;
     const pages = 40;
     api.enqueue(
-      ...Array.from({ length: pages + 1 }, (): FakeReply => ({
-        kind: 'respond',
-        respond: async () => (read < pages ? fakeTurns.toolUse(`toolu_${read}`, 'big_read', { offset: read++ }) : fakeTurns.text('read them all')),
-      })),
+      ...Array.from(
+        { length: pages + 1 },
+        (): FakeReply => ({
+          kind: 'respond',
+          respond: async () => (read < pages ? fakeTurns.toolUse(`toolu_${read}`, 'big_read', { offset: read++ }) : fakeTurns.text('read them all')),
+        }),
+      ),
     );
     await record(
       h,
