@@ -40,7 +40,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   const activity = hard ? callModelWaiting : callModel;
   try {
     // In a scope an interrupt can cancel (steering.ts).
-    const started = run.steering.run(() =>
+    call = run.steering.run(() =>
       activity({
         ...request,
         ...(state.manifest?.wholeConversations === true ? { messages: state.messages } : { conversation: run.sent.next(state.messages) }),
@@ -50,7 +50,6 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
         ...(hard ? sliceLeft(run) : {}),
       }),
     );
-    call = started;
   } catch (err) {
     return recover(run, people, request, err, compacted);
   }
