@@ -8,7 +8,7 @@ export { ScriptedModel, scriptFile } from '../models/scripted-model';
 export type { ModelScript } from '../models/scripted-model';
 export { startDevServer, freePort } from '../server/dev-server';
 export { FakeMessagesApi, fakeErrors, fakeTurns } from './fake-messages-api';
-export type { FakeReply, RecordedRequest, FakeMessagesApiOptions, ErrorReply, Responder, FakeBlock } from './fake-messages-api';
+export type { FakeReply, RecordedRequest, FakeMessagesApiOptions, ErrorReply, Responder, FakeBlock, BilledUsage } from './fake-messages-api';
 export { checkMessagesRequest, checkMessagesHeaders } from './messages-api-rules';
 export { DOCUMENTED_MODELS } from './documented-models';
 export { withFaults, toolFaults } from './tool-faults';
