@@ -172,6 +172,8 @@ export interface CheckResult {
   closed: number;
   passed: boolean;
   divergences: Divergence[];
+  /** Open histories that replayed without a divergence, with their length then: `promote --move-waiting` may move these. */
+  clean: { taskId: string; runId: string; events: number }[];
   /** Milliseconds: fetching histories, and replaying them. */
   fetchMs: number;
   replayMs: number;
@@ -286,6 +288,7 @@ export async function checkBuild(client: Client, target: string, options: CheckO
   const started = Date.now();
   const list = await candidates(client, options);
   const histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[] = [];
+  const diverged = new Set<string>();
   const byKey = new Map<string, Candidate>();
   for (const c of list) {
     const history = await client.workflow.getHandle(c.workflowId, c.runId).fetchHistory();
@@ -298,6 +301,7 @@ export async function checkBuild(client: Client, target: string, options: CheckO
   const divergences: Divergence[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: bundle.codePath }, dataConverter: createDataConverter(), replayName: 'deploy-check' }, histories)) {
     if (!result.error) continue;
+    diverged.add(result.workflowId);
     const c = byKey.get(result.workflowId)!;
     const pinned = c.behavior === 'Pinned' && c.version ? c.version.slice(c.version.indexOf(':') + 1) : undefined;
     const runsOnNewBuild = c.open && (!pinned || pinned === buildId);
@@ -326,6 +330,9 @@ export async function checkBuild(client: Client, target: string, options: CheckO
     closed: histories.filter((h) => !byKey.get(h.workflowId)!.open).length,
     passed: !divergences.some((d) => d.blocking),
     divergences,
+    clean: histories
+      .filter((h) => byKey.get(h.workflowId)!.open && !diverged.has(h.workflowId))
+      .map((h) => ({ taskId: h.workflowId, runId: byKey.get(h.workflowId)!.runId, events: h.history.events?.length ?? 0 })),
     fetchMs: fetched - started,
     replayMs: done - fetched,
   };
@@ -370,12 +377,19 @@ export interface RoutingChange {
   after: { current?: string; ramping?: { buildId: string; percentage: number } };
   /** Whether the promote went ahead without a passing check (--force). */
   forced?: boolean;
+  /** `--move-waiting`: tasks waiting on a person moved to the promoted build, and those kept where they are, with why. */
+  moved?: { taskId: string; from: string; to: string }[];
+  kept?: { taskId: string; build: string; why: string }[];
 }
 
 const routingOf = (view: DeploymentView) => ({ ...(view.current ? { current: view.current } : {}), ...(view.ramping ? { ramping: view.ramping } : {}) });
 
 /** `deploy promote BUILD [--ramp P]`: refuses a build whose last check failed or never ran, unless `force`. */
-export async function promoteBuild(client: Client, buildId: string, options: { deploymentName?: string; rampPercentage?: number; force?: boolean } = {}): Promise<RoutingChange> {
+export async function promoteBuild(
+  client: Client,
+  buildId: string,
+  options: { deploymentName?: string; rampPercentage?: number; force?: boolean; moveWaiting?: boolean } = {},
+): Promise<RoutingChange> {
   const deploymentName = options.deploymentName ?? DEFAULT_DEPLOYMENT_NAME;
   const check = readCheck(deploymentName, buildId);
   if (!options.force && !check) throw new DeployRefused(`Build ${buildId} has no deploy check on this machine: run \`durable-agent deploy check BUNDLE --build ${buildId}\` first (or --force)`);
@@ -395,7 +409,54 @@ export async function promoteBuild(client: Client, buildId: string, options: { d
     await client.workflowService.setWorkerDeploymentCurrentVersion({ ...common, buildId });
   }
   const after = await waitForRouting(client, deploymentName, (v) => (options.rampPercentage !== undefined && options.rampPercentage < 100 ? v.ramping?.buildId === buildId : v.current === buildId));
-  return { deploymentName, before: routingOf(before), after: routingOf(after), ...(options.force && !check?.passed ? { forced: true } : {}) };
+  const moves = options.moveWaiting ? await moveWaiting(client, deploymentName, buildId, check) : {};
+  return { deploymentName, before: routingOf(before), after: routingOf(after), ...(options.force && !check?.passed ? { forced: true } : {}), ...moves };
+}
+
+/** AgentStatus values of a task that waits on a person (nothing of it runs until one answers). */
+const WAITING = new Set(['awaiting_approval', 'blocked']);
+
+/**
+ * Moves tasks that wait on a person from older builds to `buildId`: only those whose history the
+ * last check replayed on `buildId` without a divergence and that have not grown since (same run,
+ * same length). Each gets a pinned override, so its next workflow task (the person's answer) runs
+ * on the new build. The others stay pinned where they are, and the result says why.
+ */
+async function moveWaiting(client: Client, deploymentName: string, buildId: string, check: CheckResult | undefined): Promise<Pick<RoutingChange, 'moved' | 'kept'>> {
+  const moved: NonNullable<RoutingChange['moved']> = [];
+  const kept: NonNullable<RoutingChange['kept']> = [];
+  const clean = new Map((check?.clean ?? []).map((c) => [c.taskId, c]));
+  for await (const wf of client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND TemporalWorkerDeployment = '${deploymentName}'` })) {
+    const attrs = wf.searchAttributes as Record<string, unknown>;
+    const version = keywordOf(attrs.TemporalWorkerDeploymentVersion);
+    const from = version ? version.slice(version.indexOf(':') + 1) : undefined;
+    if (!from || from === buildId) continue;
+    const status = keywordOf(attrs.AgentStatus);
+    if (!status || !WAITING.has(status)) {
+      kept.push({ taskId: wf.workflowId, build: from, why: `not waiting on a person (${status ?? 'unknown'}): it finishes its run on ${from}` });
+      continue;
+    }
+    const checked = clean.get(wf.workflowId);
+    if (!checked || checked.runId !== wf.runId) {
+      kept.push({ taskId: wf.workflowId, build: from, why: check ? `its history did not replay cleanly on ${buildId} in the last check` : `no check of ${buildId}` });
+      continue;
+    }
+    const described = await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId: wf.workflowId, runId: wf.runId } });
+    const length = Number(String(described.workflowExecutionInfo?.historyLength ?? 0));
+    if (length !== checked.events) {
+      kept.push({ taskId: wf.workflowId, build: from, why: `its history grew since the check (${checked.events} -> ${length} events): check again` });
+      continue;
+    }
+    await client.workflowService.updateWorkflowExecutionOptions({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId: wf.workflowId, runId: wf.runId },
+      workflowExecutionOptions: { versioningOverride: { pinned: { behavior: 1, version: { deploymentName, buildId } } } },
+      updateMask: { paths: ['versioning_override'] },
+      identity: 'durable-agent deploy promote --move-waiting',
+    });
+    moved.push({ taskId: wf.workflowId, from, to: buildId });
+  }
+  return { moved, kept };
 }
 
 /**

@@ -152,7 +152,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, versioning, ...pluginOptions } = options;
   // DURABLE_AGENT_VERSIONING=1 turns it on where the option is not given (a fleet's switch, and the tests').
   const wanted = versioning ?? (process.env.DURABLE_AGENT_VERSIONING === '1' ? true : undefined);
-  const version = wanted ? resolveVersioning(wanted) : undefined;
+  const bundle = options.workflowBundle ?? workerOptions?.workflowBundle;
+  const version = wanted ? resolveVersioning(wanted, bundle && 'codePath' in bundle ? bundle.codePath : undefined) : undefined;
   // Made before connecting: it refuses agents that name approvers without trusted keys.
   const plugin = durableAgent(pluginOptions);
   const config = loadConnectionConfig(namespace ? { namespace } : {});

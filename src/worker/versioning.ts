@@ -8,6 +8,7 @@
  * in-process worker and a `durable-agent worker` process running the same code therefore share a
  * build, so they take over each other's tasks; `worker --build-id` overrides it.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
@@ -44,6 +45,18 @@ export function defaultBuildId(dirs?: string[]): string {
   return `${packageVersion()}-${workflowCodeHash(dirs)}`;
 }
 
+/**
+ * The build id of a worker running `codePath`: a bundle cachedWorkflowBundle or workflowBundleOf
+ * built is named by the hash of the sources it was built from (`workflows-<hash>….js`), which is the
+ * default build id of those sources even when the files changed since (a checkout being edited
+ * while workers run). Any other bundle: the hash of its bytes.
+ */
+export function buildIdOfBundle(codePath: string): string {
+  const named = /workflows-([0-9a-f]{16})(?:-[^/\\]*)?\.js$/.exec(codePath);
+  if (named) return `${packageVersion()}-${named[1]}`;
+  return `${packageVersion()}-b${createHash('sha256').update(readFileSync(codePath)).digest('hex').slice(0, 16)}`;
+}
+
 /** A build id the server accepts (it refuses some characters and long ids); names the problem. */
 export function buildIdProblem(buildId: string): string | undefined {
   if (buildId.length === 0) return 'a build id cannot be empty';
@@ -59,9 +72,10 @@ export interface ResolvedVersioning {
   bootstrap: boolean;
 }
 
-export function resolveVersioning(options: VersioningOptions | true): ResolvedVersioning {
+/** `bundlePath`: the bundle the worker runs, when it is given one (its build id is then the bundle's). */
+export function resolveVersioning(options: VersioningOptions | true, bundlePath?: string): ResolvedVersioning {
   const o = options === true ? {} : options;
-  const buildId = o.buildId ?? process.env.DURABLE_AGENT_BUILD_ID ?? defaultBuildId();
+  const buildId = o.buildId ?? process.env.DURABLE_AGENT_BUILD_ID ?? (bundlePath ? buildIdOfBundle(bundlePath) : defaultBuildId());
   const problem = buildIdProblem(buildId);
   if (problem) throw new TypeError(problem);
   const deploymentName = o.deploymentName ?? process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME;

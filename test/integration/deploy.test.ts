@@ -14,7 +14,7 @@ import { answer, callTool, runInBackground, spawnWorker, startHarness, statusWhe
 import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild, deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
 import { workflowBundleOf } from '../../src/worker/workflow-bundle';
-import { defaultBuildId } from '../../src/worker/versioning';
+import { buildIdOfBundle } from '../../src/worker/versioning';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 
 jest.setTimeout(300_000);
@@ -123,8 +123,10 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
   const v2Worker = runInBackground(await h.worker(undefined, { workflowBundle: { codePath: v2.codePath }, versioning: { deploymentName, buildId: 'v2', bootstrap: false } }));
   try {
     await waitFor('the server to know build v2', () => deploymentStatus(h.client.client, deploymentName).then((v) => v.builds.some((b) => b.buildId === 'v2') || undefined), 60_000);
-    const promoted = await promoteBuild(h.client.client, 'v2', { deploymentName });
-    expect(promoted).toMatchObject({ before: { current: 'v1' }, after: { current: 'v2' } });
+    // --move-waiting leaves the waiting task on v1: its history does not replay on v2.
+    const promoted = await promoteBuild(h.client.client, 'v2', { deploymentName, moveWaiting: true });
+    expect(promoted).toMatchObject({ before: { current: 'v1' }, after: { current: 'v2' }, moved: [] });
+    expect(promoted.kept).toEqual([{ taskId: waitingId, build: 'v1', why: expect.stringMatching(/did not replay cleanly on v2/) }]);
 
     // The v1 worker dies mid-wait; another v1 worker (in process, same code, same build) takes over.
     await sigkill(v1Process);
@@ -171,6 +173,58 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
   }
 });
 
+test('promote --move-waiting moves a task waiting on a person to a compatible build, which then finishes it', async () => {
+  const deploymentName = `move-${randomUUID().slice(0, 8)}`;
+  // v2: a compatible change (the same commands), another build.
+  const v2Pending = modifiedBuild('compatible', (source) => `${source}\n// v2: a compatible change\n`);
+  // A queue of its own: a queue whose deployment has a current build sends new tasks to no unversioned worker.
+  const taskQueue = `move-${randomUUID().slice(0, 8)}`;
+  const v1 = runInBackground(await h.worker(undefined, { taskQueue, versioning: { deploymentName, buildId: 'c1' } }));
+  const taskId = h.taskId('move');
+  let v1Stopped = false;
+  try {
+    writeFileSync(path.join(h.workspaceDir, 'move.txt'), 'x');
+    await waitFor(
+      'c1 to be current',
+      () =>
+        deploymentStatus(h.client.client, deploymentName).then(
+          (v) => v.current === 'c1' || undefined,
+          () => undefined,
+        ),
+      60_000,
+    );
+    await h.client.start(
+      { agent: 'demo', prompt: 'delete move.txt', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'move.txt' }), answer('moved and done')]) } },
+      { taskId, taskQueue },
+    );
+    const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0, 60_000);
+    expect(waiting.build?.buildId).toBe('c1');
+    const v2 = await v2Pending;
+    const v2Worker = runInBackground(await h.worker(undefined, { taskQueue, workflowBundle: { codePath: v2.codePath }, versioning: { deploymentName, buildId: 'c2', bootstrap: false } }));
+    try {
+      await waitFor('the server to know build c2', () => deploymentStatus(h.client.client, deploymentName).then((v) => v.builds.some((b) => b.buildId === 'c2') || undefined), 60_000);
+      const check = await checkBuild(h.client.client, v2.codePath, { deploymentName, buildId: 'c2', closedPerAgent: 0 });
+      expect(check).toMatchObject({ passed: true, clean: expect.arrayContaining([expect.objectContaining({ taskId })]) });
+      const started = Date.now();
+      const change = await promoteBuild(h.client.client, 'c2', { deploymentName, moveWaiting: true });
+      expect(change.moved).toEqual([{ taskId, from: 'c1', to: 'c2' }]);
+      // No c1 worker is left: the person's answer is the task's next step, and it runs on c2.
+      await v1.stop();
+      v1Stopped = true;
+      await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'moved and done' });
+      console.log(`deploy: a waiting task moved and finished on the new build ${Date.now() - started} ms after the promote began`);
+      expect(await buildOf(taskId)).toBe('c2');
+      const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
+      expect(history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toEqual([]);
+    } finally {
+      await v2Worker.stop();
+    }
+  } finally {
+    if (!v1Stopped) await v1.stop();
+  }
+});
+
 test("with the default build id, an in-process worker and a `durable-agent worker --versioned` process are one build and take over each other's task", async () => {
   const deploymentName = `same-${randomUUID().slice(0, 8)}`;
   const taskId = h.taskId('takeover');
@@ -179,7 +233,8 @@ test("with the default build id, an in-process worker and a `durable-agent worke
   // In process, on the test bundle: the deployment's first build.
   const inProcess = await h.worker(undefined, { versioning: { deploymentName } });
   const build = inProcess.version!.buildId;
-  expect(build).toBe(defaultBuildId());
+  // The bundle's name carries the hash of the sources it was built from: that hash is the build.
+  expect(build).toBe(buildIdOfBundle(h.bundle.codePath));
   const waiting = await inProcess.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'delete takeover.txt', model: { provider: 'scripted', script } }, { taskId });
     return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0, 60_000);
@@ -202,14 +257,16 @@ test("a continue-as-new under a changed agent definition records the agent's new
   const taskId = h.taskId('agent-version');
   writeFileSync(path.join(h.workspaceDir, 'versioned.txt'), 'x');
   const script = h.script([callTool('delete_file', { path: 'versioned.txt' }), answer('done with v2 of the agent')]);
-  const first = await h.worker();
+  // Unversioned, on a queue of its own (the versioned tests' queues send new tasks to their current builds only).
+  const taskQueue = `av-${randomUUID().slice(0, 8)}`;
+  const first = await h.worker(undefined, { taskQueue });
   const waiting = await first.runUntil(async () => {
-    await h.client.start({ agent: 'demo', prompt: 'delete versioned.txt', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 1 }, { taskId });
+    await h.client.start({ agent: 'demo', prompt: 'delete versioned.txt', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 1 }, { taskId, taskQueue });
     return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0);
   });
   // The agent changes (its write policy) while the task waits; the next run takes it from its worker.
   const changed = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'confirm' } });
-  const second = await h.worker([changed]);
+  const second = await h.worker([changed], { taskQueue });
   const finished = await second.runUntil(async () => {
     await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
     await h.client.result(taskId);

@@ -1,7 +1,7 @@
 /** Worker Versioning's pure parts: build ids, the agent's own version, what a divergence names (docs/deploy.md). */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { buildIdProblem, defaultBuildId, packageVersion, resolveVersioning } from '../../src/worker/versioning';
+import { buildIdOfBundle, buildIdProblem, defaultBuildId, packageVersion, resolveVersioning } from '../../src/worker/versioning';
 import { workflowCodeHash } from '../../src/worker/workflow-bundle';
 import { agentVersionOf } from '../../src/protocol/agent-version';
 import { divergenceDetail } from '../../src/deploy/deployment';
@@ -15,6 +15,14 @@ test('the default build id is the package version and the workflow code hash, th
   // What a `durable-agent worker` process computes for the same checkout (the CLI runs through tsx too).
   const there = execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', "process.stdout.write(require('./src/worker/versioning').defaultBuildId())"], { cwd: ROOT, encoding: 'utf8' });
   expect(there).toBe(here);
+});
+
+test("a worker given a bundle takes the bundle's build: the hash in its name, else the hash of its bytes", () => {
+  expect(buildIdOfBundle('/x/bundles/workflows-0123456789abcdef.js')).toBe(`${packageVersion()}-0123456789abcdef`);
+  expect(buildIdOfBundle('/x/bundles/workflows-0123456789abcdef-wi-1234abcd.js')).toBe(`${packageVersion()}-0123456789abcdef`);
+  expect(resolveVersioning(true, '/x/workflows-0123456789abcdef-at-99.js').buildId).toBe(`${packageVersion()}-0123456789abcdef`);
+  expect(resolveVersioning({ buildId: 'mine' }, '/x/workflows-0123456789abcdef.js').buildId).toBe('mine');
+  expect(buildIdOfBundle(__filename)).toMatch(new RegExp(`^${packageVersion().replace(/\./g, '\\.')}-b[0-9a-f]{16}$`));
 });
 
 test('build ids and deployment names the server would refuse are refused first', () => {

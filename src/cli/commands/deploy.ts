@@ -9,7 +9,7 @@ import { safeLine } from '../render';
 
 export const deployHelp = `durable-agent deploy status [--deployment NAME] [--json]
 durable-agent deploy check BUNDLE_OR_DIR [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
-durable-agent deploy promote BUILD [--ramp PERCENT] [--force] [--json]
+durable-agent deploy promote BUILD [--ramp PERCENT] [--force] [--move-waiting] [--json]
 durable-agent deploy rollback [--json]
   Worker Versioning (workers started with --versioned or --build-id): new tasks go to the deployment's
   current build; a task stays on the build it started on until its next continue-as-new.
@@ -19,7 +19,8 @@ durable-agent deploy rollback [--json]
   worker derives it); exit 1 with the first divergence (task, event, command). Default: every history
   must replay; --pinned trusts pinning (tasks pinned to other builds only reported).
   promote: makes BUILD current (--ramp P: P% of new tasks), refused without a passing check of BUILD
-  (--force overrides). rollback: withdraws a ramp, else makes the previous build current again.
+  (--force overrides). --move-waiting: tasks on older builds that wait on a person, whose histories
+  the check replayed cleanly and that have not grown since, move to BUILD at their next step. rollback: withdraws a ramp, else makes the previous build current again.
   --deployment NAME (default "durable-agent") for every action.`;
 
 const ACTIONS = ['status', 'check', 'promote', 'rollback'] as const;
@@ -35,6 +36,7 @@ const options = {
   agent: { type: 'string', multiple: true },
   ramp: { type: 'string' },
   force: { type: 'boolean' },
+  'move-waiting': { type: 'boolean' },
 } as const;
 
 export async function deployCommand(argv: string[]): Promise<number> {
@@ -75,7 +77,12 @@ export async function deployCommand(argv: string[]): Promise<number> {
         return result.passed ? EXIT.ok : EXIT.failed;
       }
       case 'promote': {
-        const change = await promoteBuild(client, arg!, { deploymentName, ...(ramp !== undefined ? { rampPercentage: ramp } : {}), ...(values.force ? { force: true } : {}) });
+        const change = await promoteBuild(client, arg!, {
+          deploymentName,
+          ...(ramp !== undefined ? { rampPercentage: ramp } : {}),
+          ...(values.force ? { force: true } : {}),
+          ...(values['move-waiting'] ? { moveWaiting: true } : {}),
+        });
         print(change, renderChange(change));
         return EXIT.ok;
       }
@@ -144,5 +151,8 @@ function renderCheck(r: CheckResult): string {
 
 function renderChange(c: RoutingChange): string {
   const show = (r: RoutingChange['before']) => `current ${safeLine(r.current ?? 'none')}${r.ramping ? `, ramping ${safeLine(r.ramping.buildId)} at ${r.ramping.percentage}%` : ''}`;
-  return `deployment ${safeLine(c.deploymentName)}: ${show(c.before)} -> ${show(c.after)}${c.forced ? ' (forced: no passing check)' : ''}`;
+  const lines = [`deployment ${safeLine(c.deploymentName)}: ${show(c.before)} -> ${show(c.after)}${c.forced ? ' (forced: no passing check)' : ''}`];
+  for (const m of c.moved ?? []) lines.push(`  moved  ${safeLine(m.taskId)}: ${safeLine(m.from)} -> ${safeLine(m.to)} (at its next step)`);
+  for (const k of c.kept ?? []) lines.push(`  stays  ${safeLine(k.taskId)} on ${safeLine(k.build)}: ${safeLine(k.why)}`);
+  return lines.join('\n');
 }
