@@ -1,10 +1,13 @@
 /**
  * Rolling out a build (issue 36, docs/deploy.md): how long `deploy check` takes to fetch and replay
  * 100 histories of real tasks, and how long a promote takes until a new task runs on the new build.
- * A waiting task's move at continue-as-new is not measured: the embedded server (1.29.1) has no
- * upgrade-on-continue-as-new (docs/deploy.md, "Limits").
+ * and how long tasks waiting on a person take to move with `promote --move-waiting` (until the
+ * person's answer has run on the new build). A move at continue-as-new is not measured: the embedded
+ * server (1.29.1) has no upgrade-on-continue-as-new (docs/deploy.md, "Limits").
  */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Harness } from '../test/support/harness';
 import { answer, callTool, runInBackground } from '../test/support/harness';
 import { checkBuild, deploymentStatus, promoteBuild } from '../src/deploy/deployment';
@@ -12,6 +15,7 @@ import { summarize, type Summary } from './stats';
 
 export const CHECK_HISTORIES = 100;
 const ROUNDS = 3;
+const WAITING_TASKS = 10;
 
 export interface DeployBenchmark {
   histories: number;
@@ -22,6 +26,12 @@ export interface DeployBenchmark {
   /** From `promote` called to a task started after it answering from the new build. */
   promoteToNewBuildMs: Summary;
   promoteCallMs: Summary;
+  /** Tasks waiting on a person moved by one `promote --move-waiting`. */
+  waitingTasks: number;
+  /** The promote with --move-waiting, from its start until it returned (every move decided). */
+  moveWaitingPromoteMs: number;
+  /** From the promote's start to each waiting task answered and finished on the new build (the person answers at once). */
+  waitingMovedAndFinishedMs: Summary;
 }
 
 export async function measureDeploy(h: Harness): Promise<DeployBenchmark> {
@@ -33,6 +43,8 @@ export async function measureDeploy(h: Harness): Promise<DeployBenchmark> {
   const replays: number[] = [];
   const promotes: number[] = [];
   const promoteCalls: number[] = [];
+  let moveWaitingPromoteMs = 0;
+  const movedAndFinished: number[] = [];
   try {
     const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('done')]);
     const ids = Array.from({ length: CHECK_HISTORIES }, () => h.taskId('bench-deploy'));
@@ -67,6 +79,39 @@ export async function measureDeploy(h: Harness): Promise<DeployBenchmark> {
         const info = (await h.client.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: taskId } })).workflowExecutionInfo;
         if (info?.versioningInfo?.deploymentVersion?.buildId !== target) throw new Error(`a task started after promoting ${target} ran on ${info?.versioningInfo?.deploymentVersion?.buildId}`);
       }
+      // Tasks waiting on a person on b1: make b1 current, start them there, check b2, then promote b2 with --move-waiting.
+      if ((await deploymentStatus(h.client.client, deploymentName)).current !== 'b1') await promoteBuild(h.client.client, 'b1', { deploymentName, force: true });
+      const waitingIds = Array.from({ length: WAITING_TASKS }, () => h.taskId('bench-waiting'));
+      for (const [i, taskId] of waitingIds.entries()) {
+        writeFileSync(path.join(h.workspaceDir, `bench-wait-${i}.txt`), 'x');
+        const script = h.script([callTool('delete_file', { path: `bench-wait-${i}.txt` }), answer('moved')]);
+        await h.client.start({ agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script } }, { taskId });
+      }
+      const approvals = new Map<string, string>();
+      for (const taskId of waitingIds) {
+        for (;;) {
+          const s = await h.client.status(taskId).catch(() => undefined);
+          if (s?.pendingApprovals[0] && s.agentStatus === 'awaiting_approval') {
+            approvals.set(taskId, s.pendingApprovals[0].id);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      // Visibility (AgentStatus) trails the query a little.
+      await new Promise((r) => setTimeout(r, 1500));
+      await checkBuild(h.client.client, h.bundle.codePath, { deploymentName, buildId: 'b2', closedPerAgent: 0 });
+      const started = Date.now();
+      const change = await promoteBuild(h.client.client, 'b2', { deploymentName, moveWaiting: true });
+      moveWaitingPromoteMs = Date.now() - started;
+      if ((change.moved ?? []).length !== WAITING_TASKS) throw new Error(`--move-waiting moved ${change.moved?.length} of ${WAITING_TASKS}: ${JSON.stringify(change.kept)}`);
+      await Promise.all(
+        waitingIds.map(async (taskId) => {
+          await h.client.approve(taskId, { approvalId: approvals.get(taskId)!, by: 'bench' });
+          await h.client.result(taskId);
+          movedAndFinished.push(Date.now() - started);
+        }),
+      );
     } finally {
       await v2.stop();
     }
@@ -81,6 +126,9 @@ export async function measureDeploy(h: Harness): Promise<DeployBenchmark> {
     replayMs: summarize(replays),
     promoteToNewBuildMs: summarize(promotes),
     promoteCallMs: summarize(promoteCalls),
+    waitingTasks: WAITING_TASKS,
+    moveWaitingPromoteMs,
+    waitingMovedAndFinishedMs: summarize(movedAndFinished),
   };
 }
 
@@ -96,7 +144,9 @@ export function deployTable(r: DeployBenchmark): string {
     row('  replaying them', r.replayMs),
     row('promote (the routing change, until the server reports it done)', r.promoteCallMs),
     row('promote to a new task answered on the new build', r.promoteToNewBuildMs),
+    `| promote --move-waiting of ${r.waitingTasks} tasks waiting on a person (every move decided) | ${r.moveWaitingPromoteMs} | | 1 |`,
+    row('promote --move-waiting to a waiting task answered and finished on the new build', r.waitingMovedAndFinishedMs),
     '',
-    "A waiting task's move after a promote: not measured; server 1.29.1 keeps a continue-as-new on its pinned build (docs/deploy.md, Limits).",
+    "A long task's move at continue-as-new: not measured; server 1.29.1 keeps a continue-as-new on its pinned build (docs/deploy.md, Limits).",
   ].join('\n');
 }
