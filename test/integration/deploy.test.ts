@@ -225,6 +225,44 @@ test('promote --move-waiting moves a task waiting on a person to a compatible bu
   }
 });
 
+test("a schedule's fires start on the deployment's current build, before and after a promote", async () => {
+  const deploymentName = `sched-${randomUUID().slice(0, 8)}`;
+  const taskQueue = `sched-${randomUUID().slice(0, 8)}`;
+  const name = `nightly-${randomUUID().slice(0, 8)}`;
+  const s1 = runInBackground(await h.worker(undefined, { taskQueue, versioning: { deploymentName, buildId: 's1' } }));
+  const s2 = runInBackground(await h.worker(undefined, { taskQueue, versioning: { deploymentName, buildId: 's2', bootstrap: false } }));
+  const schedules = h.client.schedules;
+  try {
+    await waitFor(
+      's1 current and s2 known',
+      () =>
+        deploymentStatus(h.client.client, deploymentName).then(
+          (v) => (v.current === 's1' && v.builds.some((b) => b.buildId === 's2')) || undefined,
+          () => undefined,
+        ),
+      60_000,
+    );
+    await schedules.create({ name, task: { agent: 'demo', prompt: 'report', model: { provider: 'scripted', script: h.script([answer('report')]) } }, every: '1d', taskQueue });
+    const fire = async (count: number) => {
+      await schedules.trigger(name);
+      const recent = await waitFor(`fire ${count}`, async () => {
+        const tasks = (await schedules.describe(name)).recentTasks;
+        return tasks.length >= count ? tasks : undefined;
+      });
+      const id = recent[recent.length - 1]!;
+      await h.client.result(id);
+      return buildOf(id);
+    };
+    expect(await fire(1)).toBe('s1');
+    await promoteBuild(h.client.client, 's2', { deploymentName, force: true });
+    expect(await fire(2)).toBe('s2');
+  } finally {
+    await schedules.delete(name).catch(() => undefined);
+    await s2.stop();
+    await s1.stop();
+  }
+});
+
 test("with the default build id, an in-process worker and a `durable-agent worker --versioned` process are one build and take over each other's task", async () => {
   const deploymentName = `same-${randomUUID().slice(0, 8)}`;
   const taskId = h.taskId('takeover');
