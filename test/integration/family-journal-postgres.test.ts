@@ -4,13 +4,11 @@
  * same work again meets its origin's child's write there, and the journal's records are in the
  * table, sealed by intent under the family's root.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
 import { familyJournalPrefix } from '../../src/forks/effect-journal';
-import { defineTool } from '../../src/tools/define-tool';
+import { auditLog } from '../support/audit-log';
 import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 
@@ -21,24 +19,13 @@ let pg: PostgresServer;
 let store: PostgresBlobStore;
 let worker: { stop(): Promise<void> };
 let auditFile: string;
-const auditLines = (): string[] => (existsSync(auditFile) ? readFileSync(auditFile, 'utf8').split('\n').filter(Boolean) : []);
+const auditLines = (): string[] => auditLog(auditFile).lines();
 
 beforeAll(async () => {
   [h, pg] = await Promise.all([startHarness(), startPostgres()]);
   store = new PostgresBlobStore({ url: pg.url, table: 'family_blobs' });
   auditFile = path.join(h.tmpDir, 'audit.log');
-  const append = defineTool({
-    name: 'append_audit_line',
-    description: 'Append one line to the audit log. Not idempotent.',
-    input: z.object({ line: z.string().min(1) }),
-    output: z.object({ lines: z.number().int() }),
-    effect: 'write',
-    idempotent: false,
-    run: async ({ line }) => {
-      appendFileSync(auditFile, `${line}\n`);
-      return { lines: auditLines().length };
-    },
-  });
+  const { append } = auditLog(auditFile);
   const clerk = defineAgent({
     name: 'clerk',
     description: 'files reports',

@@ -4,16 +4,17 @@
  * same work again and a fork that meets an undone idempotent write each ask a person instead of
  * writing twice; a fork carries its origin's task memory as it stood at the branch point.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { EXIT } from '../../src/cli/cli-error';
-import { main } from '../../src/cli/main';
 import { familyJournalPrefix } from '../../src/forks/effect-journal';
 import { LocalMemoryLog, MemoryFiles, memoryScope } from '../../src/memory';
 import type { TaskStatus } from '../../src/protocol/task';
 import { defineTool } from '../../src/tools/define-tool';
+import { auditLog } from '../support/audit-log';
+import { cliIn } from '../support/cli-in-process';
 import { answer, callTool, parsedResults, runInBackground, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
 
 jest.setTimeout(180_000);
@@ -28,23 +29,11 @@ let slowReleased = new Promise<void>((resolve) => {
   releaseSlow = resolve;
 });
 
-const auditLines = (): string[] => (existsSync(auditFile) ? readFileSync(auditFile, 'utf8').split('\n').filter(Boolean) : []);
+const auditLines = (): string[] => auditLog(auditFile).lines();
 const memoryFiles = () => new MemoryFiles(new LocalMemoryLog(path.join(h.tmpDir, 'blobs', '~memory')), h.blobStore);
 
 function familyAgents(): AgentDefinition[] {
-  const append = defineTool({
-    name: 'append_audit_line',
-    description: 'Append one line to the audit log. Not idempotent: each call adds a line.',
-    input: z.object({ line: z.string().min(1) }),
-    output: z.object({ lines: z.number().int() }),
-    effect: 'write',
-    idempotent: false,
-    timeoutMs: 10_000,
-    run: async ({ line }) => {
-      appendFileSync(auditFile, `${line}\n`);
-      return { lines: auditLines().length };
-    },
-  });
+  const { append } = auditLog(auditFile);
   const slowAppend = defineTool({
     name: 'slow_append',
     description: 'Append one line to the audit log, slowly. Not idempotent.',
@@ -90,19 +79,7 @@ afterAll(async () => {
 
 const pendingRepeat = (s: TaskStatus) => s.pendingApprovals.length === 1;
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    const code = await main([...args, '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const cli = (...args: string[]) => cliIn(h, ...args);
 
 async function until(what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

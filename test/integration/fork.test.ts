@@ -4,19 +4,17 @@
  * repeating a write on its own (the orders service counts refunds; the audit file counts lines).
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { z } from 'zod';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { EXIT } from '../../src/cli/cli-error';
-import { main } from '../../src/cli/main';
 import { failureOf } from '../../src/client/task-client';
 import { createOrdersTools } from '../../src/demo/orders-tools';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { defineTool } from '../../src/tools/define-tool';
 import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
 import type { TaskStatus } from '../../src/protocol/task';
+import { auditLog } from '../support/audit-log';
+import { cliIn } from '../support/cli-in-process';
 import { answer, callTool, runInBackground, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
@@ -29,23 +27,11 @@ let auditFile: string;
 
 function forkAgents(): AgentDefinition[] {
   const orders = createOrdersTools(h.orders.url).filter((t) => t.name !== 'cancel_order');
-  const appendAuditLine = defineTool({
-    name: 'append_audit_line',
-    description: 'Append one line to the audit log. Not idempotent: each call adds a line.',
-    input: z.object({ line: z.string().min(1) }),
-    output: z.object({ lines: z.number().int() }),
-    effect: 'write',
-    idempotent: false,
-    timeoutMs: 10_000,
-    run: async ({ line }) => {
-      appendFileSync(auditFile, `${line}\n`);
-      return { lines: auditLines().length };
-    },
-  });
+  const { append: appendAuditLine } = auditLog(auditFile);
   return [defineAgent({ name: 'ledger', system: 'Keeps the books.', tools: [...orders, appendAuditLine], policy: { write: 'allow' } })];
 }
 
-const auditLines = (): string[] => (existsSync(auditFile) ? readFileSync(auditFile, 'utf8').split('\n').filter(Boolean) : []);
+const auditLines = (): string[] => auditLog(auditFile).lines();
 const refundsOf = (orderId: string) => h.orders.effects.filter((e) => e.kind === 'refund' && e.order_id === orderId);
 
 beforeAll(async () => {
@@ -67,19 +53,7 @@ async function finishedTask(turns: Parameters<Harness['script']>[0], prefix = 'o
 }
 
 /** Runs the CLI in this process against this harness; returns its exit code and what it printed. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    const code = await main([...args, '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const cli = (...args: string[]) => cliIn(h, ...args);
 
 const pendingRepeat = (s: TaskStatus) => s.pendingApprovals.length === 1;
 
