@@ -16,6 +16,7 @@ import { checkBuild, deploymentStatus, promoteBuild, rollbackDeployment } from '
 import { workflowBundleOf } from '../../src/worker/workflow-bundle';
 import { buildIdOfBundle } from '../../src/worker/versioning';
 import { createDemoAgent } from '../../src/demo/demo-agent';
+import teamAgents from '../support/team-agents';
 
 jest.setTimeout(300_000);
 
@@ -260,6 +261,53 @@ test("a schedule's fires start on the deployment's current build, before and aft
     await schedules.delete(name).catch(() => undefined);
     await s2.stop();
     await s1.stop();
+  }
+});
+
+test("a sub-agent child of a pinned parent on the parent's queue starts on the parent's build, even after a promote (server 1.29.1)", async () => {
+  const deploymentName = `team-${randomUUID().slice(0, 8)}`;
+  const taskQueue = `team-${randomUUID().slice(0, 8)}`;
+  writeFileSync(path.join(h.workspaceDir, 'child-a.txt'), 'x');
+  writeFileSync(path.join(h.workspaceDir, 'child-b.txt'), 'x');
+  const researcher = h.script([callTool('delete_file', { path: 'child-a.txt' }), answer('a done')]);
+  const agents = () => teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: researcher });
+  const t1 = runInBackground(await h.worker(agents(), { taskQueue, versioning: { deploymentName, buildId: 't1' } }));
+  const t2 = runInBackground(await h.worker(agents(), { taskQueue, versioning: { deploymentName, buildId: 't2', bootstrap: false } }));
+  try {
+    await waitFor(
+      't1 current and t2 known',
+      () =>
+        deploymentStatus(h.client.client, deploymentName).then(
+          (v) => (v.current === 't1' && v.builds.some((b) => b.buildId === 't2')) || undefined,
+          () => undefined,
+        ),
+      60_000,
+    );
+    const leadId = h.taskId('lead');
+    const lead = h.script([callTool('delegate_to_researcher', { task: 'first' }), callTool('delegate_to_researcher', { task: 'second' }), answer('both done')]);
+    await h.client.start({ agent: 'lead', prompt: 'Work with your team.', budgets: { turns: 10, toolCalls: 20 }, model: { provider: 'scripted', script: lead } }, { taskId: leadId, taskQueue });
+    const children = async () => {
+      const out: string[] = [];
+      for await (const e of h.client.client.workflow.list({ query: `ParentTask = '${leadId}'` })) out.push(e.workflowId);
+      return out.sort();
+    };
+    const first = await waitFor('the first child', async () => (await children())[0], 60_000);
+    const firstWaiting = await statusWhen(h, first, (s) => s.pendingApprovals.length > 0, 60_000);
+    await promoteBuild(h.client.client, 't2', { deploymentName, force: true });
+    await h.client.approve(first, { approvalId: firstWaiting.pendingApprovals[0]!.id, by: 'ana' });
+    const second = await waitFor('the second child', async () => (await children()).find((c) => c !== first), 60_000);
+    const secondWaiting = await statusWhen(h, second, (s) => s.pendingApprovals.length > 0, 60_000);
+    await h.client.approve(second, { approvalId: secondWaiting.pendingApprovals[0]!.id, by: 'ana' });
+    expect(await h.client.result(leadId)).toMatchObject({ outcome: 'answered' });
+    const builds = { lead: await buildOf(leadId), first: await buildOf(first), second: await buildOf(second) };
+    expect(builds.lead).toBe('t1');
+    expect(builds.first).toBe('t1');
+    // The server starts a pinned parent's child on the same queue on the parent's build: parent and
+    // children run one version of the code.
+    expect(builds.second).toBe('t1');
+  } finally {
+    await t2.stop();
+    await t1.stop();
   }
 });
 
