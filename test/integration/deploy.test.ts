@@ -373,4 +373,14 @@ test('deploy promote refuses a build with no check, and deploy status a deployme
   expect(unchecked.stderr).toMatch(/no deploy check/);
   const bad = await runCli(['deploy', 'promote', 'v2', '--ramp', '120', '--address', h.server.address]);
   expect(bad.code).toBe(2);
+  const noBundle = await runCli(['worker', '--versioned', '--bundle', path.join(h.tmpDir, 'missing.js'), '--address', h.server.address]);
+  expect(noBundle.code).toBe(2);
+  // A worker on a prebuilt bundle (the one a check replayed) runs as the bundle's build.
+  const onBundle = spawnWorker(h, ['--versioned', '--deployment', `bundle-${randomUUID().slice(0, 8)}`, '--bundle', h.bundle.codePath]);
+  children.push(onBundle);
+  let stderr = '';
+  onBundle.stderr!.on('data', (d) => (stderr += d));
+  const build = await waitFor('the worker to say its build', () => /build (\S+) \(agentTask pinned\)/.exec(stderr)?.[1], 60_000);
+  expect(build).toBe(buildIdOfBundle(h.bundle.codePath));
+  await sigkill(onBundle);
 });

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { AgentDefinition } from '../../agents/define-agent';
@@ -17,7 +17,7 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--task-queue Q] [--no-legacy-queue]
-                    [--whole-conversations] [--versioned] [--build-id ID] [--deployment NAME]
+                    [--whole-conversations] [--versioned] [--build-id ID] [--deployment NAME] [--bundle FILE]
                     [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
   defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
@@ -34,7 +34,9 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   (--build-id, default <package version>-<workflow code hash>; --build-id implies --versioned); new
   tasks go to the deployment's current build and each task stays on the build it started on until its
   next continue-as-new. The first build of a deployment makes itself current; later ones become
-  current with \`durable-agent deploy promote\` (docs/deploy.md).
+  current with \`durable-agent deploy promote\` (docs/deploy.md). --bundle FILE: run this prebuilt
+  workflow bundle (the one \`deploy check\` replayed) instead of bundling the installed code; a
+  versioned worker then takes the bundle's build.
   Stops gracefully on SIGINT/SIGTERM.
   Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
@@ -55,10 +57,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
       versioned: { type: 'boolean' },
       'build-id': { type: 'string' },
       deployment: { type: 'string' },
+      bundle: { type: 'string' },
     },
     { min: 0, max: 0, names: '' },
   );
   const versioning = versioningOf(values);
+  const bundle = values.bundle ? path.resolve(values.bundle) : undefined;
+  if (bundle && !existsSync(bundle)) throw usageError(`--bundle: no file at ${bundle}`);
   // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
   const { agents, env } = values.agents ? await userAgents(values.agents, values) : await demoAgent(values);
   const approverKeys = trustedKeysFromEnvironment();
@@ -88,6 +93,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
     ...(values['whole-conversations'] ? { wholeConversations: true } : {}),
     ...(versioning ? { versioning } : {}),
+    ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
   if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
