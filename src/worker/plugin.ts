@@ -67,9 +67,10 @@ export interface DurableAgentPluginOptions {
   /**
    * How many tasks' conversations each Temporal Worker keeps, so a model call's input carries only
    * what changed since the task's previous call (docs/performance.md). A call whose task is not kept
-   * asks the task for its conversation (a query). Default 100; 0 keeps none.
+   * asks the task for its conversation (a query). Default 100; 0 keeps none. A ConversationCopies
+   * instance is used as it is, so whoever made it can read its hits and asks (`stats`).
    */
-  conversationCopies?: number;
+  conversationCopies?: number | ConversationCopies;
   /**
    * Model calls of the runs this worker describes carry the whole conversation, as releases before
    * conversation changes did: for a rolling upgrade while older workers still poll the queue (they
@@ -175,7 +176,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.prices ? { prices: o.prices } : {}),
       ...(o.maxToolResultChars ? { maxToolResultChars: o.maxToolResultChars } : {}),
       ...(o.wholeConversations ? { wholeConversations: true } : {}),
-      ...(o.conversationCopies !== undefined ? { conversations: new ConversationCopies(o.conversationCopies) } : {}),
+      ...(o.conversationCopies !== undefined ? { conversations: o.conversationCopies instanceof ConversationCopies ? o.conversationCopies : new ConversationCopies(o.conversationCopies) } : {}),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       approverKeys: this.approverKeys,
       mcp: shared.mcp,

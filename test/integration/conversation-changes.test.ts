@@ -5,6 +5,7 @@
  * received and what history recorded, at the size where it matters (40 turns of 2 KB results).
  */
 import { z } from 'zod';
+import { ConversationCopies } from '../../src/activities/conversation-copies';
 import { defineAgent } from '../../src/agents/define-agent';
 import type { Model, ModelRequest } from '../../src/models/model';
 import type { CallModelInput } from '../../src/protocol/activity-contracts';
@@ -60,7 +61,9 @@ class PageModel implements Model {
 }
 
 /** Runs the task on a worker with `conversationCopies` and returns what the model saw and the model calls' inputs as recorded. */
-async function readBook(options: { conversationCopies?: number; wholeConversations?: boolean } = {}): Promise<{ seen: Message[][]; inputs: { input: CallModelInput; bytes: number }[] }> {
+async function readBook(
+  options: { conversationCopies?: number | ConversationCopies; wholeConversations?: boolean } = {},
+): Promise<{ seen: Message[][]; inputs: { input: CallModelInput; bytes: number }[] }> {
   const model = new PageModel();
   const worker = await h.worker([reader], { models: { pages: model }, ...options });
   const taskId = h.taskId('book');
@@ -111,9 +114,12 @@ test('every model call after the first carries only the turn it adds, and the mo
 }, 120_000);
 
 test('a worker that keeps no conversation asks the task for each one, and the model reads the same whole conversations', async () => {
-  const { seen, inputs } = await readBook({ conversationCopies: 0 });
+  const copies = new ConversationCopies(0);
+  const { seen, inputs } = await readBook({ conversationCopies: copies });
   expectWholeConversations(seen);
   expect(inputs.slice(1).every(({ input }) => input.conversation?.append.length === 2)).toBe(true);
+  // Every call after the first builds on one this worker did not keep: each asked the task, none was a hit.
+  expect(copies.stats).toEqual({ hits: 0, asked: TURNS });
 }, 120_000);
 
 test('a worker set to send whole conversations (a rolling upgrade beside older workers) puts the whole conversation in every call', async () => {
