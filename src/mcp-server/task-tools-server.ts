@@ -231,8 +231,9 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
 }
 
 /** A request this server refuses before asking Temporal. */
-class UsageProblem extends DurableAgentError {
+export class UsageProblem extends DurableAgentError {
   readonly code = 'usage';
+  override readonly name = 'UsageProblem';
 }
 
 /** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */

@@ -1,4 +1,5 @@
 /** A model answers one turn of a conversation in Anthropic's Messages format. */
+import { DurableAgentError } from '../errors/durable-agent-error';
 import type { Message, ModelProgress, ModelTurn, ToolSpec, Usage } from '../protocol/messages';
 import type { ThinkingSetting } from '../protocol/task';
 import type { CallPlan } from './call-budget';
@@ -36,7 +37,8 @@ export interface ModelRequest {
 }
 
 /** A call its caller aborted (`signal`): what it cost, measured from its stream, or its maximum when nothing had arrived. */
-export class ModelCallAborted extends Error {
+export class ModelCallAborted extends DurableAgentError {
+  readonly code = 'model_call_aborted';
   override readonly name = 'ModelCallAborted';
   constructor(
     readonly model: string,

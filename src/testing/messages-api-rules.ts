@@ -90,8 +90,9 @@ interface Turn {
   blocks: Block[];
 }
 
-class RuleError extends DurableAgentError {
+export class RuleError extends DurableAgentError {
   readonly code = 'messages_api_rule';
+  override readonly name = 'RuleError';
 }
 const fail = (message: string): never => {
   throw new RuleError(message);

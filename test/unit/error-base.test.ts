@@ -17,6 +17,19 @@ import { ApproverFileError } from '../../src/inbox/approver-directory';
 import { McpUnavailableError } from '../../src/mcp/errors';
 import { HttpError } from '../../src/net/http-error';
 import { DemoSettingsError } from '../../src/demo/demo-environment';
+import { ModelCallAborted } from '../../src/models/model';
+import { ForkPointError } from '../../src/forks/fork-point';
+import { BadConversationChangeError } from '../../src/activities/conversation-copies';
+import { RecordingError } from '../../src/replay/recording';
+import { ReplayModelError } from '../../src/replay/run-replay';
+import { ForkRefusedError } from '../../src/client/task-client';
+import { BranchRefusedError } from '../../src/client/branch-policy';
+import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedules';
+import { RuleError } from '../../src/testing/messages-api-rules';
+import { UsageProblem } from '../../src/mcp-server/task-tools-server';
+import { DeployRefused } from '../../src/deploy/deployment';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 const errors: DurableAgentError[] = [
   new ToolFailure('permanent', 'not_found', 'gone'),
@@ -41,7 +54,44 @@ const errors: DurableAgentError[] = [
   new McpUnavailableError('srv', 'down'),
   new HttpError(404, 'nothing here', { title: 'Not found' }),
   new DemoSettingsError('unknown fault'),
+  new ModelCallAborted('claude-sonnet-4-5', { inputTokens: 10, outputTokens: 0 }, false),
+  new ForkPointError('fork_turn_not_found', 'no turn 7'),
+  new BadConversationChangeError('no such call'),
+  new RecordingError('edited'),
+  new ReplayModelError('unreachable'),
+  new ForkRefusedError('fork_turn_not_found', 'no turn 7'),
+  new BranchRefusedError('t', 'fork', 'sam may not fork t'),
+  new ScheduleProblem('bad spec'),
+  new ScheduleNotFound('nightly'),
+  new RuleError('anthropic-version: header is required'),
+  new UsageProblem('no task id'),
+  new DeployRefused('no passing check'),
 ];
+
+/** Every `class X extends Y` in src/, by file: read as text, so a new error class cannot be missed by this list. */
+function declaredClasses(): { file: string; name: string; base: string }[] {
+  const src = path.join(__dirname, '../../src');
+  const found: { file: string; name: string; base: string }[] = [];
+  for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    for (const m of readFileSync(file, 'utf8').matchAll(/class (\w+) extends (\w+)/g)) found.push({ file: path.relative(src, file), name: m[1]!, base: m[2]! });
+  }
+  return found;
+}
+
+test('one error base: no class in src extends Error but DurableAgentError, and every class that extends an error is in the list above', () => {
+  const classes = declaredClasses();
+  const errorNames = new Set<string>(['DurableAgentError']);
+  // Bases first: a class whose base is an error class is one too, at any depth.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of classes) if (errorNames.has(c.base) && !errorNames.has(c.name)) grew = errorNames.add(c.name) !== undefined;
+  }
+  expect(classes.filter((c) => c.base === 'Error' && c.name !== 'DurableAgentError').map((c) => `${c.file}: ${c.name}`)).toEqual([]);
+  errorNames.delete('DurableAgentError');
+  expect([...errorNames].sort()).toEqual(errors.map((e) => e.name).sort());
+});
 
 test.each(errors.map((e) => [e.name, e] as const))('%s is a DurableAgentError with a snake_case code and its own name', (name, err) => {
   expect(err).toBeInstanceOf(DurableAgentError);
