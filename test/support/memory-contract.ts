@@ -170,14 +170,16 @@ export function memoryContract(backendName: string, open: () => Promise<MemoryBa
 
     test('writers racing for one file: each success is its own version, every other writer gets a conflict, and no version is overwritten', async () => {
       const scope = freshScope();
-      const f = files();
-      await run(f, { command: 'create', path: '/memories/race.md', file_text: 'n=0' }, taskCall(scope, 'setup/1')());
+      await run(files(), { command: 'create', path: '/memories/race.md', file_text: 'n=0' }, taskCall(scope, 'setup/1')());
       const writers = Array.from({ length: 6 }, (_, i) => taskCall(scope, `task-${i}/run`));
+      // Every writer has read version 1 before any appends: a true race, whatever the machine's timing.
+      const f = new MemoryFiles(afterAllHaveRead(backend.log, writers.length), backend.blobs);
       const settled = await Promise.allSettled(writers.map((w, i) => run(f, { command: 'insert', path: '/memories/race.md', insert_line: 1, insert_text: `writer ${i}` }, w())));
       const won = settled.filter((s) => s.status === 'fulfilled');
       const lost = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
-      expect(won.length).toBeGreaterThanOrEqual(1);
-      for (const l of lost) expect((l.reason as ToolFailure).code).toBe('memory_conflict');
+      // One compare-and-swap wins version 2; the five others meet it and are told so.
+      expect(won).toHaveLength(1);
+      expect(lost.map((l) => (l.reason as ToolFailure).code)).toEqual(Array(writers.length - 1).fill('memory_conflict'));
       const history = await backend.log.history(scope, '/memories/race.md');
       // Every success is its own version on top of the one before: the file holds every accepted line.
       expect(history.map((v) => v.version)).toEqual(Array.from({ length: won.length + 1 }, (_, i) => i + 1));
@@ -215,4 +217,28 @@ export function memoryContract(backendName: string, open: () => Promise<MemoryBa
       expect(await f.show(scope, '/memories/d/b.md')).toBeUndefined();
     });
   });
+}
+
+/** The log, with each of the first `parties` history reads held until all of them have read: writers that all saw the same version. */
+function afterAllHaveRead(log: MemoryLog, parties: number): MemoryLog {
+  let arrived = 0;
+  let open!: () => void;
+  const everyoneRead = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return {
+    description: log.description,
+    history: async (scope, path) => {
+      const history = await log.history(scope, path);
+      if (++arrived === parties) open();
+      await everyoneRead;
+      return history;
+    },
+    append: (scope, version) => log.append(scope, version),
+    latest: (scope) => log.latest(scope),
+    seen: (scope, task, path) => log.seen(scope, task, path),
+    markSeen: (scope, task, path, version) => log.markSeen(scope, task, path, version),
+    clear: (scope, path) => log.clear(scope, path),
+    close: () => log.close(),
+  };
 }
