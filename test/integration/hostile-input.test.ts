@@ -98,7 +98,9 @@ function isWorkflowTaskEvent(e: {
 }
 
 test('fuzz: every update the task accepts from arbitrary JSON is a correct decision, every one it refuses (and every malformed message) changes nothing, and no workflow task fails', async () => {
-  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('fuzzed and done')]);
+  // A second delete keeps the task waiting on a person after the one decision the fuzz can make:
+  // every refusal is compared on a running task, never on one that already closed.
+  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), callTool('delete_file', { path: 'inbox/fuzz-later.txt' }), answer('fuzzed and done')]);
   const taskId = h.taskId('fuzz');
   const worker = await h.worker();
   const seen = { accepted: 0, refused: 0, malformedMessages: 0 };
@@ -126,6 +128,7 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 3 }), payload, async (which, value) => {
         const before = await observe();
+        expect(before.status.agentStatus).toBe('awaiting_approval');
         const wellFormed = problemOf[which]!(value) === undefined;
         if (which === 3) {
           const sent = await handle.signal(messageSignal, value as never).then(
@@ -153,8 +156,8 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
           expect(outcome.accepted).toEqual({ approvalId: request.approvalId, decision });
           const after = await h.client.status(taskId);
           expect(after.approvals.find((a) => a.id === request.approvalId)).toMatchObject({ decision, by: request.by });
-          // Let the task finish with it before the next send, so later refusals are compared on a settled task.
-          await h.client.result(taskId);
+          // Let the task settle on its next approval before the next send, so later refusals are compared on a settled, running task.
+          await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1 && s.pendingApprovals[0]!.id !== request.approvalId);
           return;
         }
         seen.refused++;
@@ -167,8 +170,11 @@ test('fuzz: every update the task accepts from arbitrary JSON is a correct decis
       }),
       { numRuns: 80, seed: 1322 },
     );
-    const status = await h.client.status(taskId);
-    if (status.pendingApprovals.length) await h.client.approve(taskId, { approvalId, by: 'alice' });
+    for (let status = await h.client.status(taskId); status.pendingApprovals.length; ) {
+      const pending = status.pendingApprovals[0]!.id;
+      await h.client.deny(taskId, { approvalId: pending, by: 'alice', reason: 'fuzz over' });
+      status = await statusWhen(h, taskId, (s) => !s.pendingApprovals.some((a) => a.id === pending));
+    }
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'fuzzed and done' });
   });
   // The fuzz reached every path it asserts on; one decision at most can be accepted (it is single use).
