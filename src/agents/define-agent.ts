@@ -7,6 +7,8 @@ import { DEFAULT_MAX_TURNS, type Budgets, type ModelChoice, type PermissionPolic
 import { MESSAGES_WHILE_BUSY, type MessagesWhileBusy, type ToolEffect } from '../protocol/agent-manifest';
 import type { ToolDefinition } from '../tools/define-tool';
 import { approverRulesProblem } from '../protocol/approver-policy';
+import { taskBudgetsSchema } from '../protocol/wire-shapes';
+import { describeValue } from '../protocol/describe-value';
 import { MCP_NAME_SEPARATOR, mcpServerProblem, type McpServerConfig } from '../mcp/config';
 import { AGENT_NAME_PATTERN, agentTaskQueue, taskQueueProblem } from '../protocol/definitions';
 import { MEMORY_TOOL_NAME, type MemoryScopeKind } from '../protocol/memory-tool';
@@ -128,6 +130,9 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       throw new TypeError(`Agent "${config.name}": tool "${t.name}" would shadow MCP server "${prefix}"'s tools; rename it`);
     }
   }
+  // A typo in a rule or a budget must fail at worker start, not run with a default nobody chose.
+  const settingsProblem = policyProblem(config.policy) ?? budgetsProblem(config.budgets);
+  if (settingsProblem) throw new TypeError(`Agent "${config.name}": ${settingsProblem}`);
   // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.
   const approversProblem = approverRulesProblem(config.policy?.approvers);
   if (approversProblem) throw new TypeError(`Agent "${config.name}": policy ${approversProblem}`);
@@ -160,6 +165,48 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       ...(delegation ? { delegation } : {}),
     }),
   };
+}
+
+const PERMISSION_RULES = ['allow', 'confirm', 'deny'] as const;
+/** A value as a reader recognises it: a short string quoted, anything else described. */
+const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : describeValue(value));
+const POLICY_FIELDS = ['write', 'destructive', 'tools', 'approvalTimeoutMs', 'onExpiry', 'approvers', 'forbidSelfApproval'];
+
+/** Why `policy` is not a permission policy (the field and what it allows), or undefined. */
+export function policyProblem(policy: unknown): string | undefined {
+  if (policy === undefined) return undefined;
+  if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) return `policy must be an object, got ${shown(policy)}`;
+  const p = policy as Record<string, unknown>;
+  const unknown = Object.keys(p).find((key) => !POLICY_FIELDS.includes(key));
+  if (unknown) return `policy has no field "${unknown}" (its fields: ${POLICY_FIELDS.join(', ')})`;
+  const rule = (field: string, value: unknown) =>
+    value === undefined || (PERMISSION_RULES as readonly unknown[]).includes(value)
+      ? undefined
+      : `policy.${field} must be one of ${PERMISSION_RULES.map((r) => `'${r}'`).join(', ')}, got ${shown(value)}`;
+  const effects = rule('write', p.write) ?? rule('destructive', p.destructive);
+  if (effects) return effects;
+  if (p.tools !== undefined) {
+    if (typeof p.tools !== 'object' || p.tools === null || Array.isArray(p.tools)) return `policy.tools must be an object of tool name to rule, got ${shown(p.tools)}`;
+    for (const [tool, value] of Object.entries(p.tools)) {
+      const problem = rule(`tools.${tool}`, value);
+      if (problem) return problem;
+    }
+  }
+  if (p.approvalTimeoutMs !== undefined && !(typeof p.approvalTimeoutMs === 'number' && Number.isInteger(p.approvalTimeoutMs) && p.approvalTimeoutMs >= 1)) {
+    return `policy.approvalTimeoutMs must be a positive integer of milliseconds, got ${shown(p.approvalTimeoutMs)}`;
+  }
+  if (p.onExpiry !== undefined && p.onExpiry !== 'deny' && p.onExpiry !== 'block') return `policy.onExpiry must be 'deny' or 'block', got ${shown(p.onExpiry)}`;
+  if (p.forbidSelfApproval !== undefined && typeof p.forbidSelfApproval !== 'boolean') return `policy.forbidSelfApproval must be true or false, got ${shown(p.forbidSelfApproval)}`;
+  return undefined;
+}
+
+/** Why `budgets` is not a set of budgets (the same limits a task's input has), or undefined. */
+export function budgetsProblem(budgets: unknown): string | undefined {
+  if (budgets === undefined) return undefined;
+  const parsed = taskBudgetsSchema.safeParse(budgets);
+  if (parsed.success) return undefined;
+  const message = (parsed.error.issues[0]?.message ?? 'not valid').replace(/`/g, '');
+  return message.startsWith('budgets') ? message : `budgets: ${message}`;
 }
 
 function memorySettingsOf(config: AgentConfig): MemorySettings | undefined {
