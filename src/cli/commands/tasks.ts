@@ -18,14 +18,19 @@ import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
 
 export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
-                   [--max-turns N] [--id TASK_ID] [--watch] [--json]
+                   [--max-turns N] [--max-tool-calls N] [--max-cost-usd X] [--id TASK_ID] [--watch] [--json]
+  --max-turns, --max-tool-calls and --max-cost-usd override the agent's budgets for this task
+  (defaults: the agent's budgets, else 20 turns, 50 tool calls, no cost limit; see docs/package.md);
+  a task that spends one blocks for a person: durable-agent unblock TASK_ID --as NAME --tool-calls N
 durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   --all also prints the audit entries a long task archived to its blob store (default: DURABLE_AGENT_BLOB_STORE)
   --full prints a pending approval's arguments whole (long ones are shortened, every key shown);
   arguments stored in the blob store are read from it and checked against their hash
 durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
 durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--forks-of TASK_ID] [--limit N] [--blob-store SPEC] [--json]
-durable-agent result TASK_ID [--json]`;
+durable-agent result TASK_ID [--json]
+  waits for the task to finish; while it waits on a person (an approval, a block) it says so once on
+  stderr and keeps waiting`;
 
 const json = { json: { type: 'boolean' } } as const;
 
@@ -40,6 +45,8 @@ export async function startCommand(argv: string[]): Promise<number> {
       script: { type: 'string' },
       model: { type: 'string' },
       'max-turns': { type: 'string' },
+      'max-tool-calls': { type: 'string' },
+      'max-cost-usd': { type: 'string' },
       id: { type: 'string' },
       watch: { type: 'boolean' },
     },
@@ -52,12 +59,17 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (values.script && values.model) throw usageError('--script and --model are exclusive');
   if (!values['task-queue'] && !AGENT_NAME_PATTERN.test(values.agent)) throw usageError(`--agent "${values.agent}": an agent name is 1-64 letters, digits, ".", "_" or "-"`);
   const maxTurns = intOption(values['max-turns'], 'max-turns');
+  const toolCalls = intOption(values['max-tool-calls'], 'max-tool-calls');
+  if (toolCalls !== undefined && toolCalls > MAX_TOOL_CALLS) throw usageError(`--max-tool-calls must be at most ${MAX_TOOL_CALLS}, got "${values['max-tool-calls']}"`);
+  const costUsd = usdOption(values['max-cost-usd'], 'max-cost-usd');
+  const budgets = { ...(toolCalls !== undefined ? { toolCalls } : {}), ...(costUsd !== undefined ? { costUsd } : {}) };
   const input: TaskInput = {
     agent: values.agent,
     prompt,
     ...(values.script ? { model: scriptedChoice(values.script) } : {}),
     ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
     ...(maxTurns ? { maxTurns } : {}),
+    ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
     startedBy: process.env.USER ?? 'cli',
   };
   const client = await connectClient(values);
@@ -71,6 +83,18 @@ export async function startCommand(argv: string[]): Promise<number> {
   // Said at once, not discovered after a silent wait: the usual first-hour mistake is a worker for another agent.
   if ((await client.isServed(taskQueue)) === false) console.error(`note: ${noWorkerNote(input.agent, taskQueue)}`);
   return values.watch ? watchTask(client, handle.workflowId, !!values.json) : EXIT.ok;
+}
+
+/** The task input's limits (wire-shapes.ts taskBudgetsSchema). */
+const MAX_TOOL_CALLS = 1_000_000;
+const MAX_COST_USD = 1_000_000;
+
+/** A positive amount of dollars (`2`, `0.50`), or a usage error. */
+function usdOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\s*\d*\.?\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n) || n <= 0 || n > MAX_COST_USD) throw usageError(`--${name} must be a positive number of US dollars up to ${MAX_COST_USD} (e.g. 2.50), got "${value}"`);
+  return n;
 }
 
 /**
@@ -141,8 +165,10 @@ async function readArchive(client: TaskClient, status: TaskStatus, spec: string 
 export async function resultCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...connectionOptions, ...json }, { min: 1, max: 1, names: 'TASK_ID' });
   const client = await connectClient(values);
+  const taskId = positionals[0]!;
+  const stopTelling = tellWhenWaitingOnPerson(client, taskId);
   try {
-    const result = await client.result(positionals[0]!);
+    const result = await client.result(taskId);
     console.log(values.json ? safeJson(result, 2) : renderResult(result));
     return EXIT.ok;
   } catch (err) {
@@ -151,7 +177,48 @@ export async function resultCommand(argv: string[]): Promise<number> {
     if (values.json) console.log(safeJson({ failure }, 2));
     else console.error(`task failed: ${renderError(failure)}`);
     return EXIT.failed;
+  } finally {
+    stopTelling();
   }
+}
+
+/** How often `result` looks whether the task it waits for is waiting on a person. */
+const WAITING_POLL_MS = 2_000;
+
+/**
+ * While `result` waits, says on stderr (once each time the task starts waiting on a person, never
+ * on stdout, which keeps the result alone) that the task waits for an approval or an unblock, and
+ * keeps waiting. Returns the function that stops looking.
+ */
+function tellWhenWaitingOnPerson(client: TaskClient, taskId: string): () => void {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let told: string | undefined;
+  const look = async () => {
+    const summary = await client.describe(taskId).catch(() => undefined);
+    if (stopped || !summary) return;
+    const waiting = summary.executionStatus === 'RUNNING' && (summary.agentStatus === 'awaiting_approval' || summary.agentStatus === 'blocked');
+    if (!waiting) told = undefined;
+    else {
+      const what = `${summary.agentStatus}: ${summary.waitingFor ?? 'a person'}`;
+      if (what !== told) {
+        told = what;
+        const how = summary.agentStatus === 'blocked' ? `durable-agent unblock ${taskId} --as NAME` : `durable-agent approve|deny ${taskId} --as NAME`;
+        console.error(
+          `waiting on a person (${safeLine(summary.agentStatus === 'blocked' ? 'blocked' : 'awaiting approval')}): ${safeLine(summary.waitingFor ?? 'see status')}; answer with ${safeLine(how)}, see durable-agent status ${safeLine(taskId)}; still waiting for the result`,
+        );
+      }
+    }
+  };
+  const loop = () => {
+    timer = setTimeout(() => void look().finally(() => !stopped && loop()), WAITING_POLL_MS);
+    timer.unref();
+  };
+  void look().finally(() => !stopped && loop());
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
 }
 
 export async function listCommand(argv: string[]): Promise<number> {
