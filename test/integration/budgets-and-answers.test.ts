@@ -2,8 +2,13 @@
  * Issue 38's budgets as flags and answers that say what happened, on a real dev server: `start`'s
  * budget flags reach the task, `result` says when it waits on a person.
  */
-import { answer, callTool, startHarness, type Harness } from '../support/harness';
-import { runCli, spawnCli, waitFor } from '../support/processes';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
+import { TaskClient } from '../../src/client/task-client';
+
+jest.setTimeout(120_000);
 
 let h: Harness;
 beforeAll(async () => {
@@ -69,4 +74,62 @@ test('result on a task waiting on a person says so once on stderr, keeps waiting
     expect(stdout).toContain('deleted');
     expect(stderr.trim().split('\n')).toHaveLength(1);
   });
+});
+
+/** An agents module whose agent answers with a model object of its own, exported as `models`. */
+const CUSTOM_MODEL_MODULE = `import { defineAgent } from 'durable-agent';
+export const models = {
+  shouter: {
+    id: 'shouter',
+    async complete({ messages }) {
+      const prompt = String(messages[0].content);
+      return { content: [{ type: 'text', text: prompt.toUpperCase() }], stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1 }, model: 'shouter' };
+    },
+  },
+};
+export default [defineAgent({ name: 'shouting', system: 'You shout.', tools: [], model: { provider: 'custom', name: 'shouter' } })];
+`;
+
+test('worker --agents uses the models an agents module exports: a task of its agent runs on the custom model', async () => {
+  const file = path.join(h.tmpDir, 'custom-model-agents.mjs');
+  writeFileSync(file, CUSTOM_MODEL_MODULE);
+  const taskQueue = `${h.taskQueue}-custom-model`;
+  const worker = spawnWorker(h, ['--agents', file, '--task-queue', taskQueue]);
+  let stderr = '';
+  worker.stderr!.on('data', (d) => (stderr += d));
+  try {
+    const client = new TaskClient(h.client.client, taskQueue);
+    const taskId = h.taskId('custom-model');
+    await client.start({ agent: 'shouting', prompt: 'hello there' }, { taskId });
+    const result = await Promise.race([client.result(taskId), new Promise<never>((_, reject) => worker.once('exit', (code) => reject(new Error(`the worker exited with ${code}:\n${stderr}`))))]);
+    expect(result).toMatchObject({ outcome: 'answered', text: 'HELLO THERE' });
+    expect((await client.status(taskId)).model).toBe('shouter');
+  } finally {
+    await sigkill(worker);
+  }
+});
+
+test.each([
+  [
+    'a custom model the module does not export',
+    "export default [defineAgent({ name: 'lost', system: 's', tools: [], model: { provider: 'custom', name: 'nowhere' } })];",
+    /agent "lost" uses the custom model "nowhere", which .* does not export in `models`/,
+  ],
+  [
+    'models that are not models',
+    "export const models = { broken: { id: 'broken' } };\nexport default [defineAgent({ name: 'ok', system: 's', tools: [] })];",
+    /models\["broken"\] is not a model: a model is an object with a string `id` and a `complete\(request\)` method/,
+  ],
+  [
+    'a policy that is not allowed',
+    "export default [defineAgent({ name: 'lax', system: 's', tools: [], policy: { write: 'bogus' } })];",
+    /Agent "lax": policy\.write must be one of 'allow', 'confirm', 'deny', got "bogus"/,
+  ],
+])('worker --agents with %s: one line, exit 2, before connecting', async (what, body, message) => {
+  const file = path.join(h.tmpDir, `bad-${what.replace(/\W+/g, '-')}.mjs`);
+  writeFileSync(file, `import { defineAgent } from 'durable-agent';\n${body}\n`);
+  const run = await runCli(['worker', '--agents', file, '--address', '127.0.0.1:1']);
+  expect(run.code).toBe(2);
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(message);
 });

@@ -11,7 +11,8 @@ import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
 import { unreachableError } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
-import { loadAgents } from '../load-agents';
+import { loadAgentsModule } from '../load-agents';
+import type { Model } from '../../models/model';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
@@ -21,7 +22,9 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
                     [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
   defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
-  the built-in demo agent. Connects through Temporal's environment configuration
+  the built-in demo agent. The module may also export \`models\`: your own Model objects by name
+  (\`{ id, complete }\`, docs/package.md), which its agents and tasks choose with
+  { provider: 'custom', name }. Connects through Temporal's environment configuration
   (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE).
   Each agent is served on its own task queue, durable-agent.<agent> (or the taskQueue it declares),
   where clients start its tasks; the worker also serves the queue "durable-agent" that tasks shared
@@ -65,7 +68,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const bundle = values.bundle ? path.resolve(values.bundle) : undefined;
   if (bundle && !existsSync(bundle)) throw usageError(`--bundle: no file at ${bundle}`);
   // Before connecting: a broken agents file is the user's to fix, whatever the server's state.
-  const { agents, env } = values.agents ? await userAgents(values.agents, values) : await demoAgent(values);
+  const { agents, models, env } = values.agents ? await userAgents(values.agents, values) : await demoAgent(values);
   const approverKeys = trustedKeysFromEnvironment();
   try {
     requireTrustedKeysFor(agents, approverKeys);
@@ -88,6 +91,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     agents,
     connection,
     namespace: config.namespace,
+    ...(Object.keys(models).length ? { models } : {}),
     approverKeys,
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
@@ -135,21 +139,21 @@ interface Surroundings {
   stop(): Promise<void>;
 }
 
-async function userAgents(file: string, values: WorkerFlags): Promise<{ agents: AgentDefinition[]; env: Surroundings }> {
+async function userAgents(file: string, values: WorkerFlags): Promise<{ agents: AgentDefinition[]; models: Record<string, Model>; env: Surroundings }> {
   // The orders service belongs to the demo: a user's agents get no demo service and no demo settings.
   if (values['orders-url'] || values['orders-fault']) throw usageError('--orders-url and --orders-fault configure the built-in demo agent; they do not go with --agents');
   const workspaceDir = path.resolve(values.workspace ?? path.join(stateDir(), 'workspace'));
   // Created, never seeded: the demo's files are the demo's.
   mkdirSync(workspaceDir, { recursive: true });
-  const agents = await loadAgents(file, { workspaceDir });
-  return { agents, env: { describe: `workspace ${workspaceDir}`, stop: async () => {} } };
+  const { agents, models } = await loadAgentsModule(file, { workspaceDir });
+  return { agents, models, env: { describe: `workspace ${workspaceDir}`, stop: async () => {} } };
 }
 
-async function demoAgent(values: WorkerFlags): Promise<{ agents: AgentDefinition[]; env: Surroundings }> {
+async function demoAgent(values: WorkerFlags): Promise<{ agents: AgentDefinition[]; models: Record<string, Model>; env: Surroundings }> {
   const demo = await startDemoEnvironment({
     ...(values.workspace ? { workspaceDir: values.workspace } : {}),
     ...(values['orders-url'] ? { ordersUrl: values['orders-url'] } : {}),
     ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
   });
-  return { agents: [demo.agent], env: { describe: `workspace ${demo.workspaceDir}, orders ${demo.ordersUrl}`, stop: demo.stop } };
+  return { agents: [demo.agent], models: {}, env: { describe: `workspace ${demo.workspaceDir}, orders ${demo.ordersUrl}`, stop: demo.stop } };
 }
