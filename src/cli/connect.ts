@@ -46,3 +46,41 @@ function causeOf(err: unknown): string {
 
 /** Exit 2, like any other bad setting; the message names the variable, the key id and the problem (never the key). */
 const keyError = (err: EncryptionKeyError) => usageError(`Encryption keys are misconfigured: ${err.message}`);
+
+/** How long `worker` and `dev` wait for a server that is not up yet: DURABLE_AGENT_SERVER_WAIT seconds, default 30. */
+export function serverWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.DURABLE_AGENT_SERVER_WAIT ?? 30);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 30_000;
+}
+
+/**
+ * A worker's connection to a server that may still be starting: retried (a line on `log` per
+ * attempt) while the server refuses or does not answer, for up to `waitMs`; then exit 4 with one
+ * line. Any other failure (TLS, a bad address) is not retried.
+ */
+export async function connectWhenReady<T>(connect: () => Promise<T>, where: { address: string | undefined; namespace: string; who: string; log: (line: string) => void; waitMs?: number }): Promise<T> {
+  const waitMs = where.waitMs ?? serverWaitMs();
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (err) {
+      const cause = causeOf(err);
+      const elapsed = Date.now() - started;
+      const retryable = cause === 'connection refused' || cause === 'timed out' || /transport|unavailable|connection (reset|closed)|broken pipe/i.test(cause);
+      if (!retryable || elapsed >= waitMs) {
+        const waited = attempt > 1 ? ` after ${attempt} attempts in ${Math.round(elapsed / 1000)} s` : '';
+        throw new CliError(
+          `Cannot reach Temporal at ${where.address ?? DEFAULT_ADDRESS} (namespace ${where.namespace}): ${cause}${waited}. ` +
+            'Start one with `durable-agent dev`, or point TEMPORAL_ADDRESS at your cluster.',
+          EXIT.unreachable,
+        );
+      }
+      const delay = Math.min(2_000, 500 * attempt, waitMs - elapsed);
+      where.log(
+        `${where.who}: Temporal at ${where.address ?? DEFAULT_ADDRESS} not reachable yet (${cause}); attempt ${attempt}, retrying in ${(delay / 1000).toFixed(1)} s (gives up ${Math.round(waitMs / 1000)} s after the first)`,
+      );
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}

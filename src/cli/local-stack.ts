@@ -2,16 +2,18 @@
  * The embedded default in one process: the Temporal dev server (started unless one already answers
  * on the port), the demo environment, and a worker. Used by `dev` and `demo`.
  */
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { createPayloadCodecs, encryptionEnabled } from '../codec';
 import { startCodecServer, type RunningCodecServer } from '../codec/codec-server';
-import { startDevServer, isTemporalServing, type DevServer } from '../server/dev-server';
+import { startDevServer, isPortOpen, isTemporalServing, type DevServer } from '../server/dev-server';
 import { ensureSearchAttributes } from '../server/search-attributes';
 import { stateDir } from '../server/state-dir';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker';
 import { startDemoEnvironment, type DemoEnvironment } from '../demo/demo-environment';
-import { unreachableError } from './connect';
+import { connectWhenReady } from './connect';
+import { CliError, EXIT } from './cli-error';
 
 export interface LocalStackOptions {
   port: number;
@@ -20,6 +22,14 @@ export interface LocalStackOptions {
   taskQueue?: string;
   workspaceDir?: string;
   faults?: string[];
+  /**
+   * What to do when something already listens on the port: `true` uses it (waiting, bounded, for a
+   * server that is still starting); `false` refuses (exit 1), since a server this process did not
+   * start may hold another project's tasks. `dev` refuses unless --reuse; `demo` reuses.
+   */
+  reuse: boolean;
+  /** The verb, for the lines that say a server is waited for. Default "dev". */
+  verb?: string;
   log: (line: string) => void;
 }
 
@@ -44,7 +54,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const address = `127.0.0.1:${options.port}`;
   let server: DevServer | undefined;
   let codecServer: RunningCodecServer | undefined;
-  if (await isTemporalServing(address)) {
+  const earlier = await earlierDevServer(options.port);
+  if (await isPortOpen(address)) {
+    if (earlier) options.log(`Temporal: the server on port ${options.port} is the one an earlier dev started here (pid ${earlier.pid}, which outlived it)`);
+    else if (!options.reuse) {
+      const what = (await isTemporalServing(address)) ? 'a Temporal server' : 'something that is not (yet) a Temporal server';
+      throw new CliError(`Port ${options.port} already holds ${what} that this command did not start. Use it with --reuse, or choose another port with --port N (README: "Ports").`, EXIT.failed);
+    }
+    // A server that is still starting answers on its port before it serves: wait for it, bounded.
+    await connectWhenReady(
+      async () => {
+        if (!(await isTemporalServing(address))) throw new Error('timed out');
+      },
+      { address, namespace: 'default', who: options.verb ?? 'dev', log: options.log },
+    );
     options.log(`Temporal: reusing the server already running at ${address}`);
     if (encryptionEnabled()) options.log("Encryption: on; for its Web UI, run `durable-agent codec-server` and set it as the UI's codec endpoint");
   } else {
@@ -60,18 +83,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await codecServer?.close();
       throw err;
     });
+    await recordDevServer(server, options.port);
   }
   const env = await startDemoEnvironment({
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
   });
-  const connection = await NativeConnection.connect({ address }).catch(async (err: unknown) => {
-    // The server answered a moment ago (or was just started): say so in the CLI's terms, exit 4.
-    await env.stop();
-    await server?.stop();
-    await codecServer?.close();
-    throw unreachableError(address, 'default', err);
-  });
+  const connection = await connectWhenReady(() => NativeConnection.connect({ address }), { address, namespace: 'default', who: options.verb ?? 'dev', log: options.log }).catch(
+    async (err: unknown) => {
+      // The server answered a moment ago (or was just started): say so in the CLI's terms, exit 4.
+      await env.stop();
+      await server?.stop();
+      await codecServer?.close();
+      throw err;
+    },
+  );
   const attrs = await ensureSearchAttributes(connection, 'default');
   if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
   const taskQueue = options.taskQueue;
@@ -95,7 +121,31 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await connection.close();
       await env.stop();
       await server?.stop();
+      if (server) await fs.rm(RECORD(), { force: true });
       await codecServer?.close();
     },
   };
+}
+
+/**
+ * The server a `dev` of this folder started, kept in .durable-agent/dev-server.json while it runs:
+ * a `dev` killed with SIGKILL leaves its server running, and the next `dev` here takes it back
+ * rather than refusing it as someone else's.
+ */
+const RECORD = () => path.join(stateDir(), 'dev-server.json');
+
+async function recordDevServer(server: DevServer, port: number): Promise<void> {
+  if (server.process.pid === undefined) return;
+  await fs.writeFile(RECORD(), JSON.stringify({ pid: server.process.pid, port }) + '\n');
+}
+
+async function earlierDevServer(port: number): Promise<{ pid: number } | undefined> {
+  try {
+    const record = JSON.parse(await fs.readFile(RECORD(), 'utf8')) as { pid?: unknown; port?: unknown };
+    if (record.port !== port || typeof record.pid !== 'number') return undefined;
+    process.kill(record.pid, 0);
+    return { pid: record.pid };
+  } catch {
+    return undefined;
+  }
 }

@@ -55,6 +55,7 @@ import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
 import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { isPollerLive } from './live-pollers';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
 import { forkedFromLabel, type BranchPoint } from '../protocol/fork';
@@ -249,8 +250,10 @@ export class TaskClient {
   }
 
   /**
-   * Whether any worker polls `taskQueue` for workflow tasks (Temporal remembers a poller for a few
-   * minutes after its last poll). Undefined when the server cannot say (permissions, an old server).
+   * Whether a live worker polls `taskQueue` for workflow tasks. Temporal lists a poller for a few
+   * minutes after its last poll: one silent for longer than a long poll, or a local worker whose
+   * process is gone, does not count (isPollerLive). Undefined when the server cannot say
+   * (permissions, an old server).
    */
   async isServed(taskQueue: string): Promise<boolean | undefined> {
     try {
@@ -259,7 +262,7 @@ export class TaskClient {
         taskQueue: { name: taskQueue },
         taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
       });
-      return (pollers?.length ?? 0) > 0;
+      return (pollers ?? []).some((p) => isPollerLive(p));
     } catch {
       return undefined;
     }
@@ -530,11 +533,15 @@ export class TaskClient {
       if (status) view.status = status;
     }
     if (!view.status) {
+      // Without a live worker nothing is waited for: the view comes from the task's search
+      // attributes and memo (and, for a closed task, its history), and says so.
       view.note =
-        summary.executionStatus !== 'RUNNING'
-          ? `Live status unavailable (no worker answered); showing the outcome from history.`
-          : served === false
-            ? noWorkerNote(summary.agent, taskQueue)
+        served === false
+          ? summary.executionStatus !== 'RUNNING'
+            ? `No live worker polls task queue "${taskQueue}": showing the outcome from history, search attributes and memo (no live status).`
+            : `${noWorkerNote(summary.agent, taskQueue)}. Showing the search attributes and memo (no live status).`
+          : summary.executionStatus !== 'RUNNING'
+            ? `Live status unavailable (no worker answered); showing the outcome from history.`
             : `No worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; is the worker serving agent "${summary.agent ?? '?'}" busy or stopping?`;
     }
     if (summary.executionStatus === 'RUNNING') {

@@ -158,19 +158,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
 /** True when a Temporal frontend answers at `address`. */
 export async function isTemporalServing(address: string, timeoutMs = 2_000): Promise<boolean> {
-  const [host, portText] = splitAddress(address);
   // A cheap TCP probe first: Connection.connect retries for a long time against a closed port.
-  const open = await new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host, port: Number(portText) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-  if (!open) return false;
+  if (!(await isPortOpen(address, timeoutMs))) return false;
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address, connectTimeout: timeoutMs });
@@ -181,6 +170,21 @@ export async function isTemporalServing(address: string, timeoutMs = 2_000): Pro
   } finally {
     await connection?.close().catch(() => undefined);
   }
+}
+
+/** True when something accepts TCP connections at `address` (a Temporal server, one still starting, or anything else). */
+export async function isPortOpen(address: string, timeoutMs = 2_000): Promise<boolean> {
+  const [host, portText] = splitAddress(address);
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host, port: Number(portText) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 export async function freePort(ip = '127.0.0.1'): Promise<number> {

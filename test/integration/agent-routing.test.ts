@@ -60,8 +60,8 @@ function stop(child: ChildProcess): Promise<void> {
 
 const port = () => h.server.address.split(':').pop()!;
 
-test("dev on a port where a server already runs says it reused it, and serves tasks on the demo agent's queue and on the legacy shared queue", async () => {
-  const stderr = await spawnUntil(['dev', '--port', port(), '--headless', '--workspace', path.join(h.tmpDir, 'dev-workspace')], /Ready\..*\n.*\n/);
+test("dev --reuse on a port where a server already runs says it reused it, and serves tasks on the demo agent's queue and on the legacy shared queue", async () => {
+  const stderr = await spawnUntil(['dev', '--port', port(), '--reuse', '--headless', '--workspace', path.join(h.tmpDir, 'dev-workspace')], /Ready\..*\n.*\n/);
   expect(stderr).toContain(`Temporal: reusing the server already running at ${h.server.address}`);
   expect(stderr).toContain('(reused: a server was already running on port');
   expect(stderr).toContain('the server keeps running');

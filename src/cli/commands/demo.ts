@@ -21,7 +21,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: 'string' }, json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
   const port = intOption(values.port, 'port') ?? localServerPort();
   const say = (line: string) => (values.json ? undefined : console.log(line));
-  const stack = await startLocalStack({ port, log: (line) => say(line) });
+  const stack = await startLocalStack({ port, reuse: true, verb: 'demo', log: (line) => say(line) });
   try {
     const model: ModelChoice = process.env.ANTHROPIC_API_KEY ? { provider: 'anthropic' } : { provider: 'scripted', script: DEMO_SCRIPT };
     say(

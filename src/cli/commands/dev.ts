@@ -3,11 +3,14 @@ import { startLocalStack } from '../local-stack';
 import { describeQueues } from '../render';
 import { localServerPort } from '../local-port';
 
-export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--task-queue Q] [--workspace DIR]
+export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--reuse] [--task-queue Q] [--workspace DIR]
                  [--orders-fault KIND[:N]]...
   Starts the embedded Temporal dev server (state kept in .durable-agent/temporal.db) and a worker,
-  and runs until Ctrl-C. Reuses a server already running on the port (and says so). Without --port: the
-  port of TEMPORAL_ADDRESS when it names this machine (where the other commands connect), else 7233.
+  and runs until Ctrl-C. Without --port: the port of TEMPORAL_ADDRESS when it names this machine
+  (where the other commands connect), else 7233; the Web UI on --ui-port, default the port + 1000.
+  A port that already holds a server dev did not start is refused (exit 1), unless --reuse: then dev
+  serves its worker on that server (waiting up to 30 s, DURABLE_AGENT_SERVER_WAIT, for one that is
+  still starting; exit 4 if it never answers) and leaves it running. Choosing ports: README "Ports".
   The worker serves the demo agent on its queue durable-agent.demo and the shared queue durable-agent of
   earlier tasks; --task-queue Q serves it on Q alone.`;
 
@@ -18,6 +21,7 @@ export async function devCommand(argv: string[]): Promise<number> {
       port: { type: 'string' },
       'ui-port': { type: 'string' },
       headless: { type: 'boolean' },
+      reuse: { type: 'boolean' },
       'task-queue': { type: 'string' },
       workspace: { type: 'string' },
       'orders-fault': { type: 'string', multiple: true },
@@ -30,6 +34,7 @@ export async function devCommand(argv: string[]): Promise<number> {
   const stack = await startLocalStack({
     port,
     uiPort,
+    reuse: !!values.reuse,
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values.workspace ? { workspaceDir: values.workspace } : {}),
     ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),

@@ -9,7 +9,7 @@ import { resolveVersioning, type VersioningOptions } from '../../worker/versioni
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { connectionOptions, parse } from '../args';
-import { unreachableError } from '../connect';
+import { connectWhenReady } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgentsModule } from '../load-agents';
 import type { Model } from '../../models/model';
@@ -40,6 +40,8 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   current with \`durable-agent deploy promote\` (docs/deploy.md). --bundle FILE: run this prebuilt
   workflow bundle (the one \`deploy check\` replayed) instead of bundling the installed code; a
   versioned worker then takes the bundle's build.
+  A server that is not up yet is waited for: a line per attempt on stderr, for up to 30 s
+  (DURABLE_AGENT_SERVER_WAIT=SECONDS), then one line and exit 4.
   Stops gracefully on SIGINT/SIGTERM.
   Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
@@ -81,9 +83,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values.address ? { address: values.address } : {}),
     ...(values.namespace ? { namespace: values.namespace } : {}),
   });
-  const connection = await NativeConnection.connect(config.connectionOptions).catch(async (err: unknown) => {
+  // A server that is still starting is waited for (a line per attempt), then exit 4 with one line.
+  const connection = await connectWhenReady(() => NativeConnection.connect(config.connectionOptions), {
+    address: config.connectionOptions.address,
+    namespace: config.namespace,
+    who: 'worker',
+    log: (line) => console.error(line),
+  }).catch(async (err: unknown) => {
     await env.stop();
-    throw unreachableError(config.connectionOptions.address, config.namespace, err);
+    throw err;
   });
   const attrs = await ensureSearchAttributes(connection, config.namespace);
   if (attrs.error) console.error(`warning: could not check search attributes AgentStatus/AgentName/ParentTask/ForkedFrom: ${attrs.error}`);
