@@ -150,7 +150,7 @@ async function main(): Promise<number> {
     console.log('The same scenarios run against the strict fake Messages API in the test suite; set the key to run them against Claude.');
     return 0;
   }
-  installQuietRuntime();
+  installQuietRuntime('smoke-claude');
   const model = process.env.SMOKE_CLAUDE_MODEL ?? DEFAULT_ANTHROPIC_MODEL;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'smoke-claude-'));
   console.log(`smoke:claude against the real API, model ${model} (state in ${tmp})`);

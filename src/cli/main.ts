@@ -54,6 +54,9 @@ const VERBS: Record<string, () => Command> = {
   deploy: () => deploy().deployCommand,
 };
 
+/** The verbs that run a Temporal worker in this process: the SDK's logs go to .durable-agent/logs/ (or, with --verbose, stderr too). */
+const WORKER_VERBS = new Set(['dev', 'demo', 'worker', 'replay', 'eval']);
+
 /** The whole help, which loads every command's module (only when help is asked for). */
 function helpText(): string {
   return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
@@ -62,7 +65,11 @@ ${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, peopl
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.
-Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 no such task, 4 Temporal unreachable.`;
+Logs: dev, demo, worker, replay and eval run a Temporal worker in their process; its SDK's logs go to
+.durable-agent/logs/VERB-TIME-PID.log (level DURABLE_AGENT_LOG_LEVEL, default INFO); --verbose (or
+DURABLE_AGENT_LOG_LEVEL set) shows them on stderr too. An error is one line on stderr.
+Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 no such task, 4 Temporal unreachable, 5 recorded (a
+decision written to the task's history with no worker running: taken when one runs it).`;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -81,9 +88,15 @@ export async function main(argv: string[]): Promise<number> {
     console.log(helpText());
     return EXIT.ok;
   }
+  let args = rest;
   try {
-    if (verb === 'dev' || verb === 'demo' || verb === 'worker') (require('./runtime-logging') as typeof import('./runtime-logging')).installQuietRuntime();
-    return await command()(rest);
+    if (WORKER_VERBS.has(verb)) {
+      // The SDK's logs go to a file per run; --verbose shows them here too (the verb never sees the flag).
+      const verbose = rest.includes('--verbose');
+      args = rest.filter((a) => a !== '--verbose');
+      (require('./runtime-logging') as typeof import('./runtime-logging')).installQuietRuntime(verb, { verbose });
+    }
+    return await command()(args);
   } catch (err) {
     console.error(`durable-agent ${verb}: ${messageOf(err)}`);
     return exitCodeOf(err);

@@ -4,10 +4,11 @@
  * nothing executed, not_recorded for a call the recording does not hold, an edited file refused.
  * (test/integration/replay.test.ts is Temporal's history replay of committed histories: another thing.)
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { answer, callTool, runTask, startHarness, statusWhen, type Harness } from '../support/harness';
 import { runCli } from '../support/processes';
+import { stateDir } from '../../src/server/state-dir';
 import { FakeMessagesApi, fakeTurns, evalRecordings } from '../../src/testing';
 import { BlobMissingError } from '../../src/blobs/blob-store';
 import { taskBlobScope } from '../../src/client/approval-arguments';
@@ -181,9 +182,11 @@ test('CLI: export writes a loadable file, an unknown task exits 3, an edited fil
   expect(refused.stderr.trim()).toBe(`durable-agent replay: ${edited} was changed after export: its content does not match its contentHash`);
 
   // The recorded script again: the same calls, so the expectations hold.
-  const passing = await runCli(['eval', dir, ...at()], {}, 180_000);
+  const passing = await runCli(['eval', dir, ...at()], { DURABLE_AGENT_LOG_LEVEL: '' }, 180_000);
   expect(passing.stdout).toContain('all 1 passed');
   expect(passing.code).toBe(0);
+  // Quiet by default: the SDK's worker logs went to .durable-agent/logs/, not to stderr.
+  expect(passing.stderr).toBe('');
   const other = h.script([callTool('cancel_order', { order_id: 'O-0013', reason: 'late' }), answer('Cancelled instead.')]);
   const failing = await runCli(['eval', dir, '--script', other, ...at()], {}, 180_000);
   expect(failing.stdout).toMatch(/FAIL: never called refund_order .*; called cancel_order/);
@@ -227,14 +230,23 @@ test('CLI: replay of a task id prints both trajectories side by side, and --json
   const { taskId } = await recordedRefund();
   const other = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('Nothing to refund.')]);
   const blobs = ['--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`];
-  const text = await runCli(['replay', taskId, '--script', other, ...blobs, ...at()], {}, 180_000);
+  // Quiet by default: the SDK's worker logs go to a file of this run in .durable-agent/logs/, none to stderr.
+  const logs = path.join(stateDir(), 'logs');
+  const before = new Set(existsSync(logs) ? readdirSync(logs) : []);
+  const quiet = { DURABLE_AGENT_LOG_LEVEL: '' };
+  const text = await runCli(['replay', taskId, '--script', other, ...blobs, ...at()], quiet, 180_000);
   expect(text.code).toBe(0);
+  expect(text.stderr).toBe('');
+  const written = readdirSync(logs).filter((f) => !before.has(f) && f.startsWith('replay-'));
+  expect(written.map((f) => readFileSync(path.join(logs, f), 'utf8')).join('')).toMatch(/ \[INFO\] Worker state changed/);
   expect(text.stdout).toMatch(/turn 1 +search_orders \{"customer_id":"C-1001"\} +\| search_orders \{"customer_id":"C-1001"\}/);
   expect(text.stdout).toMatch(/\* turn 2 +refund_order .*\[approved\] +\| \(answer, no tools\)/);
   expect(text.stdout).toMatch(/^ {2}outcome +answered +\| answered$/m);
   expect(text.stdout).toMatch(/^\* turns +3 +\| 2$/m);
-  const json = await runCli(['replay', taskId, '--script', other, '--json', ...blobs, ...at()], {}, 180_000);
+  // --verbose: the same lines on stderr too; stdout stays the JSON.
+  const json = await runCli(['replay', taskId, '--script', other, '--json', '--verbose', ...blobs, ...at()], quiet, 180_000);
   expect(json.code).toBe(0);
+  expect(json.stderr).toMatch(/ \[INFO\] Worker state changed/);
   const { replayId, diff } = JSON.parse(json.stdout) as { replayId: string; diff: { replayed: { taskId: string; turns: number }; differences: string[] } };
   expect(diff.replayed).toMatchObject({ taskId: replayId, turns: 2 });
   expect(diff.differences).toEqual(['turn 2: calls differ', 'turn 3: calls differ', 'turns: 3 -> 2', 'toolCalls: 2 -> 1', 'approvalsAsked: 1 -> 0']);
