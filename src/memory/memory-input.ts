@@ -35,7 +35,8 @@ export type MemoryInput =
   | { command: 'delete'; path: string }
   | { command: 'rename'; old_path: string; new_path: string };
 
-const NEEDS: Record<MemoryInput['command'], (keyof RawMemoryInput)[]> = {
+/** The fields each command needs (docs/memory.md lists them; test/unit/memory-docs.test.ts checks it). */
+export const MEMORY_COMMAND_FIELDS: Record<MemoryInput['command'], (keyof RawMemoryInput)[]> = {
   view: ['path'],
   create: ['path', 'file_text'],
   str_replace: ['path', 'old_str', 'new_str'],
@@ -46,9 +47,14 @@ const NEEDS: Record<MemoryInput['command'], (keyof RawMemoryInput)[]> = {
 
 /** The command's own fields, or a model-class refusal naming the one that is missing. */
 export function memoryInput(raw: RawMemoryInput): MemoryInput {
-  const missing = NEEDS[raw.command].filter((field) => raw[field] === undefined);
+  const missing = MEMORY_COMMAND_FIELDS[raw.command].filter((field) => raw[field] === undefined);
   if (missing.length) {
-    throw new ToolFailure('model', 'invalid_arguments', `${raw.command} needs ${missing.map((f) => `\`${f}\``).join(' and ')}.`, `Call memory again with ${NEEDS[raw.command].join(', ')}.`);
+    throw new ToolFailure(
+      'model',
+      'invalid_arguments',
+      `${raw.command} needs ${missing.map((f) => `\`${f}\``).join(' and ')}.`,
+      `Call memory again with ${MEMORY_COMMAND_FIELDS[raw.command].join(', ')}.`,
+    );
   }
   return raw as MemoryInput;
 }

@@ -15,7 +15,9 @@ export const memoryHelp = `durable-agent memory AGENT [list | show PATH | clear 
   What AGENT remembers between tasks (its /memories files): list them (the default), show one with
   its version, or clear one file, a folder, or all of it (content included). --task TASK_ID: that
   task's own memory (agents with memory: { scope: 'task' }). Exit 3 when the file does not exist.
-  Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.`;
+  Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.
+  The memory tool's commands (view, create, str_replace, insert, delete, rename) and the input fields
+  each takes: docs/memory.md, "The commands' input fields".`;
 
 export async function memoryCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...connectionOptions, task: { type: 'string' }, 'blob-store': { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 3, names: 'AGENT' });
