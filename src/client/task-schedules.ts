@@ -19,6 +19,11 @@ export type OverlapChoice = keyof typeof OVERLAP_POLICIES;
 export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** `30s`, `15m`, `2h`, `1d`: the units Temporal's durations take, at least a second apart. */
 const EVERY_PATTERN = /^([1-9]\d{0,6})(s|m|h|d)$/;
+/** The same units; 0 allowed. */
+const OFFSET_PATTERN = /^(0|[1-9]\d{0,6})(s|m|h|d)$/;
+const UNIT_SECONDS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
+const seconds = (duration: string) => Number(duration.slice(0, -1)) * UNIT_SECONDS[duration.slice(-1) as keyof typeof UNIT_SECONDS];
+type Duration = `${number}${'s' | 'm' | 'h' | 'd'}`;
 
 export interface ScheduleRequest {
   name: string;
@@ -26,7 +31,13 @@ export interface ScheduleRequest {
   task: TaskInput;
   /** One of the two: a cron expression (5 fields, or `@daily`-style), or an interval. */
   cron?: string;
+  /**
+   * An interval: fires at whole multiples of it counted from the Unix epoch (1970-01-01T00:00:00Z),
+   * so `1h` fires on the hour and `1d` at midnight UTC, not counted from when the schedule was made.
+   */
   every?: string;
+  /** With `every`: shifts each fire by this much past the multiple (`every: '1h', offset: '15m'` fires at :15). Less than `every`. */
+  offset?: string;
   overlap?: OverlapChoice;
   /** The queue fires start on (default: the agent's). */
   taskQueue: string;
@@ -67,6 +78,11 @@ export function scheduleRequestProblem(request: ScheduleRequest): string | undef
   if (!AGENT_NAME_PATTERN.test(request.task.agent ?? '')) return `an agent name is 1-64 letters, digits, ".", "_" or "-", got "${String(request.task.agent).slice(0, 80)}"`;
   if ((request.cron === undefined) === (request.every === undefined)) return 'give exactly one of a cron expression (--cron) or an interval (--every)';
   if (request.every !== undefined && !EVERY_PATTERN.test(request.every)) return `--every takes a whole number and a unit (s, m, h, d), e.g. 30s, 15m, 2h; got "${request.every.slice(0, 40)}"`;
+  if (request.offset !== undefined) {
+    if (request.every === undefined) return '--offset goes with --every (a cron expression says its own times)';
+    if (!OFFSET_PATTERN.test(request.offset)) return `--offset takes a whole number and a unit (s, m, h, d), e.g. 0s, 15m, 2h; got "${request.offset.slice(0, 40)}"`;
+    if (seconds(request.offset) >= seconds(request.every)) return `--offset must be less than --every (${request.every}); got ${request.offset}`;
+  }
   if (request.cron !== undefined && (!request.cron.trim() || request.cron.length > 200)) return 'the cron expression is empty or longer than 200 characters';
   if (request.overlap !== undefined && !(request.overlap in OVERLAP_POLICIES)) return `--overlap is one of ${Object.keys(OVERLAP_POLICIES).join(', ')}, got "${String(request.overlap).slice(0, 40)}"`;
   return wireProblem(taskInputSchema, request.task);
@@ -82,7 +98,10 @@ export class TaskSchedules {
     try {
       await this.client.schedule.create({
         scheduleId: request.name,
-        spec: request.cron !== undefined ? { cronExpressions: [request.cron] } : { intervals: [{ every: request.every! as `${number}${'s' | 'm' | 'h' | 'd'}` }] },
+        spec:
+          request.cron !== undefined
+            ? { cronExpressions: [request.cron] }
+            : { intervals: [{ every: request.every! as Duration, ...(request.offset !== undefined ? { offset: request.offset as Duration } : {}) }] },
         action: {
           type: 'startWorkflow',
           workflowType: WORKFLOW_TYPE,
@@ -97,7 +116,9 @@ export class TaskSchedules {
         },
         policies: { overlap: OVERLAP_POLICIES[request.overlap ?? 'skip'] },
         ...(request.note ? { state: { note: request.note } } : {}),
-        memo: { durableAgent: { agent: task.agent, spec: request.cron !== undefined ? `cron ${request.cron}` : `every ${request.every}` } },
+        memo: {
+          durableAgent: { agent: task.agent, spec: request.cron !== undefined ? `cron ${request.cron}` : `every ${request.every}${request.offset !== undefined ? ` offset ${request.offset}` : ''}` },
+        },
       });
     } catch (err) {
       const name = (err as Error).name;

@@ -117,3 +117,28 @@ test('the CLI creates, lists and deletes a schedule, and its exit codes say what
   expect(bad.stderr).toMatch(/--every takes a whole number/);
   expect((await runCli(['schedule', 'delete', 'cli-nightly', ...at()])).code).toBe(0);
 });
+
+test('--every fires at whole multiples since the epoch, and --offset shifts every fire; an offset without --every or not below it is refused (exit 2)', async () => {
+  const hourly = await runCli(['schedule', 'create', 'cli-hourly', '--every', '1h', '--agent', 'demo', 'tick', '--json', ...at()]);
+  expect(hourly.code).toBe(0);
+  const plain = JSON.parse(hourly.stdout) as ScheduleView;
+  expect(plain.spec).toBe('every 1h');
+  expect(plain.nextFires.length).toBeGreaterThan(1);
+  for (const fire of plain.nextFires) expect(new Date(fire).getTime() % 3_600_000).toBe(0);
+
+  const shifted = await runCli(['schedule', 'create', 'cli-quarter-past', '--every', '1h', '--offset', '15m', '--agent', 'demo', 'tick', '--json', ...at()]);
+  expect(shifted.code).toBe(0);
+  const view = JSON.parse(shifted.stdout) as ScheduleView;
+  expect(view.spec).toBe('every 1h offset 15m');
+  for (const fire of view.nextFires) expect(new Date(fire).getTime() % 3_600_000).toBe(15 * 60_000);
+  const listed = await runCli(['schedule', 'list', ...at()]);
+  expect(listed.stdout).toContain('every 1h offset 15m');
+
+  const noEvery = await runCli(['schedule', 'create', 'x', '--cron', '0 2 * * *', '--offset', '5m', '--agent', 'demo', 'p', ...at()]);
+  expect(noEvery.code).toBe(2);
+  expect(noEvery.stderr.trim()).toBe('durable-agent schedule: --offset goes with --every (a cron expression says its own times)');
+  const tooBig = await runCli(['schedule', 'create', 'x', '--every', '1h', '--offset', '60m', '--agent', 'demo', 'p', ...at()]);
+  expect(tooBig.code).toBe(2);
+  expect(tooBig.stderr).toContain('--offset must be less than --every (1h); got 60m');
+  for (const name of ['cli-hourly', 'cli-quarter-past']) expect((await runCli(['schedule', 'delete', name, ...at()])).code).toBe(0);
+});

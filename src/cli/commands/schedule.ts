@@ -7,12 +7,14 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 import { safeJson, safeLine } from '../render';
 
-export const scheduleHelp = `durable-agent schedule create NAME (--cron EXPR | --every DURATION) --agent NAME [PROMPT | --prompt TEXT]
+export const scheduleHelp = `durable-agent schedule create NAME (--cron EXPR | --every DURATION [--offset DURATION]) --agent NAME [PROMPT | --prompt TEXT]
                    [--model ID] [--max-turns N] [--overlap skip|buffer|cancel] [--note TEXT] [--json]
 durable-agent schedule list [--json]
 durable-agent schedule pause|resume|trigger|delete NAME [--json]
 durable-agent schedule backfill NAME --from ISO_TIME --to ISO_TIME [--overlap skip|buffer|cancel] [--json]
-  Every fire is a task named NAME-<time it fired for>; --every takes 30s, 15m, 2h, 1d. --overlap says what
+  Every fire is a task named NAME-<time it fired for>; --every takes 30s, 15m, 2h, 1d and fires at whole
+  multiples of it since the Unix epoch (UTC): --every 1h on the hour, 1d at midnight UTC, whenever the
+  schedule was created; --offset shifts each fire (--every 1d --offset 6h: 06:00 UTC). --overlap says what
   a fire does while the previous task still runs (default skip; backfill's default buffer runs every missed fire).`;
 
 const ACTIONS = ['create', 'list', 'pause', 'resume', 'trigger', 'backfill', 'delete'] as const;
@@ -23,6 +25,7 @@ const options = {
   json: { type: 'boolean' },
   cron: { type: 'string' },
   every: { type: 'string' },
+  offset: { type: 'string' },
   agent: { type: 'string' },
   prompt: { type: 'string' },
   model: { type: 'string' },
@@ -82,6 +85,7 @@ async function run(
         task,
         ...(values.cron !== undefined ? { cron: values.cron } : {}),
         ...(values.every !== undefined ? { every: values.every } : {}),
+        ...(values.offset !== undefined ? { offset: values.offset } : {}),
         ...(overlap ? { overlap } : {}),
         ...(values.note ? { note: values.note } : {}),
         taskQueue: client.queueFor(task.agent),
