@@ -16,6 +16,7 @@ import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
+import { measureNoWorkerStatus, noWorkerStatusTable } from './no-worker-status';
 import { measureSteering, steeringTable } from './steering';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
@@ -122,6 +123,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     writeFileSync(path.join(out, 'decisions.md'), decisionTable(cost) + '\n');
     console.log('\nA decision made while no worker runs (issue 28):\n');
     console.log(decisionTable(cost));
+  },
+  'no-worker-status': async () => {
+    const h = await startHarness();
+    const r = await measureNoWorkerStatus(h).finally(() => h.close());
+    save('no-worker-status.json', r);
+    writeFileSync(path.join(out, 'no-worker-status.md'), noWorkerStatusTable(r) + '\n');
+    console.log('\n`status` with no worker (issue 38):\n');
+    console.log(noWorkerStatusTable(r));
   },
   steering: () =>
     withServer(async (h) => {
