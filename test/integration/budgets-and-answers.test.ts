@@ -133,3 +133,64 @@ test.each([
   expect(run.stderr.trim().split('\n')).toHaveLength(1);
   expect(run.stderr).toMatch(message);
 });
+
+test('with no worker, approve, a second approve, message and cancel each say "recorded without a worker" (exit 5); the second says it is behind the first, and status later calls it superseded', async () => {
+  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted')]);
+  const taskId = 'answers-no-worker';
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await runCli(['start', 'delete the note', '--agent', 'demo', '--script', script, '--id', taskId, '--json', ...at()]);
+    await waitFor('the approval', async () => ((await h.client.status(taskId)).pendingApprovals.length ? true : undefined));
+  });
+  // Every worker is down now.
+  const first = await runCli(['approve', taskId, '--as', 'ana', '--json', ...at()]);
+  expect(first.code).toBe(5);
+  expect(JSON.parse(first.stdout)).toMatchObject({ outcome: 'recorded', applied: false, recorded: true });
+  expect(JSON.parse(first.stdout).behind).toBeUndefined();
+  const second = await runCli(['deny', taskId, '--as', 'bob', '--reason', 'keep it', ...at()]);
+  expect(second.code).toBe(5);
+  expect(second.stdout).toMatch(
+    /^recorded without a worker; it applies when a worker runs the task .*; behind a decision recorded first on the same approval \(approve by ana\): if that one is taken, this one is superseded/,
+  );
+  const secondJson = await runCli(['approve', taskId, '--as', 'carl', '--json', ...at()]);
+  expect(JSON.parse(secondJson.stdout)).toMatchObject({
+    outcome: 'recorded',
+    behind: [
+      { action: 'approve', by: 'ana' },
+      { action: 'deny', by: 'bob' },
+    ],
+  });
+  const message = await runCli(['message', taskId, 'thanks', '--as', 'ana', '--json', ...at()]);
+  expect(message.code).toBe(5);
+  expect(JSON.parse(message.stdout)).toMatchObject({ taskId, outcome: 'recorded', note: expect.stringMatching(/^recorded without a worker/) });
+
+  const again = await h.worker();
+  await again.runUntil(async () => {
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'deleted' });
+    const status = JSON.parse((await runCli(['status', taskId, '--json', ...at()])).stdout).status;
+    expect(status.approvals).toEqual([expect.objectContaining({ decision: 'approved', by: 'ana' })]);
+    expect(status.decisions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ action: 'deny', by: 'bob', outcome: 'superseded' }), expect.objectContaining({ action: 'approve', by: 'carl', outcome: 'superseded' })]),
+    );
+  });
+});
+
+test('cancel says what happened: recorded without a worker (exit 5); --json carries the same word; a closed task is refused (exit 1)', async () => {
+  const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted')]);
+  const taskId = 'answers-cancel';
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await runCli(['start', 'delete the note', '--agent', 'demo', '--script', script, '--id', taskId, '--json', ...at()]);
+    await waitFor('the approval', async () => ((await h.client.status(taskId)).pendingApprovals.length ? true : undefined));
+  });
+  const cancelled = await runCli(['cancel', taskId, '--json', ...at()]);
+  expect(cancelled.code).toBe(5);
+  expect(JSON.parse(cancelled.stdout)).toMatchObject({ taskId, outcome: 'recorded', note: expect.stringMatching(/^recorded without a worker/) });
+  const again = await h.worker();
+  await again.runUntil(async () => {
+    await waitFor('the task cancelled', async () => ((await h.client.describe(taskId)).executionStatus === 'CANCELLED' ? true : undefined));
+  });
+  const closed = await runCli(['cancel', taskId, '--json', ...at()]);
+  expect(closed.code).toBe(1);
+  expect(JSON.parse(closed.stdout)).toMatchObject({ outcome: 'refused', reason: expect.stringMatching(/is cancelled; there is nothing to cancel/) });
+});

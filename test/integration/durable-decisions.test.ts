@@ -63,7 +63,7 @@ describe('with a persisted server', () => {
       const cli = await runCli(['approve', taskId, '--as', 'olga', '--address', h.server.address], { DURABLE_AGENT_HOME: dir, DURABLE_AGENT_SIGNING_KEY: `inbox-test:${secret}` });
       expect(cli.stderr).toBe('');
       expect(cli.code).toBe(5);
-      expect(cli.stdout).toMatch(/^recorded; it applies when a worker runs the task \(no worker/);
+      expect(cli.stdout).toMatch(/^recorded without a worker; it applies when a worker runs the task \(no worker/);
       expect(existsSync(path.join(h.workspaceDir, 'outage.txt'))).toBe(true);
     } finally {
       await h.close();

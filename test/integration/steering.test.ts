@@ -164,3 +164,53 @@ test('the CLI interrupts a running task and refuses to interrupt a finished one'
   expect(late.stderr).toMatch(/is completed; there is nothing to interrupt/);
   expect((await runCli(['interrupt', 'no-such-task', 'x', '--as', 'olga', '--address', h.server.address])).code).toBe(3);
 });
+
+test('the CLI says what became of a message or an interrupt: refused by a busy reject agent (exit 1), a model call cancelled, or queued behind a running tool', async () => {
+  // reject: the message is refused while the model call is in flight; the answer says so and exits 1.
+  const rejectId = h.taskId('cli-reject');
+  api.enqueue(heldReply(async () => (await h.client.status(rejectId)).decisions.length >= 2, fakeTurns.text('done without them')));
+  const rejecting = await h.worker([agent('reject')], { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  await rejecting.runUntil(async () => {
+    await h.client.start({ agent: 'steered', prompt: 'think' }, { taskId: rejectId });
+    await waitFor('the model call in flight', () => api.requests.length === 1 || undefined);
+    const refused = await runCli(['message', rejectId, 'also do this', '--as', 'olga', '--address', h.server.address]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/refused the message: the task was busy: this agent takes messages only while it waits/);
+    const json = await runCli(['message', rejectId, 'and this', '--as', 'olga', '--json', '--address', h.server.address]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ taskId: rejectId, outcome: 'refused', reason: expect.stringMatching(/the task was busy/) });
+    await h.client.result(rejectId);
+    expect((await h.client.status(rejectId)).decisions.map((d) => d.outcome)).toEqual(['refused', 'refused']);
+  });
+
+  // An interrupt during a model call cancels it.
+  api.requests.length = 0;
+  api.enqueue(heldUntilCalledAgain(fakeTurns.text('stale')), fakeTurns.text('redirected'));
+  const cancelId = h.taskId('cli-interrupt-applied');
+  const worker = await h.worker([agent()], { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'steered', prompt: 'go' }, { taskId: cancelId });
+    await waitFor('the first model call in flight', () => api.requests.length === 1 || undefined);
+    const sent = await runCli(['interrupt', cancelId, 'change course', '--as', 'olga', '--json', '--address', h.server.address]);
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ outcome: 'applied', cancelledModelCall: true });
+    expect((await h.client.result(cancelId)).text).toBe('redirected');
+  });
+
+  // An interrupt during a tool waits for the next model call, and says so.
+  let toolStarted = false;
+  api.requests.length = 0;
+  api.enqueue(fakeTurns.toolUse('toolu_q1', 'write_note', { text: 'minutes' }), fakeTurns.text('noted'));
+  const queuedId = h.taskId('cli-interrupt-queued');
+  const tooling = await h.worker([agent('queue', [], () => (toolStarted = true))], { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  await tooling.runUntil(async () => {
+    await h.client.start({ agent: 'steered', prompt: 'take notes' }, { taskId: queuedId });
+    await waitFor('the tool running', () => toolStarted || undefined);
+    const sent = await runCli(['interrupt', queuedId, 'add the action items', '--as', 'olga', '--address', h.server.address]);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(/^interrupt to \S+ \(unsigned\): queued: no model call was in flight to cancel \(a running tool is never cancelled\), so the model reads it before its next call/);
+    await h.client.result(queuedId);
+  });
+});

@@ -8,20 +8,29 @@ import { connectClient as connectPlainClient } from '../connect';
 import { safeJson, safeLine } from '../render';
 import { describeAtRest, type DecisionOutcome } from '../../client/send-decision';
 import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../../rules/unblock-budget';
+import { decisionsAhead, sendCancel, sendSteering } from '../../client/request-outcome';
 
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
 durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
                          [--model ID] [--max-tokens N] [--json]
-durable-agent message TASK_ID TEXT --as NAME [--role ROLE]...
-durable-agent interrupt TASK_ID TEXT --as NAME [--role ROLE]...
-  (interrupt: the model call in flight is cancelled and made again with TEXT; a running tool is never cancelled)
-durable-agent cancel TASK_ID
+durable-agent message TASK_ID TEXT --as NAME [--role ROLE]... [--json]
+durable-agent interrupt TASK_ID TEXT --as NAME [--role ROLE]... [--json]
+  (interrupt: the model call in flight is cancelled and made again with TEXT; a running tool is never
+  cancelled: between model calls it is queued for the next one, and the answer says which)
+durable-agent cancel TASK_ID [--json]
   With a signing key (${SIGNING_KEY_ENV}, or the state dir's approvers/signing-key.json) decisions are signed:
   the operator at this terminal vouches for --as and --role. Tasks whose worker trusts keys refuse unsigned ones.
-  approve, deny and unblock never wait on a worker: taken at once they exit 0; with no worker to take them they
-  are recorded in the task's history, apply when a worker runs it, and exit 5 (status shows the outcome).`;
+  Every answer starts with what happened, the same word as --json's "outcome" and status's decisions:
+    applied     the task took it (exit 0); an interrupt that cancelled a model call
+    queued      the task holds it for its next model call, or is stopping (exit 0)
+    recorded    recorded without a worker: in the task's history, judged when a worker runs it (exit 5);
+                "behind" names decisions recorded first on the same approval, which supersede it if taken
+    refused     it broke a rule; nothing changed (exit 1): a decided approval, an unverified sender, a message
+                to a busy agent whose messagesWhileBusy is 'reject'
+    superseded  (in status) a recorded decision whose approval or block was answered first
+  approve, deny and unblock never wait on a worker.`;
 
 /** The signing key this terminal holds, if any: its operator is a trusted front end. */
 function cliSigner(): DecisionSigner | undefined {
@@ -95,51 +104,79 @@ export async function unblockCommand(argv: string[]): Promise<number> {
         ...(maxTokens ? { maxTokens } : {}),
       },
     });
-    return reported(outcome, values.json, (answer) => `${taskId} resumed (escalation ${safeLine((answer as { escalationId: string }).escalationId)})`);
+    return await reported(
+      client,
+      taskId,
+      { action: 'unblock', subject: values.block },
+      outcome,
+      values.json,
+      (answer) => `${taskId} resumed (escalation ${safeLine((answer as { escalationId: string }).escalationId)})`,
+    );
   } catch (err) {
-    throw rejection(err, taskId, client);
+    return refusedDecision(err, taskId, client, values.json);
   }
 }
 
 export async function cancelCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, json: { type: 'boolean' } }, { min: 1, max: 1, names: 'TASK_ID' });
   const client = await connectClient(values);
-  const described = await client.describe(positionals[0]!);
-  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; there is nothing to cancel`);
-  await client.cancel(positionals[0]!);
-  console.log(`cancellation requested for ${positionals[0]} (a running tool call is stopped through its heartbeat)`);
-  return EXIT.ok;
+  const taskId = positionals[0]!;
+  const described = await client.describe(taskId);
+  if (described.executionStatus !== 'RUNNING') return refused(values.json, taskId, `${taskId} is ${described.executionStatus.toLowerCase()}; there is nothing to cancel`);
+  const sent = await sendCancel(client, taskId, described.taskQueue ?? client.queueFor(described.agent ?? ''));
+  if (values.json) console.log(safeJson({ taskId, ...sent }));
+  else console.log(`cancel ${taskId}: ${sent.note}`);
+  return sent.outcome === 'recorded' ? EXIT.recorded : EXIT.ok;
+}
+
+/**
+ * A request the task or this client refused: one line on stderr (exit 1), or with --json the same
+ * words on stdout, so a script reads every answer from one place.
+ */
+function refused(json: boolean | undefined, taskId: string, reason: string): number {
+  if (json) {
+    console.log(safeJson({ taskId, outcome: 'refused', reason }));
+    return EXIT.failed;
+  }
+  throw new CliError(reason);
 }
 
 export async function messageCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, json: { type: 'boolean' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
   const by = person(values.as, 'every message records who sent it');
   if (!positionals[1]!.trim()) throw usageError('the message TEXT must not be empty');
   const client = await connectClient(values);
-  const described = await client.describe(positionals[0]!);
-  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; it takes no more messages`);
-  await client.message(positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) });
-  // A signal cannot be refused: say what an unsigned one becomes on a task that verifies approvers.
-  console.log(
-    client.signer
-      ? `message sent to ${positionals[0]} (signed with key ${client.signer.keyId})`
-      : `message sent to ${positionals[0]} unsigned: a task whose worker trusts approver keys records it as unverified and does not show it to the model`,
-  );
-  return EXIT.ok;
+  return steer(client, values, positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) }, false);
+}
+
+/**
+ * Sends a message or an interrupt and says what the task did with it (request-outcome.ts): applied,
+ * queued (exit 0), recorded without a worker (exit 5) or refused with the task's reason (exit 1).
+ */
+async function steer(client: TaskClient, values: { json?: boolean | undefined }, taskId: string, input: { by: string; text: string; roles?: string[] }, interrupt: boolean): Promise<number> {
+  const verb = interrupt ? 'interrupt' : 'message';
+  const described = await client.describe(taskId);
+  if (described.executionStatus !== 'RUNNING') {
+    return refused(values.json, taskId, `${taskId} is ${described.executionStatus.toLowerCase()}; ${interrupt ? 'there is nothing to interrupt' : 'it takes no more messages'}`);
+  }
+  const sent = await sendSteering(client, taskId, described.taskQueue ?? client.queueFor(described.agent ?? ''), input, interrupt);
+  const signing = client.signer ? `signed with key ${client.signer.keyId}` : 'unsigned';
+  if (values.json) console.log(safeJson({ taskId, ...sent, signed: !!client.signer }));
+  else if (sent.outcome === 'refused') throw new CliError(`${taskId} refused the ${verb}: ${safeLine(sent.reason ?? '')}`);
+  else {
+    console.log(`${verb} to ${taskId} (${signing}): ${sent.note}`);
+    // Unsigned and not yet judged: what it becomes on a task that verifies approvers.
+    if (!client.signer && sent.outcome === 'recorded') console.log('  a task whose worker trusts approver keys records an unsigned one as unverified and does not show it to the model');
+  }
+  return sent.outcome === 'refused' ? EXIT.failed : sent.outcome === 'recorded' ? EXIT.recorded : EXIT.ok;
 }
 
 export async function interruptCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, json: { type: 'boolean' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
   const by = person(values.as, 'every interrupt records who sent it');
   if (!positionals[1]!.trim()) throw usageError('the interrupt TEXT must not be empty');
   const client = await connectClient(values);
-  const described = await client.describe(positionals[0]!);
-  if (described.executionStatus !== 'RUNNING') throw new CliError(`${positionals[0]} is ${described.executionStatus.toLowerCase()}; there is nothing to interrupt`);
-  await client.interrupt(positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) });
-  console.log(
-    `interrupt sent to ${positionals[0]}${client.signer ? ` (signed with key ${client.signer.keyId})` : ' unsigned'}: a model call in flight is cancelled and made again with it; a running tool is never cancelled`,
-  );
-  return EXIT.ok;
+  return steer(client, values, positionals[0]!, { by, text: positionals[1]!, ...rolesFrom(values) }, true);
 }
 
 export async function approveCommand(argv: string[]): Promise<number> {
@@ -160,9 +197,16 @@ export async function approveCommand(argv: string[]): Promise<number> {
       kind: 'approve',
       input: { approvalId, by, ...rolesFrom(values), ...(comment !== undefined ? { comment } : {}), ...(editedInput !== undefined ? { editedInput } : {}) },
     });
-    return reported(outcome, values.json, () => `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`);
+    return await reported(
+      client,
+      taskId,
+      { action: 'approve', subject: approvalId },
+      outcome,
+      values.json,
+      () => `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`,
+    );
   } catch (err) {
-    throw rejection(err, taskId, client);
+    return refusedDecision(err, taskId, client, values.json);
   }
 }
 
@@ -181,9 +225,9 @@ export async function denyCommand(argv: string[]): Promise<number> {
   const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
     const outcome = await client.decide(taskId, { kind: 'deny', input: { approvalId, by, ...rolesFrom(values), reason: values.reason } });
-    return reported(outcome, values.json, () => `denied ${approvalId} on ${taskId}`);
+    return await reported(client, taskId, { action: 'deny', subject: approvalId }, outcome, values.json, () => `denied ${approvalId} on ${taskId}`);
   } catch (err) {
-    throw rejection(err, taskId, client);
+    return refusedDecision(err, taskId, client, values.json);
   }
 }
 
@@ -225,17 +269,42 @@ function editedArguments(text: string): Record<string, unknown> {
 }
 
 /**
- * Taken (exit 0), or recorded for when a worker runs the task (exit 5): a person who walks away
- * knows which. The outcome of a recorded decision shows later in `status` and `watch`.
+ * Applied (exit 0), or recorded without a worker for when one runs the task (exit 5): a person who
+ * walks away knows which. A recorded decision behind another one recorded first on the same
+ * approval (or block) says so: when a worker runs the task the first is taken and this one is
+ * superseded. The outcome of a recorded decision shows later in `status` and `watch`.
  */
-function reported(outcome: DecisionOutcome, json: boolean | undefined, taken: (answer: unknown) => string): number {
-  if (json) console.log(safeJson(outcome));
+async function reported(
+  client: TaskClient,
+  taskId: string,
+  on: { action: 'approve' | 'deny' | 'unblock'; subject: string | undefined },
+  outcome: DecisionOutcome,
+  json: boolean | undefined,
+  taken: (answer: unknown) => string,
+): Promise<number> {
+  // This decision is the last one recorded: those before it are ahead.
+  const ahead = outcome.applied ? [] : (await decisionsAhead(client, outcome.decidedOn ?? taskId, on.action, on.subject)).slice(0, -1);
+  const behind = ahead.map((d) => `${d.action} by ${d.by}`).join(', ');
+  const note = outcome.applied
+    ? undefined
+    : `${outcome.note.replace(/^recorded;/, 'recorded without a worker;')}${ahead.length ? `; behind ${ahead.length === 1 ? 'a decision' : `${ahead.length} decisions`} recorded first on the same ${on.action === 'unblock' ? 'block' : 'approval'} (${behind}): if ${ahead.length === 1 ? 'that one is' : 'one of those is'} taken, this one is superseded` : ''}`;
+  if (json) console.log(safeJson({ outcome: outcome.applied ? 'applied' : 'recorded', ...outcome, ...(note ? { note } : {}), ...(ahead.length ? { behind: ahead } : {}) }));
   else {
-    console.log(outcome.applied ? taken(outcome.answer) : outcome.note);
+    console.log(outcome.applied ? `${taken(outcome.answer)}: applied` : note);
     // A sub-agent's approval or block named on its parent went to the child task that holds it.
     if (outcome.decidedOn) console.log(`  (decided on sub-agent task ${safeLine(outcome.decidedOn)}, by its own rules)`);
   }
   return outcome.applied ? EXIT.ok : EXIT.recorded;
+}
+
+/** A decision the task refused: one line on stderr, or with --json `{ outcome: 'refused', reason }` on stdout; exit 1. */
+function refusedDecision(err: unknown, taskId: string, client: TaskClient, json: boolean | undefined): number {
+  const error = rejection(err, taskId, client);
+  if (json && err instanceof TaskRejectedError) {
+    console.log(safeJson({ taskId, outcome: 'refused', reason: err.message }));
+    return EXIT.failed;
+  }
+  throw error;
 }
 
 /** The one pending approval, from the task's memo when it has one (no worker needed), else from a worker. */

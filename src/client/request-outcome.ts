@@ -1,0 +1,149 @@
+/**
+ * What became of a request a person sent to a task (approve, deny, unblock, message, interrupt,
+ * cancel), in the words every front end uses: `applied` (the task took it), `queued` (the task holds
+ * it for its next model call, or is stopping), `recorded` (no live worker: it is in the task's
+ * history and is judged when a worker runs the task), `superseded` (what it answered was already
+ * answered) or `refused` (it broke a rule; nothing changed). Messages and interrupts are signals,
+ * which cannot answer: with a live worker, what the task did with one is read back from its status.
+ */
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { approveSignal, denySignal, statusQuery, unblockSignal } from '../protocol/definitions';
+import type { Decision, MessageInput, TaskEvent, TaskStatus } from '../protocol/task';
+import type { TaskClient } from './task-client';
+
+export const REQUEST_OUTCOMES = ['applied', 'queued', 'recorded', 'superseded', 'refused'] as const;
+export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
+
+/** How long a live worker's answer to the status query may take before the task counts as having no live worker. */
+const PROBE_MS = 1_500;
+/** How long a message's fate is looked for in the task's status once it is sent. */
+const SETTLE_MS = 5_000;
+
+export interface SteeringOutcome {
+  outcome: Extract<RequestOutcome, 'applied' | 'queued' | 'recorded' | 'refused'>;
+  /** Whether it cancelled a model call in flight (the model is called again with it at once); false: it waits for the next call. */
+  cancelledModelCall?: boolean;
+  /** Why it was refused, as the task recorded it. */
+  reason?: string;
+  /** One line for a person. */
+  note: string;
+}
+
+/** The live status, or undefined when no worker answers within PROBE_MS (or none polls). */
+async function liveStatus(client: TaskClient, taskId: string, taskQueue: string): Promise<TaskStatus | undefined> {
+  if ((await client.isServed(taskQueue)) === false) return undefined;
+  return client.client.connection.withDeadline(Date.now() + PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
+}
+
+/** The decisions in `after` that were not in `before` (the list may have dropped old entries at its front). */
+function newDecisions(before: readonly Decision[], after: readonly Decision[]): Decision[] {
+  if (before.length === 0) return [...after];
+  const last = JSON.stringify(before[before.length - 1]);
+  for (let i = after.length - 1; i >= 0; i--) if (JSON.stringify(after[i]) === last) return after.slice(i + 1);
+  return [...after];
+}
+
+const lastSeq = (events: readonly TaskEvent[]) => events.reduce((max, e) => Math.max(max, e.seq), 0);
+
+/**
+ * Sends a message (or an interrupt) and says what the task did with it. With a live worker the
+ * task's status is read until it shows the message's decision: refused (a `reject` agent that was
+ * busy, an unverified sender), applied (it cancelled the model call in flight) or queued (the model
+ * reads it before its next call). Without one the signal is recorded in history (`recorded`).
+ */
+export async function sendSteering(client: TaskClient, taskId: string, taskQueue: string, input: MessageInput, interrupt: boolean): Promise<SteeringOutcome> {
+  const before = await liveStatus(client, taskId, taskQueue);
+  if (interrupt) await client.interrupt(taskId, input);
+  else await client.message(taskId, input);
+  if (!before) {
+    return {
+      outcome: 'recorded',
+      note: `recorded without a worker: no live worker polls queue ${taskQueue}; the task reads it when a worker runs it (see status)`,
+    };
+  }
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
+    const after = await client.client.connection.withDeadline(Date.now() + PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
+    const mine = after ? newDecisions(before.decisions, after.decisions).find((d) => d.action === 'message' && d.by === input.by) : undefined;
+    if (after && mine) {
+      if (mine.outcome === 'refused' || mine.detail.startsWith('not given to the model')) {
+        const reason = mine.detail.replace(/^refused \(sent as a signal\): /, '');
+        return { outcome: 'refused', reason, note: `refused: ${reason}` };
+      }
+      const since = lastSeq(before.events);
+      const cancelled = after.events.some((e) => e.seq > since && e.kind === 'guidance_added' && e.detail.startsWith(`${input.by} interrupted the model call in flight`));
+      if (cancelled) return { outcome: 'applied', cancelledModelCall: true, note: 'applied: it cancelled the model call in flight; the model is called again with it now' };
+      const why = interrupt ? 'no model call was in flight to cancel (a running tool is never cancelled), so ' : '';
+      return { outcome: 'queued', ...(interrupt ? { cancelledModelCall: false } : {}), note: `queued: ${why}the model reads it before its next call` };
+    }
+    if (Date.now() > deadline) {
+      return {
+        outcome: 'queued',
+        ...(interrupt ? { cancelledModelCall: false } : {}),
+        note: `queued: sent to the task, which has not recorded it within ${SETTLE_MS / 1000} s (see status)`,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+export interface CancelOutcome {
+  outcome: Extract<RequestOutcome, 'applied' | 'queued' | 'recorded'>;
+  note: string;
+}
+
+/** How long `cancel` waits for a live task to close. */
+const CANCEL_SETTLE_MS = 10_000;
+
+/** Asks the task to stop and says whether it did (applied), is stopping (queued) or will when a worker runs it (recorded). */
+export async function sendCancel(client: TaskClient, taskId: string, taskQueue: string): Promise<CancelOutcome> {
+  const live = (await liveStatus(client, taskId, taskQueue)) !== undefined;
+  await client.cancel(taskId);
+  if (!live) return { outcome: 'recorded', note: `recorded without a worker: no live worker polls queue ${taskQueue}; the task is cancelled when a worker runs it` };
+  const deadline = Date.now() + CANCEL_SETTLE_MS;
+  while (Date.now() < deadline) {
+    const summary = await client.describe(taskId);
+    if (summary.executionStatus !== 'RUNNING') return { outcome: 'applied', note: `applied: the task is ${summary.executionStatus.toLowerCase()}` };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { outcome: 'queued', note: `queued: cancellation requested; the task has not closed within ${CANCEL_SETTLE_MS / 1000} s (a running tool call is stopped through its heartbeat)` };
+}
+
+/** A decision recorded before this one and not yet judged by any worker, on the same approval or block. */
+export interface DecisionAhead {
+  action: 'approve' | 'deny' | 'unblock';
+  by: string;
+}
+
+/**
+ * The approve, deny or unblock signals recorded in the task's history after the last workflow task
+ * a worker completed (so none has judged them yet) that answer the same approval (or, for an
+ * unblock, any block): when a worker runs the task the first valid one is taken and the rest are
+ * superseded. Empty when none, or when the history cannot be read.
+ */
+export async function decisionsAhead(client: TaskClient, taskId: string, action: 'approve' | 'deny' | 'unblock', subject: string | undefined): Promise<DecisionAhead[]> {
+  try {
+    const history = await client.history(taskId);
+    const events = history.events ?? [];
+    let lastCompleted = -1;
+    events.forEach((e, i) => {
+      if (e.workflowTaskCompletedEventAttributes) lastCompleted = i;
+    });
+    const ahead: DecisionAhead[] = [];
+    for (const e of events.slice(lastCompleted + 1)) {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      const name = signal?.signalName;
+      const kind = name === approveSignal.name ? 'approve' : name === denySignal.name ? 'deny' : name === unblockSignal.name ? 'unblock' : undefined;
+      if (!kind || (action === 'unblock') !== (kind === 'unblock')) continue;
+      const payloads = signal?.input?.payloads;
+      if (!payloads?.length) continue;
+      const input = (await decodeFromPayloadsAtIndex<unknown>(client.client.options.loadedDataConverter, 0, payloads)) as { approvalId?: unknown; blockId?: unknown; by?: unknown } | null;
+      if (kind !== 'unblock' && input?.approvalId !== subject) continue;
+      if (kind === 'unblock' && subject !== undefined && input?.blockId !== undefined && input.blockId !== subject) continue;
+      ahead.push({ action: kind, by: typeof input?.by === 'string' ? input.by : 'unknown' });
+    }
+    return ahead;
+  } catch {
+    return [];
+  }
+}
