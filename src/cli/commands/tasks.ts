@@ -26,6 +26,9 @@ durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   --all also prints the audit entries a long task archived to its blob store (default: DURABLE_AGENT_BLOB_STORE)
   --full prints a pending approval's arguments whole (long ones are shortened, every key shown);
   arguments stored in the blob store are read from it and checked against their hash
+  With no live worker on the task's queue (none polls, or the one listed was killed: the server
+  lists a worker for minutes after its last poll) status asks nothing and answers at once from the
+  task's search attributes and memo, with a note saying so
 durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
 durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--forks-of TASK_ID] [--limit N] [--blob-store SPEC] [--json]
 durable-agent result TASK_ID [--json]
