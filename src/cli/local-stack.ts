@@ -56,7 +56,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   let codecServer: RunningCodecServer | undefined;
   const earlier = await earlierDevServer(options.port);
   if (await isPortOpen(address)) {
-    if (earlier) options.log(`Temporal: the server on port ${options.port} is the one an earlier dev started here (pid ${earlier.pid}, which outlived it)`);
+    if (earlier)
+      options.log(
+        earlier.ownerAlive
+          ? `Temporal: the server on port ${options.port} is the one the ${earlier.verb} running here as pid ${earlier.owner} started (server pid ${earlier.pid})`
+          : `Temporal: the server on port ${options.port} is the one an earlier ${earlier.verb} here started and left running (server pid ${earlier.pid})`,
+      );
     else if (!options.reuse) {
       const what = (await isTemporalServing(address)) ? 'a Temporal server' : 'something that is not (yet) a Temporal server';
       throw new CliError(`Port ${options.port} already holds ${what} that this command did not start. Use it with --reuse, or choose another port with --port N (README: "Ports").`, EXIT.failed);
@@ -83,7 +88,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await codecServer?.close();
       throw err;
     });
-    await recordDevServer(server, options.port);
+    await recordDevServer(server, options.port, options.verb ?? 'dev');
   }
   const env = await startDemoEnvironment({
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
@@ -134,18 +139,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
  */
 const RECORD = () => path.join(stateDir(), 'dev-server.json');
 
-async function recordDevServer(server: DevServer, port: number): Promise<void> {
+async function recordDevServer(server: DevServer, port: number, verb: string): Promise<void> {
   if (server.process.pid === undefined) return;
-  await fs.writeFile(RECORD(), JSON.stringify({ pid: server.process.pid, port }) + '\n');
+  await fs.writeFile(RECORD(), `${JSON.stringify({ pid: server.process.pid, port, owner: process.pid, verb })}\n`);
 }
 
-async function earlierDevServer(port: number): Promise<{ pid: number } | undefined> {
+async function earlierDevServer(port: number): Promise<{ pid: number; owner: number; ownerAlive: boolean; verb: string } | undefined> {
   try {
-    const record = JSON.parse(await fs.readFile(RECORD(), 'utf8')) as { pid?: unknown; port?: unknown };
+    const record = JSON.parse(await fs.readFile(RECORD(), 'utf8')) as { pid?: unknown; port?: unknown; owner?: unknown; verb?: unknown };
     if (record.port !== port || typeof record.pid !== 'number') return undefined;
-    process.kill(record.pid, 0);
-    return { pid: record.pid };
+    if (!alive(record.pid)) return undefined;
+    const owner = typeof record.owner === 'number' ? record.owner : 0;
+    return { pid: record.pid, owner, ownerAlive: owner > 0 && alive(owner), verb: typeof record.verb === 'string' ? record.verb : 'dev' };
   } catch {
     return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

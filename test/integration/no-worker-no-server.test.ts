@@ -5,7 +5,10 @@
  * server it did not start unless --reuse.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
 import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
 import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
@@ -102,3 +105,37 @@ test('dev refuses a port that holds a server it did not start (exit 1, one line)
     await new Promise((resolve) => squatter.close(resolve));
   }
 }, 120_000);
+
+test('a server an earlier dev of this folder left running (the dev was SIGKILLed) is taken back without --reuse', async () => {
+  const port = await freePort();
+  const home = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-dev-home-'));
+  const cli = await provisionTemporalCli();
+  // A state folder of its own (not the project's database), with the same Temporal CLI.
+  const env = { DURABLE_AGENT_HOME: home, DURABLE_AGENT_TEMPORAL_CLI: cli, DURABLE_AGENT_SERVER_WAIT: '30' };
+  const args = ['dev', '--port', String(port), '--headless', '--workspace', path.join(home, 'workspace')];
+  const first = spawnCli(args, env);
+  const firstLog = stderrOf(first);
+  let serverPid: number | undefined;
+  let second: ChildProcess | undefined;
+  try {
+    await firstLog.until(/Ready\./, 'the first dev');
+    serverPid = (JSON.parse(readFileSync(path.join(home, 'dev-server.json'), 'utf8')) as { pid: number }).pid;
+    // SIGKILL of the dev process alone (as `kill -9 PID` in a terminal): its server outlives it.
+    await sigkill(first);
+    second = spawnCli(args, env);
+    const secondLog = stderrOf(second);
+    await secondLog.until(/Ready\./, 'the second dev');
+    expect(secondLog.text()).toContain(`Temporal: the server on port ${port} is the one an earlier dev here started and left running (server pid ${serverPid})`);
+    expect(secondLog.text()).not.toContain('already holds');
+  } finally {
+    if (second) await sigkill(second);
+    await sigkill(first);
+    if (serverPid) {
+      try {
+        process.kill(serverPid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}, 240_000);
