@@ -97,10 +97,10 @@ const decision = z.strictObject({
   by: z.string(),
   action: z.enum(['unblock', 'message', 'approve', 'deny']),
   detail: z.string(),
-  outcome: z
-    .enum(['refused', 'superseded'])
-    .optional()
-    .meta({ description: 'A decision sent as a signal that changed nothing: refused (it broke a rule) or superseded (what it answered was already resolved).' }),
+  outcome: z.enum(['applied', 'refused', 'superseded']).optional().meta({
+    description:
+      'What became of the decision, in the words the verbs that send one use: applied (the task took it; a message joined the conversation), refused (it broke a rule; a message kept from the model) or superseded (a decision sent as a signal whose approval or block was already answered).',
+  }),
   identity: identity.optional(),
 });
 const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional() }).meta({ id: 'BranchPoint' });

@@ -14,6 +14,16 @@ import type { TaskClient } from './task-client';
 export const REQUEST_OUTCOMES = ['applied', 'queued', 'recorded', 'superseded', 'refused'] as const;
 export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
 
+/**
+ * What became of a decision in a task's status, in the same words: the task marks only the ones
+ * that changed nothing (refused, superseded); a message kept from the model is refused; the rest
+ * were applied.
+ */
+export function decisionOutcome(decision: Decision): Extract<RequestOutcome, 'applied' | 'refused' | 'superseded'> {
+  if (decision.outcome) return decision.outcome;
+  return decision.action === 'message' && decision.detail.startsWith('not given to the model') ? 'refused' : 'applied';
+}
+
 /** How long a live worker's answer to the status query may take before the task counts as having no live worker. */
 const PROBE_MS = 1_500;
 /** How long a message's fate is looked for in the task's status once it is sent. */

@@ -174,9 +174,10 @@ export interface Decision {
   detail: string;
   /**
    * A decision sent as a signal that changed nothing: `refused` (it broke a rule the update
-   * validator applies), `superseded` (what it answered was already resolved). Absent: it was taken.
+   * validator applies), `superseded` (what it answered was already resolved). Absent: it was taken;
+   * front ends (`status --json`) then say `applied`, the word their verbs use (decisionOutcome).
    */
-  outcome?: 'refused' | 'superseded';
+  outcome?: 'applied' | 'refused' | 'superseded';
   /** Tasks started with verified approvers: whether `by` was signed by a trusted front end, with roles and key. */
   identity?: VerifiedIdentity;
 }

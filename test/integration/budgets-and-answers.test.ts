@@ -170,7 +170,13 @@ test('with no worker, approve, a second approve, message and cancel each say "re
     const status = JSON.parse((await runCli(['status', taskId, '--json', ...at()])).stdout).status;
     expect(status.approvals).toEqual([expect.objectContaining({ decision: 'approved', by: 'ana' })]);
     expect(status.decisions).toEqual(
-      expect.arrayContaining([expect.objectContaining({ action: 'deny', by: 'bob', outcome: 'superseded' }), expect.objectContaining({ action: 'approve', by: 'carl', outcome: 'superseded' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ action: 'deny', by: 'bob', outcome: 'superseded' }),
+        expect.objectContaining({ action: 'approve', by: 'carl', outcome: 'superseded' }),
+        // Taken ones say so in the same word the verbs print.
+        expect.objectContaining({ action: 'approve', by: 'ana', outcome: 'applied' }),
+        expect.objectContaining({ action: 'message', by: 'ana', outcome: 'applied' }),
+      ]),
     );
   });
 });

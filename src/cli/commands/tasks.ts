@@ -13,6 +13,7 @@ import { openBlobStore } from '../../blobs/open-blob-store';
 import { ApprovalArguments, replaceStoredArguments } from '../../client/approval-arguments';
 import { MARKER_PREFIX } from '../../protocol/blob-marker';
 import { connectionOptions, intOption, parse } from '../args';
+import { decisionOutcome } from '../../client/request-outcome';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
@@ -148,7 +149,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
   }
   // --all: the audit entries a long task archived to its blob store, before the recent ones.
   const archived = values.all && view.status?.archive ? await readArchive(client, view.status, values['blob-store']) : [];
-  if (values.json) console.log(safeJson(values.all ? { ...view, archived } : view, 2));
+  // Every decision says what became of it, in the words the verbs that send one print.
+  const shown = view.status ? { ...view, status: { ...view.status, decisions: view.status.decisions.map((d) => ({ ...d, outcome: decisionOutcome(d) })) } } : view;
+  if (values.json) console.log(safeJson(values.all ? { ...shown, archived } : shown, 2));
   else {
     for (const { kind, entry } of archived) console.log(safeLine(`[archived ${kind}] ${JSON.stringify(entry)}`));
     console.log(renderView(view, { full: !!values.full }));
