@@ -176,7 +176,8 @@ test("an agent that declares its queue is served on it alone, and a client given
 
 test("`worker` with no server exits 4 with the same one-line hint as `list`, not the transport's error", async () => {
   // Side by side: the client waits out its connect timeout (5 s) for a port nothing listens on.
-  const [worker, list] = await Promise.all([runCli(['worker', '--address', '127.0.0.1:1']), runCli(['list', '--address', '127.0.0.1:1'])]);
+  // DURABLE_AGENT_SERVER_WAIT=0: no wait for a server that may be starting (no-worker-no-server.test.ts tests the wait and its lines).
+  const [worker, list] = await Promise.all([runCli(['worker', '--address', '127.0.0.1:1'], { DURABLE_AGENT_SERVER_WAIT: '0' }), runCli(['list', '--address', '127.0.0.1:1'])]);
   expect(list.code).toBe(4);
   expect(worker.code).toBe(4);
   const lines = worker.stderr.trim().split('\n');

@@ -117,7 +117,7 @@ test('worker --agents hands the module only the worker settings (no demo orders 
   );
   const workspace = path.join(h.tmpDir, 'settings-workspace');
   // Loaded before connecting: the unreachable address ends the run after the module has been called.
-  const run = await runCli(['worker', '--agents', file, '--workspace', workspace, '--address', '127.0.0.1:1']);
+  const run = await runCli(['worker', '--agents', file, '--workspace', workspace, '--address', '127.0.0.1:1'], { DURABLE_AGENT_SERVER_WAIT: '0' });
   expect(run.code).toBe(4);
   expect(JSON.parse(readFileSync(seen, 'utf8'))).toEqual({ workspaceDir: workspace });
 
