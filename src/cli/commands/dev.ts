@@ -11,6 +11,7 @@ export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --head
   A port that already holds a server dev did not start is refused (exit 1), unless --reuse: then dev
   serves its worker on that server (waiting up to 30 s, DURABLE_AGENT_SERVER_WAIT, for one that is
   still starting; exit 4 if it never answers) and leaves it running. Choosing ports: README "Ports".
+  The worker's SDK logs go to .durable-agent/logs/ (a file per run); --verbose shows them on stderr too.
   The worker serves the demo agent on its queue durable-agent.demo and the shared queue durable-agent of
   earlier tasks; --task-queue Q serves it on Q alone.`;
 

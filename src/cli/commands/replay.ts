@@ -34,17 +34,19 @@ export const replayHelp = `durable-agent export TASK [--as NAME] [--role ROLE]..
   its tool calls (exact arguments, results), approvals, outcome, tokens and cost, claim-checked
   content included and checked against its hash; sealed with a content hash. Exit 3: no such task.
 
-durable-agent replay TASK|FILE [--as NAME] [--role ROLE]... [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--blob-store SPEC]
+durable-agent replay TASK|FILE [--as NAME] [--role ROLE]... [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--verbose] [--blob-store SPEC]
   Runs the recorded task again from turn 0 against another model or system prompt, on a worker of
   its own that answers every tool from the recording and runs none (a call the recording does not
   hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
   as that module defines it now (prompt, tool declarations, policy, model); its tools never run.
 
-durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json]
+durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--verbose]
   Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
   requiredTools, forbiddenTools, maxTurns, maxCostUsd; without one, the recorded outcome) and prints
   a table. Exit 1 when any regressed, 2 for an edited or malformed file.
   Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.
+  replay and eval run a worker of their own: the Temporal SDK's logs go to .durable-agent/logs/
+  (a file per run), and --verbose shows them on stderr too; an error is one line on stderr.
   export and replay of a TASK are branches of it: --as (default $USER) and --role, signed with this
   terminal's key when it has one, must pass the agent's policy (approvers.branch), else exit 1.`;
 
