@@ -251,10 +251,13 @@ async function answer(run: () => Promise<unknown>): Promise<CallToolResult> {
 
 const NO_WORKER_NOTE = 'no worker answered for this task: read from its memo; a decision is recorded and applies when a worker runs the task';
 
-/** Taken: the task's answer, as before. Recorded: `recorded: true` and the note that says when it applies. */
+/**
+ * Taken: the task's answer, as before, with `outcome: 'applied'`. Recorded: `outcome: 'recorded'`,
+ * `recorded: true` and the note that says when it applies (the CLI's words, docs/json-output.md).
+ */
 function decisionView(outcome: DecisionOutcome): Record<string, unknown> {
-  if (outcome.applied) return outcome.answer as Record<string, unknown>;
-  return { applied: false, recorded: true, task_queue: outcome.taskQueue, note: outcome.note };
+  if (outcome.applied) return { outcome: 'applied', ...(outcome.answer as Record<string, unknown>) };
+  return { outcome: 'recorded', applied: false, recorded: true, task_queue: outcome.taskQueue, note: outcome.note };
 }
 
 /** An approval as the memo shows it: the arguments only when it holds them whole. */

@@ -82,7 +82,7 @@ test('an MCP client starts a task, sees its pending approval with the exact argu
 
       const approved = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, comment: 'ok from MCP' });
       expect(approved.isError).toBeFalsy();
-      expect(data(approved)).toMatchObject({ approvalId, decision: 'approved' });
+      expect(data(approved)).toMatchObject({ outcome: 'applied', approvalId, decision: 'approved' });
 
       const result = data(await call(client, 'task_result', { task_id: taskId, wait_seconds: 30 }));
       expect(result).toMatchObject({ closed: true, result: { outcome: 'answered', text: 'removed stale.log' } });
@@ -217,7 +217,7 @@ test("with every worker down, list_pending_approvals reads the approval from the
 
     const approved = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, comment: 'during the outage' });
     expect(approved.isError).toBeFalsy();
-    expect(data(approved)).toMatchObject({ applied: false, recorded: true, task_queue: h.taskQueue, note: expect.stringMatching(/^recorded; it applies when a worker runs the task \(no worker/) });
+    expect(data(approved)).toMatchObject({ outcome: 'recorded', applied: false, recorded: true, task_queue: h.taskQueue, note: expect.stringMatching(/^recorded; it applies when a worker runs the task \(no worker/) });
     expect(existsSync(path.join(h.workspaceDir, 'outage.log'))).toBe(true);
 
     const done = await (await h.worker()).runUntil(async () => {
