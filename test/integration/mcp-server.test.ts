@@ -217,7 +217,13 @@ test("with every worker down, list_pending_approvals reads the approval from the
 
     const approved = await call(client, 'approve', { task_id: taskId, approval_id: approvalId, comment: 'during the outage' });
     expect(approved.isError).toBeFalsy();
-    expect(data(approved)).toMatchObject({ outcome: 'recorded', applied: false, recorded: true, task_queue: h.taskQueue, note: expect.stringMatching(/^recorded; it applies when a worker runs the task \(no worker/) });
+    expect(data(approved)).toMatchObject({
+      outcome: 'recorded',
+      applied: false,
+      recorded: true,
+      task_queue: h.taskQueue,
+      note: expect.stringMatching(/^recorded; it applies when a worker runs the task \(no worker/),
+    });
     expect(existsSync(path.join(h.workspaceDir, 'outage.log'))).toBe(true);
 
     const done = await (await h.worker()).runUntil(async () => {
