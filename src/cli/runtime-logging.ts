@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
@@ -37,6 +37,7 @@ export function installQuietRuntime(verb: string, options: { verbose?: boolean; 
     try {
       if (fd === undefined) {
         mkdirSync(path.dirname(file), { recursive: true });
+        pruneLogs(path.dirname(file));
         fd = openSync(file, 'a');
         process.once('exit', () => closeSync(fd!));
       }
@@ -58,4 +59,22 @@ export function installQuietRuntime(verb: string, options: { verbose?: boolean; 
     // A runtime is already installed in this process: keep it.
   }
   return { file, onStderr };
+}
+
+/** Runs' log files kept in .durable-agent/logs/: the oldest beyond this many go when a run starts its own. */
+export const KEPT_LOG_FILES = 100;
+
+/** Deletes the oldest log files of `dir` so that `keep - 1` remain (room for the run's own). Another run's deletions are fine. */
+export function pruneLogs(dir: string, keep = KEPT_LOG_FILES): void {
+  const files: { f: string; at: number }[] = [];
+  for (const f of readdirSync(dir)) {
+    if (!f.endsWith('.log')) continue;
+    try {
+      files.push({ f, at: statSync(path.join(dir, f)).mtimeMs });
+    } catch {
+      // Gone already.
+    }
+  }
+  files.sort((a, b) => b.at - a.at);
+  for (const { f } of files.slice(Math.max(0, keep - 1))) rmSync(path.join(dir, f), { force: true });
 }
