@@ -11,6 +11,7 @@ import { argumentsView, viewText } from '../client/arguments-view';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { nestedLabel, type NestedPending } from '../client/child-tasks';
 import type { QueueWorker } from '../worker/create-worker';
+import { decisionOutcome } from '../client/request-outcome';
 
 const MARK: Record<TaskEvent['kind'], string> = {
   task_started: '▶',
@@ -112,7 +113,8 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       lines.push(`  ${safeLine(e.at)}  ${safeLine(e.level)} ${safeLine(e.code)}: ${safeLine(e.reason)}`);
       if (e.resolved) lines.push(`  ${safeLine(e.resolved.at)}  resolved by ${safeLine(e.resolved.by)}: ${safeLine(e.resolved.how)}`);
     }
-    for (const d of s.decisions.filter((d) => d.action === 'message')) lines.push(`  ${safeLine(d.at)}  message from ${safeLine(d.by)}: ${safeLine(d.detail)}`);
+    // Each message with what became of it, in the words `message` answers with (a refused one is listed below).
+    for (const d of s.decisions.filter((d) => d.action === 'message' && !d.outcome)) lines.push(`  ${safeLine(d.at)}  message from ${safeLine(d.by)}: ${safeLine(d.detail)} [${decisionOutcome(d)}]`);
     // Decisions sent as signals that changed nothing: a person who was told "recorded" finds out why here.
     for (const d of s.decisions.filter((d) => d.outcome)) lines.push(`  ${safeLine(d.at)}  ${safeLine(d.action)} by ${safeLine(d.by)} ${safeLine(d.detail)}`);
     if (s.untakenDecisions && s.untakenDecisions > s.decisions.filter((d) => d.outcome).length) {

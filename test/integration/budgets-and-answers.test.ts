@@ -168,6 +168,7 @@ test('with no worker, approve, a second approve, message and cancel each say "re
   await again.runUntil(async () => {
     expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'deleted' });
     const status = JSON.parse((await runCli(['status', taskId, '--json', ...at()])).stdout).status;
+    expect((await runCli(['status', taskId, ...at()])).stdout).toContain('message from ana: thanks [applied]');
     expect(status.approvals).toEqual([expect.objectContaining({ decision: 'approved', by: 'ana' })]);
     expect(status.decisions).toEqual(
       expect.arrayContaining([
