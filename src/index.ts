@@ -21,6 +21,8 @@ export type { DurableAgentPluginOptions } from './worker';
 export { createActivities } from './activities';
 export { TaskClient, TaskNotFoundError, TaskRejectedError, ForkRefusedError, failureOf } from './client/task-client';
 export type { TaskSummary, TaskView, ListFilter, ForkOptions, ForkStarted } from './client/task-client';
+export { REQUEST_OUTCOMES, decisionOutcome, sendSteering, sendCancel } from './client/request-outcome';
+export type { RequestOutcome, SteeringOutcome, CancelOutcome } from './client/request-outcome';
 export { nestedPending, nestedLabel, nestingOf, runningChildren, type NestedPending } from './client/child-tasks';
 export { ToolFailure, HttpStatusError } from './errors/tool-failure';
 export { classify } from './errors/classify';
