@@ -5,7 +5,9 @@
  * its whole deadline (`status` took about 6 s). Two cheap checks tell most of them apart:
  * - a poller not seen for longer than a long poll (plus a margin) has stopped polling;
  * - a poller whose identity is the SDK's default `pid@host` on this host is alive only if its process is.
- * A worker on another machine, seen within the last minute, is taken to be there.
+ * A worker on another machine, seen within the last minute, is taken to be there. A worker in a
+ * container that shares this host's name but not its process ids would be taken for gone: `status`
+ * then shows the memo view (with its note) instead of the live one, nothing worse.
  */
 import os from 'node:os';
 
