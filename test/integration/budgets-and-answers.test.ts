@@ -201,3 +201,33 @@ test('cancel says what happened: recorded without a worker (exit 5); --json carr
   expect(closed.code).toBe(1);
   expect(JSON.parse(closed.stdout)).toMatchObject({ outcome: 'refused', reason: expect.stringMatching(/is cancelled; there is nothing to cancel/) });
 });
+
+test('with no worker, a second unblock says it is behind the first, and an interrupt is recorded (exit 5)', async () => {
+  const script = h.script([callTool('list_files', {}), callTool('list_files', { dir: 'inbox' }), answer('done')]);
+  const taskId = 'answers-unblock';
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await runCli(['start', 'list twice', '--agent', 'demo', '--script', script, '--id', taskId, '--max-tool-calls', '1', '--json', ...at()]);
+    await waitFor('the block', async () => ((await h.client.status(taskId)).blocked ? true : undefined));
+  });
+  const first = await runCli(['unblock', taskId, '--as', 'ana', '--tool-calls', '5', '--json', ...at()]);
+  expect(first.code).toBe(5);
+  expect(JSON.parse(first.stdout)).toMatchObject({ outcome: 'recorded' });
+  const second = await runCli(['unblock', taskId, '--as', 'bob', '--tool-calls', '9', '--json', ...at()]);
+  expect(second.code).toBe(5);
+  expect(JSON.parse(second.stdout)).toMatchObject({
+    outcome: 'recorded',
+    behind: [{ action: 'unblock', by: 'ana' }],
+    note: expect.stringMatching(/behind a decision recorded first on the same block \(unblock by ana\)/),
+  });
+  const interrupt = await runCli(['interrupt', taskId, 'wrap up', '--as', 'ana', ...at()]);
+  expect(interrupt.code).toBe(5);
+  expect(interrupt.stdout).toMatch(/^interrupt to answers-unblock \(unsigned\): recorded without a worker/);
+  const again = await h.worker();
+  await again.runUntil(async () => {
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered' });
+    const status = await h.client.status(taskId);
+    expect(status.budgets.toolCalls.limit).toBe(5);
+    expect(status.decisions).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'unblock', by: 'bob', outcome: 'superseded' })]));
+  });
+});
