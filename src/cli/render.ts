@@ -97,7 +97,10 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
   ];
   if (s.agentVersion || s.build) {
     lines.push(
-      `version    agent ${safeLine(s.agentVersion ?? '?')}` + (s.build ? `   build ${safeLine(s.build.buildId)} of ${safeLine(s.build.deploymentName)} (pinned: it stays on this build until a continue-as-new moves it, or \`deploy promote --move-waiting\` while it waits on a person)` : ''),
+      `version    agent ${safeLine(s.agentVersion ?? '?')}` +
+        (s.build
+          ? `   build ${safeLine(s.build.buildId)} of ${safeLine(s.build.deploymentName)} (pinned: it stays on this build until a continue-as-new moves it, or \`deploy promote --move-waiting\` while it waits on a person)`
+          : ''),
     );
   }
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
