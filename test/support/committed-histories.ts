@@ -3,7 +3,10 @@
  * tests, so coverage of an old code path cannot go away quietly. Each was recorded once by
  * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
  * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals), r4- (context
- * strategies: the durable summary), r5- (every marker asked at a run's start).
+ * strategies: the durable summary), r5- (every marker asked at a run's start), r6- (the task family:
+ * model calls carrying only their change, the family's effect journal, whole-input proofs, hard
+ * budgets, bounded derived ids; a fork's first run, a rewind, an interrupt, a nested approval, a
+ * schedule's fire, native compaction, a worker SIGKILLed mid-write).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,6 +37,14 @@ export const COMMITTED_HISTORIES = [
   'r4-context-summary',
   'r3-subagents',
   'r5-demo-task',
+  'r6-demo-task',
+  'r6-fork-first-run',
+  'r6-rewind',
+  'r6-delegation-nested-approval',
+  'r6-schedule-fire',
+  'r6-interrupt',
+  'r6-native-compaction',
+  'r6-sigkill-mid-write',
 ] as const;
 
 /**
