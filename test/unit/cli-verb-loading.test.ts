@@ -29,9 +29,10 @@ function loadedBy(groups: string[][][]): Loaded[] {
         for (const argv of group) codes.push(await main(argv));
         report.push({ codes, worker: loaded('@temporalio/worker'), anthropic: loaded('@anthropic-ai/sdk'), mcp: loaded('@modelcontextprotocol/sdk') });
       }
-      process.stdout.write(JSON.stringify(report));
+      // As bin/durable-agent does: the worker verbs install the SDK's runtime, whose log forwarding keeps a process alive.
+      process.stdout.write(JSON.stringify(report), () => process.exit(0));
     })();`;
-  return JSON.parse(execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+  return JSON.parse(execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 50_000 }));
 }
 
 let clientVerbs: Loaded;
