@@ -9,6 +9,7 @@
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { approveSignal, denySignal, statusQuery, unblockSignal } from '../protocol/definitions';
 import type { Decision, MessageInput, TaskEvent, TaskStatus } from '../protocol/task';
+import { WORKER_PROBE_MS } from './send-decision';
 import type { TaskClient } from './task-client';
 
 export const REQUEST_OUTCOMES = ['applied', 'queued', 'recorded', 'superseded', 'refused'] as const;
@@ -24,8 +25,6 @@ export function decisionOutcome(decision: Decision): Extract<RequestOutcome, 'ap
   return decision.action === 'message' && decision.detail.startsWith('not given to the model') ? 'refused' : 'applied';
 }
 
-/** How long a live worker's answer to the status query may take before the task counts as having no live worker. */
-const PROBE_MS = 1_500;
 /** How long a message's fate is looked for in the task's status once it is sent. */
 const SETTLE_MS = 5_000;
 
@@ -39,10 +38,15 @@ export interface SteeringOutcome {
   note: string;
 }
 
-/** The live status, or undefined when no worker answers within PROBE_MS (or none polls). */
+/** The task's status from its worker, or undefined when none answers within WORKER_PROBE_MS. */
+function statusWithinProbe(client: TaskClient, taskId: string): Promise<TaskStatus | undefined> {
+  return client.client.connection.withDeadline(Date.now() + WORKER_PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
+}
+
+/** The live status, or undefined when no worker answers within WORKER_PROBE_MS (or none polls). */
 async function liveStatus(client: TaskClient, taskId: string, taskQueue: string): Promise<TaskStatus | undefined> {
   if ((await client.isServed(taskQueue)) === false) return undefined;
-  return client.client.connection.withDeadline(Date.now() + PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
+  return statusWithinProbe(client, taskId);
 }
 
 /** The decisions in `after` that were not in `before` (the list may have dropped old entries at its front). */
@@ -73,7 +77,7 @@ export async function sendSteering(client: TaskClient, taskId: string, taskQueue
   }
   const deadline = Date.now() + SETTLE_MS;
   for (;;) {
-    const after = await client.client.connection.withDeadline(Date.now() + PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
+    const after = await statusWithinProbe(client, taskId);
     const mine = after ? newDecisions(before.decisions, after.decisions).find((d) => d.action === 'message' && d.by === input.by) : undefined;
     if (after && mine) {
       if (mine.outcome === 'refused' || mine.detail.startsWith('not given to the model')) {

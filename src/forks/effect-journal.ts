@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../blobs/blob-store';
 import { canonicalJson } from '../protocol/canonical-json';
-import { effectJournalScope, effectStateOf, FAMILY_JOURNAL_PREFIX, type BranchPoint, type EffectRecord } from '../protocol/fork';
+import { effectJournalScope, effectStateOf, FAMILY_JOURNAL_PREFIX, familyRootOf, type BranchPoint, type EffectRecord } from '../protocol/fork';
 
 /** `<tool>:<sha256 of the canonical arguments>`: the same call whatever the key order or the task. */
 export function intentOf(tool: string, input: unknown): string {
@@ -87,7 +87,7 @@ export class EffectJournal {
    * children) and that is pending, unknown or done. A failed call took no effect and never counts.
    */
   async earlierRuns(call: PlannedEffect): Promise<EffectRecord[]> {
-    const root = call.lineage.length ? call.lineage[call.lineage.length - 1]!.taskId : call.taskId;
+    const root = familyRootOf(call.taskId, call.lineage);
     const found: EffectRecord[] = [];
     for (const record of latestSteps(await this.stepsOf(root, call.intent))) {
       if (effectStateOf(record) === 'failed' || (call.attempt !== undefined && record.attempt === call.attempt)) continue;

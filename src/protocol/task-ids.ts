@@ -21,6 +21,7 @@
  * search attributes (ParentTask, ForkedFrom) and in the task's input.
  */
 import { sha256 } from '@noble/hashes/sha2';
+import { toHex, utf8 } from './decision-proof';
 
 /** Temporal's default `limit.maxIDLength` (bytes of UTF-8): the longest task id TaskClient.start accepts. */
 export const MAX_TASK_ID_BYTES = 1000;
@@ -53,23 +54,6 @@ export function utf8Length(text: string): number {
 
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
-/** UTF-8 bytes without TextEncoder (not every sandbox has one); lone surrogates as U+FFFD. */
-function utf8Bytes(text: string): Uint8Array {
-  const out: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    let c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) {
-      c = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(i + 1) - 0xdc00);
-      i++;
-    } else if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
-    if (c < 0x80) out.push(c);
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-  }
-  return Uint8Array.from(out);
-}
-
 /** The longest start of `text` within `maxBytes` of UTF-8, never splitting a character. */
 function cutToBytes(text: string, maxBytes: number): string {
   let n = 0;
@@ -86,9 +70,7 @@ function cutToBytes(text: string, maxBytes: number): string {
 }
 
 function idHash(id: string): string {
-  let hex = '';
-  for (const b of sha256(utf8Bytes(id))) hex += b.toString(16).padStart(2, '0');
-  return hex.slice(0, ID_HASH_CHARS);
+  return toHex(sha256(utf8(id))).slice(0, ID_HASH_CHARS);
 }
 
 /**
