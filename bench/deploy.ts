@@ -10,7 +10,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Harness } from '../test/support/harness';
 import { answer, callTool, runInBackground } from '../test/support/harness';
-import { checkBuild, deploymentStatus, promoteBuild } from '../src/deploy/deployment';
+import { checkBuild } from '../src/deploy/build-check';
+import { deploymentStatus, promoteBuild } from '../src/deploy/deployment';
 import { summarize, type Summary } from './stats';
 
 export const CHECK_HISTORIES = 100;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { buildIdOfBundle, buildIdProblem, defaultBuildId, packageVersion, resolveVersioning } from '../../src/worker/versioning';
 import { workflowCodeHash } from '../../src/worker/workflow-bundle';
 import { agentVersionOf } from '../../src/protocol/agent-version';
-import { divergenceDetail } from '../../src/deploy/deployment';
+import { divergenceDetail } from '../../src/deploy/build-check';
 import type { AgentManifest } from '../../src/protocol/agent-manifest';
 
 const ROOT = path.resolve(__dirname, '../..');

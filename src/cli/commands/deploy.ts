@@ -1,5 +1,7 @@
 /** `durable-agent deploy`: Worker Versioning rollouts gated by replay (src/deploy, docs/deploy.md). */
-import { checkBuild, deploymentStatus, describeDivergence, DeployRefused, promoteBuild, rollbackDeployment, type CheckResult, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
+import { checkBuild } from '../../deploy/build-check';
+import { describeDivergence, type CheckResult } from '../../deploy/check-record';
+import { deploymentStatus, DeployRefused, promoteBuild, rollbackDeployment, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
 import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { buildIdProblem, DEFAULT_DEPLOYMENT_NAME } from '../../worker/versioning';
 import { connectionOptions, intOption, parse } from '../args';
