@@ -160,16 +160,41 @@ export async function promoteBuild(
   if (!before.builds.some((b) => b.buildId === buildId)) {
     throw new DeployRefused(`Deployment "${deploymentName}" has no build ${buildId}: start its workers (\`durable-agent worker --build-id ${buildId}\`) so the server knows it, then promote`);
   }
-  const described = await describe(client, deploymentName);
-  const common = { namespace: client.options.namespace, deploymentName, conflictToken: described.conflictToken, identity: 'durable-agent deploy promote' };
-  if (options.rampPercentage !== undefined && options.rampPercentage < 100) {
-    await client.workflowService.setWorkerDeploymentRampingVersion({ ...common, buildId, percentage: options.rampPercentage });
-  } else {
-    await client.workflowService.setWorkerDeploymentCurrentVersion({ ...common, buildId });
-  }
+  await untilQueuesRegistered(buildId, async () => {
+    const described = await describe(client, deploymentName);
+    const common = { namespace: client.options.namespace, deploymentName, conflictToken: described.conflictToken, identity: 'durable-agent deploy promote' };
+    if (options.rampPercentage !== undefined && options.rampPercentage < 100) {
+      await client.workflowService.setWorkerDeploymentRampingVersion({ ...common, buildId, percentage: options.rampPercentage });
+    } else {
+      await client.workflowService.setWorkerDeploymentCurrentVersion({ ...common, buildId });
+    }
+  });
   const after = await waitForRouting(client, deploymentName, (v) => (options.rampPercentage !== undefined && options.rampPercentage < 100 ? v.ramping?.buildId === buildId : v.current === buildId));
   const moves = options.moveWaiting ? await moveWaiting(client, deploymentName, buildId, check) : {};
   return { deploymentName, before: routingOf(before), after: routingOf(after), ...(options.force && !check?.passed ? { forced: true } : {}), ...moves };
+}
+
+/** How long a promote waits for a new build's workers to have polled every task queue the current build serves. */
+const QUEUES_REGISTERED_WAIT_MS = 30_000;
+
+/**
+ * Runs a routing change, again (with a fresh conflict token) while the server refuses it because
+ * the build's workers have not yet polled every task queue of the current build: workers started a
+ * moment ago register their queues one by one, and the server will not leave a queue unversioned.
+ */
+async function untilQueuesRegistered(buildId: string, change: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + QUEUES_REGISTERED_WAIT_MS;
+  for (;;) {
+    try {
+      return await change();
+    } catch (err) {
+      if (!/missing active task queues/.test((err as Error).message ?? '')) throw err;
+      if (Date.now() > deadline) {
+        throw new DeployRefused(`Build ${buildId} does not serve every task queue of the current build (after ${QUEUES_REGISTERED_WAIT_MS / 1000} s): start its workers on every queue, then promote`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
 
 /** AgentStatus values of a task that waits on a person (nothing of it runs until one answers). */
