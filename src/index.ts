@@ -41,6 +41,19 @@ export type { CodecOptions } from './codec';
 export { openBlobStore, LocalBlobStore, PostgresBlobStore, CachedBlobStore, EncryptedBlobStore, BlobMissingError, BlobTamperedError, BlobKeyNotFoundError, BlobDecryptionError } from './blobs';
 export type { BlobStore, BlobBodyStore } from './blobs';
 export { MemoryClient, MemoryFiles, LocalMemoryLog, PostgresMemoryLog, openMemoryLog, DEFAULT_MEMORY_LIMITS } from './memory';
-export { recordTask, loadRecording, checkRecording, replayRecording, diffTrajectories, renderDiff, RecordingError, ReplayModelError, checkExpectations, loadEvalDir, evalCases } from './replay';
-export type { Recording, RecordedTurn, RecordedToolCall, ReplayOptions, ReplayResult, TrajectoryDiff, Expectations, EvalRow } from './replay';
+export {
+  recordTask,
+  loadRecording,
+  checkRecording,
+  replayRecording,
+  diffTrajectories,
+  renderDiff,
+  RecordingError,
+  ReplayModelError,
+  ReplayCannotRunError,
+  checkExpectations,
+  loadEvalDir,
+  evalCases,
+} from './replay';
+export type { Recording, RecordedTurn, RecordedToolCall, ReplayOptions, ReplayResult, TrajectoryDiff, Expectations, EvalRow, EvalVerdict } from './replay';
 export type { MemoryClientOptions, MemoryTarget, MemoryLimits, MemoryLog, MemoryVersion, MemoryFileInfo } from './memory';

@@ -2,6 +2,10 @@
  * `eval DIR`: every recording in a folder replayed against the recorded model and prompt, the
  * current agents (an agents module's) or the ones given, each checked against its expectations. A recording `NAME.json` takes them from
  * `NAME.expect.json` beside it; without one, the replay must reach the recorded outcome.
+ * Each case ends in one verdict: passed, regressed (the replay ran and broke an expectation), or
+ * cannot run (the replay could not be run at all: a script a recording names but does not carry,
+ * an unreachable model or server). A case that cannot run says nothing about the agent, so it is
+ * never counted as a regression.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,6 +40,9 @@ export interface EvalCase {
   expectations: Expectations;
 }
 
+/** passed and regressed are verdicts on the agent; cannot_run is none (the replay never ran to an end). */
+export type EvalVerdict = 'passed' | 'regressed' | 'cannot_run';
+
 export interface EvalRow {
   name: string;
   taskId: string;
@@ -45,8 +52,10 @@ export interface EvalRow {
   turns: number;
   toolCalls: number;
   costUsd: number;
+  /** True only for the verdict `passed`. */
   passed: boolean;
-  /** Each expectation the replay broke, in words; or why it could not run. */
+  verdict: EvalVerdict;
+  /** Each expectation the replay broke, in words; or, for `cannot_run`, why in one line. */
   failures: string[];
 }
 
@@ -105,7 +114,7 @@ export async function loadEvalDir(dir: string): Promise<EvalCase[]> {
   return cases;
 }
 
-/** Replays each case in turn (one replay worker at a time) and checks it; a replay that cannot run is a failed row. */
+/** Replays each case in turn (one replay worker at a time) and checks it; a replay that cannot run is a `cannot_run` row, never a regression. */
 export async function evalCases(cases: EvalCase[], options: Omit<ReplayOptions, 'replayId' | 'current'> & { agents?: AgentDefinition[] }): Promise<EvalRow[]> {
   const rows: EvalRow[] = [];
   const { agents, ...replayOptions } = options;
@@ -124,21 +133,32 @@ export async function evalCases(cases: EvalCase[], options: Omit<ReplayOptions, 
         toolCalls: callsOf(replayed).length,
         costUsd: replayed.costUsd,
         passed: failures.length === 0,
+        verdict: failures.length === 0 ? 'passed' : 'regressed',
         failures,
       });
     } catch (err) {
-      rows.push({ ...base, outcome: 'error', turns: 0, toolCalls: 0, costUsd: 0, passed: false, failures: [(err as Error).message.split('\n')[0]!] });
+      rows.push({ ...base, outcome: 'cannot run', turns: 0, toolCalls: 0, costUsd: 0, passed: false, verdict: 'cannot_run', failures: [(err as Error).message.split('\n')[0]!] });
     }
   }
   return rows;
 }
 
-/** One row per recording: what it did then, what the replay did now, and what it broke. */
+/** The exit code of an eval: 0 all passed, 1 any regressed, else 2 when any could not run. */
+export function evalExitCode(rows: EvalRow[]): 0 | 1 | 2 {
+  if (rows.some((r) => r.verdict === 'regressed')) return 1;
+  return rows.some((r) => r.verdict === 'cannot_run') ? 2 : 0;
+}
+
+const resultOf = (r: EvalRow) => (r.verdict === 'passed' ? 'pass' : r.verdict === 'regressed' ? `FAIL: ${r.failures.join('; ')}` : `CANNOT RUN: ${r.failures.join('; ')}`);
+
+/** One row per recording: what it did then, what the replay did now, and what it broke or why it could not run. */
 export function renderEvalTable(rows: EvalRow[]): string {
   const header = ['recording', 'recorded', 'replay', 'turns', 'calls', 'cost', 'result'];
-  const body = rows.map((r) => [r.name, r.recordedOutcome, r.outcome, String(r.turns), String(r.toolCalls), `$${r.costUsd.toFixed(4)}`, r.passed ? 'pass' : `FAIL: ${r.failures.join('; ')}`]);
+  const body = rows.map((r) => [r.name, r.recordedOutcome, r.outcome, String(r.turns), String(r.toolCalls), `$${r.costUsd.toFixed(4)}`, resultOf(r)]);
   const widths = header.map((h, i) => Math.min(40, Math.max(h.length, ...body.map((row) => row[i]!.length))));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.slice(0, widths[i]).padEnd(widths[i]!))).join('  ');
-  const failed = rows.filter((r) => !r.passed).length;
-  return [line(header), ...body.map(line), failed ? `${failed} of ${rows.length} regressed` : `all ${rows.length} passed`].join('\n');
+  const regressed = rows.filter((r) => r.verdict === 'regressed').length;
+  const cannot = rows.filter((r) => r.verdict === 'cannot_run').length;
+  const summary = [...(regressed ? [`${regressed} of ${rows.length} regressed`] : []), ...(cannot ? [`${cannot} of ${rows.length} could not run (no verdict)`] : [])];
+  return [line(header), ...body.map(line), summary.length ? summary.join('; ') : `all ${rows.length} passed`].join('\n');
 }

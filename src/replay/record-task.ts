@@ -5,7 +5,10 @@
  * read in its next call, so answers from the ledger, a fallback, an approval or a refusal are
  * recorded as the model saw them, whatever path produced them (local activities keep no input in
  * history, so the conversation is the one record that holds every call with its arguments).
+ * A scripted model's script is read here, from the worker's script folders, and carried as content.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
@@ -18,7 +21,10 @@ import type { AssistantBlock, Message, ModelTurn, ToolResultBlock, Usage } from 
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
-import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type RecordedOutcome, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
+import type { ModelChoice } from '../protocol/agent-settings';
+import { resolveScript, scriptFile } from '../models/scripted-model';
+import { defaultScriptRoots } from '../models/script-roots';
+import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type RecordedOutcome, type RecordedScript, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -89,7 +95,28 @@ export interface RecordTaskOptions {
   blobStore: BlobStore;
   /** Default: now. */
   now?: Date;
+  /** The folders a scripted model's script may be read from, as on the task's worker. Default: defaultScriptRoots(). */
+  scriptRoots?: string[];
 }
+
+/**
+ * The script a scripted model choice names, as content; undefined when it cannot be read here
+ * (gone, outside the script folders, not a script). Read under the same rules as a worker reads
+ * it: the path comes from a task's input, so nothing outside the script folders is ever included.
+ */
+async function recordedScript(choice: ModelChoice, roots: readonly string[]): Promise<RecordedScript | undefined> {
+  if (choice.provider !== 'scripted') return undefined;
+  try {
+    const real = resolveScript(choice.script, roots);
+    const parsed = scriptFile.safeParse(JSON.parse(await readFile(real, 'utf8')));
+    return parsed.success ? { name: path.basename(real), script: parsed.data } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A scripted choice names its script's file only: the path was the recording machine's. */
+const withoutPath = (choice: ModelChoice, name?: string): ModelChoice => (choice.provider === 'scripted' ? { ...choice, script: name ?? path.basename(choice.script) } : choice);
 
 /**
  * Reads a task's recording. Throws TaskNotFoundError for an unknown task, BlobMissingError when
@@ -169,6 +196,13 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     }
   }
   if (!input || !manifest) throw new Error(`task ${taskId} has not described its agent yet; nothing to record`);
+  // The model a replay plays by default, carried as content; its path, and the manifest's, cut to a file name.
+  const recordedModel = input.model ?? manifest.model;
+  const modelScript = await recordedScript(recordedModel, options.scriptRoots ?? defaultScriptRoots());
+  if (modelScript) {
+    if (input.model) input = { ...input, model: withoutPath(input.model, modelScript.name) };
+    manifest = { ...manifest, model: withoutPath(manifest.model, input.model ? undefined : modelScript.name) };
+  }
 
   const tools = new Map(manifest.tools.map((t) => [t.name, t]));
   for (const turn of turns) {
@@ -202,6 +236,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     agent: input.agent,
     prompt: input.prompt,
     ...(input.model ? { modelChoice: input.model } : {}),
+    ...(modelScript ? { modelScript } : {}),
     ...(input.maxTurns !== undefined ? { maxTurns: input.maxTurns } : {}),
     ...(input.budgets ? { budgets: input.budgets as Record<string, unknown> } : {}),
     manifest,

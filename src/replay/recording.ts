@@ -4,6 +4,12 @@
  * task saw, each model turn with its tool calls (exact arguments, the result the model read, the
  * approval asked and decided), the outcome, tokens and cost. A content hash over the whole lets a
  * loader refuse a file edited after export.
+ *
+ * Self-contained: a replay reads nothing but the file. Claim-checked content is resolved into it,
+ * and a scripted model's script is carried as content (`modelScript`), its path cut to the file's
+ * name, so the file replays the same on another machine or after the state folder is cleaned.
+ * Version 1 files (before the script was carried) still load; one whose script path is not here
+ * cannot run (run-replay.ts), which is never a regression.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -13,9 +19,24 @@ import type { ModelChoice } from '../protocol/agent-settings';
 import type { StopReason, Usage } from '../protocol/messages';
 import type { ToolError } from '../protocol/tool-error';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { scriptFile, type ModelScript } from '../models/scripted-model';
 
 export const RECORDING_FORMAT = 'durable-agent.recording';
-export const RECORDING_VERSION = 1;
+/** 2: the scripted model's script is carried as content (`modelScript`). */
+export const RECORDING_VERSION = 2;
+/** The versions this one loads: 1 replays as long as the script it names is where it names it. */
+export const READABLE_RECORDING_VERSIONS: readonly number[] = [1, 2];
+
+/** A scripted model's script, carried in the recording in place of its path. */
+export interface RecordedScript {
+  /** The script's file name (no folder): the model's id is `scripted:<name>`, as it was when recorded. */
+  name: string;
+  /** The script as the task's worker read it. */
+  script: ModelScript;
+}
+
+/** A file name a replay may write a recorded script under: one plain `.json` name, no folder. */
+export const isScriptName = (name: unknown): name is string => typeof name === 'string' && /^[^\/\\\0]+\.json$/i.test(name) && !name.startsWith('.') && name.length <= 255;
 
 /** What a person decided on a call the policy sent to them. */
 export type ApprovalDecision = 'approved' | 'denied' | 'expired' | 'undecided';
@@ -55,15 +76,18 @@ export interface RecordedOutcome {
 
 export interface RecordingBody {
   format: typeof RECORDING_FORMAT;
-  version: typeof RECORDING_VERSION;
+  /** RECORDING_VERSION when exported by this version; 1 in older files. */
+  version: number;
   taskId: string;
   exportedAt: string;
   /** The runs of the continue-as-new chain, first to last. */
   runIds: string[];
   agent: string;
   prompt: string;
-  /** The model choice the task started with (absent: the agent's own). */
+  /** The model choice the task started with (absent: the agent's own). A scripted one names its script's file, not its path. */
   modelChoice?: ModelChoice;
+  /** The script of the scripted model the task ran (`modelChoice`, else the manifest's): what a replay plays by default. Absent when the model was not scripted, in version 1 files, and when the script could not be read at export. */
+  modelScript?: RecordedScript;
   maxTurns?: number;
   budgets?: Record<string, unknown>;
   /** What the worker told the task about its agent in the first run (trusted approver keys left out). */
@@ -102,13 +126,20 @@ export function checkRecording(value: unknown, source: string): Recording {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RecordingError(`${source} is not a recording (expected a JSON object)`);
   const { contentHash, ...body } = value as Record<string, unknown>;
   if (body.format !== RECORDING_FORMAT) throw new RecordingError(`${source} is not a durable-agent recording (format ${JSON.stringify(body.format ?? null)})`);
-  if (body.version !== RECORDING_VERSION) throw new RecordingError(`${source} is recording version ${String(body.version)}; this version reads ${RECORDING_VERSION}`);
+  if (typeof body.version !== 'number' || !READABLE_RECORDING_VERSIONS.includes(body.version)) {
+    throw new RecordingError(`${source} is recording version ${String(body.version)}; this version reads ${READABLE_RECORDING_VERSIONS.join(' and ')}`);
+  }
   if (typeof contentHash !== 'string') throw new RecordingError(`${source} has no contentHash`);
   // Checked before any field is trusted: an edited answer would replay as if the tool had said it.
   if (contentHashOf(body as unknown as RecordingBody) !== contentHash) throw new RecordingError(`${source} was changed after export: its content does not match its contentHash`);
   const r = body as unknown as RecordingBody;
   if (typeof r.agent !== 'string' || typeof r.prompt !== 'string' || !Array.isArray(r.turns) || !r.manifest || !Array.isArray(r.manifest.tools)) {
     throw new RecordingError(`${source} lacks agent, prompt, manifest or turns`);
+  }
+  if (r.modelScript !== undefined) {
+    // Written to a file by a replay: the name stays one plain file name in the replay's own folder.
+    if (!isScriptName(r.modelScript?.name)) throw new RecordingError(`${source}: modelScript.name must be a plain .json file name`);
+    if (!scriptFile.safeParse(r.modelScript.script).success) throw new RecordingError(`${source}: modelScript.script is not a model script (docs/scripted-models.md)`);
   }
   return value as Recording;
 }

@@ -7,8 +7,13 @@
  * is a temporary folder. Answering from a recording is therefore a property of the worker, never
  * of a task's input: a task started by hand on a real worker runs the real tools, and whatever is
  * started on a replay's queue gets recorded answers and nothing else.
+ *
+ * A replay reads nothing outside the recording: the recorded scripted model plays the script the
+ * recording carries (written to a temporary folder of this replay), and its blob store starts
+ * empty. A recording that names a script it does not carry (version 1) replays when that file is
+ * here; when it is not, the replay cannot run (ReplayCannotRunError) and starts nothing.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -17,13 +22,15 @@ import { LocalBlobStore } from '../blobs/local-blob-store';
 import type { TaskClient } from '../client/task-client';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import type { ModelEnvironment } from '../models/create-model';
+import { defaultScriptRoots } from '../models/script-roots';
+import { resolveScript } from '../models/scripted-model';
 import { canonicalJson } from '../protocol/canonical-json';
 import type { ModelChoice } from '../protocol/agent-settings';
 import type { ApprovalRequest, TaskInput, TaskStatus } from '../protocol/task';
 import { createAgentWorker } from '../worker/create-worker';
 import { jsonSchemaValidator } from '../tools/json-schema';
 import type { AgentDefinition } from '../agents/define-agent';
-import { callsOf, type Recording } from './recording';
+import { callsOf, isScriptName, type Recording } from './recording';
 import { recordTask } from './record-task';
 import { replayAgent } from './replay-agent';
 import { diffTrajectories, type TrajectoryDiff } from './trajectory-diff';
@@ -32,6 +39,15 @@ import { diffTrajectories, type TrajectoryDiff } from './trajectory-diff';
 export class ReplayModelError extends DurableAgentError {
   readonly code = 'replay_model_unreachable';
   override readonly name = 'ReplayModelError';
+}
+
+/**
+ * The replay needs something neither the recording nor this machine has (a model script a version 1
+ * recording names by a path that is not here). Nothing was started; it is no verdict on the agent.
+ */
+export class ReplayCannotRunError extends DurableAgentError {
+  readonly code = 'replay_cannot_run';
+  override readonly name = 'ReplayCannotRunError';
 }
 
 export interface ReplayOptions {
@@ -82,13 +98,52 @@ function decisionFor(recording: Recording, pending: ApprovalRequest): { approve:
   return { approve: false, reason: `as recorded: ${same.approval.reason ?? same.approval.decision}` };
 }
 
+const sameModel = (a: ModelChoice, b: ModelChoice) => canonicalJson(a, { strict: false }) === canonicalJson(b, { strict: false });
+
+/**
+ * The model the replay runs and the script folders its worker reads. The recording's own scripted
+ * model plays the script the recording carries, written to `scriptDir`; any other scripted model is
+ * checked before anything starts, so a script that is not here is ReplayCannotRunError, never a
+ * replay that blocks on an unreadable script.
+ */
+async function modelOf(recording: Recording, options: ReplayOptions, scriptDir: string): Promise<{ model: ModelChoice; scriptRoots: string[] }> {
+  const roots = options.modelEnv?.scriptRoots ?? defaultScriptRoots();
+  const own = recording.modelChoice ?? recording.manifest.model;
+  const chosen = options.model ?? options.current?.model;
+  const model = chosen ?? own;
+  if (model.provider !== 'scripted') return { model, scriptRoots: roots };
+  const carried = recording.modelScript;
+  if (carried && sameModel(model, own)) {
+    // checkRecording let only a plain file name through; basename keeps it so for a recording built in code.
+    const name = isScriptName(carried.name) ? path.basename(carried.name) : 'recorded-script.json';
+    const file = path.join(scriptDir, name);
+    await writeFile(file, JSON.stringify(carried.script), { flag: 'wx' });
+    return { model: { ...model, script: file }, scriptRoots: [scriptDir, ...roots] };
+  }
+  try {
+    resolveScript(model.script, roots);
+  } catch (err) {
+    const why = (err as Error).message.replace(/\.$/, '');
+    throw new ReplayCannotRunError(
+      sameModel(model, own)
+        ? `the recording names model script ${model.script} without carrying it (${recording.version < 2 ? 'exported before recordings carried their script' : 'it could not be read at export'}), and here: ${why}; export the task again, or pass --script FILE or --model ID`
+        : why,
+    );
+  }
+  return { model, scriptRoots: roots };
+}
+
 export async function replayRecording(recording: Recording, options: ReplayOptions): Promise<ReplayResult> {
   const { client } = options;
   const replayId = options.replayId ?? `replay-${randomUUID().slice(0, 8)}`;
   const taskQueue = `durable-agent-replay.${randomUUID()}`;
-  const blobDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-replay-'));
-  const blobStore = new LocalBlobStore(blobDir);
+  const scriptDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-replay-script-'));
+  let blobDir: string | undefined;
+  let blobStore: LocalBlobStore | undefined;
   try {
+    const { model, scriptRoots } = await modelOf(recording, options, scriptDir);
+    blobDir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-replay-'));
+    blobStore = new LocalBlobStore(blobDir);
     const worker = await createAgentWorker({
       agents: [replayAgent(recording, { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.current ? { current: options.current } : {}) })],
       connection: options.connection,
@@ -101,9 +156,8 @@ export async function replayRecording(recording: Recording, options: ReplayOptio
       webhookUrl: '',
       telemetry: false,
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
-      ...(options.modelEnv ? { modelEnv: options.modelEnv } : {}),
+      modelEnv: { ...options.modelEnv, scriptRoots },
     });
-    const model = options.model ?? options.current?.model ?? recording.modelChoice ?? recording.manifest.model;
     const input: TaskInput = {
       agent: recording.agent,
       prompt: recording.prompt,
@@ -116,12 +170,13 @@ export async function replayRecording(recording: Recording, options: ReplayOptio
       await client.start(input, { taskId: replayId, taskQueue });
       return drive(client, recording, replayId, options.pollMs ?? 100);
     });
-    const replayed = await recordTask(client, replayId, { blobStore });
+    const replayed = await recordTask(client, replayId, { blobStore, scriptRoots });
     const shown: Recording = blocked ? { ...replayed, outcome: { status: 'blocked', text: blocked } } : replayed;
     return { replayId, replayed: shown, diff: diffTrajectories(recording, shown) };
   } finally {
-    await blobStore.close();
-    await rm(blobDir, { recursive: true, force: true });
+    await blobStore?.close();
+    if (blobDir) await rm(blobDir, { recursive: true, force: true });
+    await rm(scriptDir, { recursive: true, force: true });
   }
 }
 

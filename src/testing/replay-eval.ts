@@ -6,8 +6,12 @@ import { evalCases, loadEvalDir, renderEvalTable, type EvalRow } from '../replay
 
 export interface EvalReport {
   rows: EvalRow[];
-  /** The rows that broke an expectation or could not run. */
+  /** True when every row passed: none regressed and none could not run. */
+  passed: boolean;
+  /** The rows whose replay ran and broke an expectation. */
   regressions: EvalRow[];
+  /** The rows whose replay could not run (no verdict: a model script the recording does not carry, a model or server out of reach). */
+  cannotRun: EvalRow[];
   /** The table the CLI prints. */
   table: string;
 }
@@ -15,5 +19,11 @@ export interface EvalReport {
 /** Replays every recording in `dir` (docs/replay.md) through `options`' server, model and prompt; `agents`: the agents as defined now. */
 export async function evalRecordings(dir: string, options: Parameters<typeof evalCases>[1]): Promise<EvalReport> {
   const rows = await evalCases(await loadEvalDir(dir), options);
-  return { rows, regressions: rows.filter((r) => !r.passed), table: renderEvalTable(rows) };
+  return {
+    rows,
+    passed: rows.every((r) => r.passed),
+    regressions: rows.filter((r) => r.verdict === 'regressed'),
+    cannotRun: rows.filter((r) => r.verdict === 'cannot_run'),
+    table: renderEvalTable(rows),
+  };
 }

@@ -19,31 +19,38 @@ import { defaultScriptRoots, type ModelEnvironment } from '../../models/create-m
 import type { ModelChoice } from '../../protocol/agent-settings';
 import { recordTask } from '../../replay/record-task';
 import { loadRecording, RecordingError, type Recording } from '../../replay/recording';
-import { ReplayModelError, replayRecording, type ReplayOptions } from '../../replay/run-replay';
+import { ReplayCannotRunError, ReplayModelError, replayRecording, type ReplayOptions } from '../../replay/run-replay';
 import { renderDiff } from '../../replay/trajectory-diff';
-import { evalCases, loadEvalDir, renderEvalTable } from '../../replay/eval';
+import { evalCases, evalExitCode, loadEvalDir, renderEvalTable } from '../../replay/eval';
 import { connectionOptions, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { unreachableError } from '../connect';
 import { branchIdentity, branchIdentityOptions, branchingClient } from '../branch-identity';
 import { loadAgents } from '../load-agents';
+import { printJson } from '../json-output';
+import { evalOutputJson, replayOutputJson } from '../json-branches';
 import type { AgentDefinition } from '../../agents/define-agent';
 
 export const replayHelp = `durable-agent export TASK [--as NAME] [--role ROLE]... [--out FILE] [--blob-store SPEC]
-  TASK's recording as one JSON file (default ./TASK.json): prompt, agent manifest, every turn with
-  its tool calls (exact arguments, results), approvals, outcome, tokens and cost, claim-checked
-  content included and checked against its hash; sealed with a content hash. Exit 3: no such task.
+  TASK's recording as one self-contained JSON file (default ./TASK.json): prompt, agent manifest,
+  every turn with its tool calls (exact arguments, results), approvals, outcome, tokens and cost,
+  claim-checked content included and checked against its hash, a scripted model's script carried as
+  content (not its path); sealed with a content hash. Exit 3: no such task.
 
 durable-agent replay TASK|FILE [--as NAME] [--role ROLE]... [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--verbose] [--blob-store SPEC]
   Runs the recorded task again from turn 0 against another model or system prompt, on a worker of
   its own that answers every tool from the recording and runs none (a call the recording does not
   hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
   as that module defines it now (prompt, tool declarations, policy, model); its tools never run.
+  A recording that cannot run here (an older one naming a script that is not here): exit 2, one line.
 
 durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--verbose]
   Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
   requiredTools, forbiddenTools, maxTurns, maxCostUsd; without one, the recorded outcome) and prints
-  a table. Exit 1 when any regressed, 2 for an edited or malformed file.
+  a table. A replay reads nothing outside the recording, so eval on another machine, in CI or after
+  .durable-agent is cleaned gives the same verdict. Exit 0: all passed; 1: any regressed; 2: an
+  edited or malformed file (nothing replayed), or a case that cannot run and none regressed (its row
+  says CANNOT RUN and what is missing, e.g. an older recording's script path that is not here).
   Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.
   replay and eval run a worker of their own: the Temporal SDK's logs go to .durable-agent/logs/
   (a file per run), and --verbose shows them on stderr too; an error is one line on stderr.
@@ -57,6 +64,8 @@ function asCliError(err: unknown): unknown {
   if (err instanceof BlobTamperedError) return new CliError(`stored content of the task is not what its id names (${err.message}); nothing exported or replayed`);
   if (err instanceof BlobKeyNotFoundError || err instanceof BlobDecryptionError) return new CliError(`stored content of the task cannot be decrypted here: ${err.message}`);
   if (err instanceof ReplayModelError) return new CliError(err.message);
+  // Not a verdict on the agent: what the replay needs is neither in the recording nor here.
+  if (err instanceof ReplayCannotRunError) return usageError(`cannot run: ${err.message}`);
   return err;
 }
 
@@ -92,7 +101,13 @@ export async function exportCommand(argv: string[]): Promise<number> {
     await writeFile(partial, `${JSON.stringify(recording, null, 2)}\n`, { flag: 'wx' });
     await rename(partial, out);
     const calls = recording.turns.reduce((n, t) => n + t.toolCalls.length, 0);
-    console.log(`exported ${taskId}: ${recording.turns.length} turns, ${calls} tool calls, ${recording.claimChecked.length} stored blobs -> ${out}`);
+    const model = recording.modelChoice ?? recording.manifest.model;
+    const script = recording.modelScript
+      ? `, model script ${recording.modelScript.name} included`
+      : model.provider === 'scripted'
+        ? `, model script ${model.script} NOT included (not readable here; replays need --script or --model)`
+        : '';
+    console.log(`exported ${taskId}: ${recording.turns.length} turns, ${calls} tool calls, ${recording.claimChecked.length} stored blobs${script} -> ${out}`);
     return EXIT.ok;
   } finally {
     await store.close();
@@ -201,7 +216,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
       ...(current ? { current } : {}),
       modelEnv,
     }).catch((err: unknown) => Promise.reject(asCliError(err)));
-    if (values.json) console.log(JSON.stringify({ replayId, diff }));
+    if (values.json) printJson(replayOutputJson, { replayId, diff });
     else console.log(renderDiff(diff));
     return EXIT.ok;
   });
@@ -218,8 +233,9 @@ export async function evalCommand(argv: string[]): Promise<number> {
   return withServer(values, async (_client, server) => {
     const rows = await evalCases(cases, { ...server, ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}), ...(agents ? { agents } : {}), modelEnv });
     const passed = rows.every((r) => r.passed);
-    if (values.json) console.log(JSON.stringify({ passed, rows }));
+    if (values.json) printJson(evalOutputJson, { passed, rows });
     else console.log(renderEvalTable(rows));
-    return passed ? EXIT.ok : EXIT.failed;
+    // A case that cannot run is no verdict: exit 2 unless another one regressed (exit 1).
+    return [EXIT.ok, EXIT.failed, EXIT.usage][evalExitCode(rows)]!;
   });
 }
