@@ -30,7 +30,11 @@ function markersAtRunStart(events: HistoryEvent[]): boolean {
 /** Runs `tasks` tasks of `turns` read-then-write turns under constant status queries; returns their ids once all answered. */
 async function raceQueries(tasks: number, turns: number): Promise<string[]> {
   const script = h.script([...Array.from({ length: turns }, (_, i) => readThenWrite(i + 1)), answer('done')]);
-  const worker = await h.worker([agent]);
+  // A query joins a workflow task that the server has scheduled but not yet handed out. With two
+  // workflow task slots for six busy tasks, tasks wait there long enough for the status polling to
+  // meet them even on a loaded machine: unlimited slots hand each one out within a few ms, and under
+  // CI load five batches met no race at all.
+  const worker = await h.worker([agent], { workerOptions: { maxConcurrentWorkflowTaskExecutions: 2 } });
   const ids = Array.from({ length: tasks }, () => h.taskId('query-race'));
   await worker.runUntil(async () => {
     const polling = pollStatus(h, ids);
@@ -43,8 +47,8 @@ async function raceQueries(tasks: number, turns: number): Promise<string[]> {
 
 test('histories where a query forced a local call answer into its own workflow task replay without nondeterminism', async () => {
   let raced = 0;
-  // The race takes a query arriving as a workflow task is handed out and a local call ending while
-  // it is answered: a few in a hundred turns. Batches run until one happened (each batch is 108 turns).
+  // The race takes a query joining the workflow task that runs a local call, and the call ending
+  // while the query is answered. Batches run until one happened (each batch is 108 turns).
   for (let batch = 0; batch < 5 && raced === 0; batch++) {
     for (const taskId of await raceQueries(6, 18)) {
       const history = await h.client.handle(taskId).fetchHistory();
