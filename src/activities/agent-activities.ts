@@ -8,6 +8,7 @@ import type { AgentDefinition } from '../agents/define-agent';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import { classifyModelError } from '../models/classify-model-error';
 import { ModelCallAborted, type Model, type ModelRequest } from '../models/model';
+import { checkModel, checkModels, type DeclaredCapabilities } from '../models/model-capabilities';
 import { fitMaxTokens } from '../models/call-budget';
 import { costOf, loadPrices, type PriceTable } from '../models/pricing';
 import type { AgentActivities, CancelledModelCall, ToolOutcome } from '../protocol/activity-contracts';
@@ -52,7 +53,7 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { isBlobId, MARKER_PREFIX, markerText } from '../protocol/blob-marker';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { gateToolCall } from '../rules/tool-gate';
-import { textOf, type Message, type ModelProgress, type UserBlock } from '../protocol/messages';
+import { textOf, type Message, type ModelProgress, type ModelTurn, type UserBlock } from '../protocol/messages';
 import { summaryRequest } from '../models/summary-request';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
@@ -243,6 +244,10 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
   // One SDK client per Claude model choice for the worker's life, not one per call. Scripted models
   // are read afresh each call, so an edited script file takes effect.
   const claudeModels = new Map<string, Model>();
+  // The worker's own models, checked before any task runs: a bad capability is a TypeError naming it.
+  checkModels(deps.models);
+  /** A model's declared capabilities (checked once per model object). */
+  const capabilitiesOf = (model: Model): DeclaredCapabilities => checkModel(model, `Model "${model.id}"`);
   const modelFor = (choice: ModelChoice): Model => {
     if (choice.provider !== 'anthropic') return createModel(choice, modelEnv, deps.models);
     const key = JSON.stringify(choice);
@@ -373,6 +378,9 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
       const abort = abortOnCancellation(ctx);
       try {
         const chosen = modelFor(model);
+        // What the model declared it does itself; the engine does the rest (model-capabilities.ts).
+        const can = capabilitiesOf(chosen);
+        const native = compaction !== undefined && can.nativeCompaction;
         const request: ModelRequest = {
           system,
           messages: resolved,
@@ -380,17 +388,24 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
           ...(toolChoice ? { toolChoice } : {}),
           ...(maxTokens ? { maxTokens } : {}),
           ...(modelId ? { model: modelId } : {}),
-          ...(thinking ? { thinking } : {}),
+          ...(thinking && can.thinking ? { thinking } : {}),
           ...(droppedTurns ? { droppedTurns } : {}),
-          ...(compaction ? { compaction } : {}),
-          onProgress: (p) => {
-            progress = p;
-          },
+          ...(native ? { compaction } : {}),
+          ...(can.streaming
+            ? {
+                onProgress: (p: ModelProgress) => {
+                  progress = p;
+                },
+              }
+            : {}),
           signal: abort.signal,
         };
         // A budget that is a hard cap: the call goes with a max_tokens its maximum fits in, or not at all.
         if (spendLeft && chosen.plan) request.maxTokens = fitMaxTokens(chosen.plan(request), spendLeft, prices);
-        const turn = await heartbeating(ctx, chosen.complete(request), () => progress);
+        const answered = await heartbeating(ctx, chosen.complete(request), () => progress);
+        // The task asked for native compaction and the model has none: the task is told so (its own
+        // answer for the model), and keeps a durable summary from then on.
+        const turn = compaction && !native ? { ...withoutCacheTokens(answered, can), nativeCompaction: 'unsupported' as const } : withoutCacheTokens(answered, can);
         // A compaction is billed apart from the turn (its own usage iteration), at the same model's prices.
         const compactionCost = turn.compaction ? costOf(turn.model, turn.compaction.usage, prices) : undefined;
         const turnCost = costOf(turn.model, turn.usage, prices);
@@ -549,4 +564,14 @@ function stubRefs(content: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * A model that does not declare prompt caching has its usage read as plain input: cache tokens it
+ * reports anyway are added to `inputTokens` (priced at the input rate, never the cache rates).
+ */
+function withoutCacheTokens(turn: ModelTurn, can: DeclaredCapabilities): ModelTurn {
+  const { cacheReadTokens, cacheWriteTokens, ...usage } = turn.usage;
+  if (can.promptCaching || (!cacheReadTokens && !cacheWriteTokens)) return turn;
+  return { ...turn, usage: { ...usage, inputTokens: usage.inputTokens + (cacheReadTokens ?? 0) + (cacheWriteTokens ?? 0) } };
 }

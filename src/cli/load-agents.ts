@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentDefinition } from '../agents/define-agent';
 import type { Model } from '../models/model';
+import { checkModel } from '../models/model-capabilities';
 import { AGENTS_MODULE_EXTENSIONS, importAgentsModule, loadFailureHint } from './agents-module';
 import { usageError } from './cli-error';
 
@@ -80,6 +81,11 @@ function modelsOf(value: unknown): Record<string, Model> {
     const m = model as Partial<Model> | null;
     if (typeof m !== 'object' || m === null || typeof m.id !== 'string' || typeof m.complete !== 'function') {
       throw usageError(`--agents: models["${name}"] is not a model: a model is an object with a string \`id\` and a \`complete(request)\` method (docs/package.md)`);
+    }
+    try {
+      checkModel(m, `models["${name}"]`);
+    } catch (err) {
+      throw usageError(`--agents: ${(err as Error).message} (docs/package.md, "Your own model")`);
     }
   }
   return value as Record<string, Model>;

@@ -11,6 +11,7 @@ import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, supportsNativeCompaction } from 
 import type { ThinkingSetting } from '../protocol/task';
 import { abortedCallUsage, estimateInputTokens, type CallPlan } from './call-budget';
 import { ModelCallAborted, type Model, type ModelRequest } from './model';
+import type { ModelCapabilities } from './model-capabilities';
 
 /** A current model from the SDK's list (claude-sonnet-4-5 reaches end of life on 2026-11-30). */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
@@ -32,6 +33,8 @@ export interface AnthropicModelOptions {
   thinking?: ThinkingSetting;
   /** Where prompt-cache breakpoints go. Default `conversation` (see PromptCaching). */
   promptCaching?: PromptCaching;
+  /** The model's context window in tokens, declared in its capabilities. Default: the engine's (200 000). */
+  contextWindowTokens?: number;
 }
 
 /**
@@ -51,6 +54,12 @@ export class AnthropicModel implements Model {
   private readonly thinking: ThinkingSetting | undefined;
   private readonly timeoutMs: number;
   private readonly promptCaching: PromptCaching;
+  /**
+   * Declared once: native compaction where the model has it (supportsNativeCompaction; a call an
+   * `unblock --model` sends to a model without it still answers `nativeCompaction: 'unsupported'`),
+   * cache breakpoints unless caching is off, thinking and streaming always.
+   */
+  readonly capabilities: ModelCapabilities;
 
   constructor(options: AnthropicModelOptions = {}) {
     this.id = options.model ?? DEFAULT_ANTHROPIC_MODEL;
@@ -58,6 +67,13 @@ export class AnthropicModel implements Model {
     this.thinking = options.thinking;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.promptCaching = options.promptCaching ?? 'conversation';
+    this.capabilities = {
+      nativeCompaction: supportsNativeCompaction(this.id),
+      promptCaching: this.promptCaching !== 'off',
+      thinking: true,
+      streaming: true,
+      ...(options.contextWindowTokens ? { contextWindowTokens: options.contextWindowTokens } : {}),
+    };
     this.client = new Anthropic({
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.baseURL ? { baseURL: options.baseURL } : {}),

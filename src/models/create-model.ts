@@ -43,6 +43,7 @@ export function createModel(choice: ModelChoice, env: ModelEnvironment = {}, cus
         ...(env.anthropicBaseURL ? { baseURL: env.anthropicBaseURL } : {}),
         ...(env.anthropicTimeoutMs ? { timeoutMs: env.anthropicTimeoutMs } : {}),
         ...(choice.thinking ? { thinking: choice.thinking } : {}),
+        ...(choice.contextWindowTokens ? { contextWindowTokens: choice.contextWindowTokens } : {}),
         promptCaching: env.anthropicPromptCaching ?? promptCachingFromEnv(),
       });
   }

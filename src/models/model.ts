@@ -3,6 +3,9 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 import type { Message, ModelProgress, ModelTurn, ToolSpec, Usage } from '../protocol/messages';
 import type { ThinkingSetting } from '../protocol/task';
 import type { CallPlan } from './call-budget';
+import type { ModelCapabilities } from './model-capabilities';
+
+export type { ModelCapabilities };
 
 export interface ModelRequest {
   system: string;
@@ -16,18 +19,20 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Overrides the model choice's model id for this call (set by a person through unblock). */
   model?: string;
-  /** Extended thinking for this call. Default: the model choice's setting, else off. */
+  /** Extended thinking for this call (only for a model that declares `capabilities.thinking`). Default: the model choice's setting, else off. */
   thinking?: ThinkingSetting;
   /** Assistant turns taken out of the conversation by compaction (the scripted model counts them). */
   droppedTurns?: number;
   /**
-   * Server-side compaction for this call, where the model has it: the API summarises the
-   * conversation once its input reaches `triggerTokens` and pauses after the summary (the answer is
-   * the compaction block alone, stop reason `compaction`), so the block is recorded before the turn
-   * is sampled. A model without it answers as usual and says `nativeCompaction: 'unsupported'`.
+   * Server-side compaction for this call, only ever sent to a model that declares
+   * `capabilities.nativeCompaction`: the API summarises the conversation once its input reaches
+   * `triggerTokens` and pauses after the summary (the answer is the compaction block alone, stop
+   * reason `compaction`), so the block is recorded before the turn is sampled. A model declaring it
+   * that finds it has none for this call (another model id) answers as usual and says
+   * `nativeCompaction: 'unsupported'`; the task then keeps a durable summary instead.
    */
   compaction?: { triggerTokens: number };
-  /** Called as the answer streams in; the activity heartbeats with it. */
+  /** Called as the answer streams in; the activity heartbeats with it. Only for a model that declares `capabilities.streaming`. */
   onProgress?(progress: ModelProgress): void;
   /**
    * Aborts the call (the activity's cancellation: an interrupt). The model then throws
@@ -50,9 +55,15 @@ export class ModelCallAborted extends DurableAgentError {
   }
 }
 
+/**
+ * The whole contract of a model (docs/package.md, "Your own model"): `id` and `complete` are
+ * required; `capabilities` says once what the model does itself, and the engine handles the rest.
+ */
 export interface Model {
   /** Shown in status and results, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
   readonly id: string;
+  /** What the model does itself (model-capabilities.ts). Absent: nothing, and the engine does it all. */
+  readonly capabilities?: ModelCapabilities;
   complete(request: ModelRequest): Promise<ModelTurn>;
   /** What `request` would be sent with (model, input estimate, max_tokens), for a budget to check before sending; absent: the model costs nothing. */
   plan?(request: ModelRequest): CallPlan;

@@ -35,6 +35,8 @@ export type ModelScript = z.infer<typeof scriptFile>;
 
 export class ScriptedModel implements Model {
   readonly id: string;
+  /** A script compacts nothing, caches nothing, neither thinks nor streams: the engine summarises (extractively, through `summarize`). */
+  readonly capabilities = { nativeCompaction: false, promptCaching: false, thinking: false, streaming: false } as const;
   constructor(
     private readonly script: ModelScript,
     label: string,
@@ -102,8 +104,6 @@ export class ScriptedModel implements Model {
       stopReason: turn.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
       usage: { inputTokens: 0, outputTokens: 0 },
       model: this.id,
-      // A script has no server to compact it: the workflow summarises instead.
-      ...(request.compaction ? { nativeCompaction: 'unsupported' as const } : {}),
     };
   }
 }

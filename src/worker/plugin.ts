@@ -24,6 +24,7 @@ import { McpClientPool } from '../mcp/pool';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing } from '../telemetry/worker-tracing';
 import { cachedWorkflowBundle } from './workflow-bundle';
+import { checkModels } from '../models/model-capabilities';
 
 export const PLUGIN_NAME = 'durable-agent';
 
@@ -143,6 +144,8 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     // At construction, before any connection: an agent that names its approvers must not run with identities unchecked.
     this.approverKeys = options.approverKeys ?? trustedKeysFromEnvironment();
     requireTrustedKeysFor(options.agents, this.approverKeys);
+    // Your own models, checked now: a capability that is not allowed is a TypeError naming the model and the field.
+    checkModels(options.models);
     this.dataConverter = createDataConverter(options.codec);
   }
 

@@ -121,6 +121,11 @@ test.each([
     /models\["broken"\] is not a model: a model is an object with a string `id` and a `complete\(request\)` method/,
   ],
   [
+    'a model whose capabilities are not allowed',
+    "export const models = { mine: { id: 'mine', capabilities: { nativeCompaction: 'yes' }, async complete() { return {}; } } };\nexport default [defineAgent({ name: 'ok', system: 's', tools: [], model: { provider: 'custom', name: 'mine' } })];",
+    /--agents: models\["mine"\]: capabilities\.nativeCompaction must be true or false, got "yes"/,
+  ],
+  [
     'a policy that is not allowed',
     "export default [defineAgent({ name: 'lax', system: 's', tools: [], policy: { write: 'bogus' } })];",
     /Agent "lax": policy\.write must be one of 'allow', 'confirm', 'deny', got "bogus"/,
