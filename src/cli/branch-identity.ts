@@ -9,10 +9,7 @@ import type { ApproverIdentity } from '../protocol/approver-policy';
 import { usageError } from './cli-error';
 import { connectClient } from './connect';
 
-export const branchIdentityOptions = {
-  as: { type: 'string' },
-  role: { type: 'string', multiple: true },
-} as const;
+export { branchIdentityOptions } from './verb-args';
 
 export function branchIdentity(values: { as?: string | undefined; role?: string[] | undefined }): ApproverIdentity {
   const id = (values.as ?? process.env.USER ?? 'cli').trim();

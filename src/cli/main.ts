@@ -2,6 +2,7 @@
 import { CliError, EXIT } from './cli-error';
 import { DurableAgentError } from '../errors/durable-agent-error';
 import { safeLine } from './render';
+import { WORKER_VERBS } from './verb-args';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -54,14 +55,40 @@ const VERBS: Record<string, () => Command> = {
   deploy: () => deploy().deployCommand,
 };
 
-/** The verbs that run a Temporal worker in this process: the SDK's logs go to .durable-agent/logs/ (or, with --verbose, stderr too). */
-const WORKER_VERBS = new Set(['dev', 'demo', 'worker', 'replay', 'eval']);
+/** The verbs this CLI runs, in its table's order (verb-args.ts holds each one's arguments). */
+export const VERB_NAMES: readonly string[] = Object.keys(VERBS);
+
+/** A verb's command, its module loaded (tests: the arguments each verb really parses). */
+export function loadCommand(verb: string): Command {
+  if (!Object.hasOwn(VERBS, verb)) throw new Error(`unknown verb ${verb}`);
+  return VERBS[verb]!();
+}
+
+/** The --help sections, one per group of verbs (each names the docs page of its verbs). */
+export function helpSections(): string[] {
+  return [
+    demo().demoHelp,
+    dev().devHelp,
+    worker().workerHelp,
+    tasks().tasksHelp,
+    people().peopleHelp,
+    schedule().scheduleHelp,
+    memory().memoryHelp,
+    fork().forkHelp,
+    replay().replayHelp,
+    deploy().deployHelp,
+    purge().purgeHelp,
+    codecServer().codecServerHelp,
+    inbox().inboxHelp,
+    mcp().mcpHelp,
+  ];
+}
 
 /** The whole help, which loads every command's module (only when help is asked for). */
 function helpText(): string {
   return `durable-agent: long-running LLM agent tasks, run durably on Temporal.
 
-${[demo().demoHelp, dev().devHelp, worker().workerHelp, tasks().tasksHelp, people().peopleHelp, schedule().scheduleHelp, memory().memoryHelp, fork().forkHelp, replay().replayHelp, deploy().deployHelp, purge().purgeHelp, codecServer().codecServerHelp, inbox().inboxHelp, mcp().mcpHelp].join('\n\n')}
+${helpSections().join('\n\n')}
 
 Connection: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 TEMPORAL_TLS_*, TEMPORAL_PROFILE, or --address/--namespace/--task-queue.

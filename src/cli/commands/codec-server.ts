@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createPayloadCodecs, encryptionKeyring, EncryptionKeyError, ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV } from '../../codec';
 import { DEFAULT_CODEC_CORS_ORIGINS, startCodecServer } from '../../codec/codec-server';
 import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, usageError } from '../cli-error';
 
 export const CODEC_SERVER_TOKEN_ENV = 'DURABLE_AGENT_CODEC_SERVER_TOKEN';
@@ -20,17 +21,7 @@ export const codecServerHelp = `durable-agent codec-server [--port ${DEFAULT_COD
   Token: --token-file or ${CODEC_SERVER_TOKEN_ENV}; then each request needs Authorization: Bearer <token>.`;
 
 export async function codecServerCommand(argv: string[]): Promise<number> {
-  const { values } = parse(
-    argv,
-    {
-      port: { type: 'string' },
-      ip: { type: 'string' },
-      'cors-origin': { type: 'string', multiple: true },
-      namespace: { type: 'string', multiple: true },
-      'token-file': { type: 'string' },
-    },
-    { min: 0, max: 0, names: '' },
-  );
+  const { values } = parse(argv, VERB_ARGS['codec-server'].options, VERB_ARGS['codec-server'].positionals);
   const port = intOption(values.port, 'port', 0) ?? DEFAULT_CODEC_SERVER_PORT;
   const host = values.ip ?? '127.0.0.1';
   const token = readToken(values['token-file']);

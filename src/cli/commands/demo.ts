@@ -7,6 +7,7 @@ import { DEMO_AGENT, DEMO_PROMPT, DEMO_SCRIPT } from '../../demo/demo-agent';
 import { TaskClient } from '../../client/task-client';
 import type { ModelChoice } from '../../protocol/task';
 import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { startLocalStack } from '../local-stack';
 import { localServerPort } from '../local-port';
 import { watchTask } from './tasks';
@@ -18,7 +19,7 @@ export const demoHelp = `durable-agent demo [--port 7233] [--json]
   Model: Claude when ANTHROPIC_API_KEY is set, else a SCRIPTED model (fixed turns, no LLM).`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: 'string' }, json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+  const { values } = parse(argv, VERB_ARGS.demo.options, VERB_ARGS.demo.positionals);
   const port = intOption(values.port, 'port') ?? localServerPort();
   const say = (line: string) => (values.json ? undefined : console.log(line));
   const stack = await startLocalStack({ port, reuse: true, verb: 'demo', log: (line) => say(line) });

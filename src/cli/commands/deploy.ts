@@ -4,7 +4,8 @@ import { describeDivergence, type CheckResult } from '../../deploy/check-record'
 import { deploymentStatus, DeployRefused, promoteBuild, rollbackDeployment, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
 import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { buildIdProblem, DEFAULT_DEPLOYMENT_NAME } from '../../worker/versioning';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { actionsOf, VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 import { safeLine } from '../render';
@@ -25,24 +26,12 @@ durable-agent deploy rollback [--json]
   the check replayed cleanly and that have not grown since, move to BUILD at their next step. rollback: withdraws a ramp, else makes the previous build current again.
   --deployment NAME (default "durable-agent") for every action.`;
 
-const ACTIONS = ['status', 'check', 'promote', 'rollback'] as const;
-type Action = (typeof ACTIONS)[number];
-
-const options = {
-  ...connectionOptions,
-  json: { type: 'boolean' },
-  deployment: { type: 'string' },
-  build: { type: 'string' },
-  pinned: { type: 'boolean' },
-  'closed-per-agent': { type: 'string' },
-  agent: { type: 'string', multiple: true },
-  ramp: { type: 'string' },
-  force: { type: 'boolean' },
-  'move-waiting': { type: 'boolean' },
-} as const;
+const ACTIONS = actionsOf('deploy');
+type Action = keyof typeof VERB_ARGS.deploy.actions.table;
+const options = VERB_ARGS.deploy.options;
 
 export async function deployCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, options, { min: 1, max: 2, names: `an action (${ACTIONS.join(', ')})` });
+  const { values, positionals } = parse(argv, options, VERB_ARGS.deploy.positionals);
   const action = positionals[0] as Action;
   if (!ACTIONS.includes(action)) throw usageError(`unknown deploy action "${safeLine(String(action)).slice(0, 40)}" (${ACTIONS.join(', ')})`);
   const arg = positionals[1];

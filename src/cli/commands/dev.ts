@@ -1,4 +1,5 @@
 import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { startLocalStack } from '../local-stack';
 import { describeQueues } from '../render';
 import { localServerPort } from '../local-port';
@@ -16,19 +17,7 @@ export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --head
   earlier tasks; --task-queue Q serves it on Q alone.`;
 
 export async function devCommand(argv: string[]): Promise<number> {
-  const { values } = parse(
-    argv,
-    {
-      port: { type: 'string' },
-      'ui-port': { type: 'string' },
-      headless: { type: 'boolean' },
-      reuse: { type: 'boolean' },
-      'task-queue': { type: 'string' },
-      workspace: { type: 'string' },
-      'orders-fault': { type: 'string', multiple: true },
-    },
-    { min: 0, max: 0, names: '' },
-  );
+  const { values } = parse(argv, VERB_ARGS.dev.options, VERB_ARGS.dev.positionals);
   const port = intOption(values.port, 'port') ?? localServerPort();
   const uiPort = values.headless ? false : (intOption(values['ui-port'], 'ui-port') ?? port + 1000);
   const log = (line: string) => console.error(line);

@@ -4,9 +4,10 @@ import { existsSync } from 'node:fs';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
 import { defaultBlobDir } from '../../blobs/local-blob-store';
 import type { ModelChoice } from '../../protocol/task';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT } from '../cli-error';
-import { branchIdentity, branchIdentityOptions, branchingClient } from '../branch-identity';
+import { branchIdentity, branchingClient } from '../branch-identity';
 import { safeJson, safeLine } from '../render';
 
 export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--as NAME] [--role ROLE]... [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
@@ -20,25 +21,14 @@ durable-agent rewind TASK_ID --to-turn N [--as NAME] [--role ROLE]... [--message
   --as (default $USER) and --role say who branches, signed with this terminal's key when it has one;
   the agent's policy (approvers.branch) may refuse them: exit 1, nothing created or closed`;
 
-const options = {
-  ...connectionOptions,
-  json: { type: 'boolean' },
-  message: { type: 'string' },
-  model: { type: 'string' },
-  id: { type: 'string' },
-  'recorded-reads': { type: 'boolean' },
-  'blob-store': { type: 'string' },
-  ...branchIdentityOptions,
-} as const;
-
 export async function forkCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...options, 'at-turn': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, VERB_ARGS.fork.options, VERB_ARGS.fork.positionals);
   const turn = turnOption(values['at-turn'], 'at-turn');
   return branch(values, positionals[0]!, (client, origin, settings) => client.fork(origin, turn, settings), 'forked');
 }
 
 export async function rewindCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...options, 'to-turn': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, VERB_ARGS.rewind.options, VERB_ARGS.rewind.positionals);
   const turn = turnOption(values['to-turn'], 'to-turn');
   const by = branchIdentity(values).id;
   return branch(values, positionals[0]!, (client, origin, settings) => client.rewind(origin, turn, { ...settings, by }), 'rewound');

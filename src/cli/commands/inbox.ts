@@ -6,7 +6,8 @@ import { ApproverDirectory, ApproverFileError, defaultApproversFile } from '../.
 import { loadLinkKey, UsedLinks } from '../../notifications/links';
 import { hashPassword, newToken } from '../../inbox/secret-hash';
 import { InboxServer } from '../../inbox/server';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
@@ -25,20 +26,7 @@ durable-agent inbox hash-password [--token]
 
 export async function inboxCommand(argv: string[]): Promise<number> {
   if (argv[0] === 'hash-password') return hashPasswordCommand(argv.slice(1));
-  const { values } = parse(
-    argv,
-    {
-      ...connectionOptions,
-      port: { type: 'string' },
-      host: { type: 'string' },
-      approvers: { type: 'string' },
-      'public-url': { type: 'string' },
-      'trusted-header': { type: 'string' },
-      'trusted-proxy': { type: 'string', multiple: true },
-      'blob-store': { type: 'string' },
-    },
-    { min: 0, max: 0, names: '' },
-  );
+  const { values } = parse(argv, VERB_ARGS.inbox.options, VERB_ARGS.inbox.positionals);
   const port = intOption(values.port, 'port', 0) ?? 7280;
   if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
   const publicUrl = values['public-url'] ?? (process.env.DURABLE_AGENT_INBOX_URL || undefined);
@@ -97,7 +85,7 @@ export async function inboxCommand(argv: string[]): Promise<number> {
 }
 
 async function hashPasswordCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { token: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+  const { values } = parse(argv, VERB_ARGS.inbox.subcommands['hash-password'].options, VERB_ARGS.inbox.subcommands['hash-password'].positionals);
   if (values.token) {
     const { token, hash } = newToken();
     console.log(`token (give it to the approver; it is not stored): ${token}`);

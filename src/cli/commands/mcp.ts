@@ -7,7 +7,8 @@ import { findDecisionSigner, SIGNING_KEY_ENV } from '../../approvers/keys';
 import { TaskClient } from '../../client/task-client';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
 import { createTaskToolsServer } from '../../mcp-server/task-tools-server';
-import { connectionOptions, parse } from '../args';
+import { parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
@@ -21,7 +22,7 @@ export const mcpHelp = `durable-agent mcp [--as NAME [--role ROLE]...] [--blob-s
     claude mcp add durable-agent -- npx durable-agent mcp --as alice`;
 
 export async function mcpCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { ...connectionOptions, as: { type: 'string' }, role: { type: 'string', multiple: true }, 'blob-store': { type: 'string' } }, { min: 0, max: 0, names: '' });
+  const { values } = parse(argv, VERB_ARGS.mcp.options, VERB_ARGS.mcp.positionals);
   const by = values.as?.trim();
   if (values.as !== undefined && !by) throw usageError('--as must not be blank: it is recorded with every decision');
   if (values.role?.length && !by) throw usageError('--role needs --as NAME');

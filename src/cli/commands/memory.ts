@@ -7,7 +7,8 @@ import { BLOB_STORE_ENV } from '../../blobs/open-blob-store';
 import { taskBlobScope } from '../../client/approval-arguments';
 import { ToolFailure } from '../../errors/tool-failure';
 import { MemoryClient, type MemoryTarget } from '../../memory/memory-client';
-import { connectionOptions, parse } from '../args';
+import { parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
@@ -20,7 +21,7 @@ export const memoryHelp = `durable-agent memory AGENT [list | show PATH | clear 
   each takes: docs/memory.md, "The commands' input fields".`;
 
 export async function memoryCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, task: { type: 'string' }, 'blob-store': { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 3, names: 'AGENT' });
+  const { values, positionals } = parse(argv, VERB_ARGS.memory.options, VERB_ARGS.memory.positionals);
   const [agent, action = 'list', path] = positionals as [string, string?, string?];
   if (action === 'list' && path !== undefined) throw usageError(`list takes no PATH (got "${path}")`);
   if (action === 'show' && path === undefined) throw usageError('show needs a PATH, e.g. /memories/notes.md');

@@ -11,7 +11,8 @@ import { TaskNotFoundError, type TaskClient } from '../../client/task-client';
 import { WORKFLOW_TYPE } from '../../protocol/definitions';
 import { familyJournalPrefix } from '../../forks/effect-journal';
 import { effectJournalScope, FAMILY_JOURNAL_PREFIX } from '../../protocol/fork';
-import { connectionOptions, parse } from '../args';
+import { parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 
@@ -37,17 +38,7 @@ export function parseClosedBefore(value: string, now = new Date()): Date {
 }
 
 export async function purgeCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      ...connectionOptions,
-      'closed-before': { type: 'string' },
-      'blob-store': { type: 'string' },
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-    { min: 0, max: 1, names: 'TASK_ID' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.purge.options, VERB_ARGS.purge.positionals);
   const taskId = positionals[0];
   if (taskId && values['closed-before']) throw usageError('give a TASK_ID or --closed-before, not both');
   if (!taskId && !values['closed-before']) throw usageError('purge needs a TASK_ID or --closed-before AGE (e.g. 30d)');

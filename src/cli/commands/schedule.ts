@@ -2,7 +2,8 @@
 import { OVERLAP_POLICIES, ScheduleNotFound, ScheduleProblem, type OverlapChoice, type ScheduleView } from '../../client/task-schedules';
 import type { TaskClient } from '../../client/task-client';
 import type { TaskInput } from '../../protocol/task';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { actionsOf, VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
 import { safeJson, safeLine } from '../render';
@@ -17,27 +18,12 @@ durable-agent schedule backfill NAME --from ISO_TIME --to ISO_TIME [--overlap sk
   schedule was created; --offset shifts each fire (--every 1d --offset 6h: 06:00 UTC). --overlap says what
   a fire does while the previous task still runs (default skip; backfill's default buffer runs every missed fire).`;
 
-const ACTIONS = ['create', 'list', 'pause', 'resume', 'trigger', 'backfill', 'delete'] as const;
-type Action = (typeof ACTIONS)[number];
-
-const options = {
-  ...connectionOptions,
-  json: { type: 'boolean' },
-  cron: { type: 'string' },
-  every: { type: 'string' },
-  offset: { type: 'string' },
-  agent: { type: 'string' },
-  prompt: { type: 'string' },
-  model: { type: 'string' },
-  'max-turns': { type: 'string' },
-  overlap: { type: 'string' },
-  note: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-} as const;
+const ACTIONS = actionsOf('schedule');
+type Action = keyof typeof VERB_ARGS.schedule.actions.table;
+const options = VERB_ARGS.schedule.options;
 
 export async function scheduleCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, options, { min: 1, max: 3, names: `an action (${ACTIONS.join(', ')})` });
+  const { values, positionals } = parse(argv, options, VERB_ARGS.schedule.positionals);
   const action = positionals[0] as Action;
   if (!ACTIONS.includes(action)) throw usageError(`unknown schedule action "${safeLine(String(action)).slice(0, 40)}" (${ACTIONS.join(', ')})`);
   const name = positionals[1];

@@ -12,7 +12,8 @@ import { AGENT_STATUSES, type AgentStatus, type ModelChoice, type TaskInput, typ
 import { openBlobStore } from '../../blobs/open-blob-store';
 import { ApprovalArguments, replaceStoredArguments } from '../../client/approval-arguments';
 import { MARKER_PREFIX } from '../../protocol/blob-marker';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { decisionOutcome } from '../../client/request-outcome';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
@@ -36,26 +37,8 @@ durable-agent result TASK_ID [--json]
   waits for the task to finish; while it waits on a person (an approval, a block) it says so once on
   stderr and keeps waiting`;
 
-const json = { json: { type: 'boolean' } } as const;
-
 export async function startCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      ...connectionOptions,
-      ...json,
-      agent: { type: 'string' },
-      prompt: { type: 'string' },
-      script: { type: 'string' },
-      model: { type: 'string' },
-      'max-turns': { type: 'string' },
-      'max-tool-calls': { type: 'string' },
-      'max-cost-usd': { type: 'string' },
-      id: { type: 'string' },
-      watch: { type: 'boolean' },
-    },
-    { min: 0, max: 1, names: 'PROMPT' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.start.options, VERB_ARGS.start.positionals);
   const prompt = values.prompt ?? positionals[0];
   if (!values.agent) throw usageError('--agent is required (the built-in agent is "demo")');
   if (!prompt?.trim()) throw usageError('a prompt is required: durable-agent start "what to do" --agent NAME');
@@ -132,11 +115,7 @@ function scriptedChoice(file: string): ModelChoice {
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    { ...connectionOptions, ...json, all: { type: 'boolean' }, full: { type: 'boolean' }, 'blob-store': { type: 'string' } },
-    { min: 1, max: 1, names: 'TASK_ID' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.status.options, VERB_ARGS.status.positionals);
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   const view = await client.view(taskId);
@@ -169,7 +148,7 @@ async function readArchive(client: TaskClient, status: TaskStatus, spec: string 
 }
 
 export async function resultCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...json }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, VERB_ARGS.result.options, VERB_ARGS.result.positionals);
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   const stopTelling = tellWhenWaitingOnPerson(client, taskId);
@@ -228,11 +207,7 @@ function tellWhenWaitingOnPerson(client: TaskClient, taskId: string): () => void
 }
 
 export async function listCommand(argv: string[]): Promise<number> {
-  const { values } = parse(
-    argv,
-    { ...connectionOptions, ...json, status: { type: 'string' }, agent: { type: 'string' }, 'forks-of': { type: 'string' }, limit: { type: 'string' }, 'blob-store': { type: 'string' } },
-    { min: 0, max: 0, names: '' },
-  );
+  const { values } = parse(argv, VERB_ARGS.list.options, VERB_ARGS.list.positionals);
   if (values.status && !AGENT_STATUSES.includes(values.status as AgentStatus)) {
     throw usageError(`--status must be one of ${AGENT_STATUSES.join(', ')}`);
   }
@@ -259,7 +234,7 @@ export async function listCommand(argv: string[]): Promise<number> {
 }
 
 export async function watchCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...json, full: { type: 'boolean' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, VERB_ARGS.watch.options, VERB_ARGS.watch.positionals);
   const client = await connectClient(values);
   const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
   try {

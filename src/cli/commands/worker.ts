@@ -8,7 +8,8 @@ import { createAgentWorker } from '../../worker/create-worker';
 import { resolveVersioning, type VersioningOptions } from '../../worker/versioning';
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
-import { connectionOptions, parse } from '../args';
+import { parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { connectWhenReady } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgentsModule } from '../load-agents';
@@ -49,23 +50,7 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   its answer comes late), drop_connection.`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parse(
-    argv,
-    {
-      ...connectionOptions,
-      agents: { type: 'string' },
-      workspace: { type: 'string' },
-      'orders-url': { type: 'string' },
-      'orders-fault': { type: 'string', multiple: true },
-      'no-legacy-queue': { type: 'boolean' },
-      'whole-conversations': { type: 'boolean' },
-      versioned: { type: 'boolean' },
-      'build-id': { type: 'string' },
-      deployment: { type: 'string' },
-      bundle: { type: 'string' },
-    },
-    { min: 0, max: 0, names: '' },
-  );
+  const { values } = parse(argv, VERB_ARGS.worker.options, VERB_ARGS.worker.positionals);
   const versioning = versioningOf(values);
   const bundle = values.bundle ? path.resolve(values.bundle) : undefined;
   if (bundle && !existsSync(bundle)) throw usageError(`--bundle: no file at ${bundle}`);
