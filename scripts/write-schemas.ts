@@ -3,7 +3,7 @@
 // committed files differ from what this writes.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { publishedSchemaFiles } from '../src/cli/json-output';
+import { publishedSchemaFiles } from '../src/cli/json-schemas';
 
 const dir = path.resolve(__dirname, '../schemas');
 for (const [file, text] of Object.entries(publishedSchemaFiles())) {

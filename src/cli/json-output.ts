@@ -6,14 +6,17 @@
  */
 import { z } from 'zod';
 import type { ArchivedEntry, TaskSummary, TaskView } from '../client/task-client';
+import type { NestedPending } from '../client/child-tasks';
 import type { TaskResult } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 import { ERROR_CLASSES } from '../protocol/tool-error';
 import { AGENT_STATUSES } from '../protocol/task';
+import type { ModelProgress } from '../protocol/messages';
+import { safeJson } from './render';
 
-const count = z.number().int().min(0);
+export const count = z.number().int().min(0);
 
-const toolError = z
+export const toolError = z
   .strictObject({
     error_class: z.enum(ERROR_CLASSES),
     code: z.string(),
@@ -25,7 +28,7 @@ const toolError = z
   })
   .meta({ id: 'ToolError', title: 'ToolError', description: 'The one error value of the taxonomy (docs/architecture.md).' });
 
-const usage = z
+export const usage = z
   .strictObject({
     inputTokens: count,
     outputTokens: count,
@@ -54,7 +57,7 @@ const identity = z
     problem: z.string().optional(),
   })
   .meta({ id: 'VerifiedIdentity' });
-const escalation = z
+export const escalation = z
   .strictObject({
     id: z.string(),
     level: z.enum(['auto', 'inform', 'confirm', 'block']),
@@ -79,7 +82,7 @@ const approvalFields = {
   onExpiry: z.enum(['deny', 'block']),
   question: z.strictObject({ server: z.string(), message: z.string(), requestedSchema: z.record(z.string(), z.unknown()) }).optional(),
 };
-const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
+export const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
 const approvalRecord = z
   .strictObject({
     ...approvalFields,
@@ -103,8 +106,8 @@ const decision = z.strictObject({
   }),
   identity: identity.optional(),
 });
-const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional() }).meta({ id: 'BranchPoint' });
-const event = z
+export const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional() }).meta({ id: 'BranchPoint' });
+export const event = z
   .strictObject({
     seq: count,
     at: z.string(),
@@ -170,6 +173,21 @@ export const taskResultJson = z
   })
   .meta({ id: 'TaskResult', title: 'TaskResult', description: "A closed task's result: `durable-agent result TASK_ID --json` when the task did not fail." });
 
+const contextSpend = z.strictObject({ count, usage, costUsd: z.number(), lastTurn: count.optional().meta({ description: 'The turn of the last one.' }) });
+const contextState = z
+  .strictObject({
+    strategy: z.enum(['auto', 'trim']).meta({
+      description:
+        "'auto': native compaction where the model has it, else a summary of the turns that leave, trimming only when the summary failed or its budget is spent; 'trim': the sliding window.",
+    }),
+    native: z.boolean().optional().meta({ description: 'false once the model said it has no native compaction (the summary takes over).' }),
+    triggerTokens: count.meta({ description: 'The input tokens at which the API compacts (native compaction).' }),
+    compactions: contextSpend,
+    summaries: contextSpend.extend({ failed: count }),
+    trims: count.meta({ description: 'Times turns left without a summary (the last resort).' }),
+  })
+  .meta({ id: 'ContextState', description: 'How the task keeps its conversation in the context window, and what compaction and summaries cost (docs/context.md).' });
+
 const taskStatus = z
   .strictObject({
     agent: z.string(),
@@ -178,6 +196,7 @@ const taskStatus = z
     agentStatus,
     model: z.string(),
     turn: count,
+    context: contextState.optional(),
     budgets: z.strictObject({
       turns: reading,
       toolCalls: reading,
@@ -185,6 +204,8 @@ const taskStatus = z
       correctionsPerTool: z.number(),
       tokens: reading.optional(),
       costUsd: reading.optional(),
+      summaryTokens: reading.optional().meta({ description: "The summary calls' own token budget, once the task has made one." }),
+      summaryCostUsd: reading.optional().meta({ description: "The summary calls' own cost budget, once the task has made one (priced models only)." }),
     }),
     unpricedModels: z.array(z.string()),
     toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
@@ -245,6 +266,17 @@ export const taskSummaryJson = z
   })
   .meta({ id: 'TaskSummary', title: 'TaskSummary', description: 'One task as `list` shows it, from its search attributes and memo.' });
 
+/** What a sub-agent child task (at any depth) waits for from a person. */
+export const nestedPendingJson = z
+  .strictObject({
+    taskId: z.string(),
+    path: z.array(z.string()),
+    agentStatus: z.string().optional(),
+    approvals: z.array(z.strictObject({ id: z.string(), tool: z.string(), effect: z.string(), reason: z.string(), expiresAt: z.string() })),
+    block: z.strictObject({ id: z.string(), code: z.string(), reason: z.string() }).nullable(),
+  })
+  .meta({ id: 'NestedPending' });
+
 export const taskViewJson = z
   .strictObject({
     summary: taskSummaryJson,
@@ -254,18 +286,7 @@ export const taskViewJson = z
     note: z.string().optional().meta({ description: 'Why `status` is missing, when it is.' }),
     forks: z.array(branchPoint).optional().meta({ description: 'The tasks forked from this one, each with the turn it started from.' }),
     toolProgress: z.array(z.strictObject({ tool: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() })).optional(),
-    nested: z
-      .array(
-        z.strictObject({
-          taskId: z.string(),
-          path: z.array(z.string()),
-          agentStatus: z.string().optional(),
-          approvals: z.array(z.strictObject({ id: z.string(), tool: z.string(), effect: z.string(), reason: z.string(), expiresAt: z.string() })),
-          block: z.strictObject({ id: z.string(), code: z.string(), reason: z.string() }).nullable(),
-        }),
-      )
-      .optional()
-      .meta({ description: "What the task's running sub-agent children (and theirs) wait for from a person." }),
+    nested: z.array(nestedPendingJson).optional().meta({ description: "What the task's running sub-agent children (and theirs) wait for from a person." }),
     archived: z
       .array(z.strictObject({ kind: z.string(), entry: z.unknown() }))
       .optional()
@@ -279,24 +300,60 @@ export const resultOutputJson = z
   .union([taskResultJson, z.strictObject({ failure: toolError })])
   .meta({ title: 'ResultOutput', description: '`durable-agent result TASK_ID --json`: the result, or `{ failure }` (exit code 1) when the task failed.' });
 
-/** The published schemas, by file name under schemas/. */
-export const PUBLISHED_SCHEMAS = {
-  'status.schema.json': taskViewJson,
-  'list.schema.json': taskListJson,
-  'result.schema.json': resultOutputJson,
-} as const;
+export const startedJson = z
+  .strictObject({ taskId: z.string(), runId: z.string(), taskQueue: z.string() })
+  .meta({ title: 'Started', description: '`durable-agent start ... --json` (without --watch): the task it started and its queue.' });
+
+const progress = z.strictObject({ outputChars: count, thinkingChars: count, tail: z.string() }).meta({ id: 'ModelProgress', description: 'The model answer streaming in now.' });
+
+/** One line of `watch --json` (and of `start --watch --json`, `demo --json`): JSON Lines, one object with one key each. */
+export const watchLineJson = z
+  .union([
+    z.strictObject({ event }),
+    z.strictObject({ approval: approvalRequest }),
+    z.strictObject({ blocked: escalation }),
+    z.strictObject({ nested: nestedPendingJson }),
+    z.strictObject({ progress }),
+    z.strictObject({ result: taskResultJson }),
+    z
+      .strictObject({ failure: toolError.optional() })
+      .meta({ description: 'The last line of a task that did not answer (exit 1); `{}` when it closed without an error (cancelled, terminated, timed out).' }),
+  ])
+  .meta({
+    title: 'WatchLine',
+    description: '`durable-agent watch TASK_ID --json`, `start --watch --json`, `demo --json`: JSON Lines, each line one of these. The last line is `result` (exit 0) or `failure` (exit 1).',
+  });
+
+/** One line of `watch --json`, as the watch schema describes it: tsc checks the value against the schema's type. */
+export function watchLine(line: z.output<typeof watchLineJson>): string {
+  return JSON.stringify(line);
+}
+
+/** Prints `value` as the JSON `schema` describes: tsc checks the value against the schema's type. */
+export function printJson<S extends z.ZodType>(_schema: S, value: z.output<S>, indent?: number): void {
+  console.log(safeJson(value, indent));
+}
 
 // ---- tsc refuses a schema that differs from the type the CLI prints (JSON turns a Date into a string).
-type Jsonified<T> = T extends Date ? string : T extends (infer U)[] ? Jsonified<U>[] : T extends object ? { [K in keyof T]: Jsonified<T[K]> } : T;
+type Flat<T> = { [K in keyof T]: T[K] };
+/** The keys whose value may be undefined: JSON leaves them out, so they are optional in what is printed. */
+type MaybeKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? (unknown extends T[K] ? never : K) : never }[keyof T];
+/** What JSON.stringify makes of a type: dates are strings, a key whose value may be undefined may be missing. */
+export type Jsonified<T> = T extends Date
+  ? string
+  : T extends readonly (infer U)[]
+    ? Jsonified<U>[]
+    : T extends object
+      ? Flat<{ [K in keyof T as K extends MaybeKeys<T> ? never : K]: Jsonified<T[K]> } & { [K in keyof T as K extends MaybeKeys<T> ? K : never]?: Jsonified<Exclude<T[K], undefined>> }>
+      : T;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameView: Same<z.infer<typeof taskViewJson>, Jsonified<TaskView & { archived?: ArchivedEntry[] }>> = true;
-const sameList: Same<z.infer<typeof taskListJson>, Jsonified<TaskSummary[]>> = true;
-const sameResult: Same<z.infer<typeof resultOutputJson>, TaskResult | { failure: ToolError }> = true;
-void [sameView, sameList, sameResult];
-
-/** The text of each published schema file, as scripts/write-schemas.ts writes it and a test compares it. */
-export function publishedSchemaFiles(): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(PUBLISHED_SCHEMAS).map(([file, schema]) => [file, `${JSON.stringify({ $id: `durable-agent/schemas/${file}`, ...z.toJSONSchema(schema, { io: 'output' }) }, null, 2)}\n`]),
-  );
-}
+/** Every key of every object, optional or not, as a required key: two types whose key sets differ anywhere (an optional field one of them lacks) are not the Same. */
+type Keys<T> = T extends readonly (infer U)[] ? Keys<U>[] : T extends object ? { [K in keyof T]-?: Keys<NonNullable<T[K]>> } : 'leaf';
+/** The same type, and the same fields, optional ones included, at every depth. */
+export type Exact<A, B> = Same<A, B> extends true ? Same<Keys<A>, Keys<B>> : false;
+const sameView: Exact<z.infer<typeof taskViewJson>, Jsonified<TaskView & { archived?: ArchivedEntry[] }>> = true;
+const sameList: Exact<z.infer<typeof taskListJson>, Jsonified<TaskSummary[]>> = true;
+const sameResult: Exact<z.infer<typeof resultOutputJson>, TaskResult | { failure: ToolError }> = true;
+const sameProgress: Exact<z.infer<typeof progress>, ModelProgress> = true;
+const sameNested: Exact<z.infer<typeof nestedPendingJson>, Jsonified<NestedPending>> = true;
+void [sameView, sameList, sameResult, sameProgress, sameNested];

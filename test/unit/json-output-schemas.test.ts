@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
-import { publishedSchemaFiles } from '../../src/cli/json-output';
+import { publishedSchemaFiles } from '../../src/cli/json-schemas';
 
 const SCHEMAS = path.resolve(__dirname, '../../schemas');
 const files = Object.entries(publishedSchemaFiles());

@@ -7,6 +7,9 @@ import { buildIdProblem, DEFAULT_DEPLOYMENT_NAME } from '../../worker/versioning
 import { intOption, parse } from '../args';
 import { actionsOf, VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
+import type { z } from 'zod';
+import { printJson } from '../json-output';
+import { deployChangeJson, deployCheckJson, deploymentJson } from '../json-deploy';
 import { connectClient } from '../connect';
 import { safeLine } from '../render';
 
@@ -47,12 +50,12 @@ export async function deployCommand(argv: string[]): Promise<number> {
   }
   const taskClient = await connectClient(values);
   const client = taskClient.client;
-  const print = (data: unknown, text: string) => console.log(values.json ? JSON.stringify(data, null, 2) : text);
+  const print = <S extends z.ZodType>(schema: S, data: z.output<S>, text: string) => (values.json ? printJson(schema, data, 2) : console.log(text));
   try {
     switch (action) {
       case 'status': {
         const view = await deploymentStatus(client, deploymentName);
-        print(view, renderDeployment(view));
+        print(deploymentJson, view, renderDeployment(view));
         return EXIT.ok;
       }
       case 'check': {
@@ -64,7 +67,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
           ...(closedPerAgent !== undefined ? { closedPerAgent } : {}),
           ...(values.agent ? { agents: values.agent } : {}),
         });
-        print(result, renderCheck(result));
+        print(deployCheckJson, result, renderCheck(result));
         return result.passed ? EXIT.ok : EXIT.failed;
       }
       case 'promote': {
@@ -74,12 +77,12 @@ export async function deployCommand(argv: string[]): Promise<number> {
           ...(values.force ? { force: true } : {}),
           ...(values['move-waiting'] ? { moveWaiting: true } : {}),
         });
-        print(change, renderChange(change));
+        print(deployChangeJson, change, renderChange(change));
         return EXIT.ok;
       }
       case 'rollback': {
         const change = await rollbackDeployment(client, { deploymentName });
-        print(change, renderChange(change));
+        print(deployChangeJson, change, renderChange(change));
         return EXIT.ok;
       }
     }

@@ -8,7 +8,9 @@ import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT } from '../cli-error';
 import { branchIdentity, branchingClient } from '../branch-identity';
-import { safeJson, safeLine } from '../render';
+import { safeLine } from '../render';
+import { printJson } from '../json-output';
+import { forkOutputJson, rewindOutputJson } from '../json-branches';
 
 export const forkHelp = `durable-agent fork TASK_ID --at-turn N [--as NAME] [--role ROLE]... [--message TEXT] [--model ID] [--id NEW_ID] [--recorded-reads] [--blob-store SPEC] [--json]
   a new task from TASK_ID's state after turn N (conversation, ledger, budgets left, approvals, decisions);
@@ -81,7 +83,7 @@ async function branch(
       if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new CliError(`A task with id "${values.id}" already exists`);
       throw err;
     });
-    if (values.json) console.log(safeJson(started));
+    if (values.json) printJson(started.originalClosed === undefined ? forkOutputJson : rewindOutputJson, started);
     else {
       console.log(safeLine(`${verb} ${started.forkedFrom} as ${started.taskId} on task queue ${started.taskQueue}`));
       if (started.originalClosed !== undefined) console.log(safeLine(started.originalClosed ? `${origin} terminated (rewound)` : `${origin} had already closed`));

@@ -10,6 +10,8 @@ import { MemoryClient, type MemoryTarget } from '../../memory/memory-client';
 import { parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
+import { printJson } from '../json-output';
+import { memoryClearJson, memoryListJson, memoryShowJson } from '../json-storage';
 import { connectClient } from '../connect';
 
 export const memoryHelp = `durable-agent memory AGENT [list | show PATH | clear [PATH]] [--task TASK_ID] [--blob-store SPEC] [--json]
@@ -49,7 +51,7 @@ export async function memoryCommand(argv: string[]): Promise<number> {
   try {
     if (action === 'list') {
       const files = await memory.list(target);
-      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), store: memory.description, files }));
+      if (json) printJson(memoryListJson, { agent, ...(values.task ? { forTask: values.task } : {}), store: memory.description, files });
       else if (files.length === 0) console.log(`${who} remembers nothing (${memory.description})`);
       else for (const f of files) console.log(`${f.path}\tv${f.version}\t${f.chars} chars\t${f.at}\t${f.command} by ${f.task}`);
       return EXIT.ok;
@@ -57,12 +59,12 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     if (action === 'show') {
       const file = await memory.show(target, path!);
       if (!file) throw new CliError(`${who} has no memory file ${path}`, EXIT.notFound);
-      if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), ...file }));
+      if (json) printJson(memoryShowJson, { agent, ...(values.task ? { forTask: values.task } : {}), ...file });
       else process.stdout.write(file.content.endsWith('\n') ? file.content : `${file.content}\n`);
       return EXIT.ok;
     }
     const cleared = await memory.clear(target, path);
-    if (json) console.log(JSON.stringify({ agent, ...(values.task ? { forTask: values.task } : {}), ...(path ? { path } : {}), cleared }));
+    if (json) printJson(memoryClearJson, { agent, ...(values.task ? { forTask: values.task } : {}), ...(path ? { path } : {}), cleared });
     else console.log(`cleared ${cleared} file${cleared === 1 ? '' : 's'} of ${who}'s memory${path ? ` under ${path}` : ''}`);
     return EXIT.ok;
   } catch (err) {

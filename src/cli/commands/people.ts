@@ -5,7 +5,9 @@ import type { DecisionSigner } from '../../approvers/signer';
 import { connectionOptions, intOption, parse } from '../args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient as connectPlainClient } from '../connect';
-import { safeJson, safeLine } from '../render';
+import { safeLine } from '../render';
+import { printJson } from '../json-output';
+import { cancelOutputJson, decisionOutputJson, refusedJson, steeringOutputJson } from '../json-requests';
 import { describeAtRest, type DecisionOutcome } from '../../client/send-decision';
 import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../../rules/unblock-budget';
 import { decisionsAhead, sendCancel, sendSteering } from '../../client/request-outcome';
@@ -124,7 +126,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
   const described = await client.describe(taskId);
   if (described.executionStatus !== 'RUNNING') return refused(values.json, taskId, `${taskId} is ${described.executionStatus.toLowerCase()}; there is nothing to cancel`);
   const sent = await sendCancel(client, taskId, described.taskQueue ?? client.queueFor(described.agent ?? ''));
-  if (values.json) console.log(safeJson({ taskId, ...sent }));
+  if (values.json) printJson(cancelOutputJson, { taskId, ...sent });
   else console.log(`cancel ${taskId}: ${sent.note}`);
   return sent.outcome === 'recorded' ? EXIT.recorded : EXIT.ok;
 }
@@ -135,7 +137,7 @@ export async function cancelCommand(argv: string[]): Promise<number> {
  */
 function refused(json: boolean | undefined, taskId: string, reason: string): number {
   if (json) {
-    console.log(safeJson({ taskId, outcome: 'refused', reason }));
+    printJson(refusedJson, { taskId, outcome: 'refused', reason });
     return EXIT.failed;
   }
   throw new CliError(reason);
@@ -161,7 +163,7 @@ async function steer(client: TaskClient, values: { json?: boolean | undefined },
   }
   const sent = await sendSteering(client, taskId, described.taskQueue ?? client.queueFor(described.agent ?? ''), input, interrupt);
   const signing = client.signer ? `signed with key ${client.signer.keyId}` : 'unsigned';
-  if (values.json) console.log(safeJson({ taskId, ...sent, signed: !!client.signer }));
+  if (values.json) printJson(steeringOutputJson, { taskId, ...sent, signed: !!client.signer });
   else if (sent.outcome === 'refused') throw new CliError(`${taskId} refused the ${verb}: ${safeLine(sent.reason ?? '')}`);
   else {
     console.log(`${verb} to ${taskId} (${signing}): ${sent.note}`);
@@ -288,7 +290,8 @@ async function reported(
   const note = outcome.applied
     ? undefined
     : `${outcome.note.replace(/^recorded;/, 'recorded without a worker;')}${ahead.length ? `; behind ${ahead.length === 1 ? 'a decision' : `${ahead.length} decisions`} recorded first on the same ${on.action === 'unblock' ? 'block' : 'approval'} (${behind}): if ${ahead.length === 1 ? 'that one is' : 'one of those is'} taken, this one is superseded` : ''}`;
-  if (json) console.log(safeJson({ outcome: outcome.applied ? 'applied' : 'recorded', ...outcome, ...(note ? { note } : {}), ...(ahead.length ? { behind: ahead } : {}) }));
+  if (json)
+    printJson(decisionOutputJson, outcome.applied ? { outcome: 'applied', ...outcome } : { outcome: 'recorded', ...outcome, ...(note ? { note } : {}), ...(ahead.length ? { behind: ahead } : {}) });
   else {
     console.log(outcome.applied ? `${taken(outcome.answer)}: applied` : note);
     // A sub-agent's approval or block named on its parent went to the child task that holds it.
@@ -301,7 +304,7 @@ async function reported(
 function refusedDecision(err: unknown, taskId: string, client: TaskClient, json: boolean | undefined): number {
   const error = rejection(err, taskId, client);
   if (json && err instanceof TaskRejectedError) {
-    console.log(safeJson({ taskId, outcome: 'refused', reason: err.message }));
+    printJson(refusedJson, { taskId, outcome: 'refused', reason: err.message });
     return EXIT.failed;
   }
   throw error;

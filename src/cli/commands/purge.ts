@@ -14,6 +14,8 @@ import { effectJournalScope, FAMILY_JOURNAL_PREFIX } from '../../protocol/fork';
 import { parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
+import { printJson } from '../json-output';
+import { purgeClosedJson, purgeTaskJson } from '../json-storage';
 import { connectClient } from '../connect';
 
 export const purgeHelp = `durable-agent purge TASK_ID [--force] [--blob-store SPEC] [--json]
@@ -81,7 +83,13 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
   const blobs = await purgeTask(store, scopes, taskId);
   const kept = await journalKept(store, scopes, taskId);
   if (options.json)
-    console.log(JSON.stringify({ taskId, blobs, store: store.description, ...(kept ? { keptJournalRecords: kept, kept: JOURNAL_KEPT } : {}), ...(known ? {} : { note: 'unknown to Temporal' }) }));
+    printJson(purgeTaskJson, {
+      taskId,
+      blobs,
+      store: store.description,
+      ...(kept ? { keptJournalRecords: kept, kept: JOURNAL_KEPT } : {}),
+      ...(known ? {} : { note: 'unknown to Temporal' as const }),
+    });
   else {
     console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${taskId} from ${store.description}`);
     if (kept) console.log(`kept ${kept} effect journal record${kept === 1 ? '' : 's'} of ${taskId}: ${JOURNAL_KEPT}`);
@@ -120,7 +128,7 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
   }
   const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
   if (json) {
-    console.log(JSON.stringify({ closedBefore: before.toISOString(), store: store.description, blobs, purged, skipped, ...(purged.some((p) => p.keptJournalRecords) ? { kept: JOURNAL_KEPT } : {}) }));
+    printJson(purgeClosedJson, { closedBefore: before.toISOString(), store: store.description, blobs, purged, skipped, ...(purged.some((p) => p.keptJournalRecords) ? { kept: JOURNAL_KEPT } : {}) });
   } else {
     console.log(`purged ${blobs} blob${blobs === 1 ? '' : 's'} of ${purged.length} task${purged.length === 1 ? '' : 's'} closed before ${before.toISOString()} from ${store.description}`);
     for (const p of purged) console.log(`  ${p.taskId}: ${p.blobs}${p.keptJournalRecords ? ` (kept ${p.keptJournalRecords} effect journal records)` : ''}`);

@@ -6,7 +6,9 @@ import { intOption, parse } from '../args';
 import { actionsOf, VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
-import { safeJson, safeLine } from '../render';
+import { safeLine } from '../render';
+import { printJson } from '../json-output';
+import { scheduleActionJson, scheduleListJson, scheduleViewJson, type ScheduleAction } from '../json-schedules';
 
 export const scheduleHelp = `durable-agent schedule create NAME (--cron EXPR | --every DURATION [--offset DURATION]) --agent NAME [PROMPT | --prompt TEXT]
                    [--model ID] [--max-turns N] [--overlap skip|buffer|cancel] [--note TEXT] [--json]
@@ -49,8 +51,9 @@ async function run(
   prompt: string | undefined,
 ): Promise<number> {
   const schedules = client.schedules;
-  const done = (what: string, view?: ScheduleView) => {
-    console.log(values.json ? safeJson({ schedule: name, action: what, ...(view ? { view } : {}) }) : `${what} schedule ${name}`);
+  const done = (what: ScheduleAction, view?: ScheduleView) => {
+    if (values.json) printJson(scheduleActionJson, { schedule: name, action: what, ...(view ? { view } : {}) });
+    else console.log(`${what} schedule ${name}`);
     return EXIT.ok;
   };
   switch (action) {
@@ -76,7 +79,7 @@ async function run(
         ...(values.note ? { note: values.note } : {}),
         taskQueue: client.queueFor(task.agent),
       });
-      if (values.json) console.log(safeJson(view));
+      if (values.json) printJson(scheduleViewJson, view);
       else
         console.log(
           `created schedule ${name}: ${view.spec}, agent ${task.agent}; next fire ${view.nextFires[0] ?? 'none'}\n  fires are tasks named ${name}-<time>: durable-agent list --agent ${task.agent}`,
@@ -85,7 +88,7 @@ async function run(
     }
     case 'list': {
       const views = await schedules.list();
-      if (values.json) console.log(safeJson(views));
+      if (values.json) printJson(scheduleListJson, views);
       else if (!views.length) console.log('no schedules');
       else for (const view of views) console.log(lineOf(view));
       return EXIT.ok;

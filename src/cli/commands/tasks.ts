@@ -16,6 +16,7 @@ import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { decisionOutcome } from '../../client/request-outcome';
 import { CliError, EXIT, usageError } from '../cli-error';
+import { printJson, startedJson, watchLine } from '../json-output';
 import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
 
@@ -65,7 +66,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     throw err;
   });
   const taskQueue = client.queueFor(input.agent);
-  if (values.json && !values.watch) console.log(safeJson({ taskId: handle.workflowId, runId: handle.firstExecutionRunId, taskQueue }));
+  if (values.json && !values.watch) printJson(startedJson, { taskId: handle.workflowId, runId: handle.firstExecutionRunId, taskQueue });
   else if (!values.json) console.log(`started ${handle.workflowId} on task queue ${taskQueue}\n  follow it:  durable-agent watch ${handle.workflowId}`);
   // Said at once, not discovered after a silent wait: the usual first-hour mistake is a worker for another agent.
   if ((await client.isServed(taskQueue)) === false) console.error(`note: ${noWorkerNote(input.agent, taskQueue)}`);
@@ -275,19 +276,19 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       lastSeq = raw.seq;
       // An event names a long call by its stored reference: print the arguments instead.
       const event = raw.detail.includes(MARKER_PREFIX) ? { ...raw, detail: await replaceStoredArguments(raw.detail, (m) => args.read(taskId, m), 600) } : raw;
-      out(asJson ? JSON.stringify({ event }) : renderEvent(event));
+      out(asJson ? watchLine({ event }) : renderEvent(event));
     }
     const fresh = (view.status?.pendingApprovals ?? []).filter((a) => !shownApprovals.has(a.id));
     // Resolved once each, when first shown: the stored arguments of an approval never change.
     const resolved = fresh.length && view.status ? (await args.resolveStatus(taskId, { ...view.status, pendingApprovals: fresh, approvals: [] })).pendingApprovals : [];
     for (const approval of resolved) {
       shownApprovals.add(approval.id);
-      out(asJson ? JSON.stringify({ approval }) : renderApproval(taskId, approval, { full }));
+      out(asJson ? watchLine({ approval }) : renderApproval(taskId, approval, { full }));
     }
     const blocked = view.status?.blocked;
     if (blocked && blocked.id !== shownBlock) {
       shownBlock = blocked.id;
-      out(asJson ? JSON.stringify({ blocked }) : renderBlocked(taskId, blocked));
+      out(asJson ? watchLine({ blocked }) : renderBlocked(taskId, blocked));
     }
     // What sub-agents' child tasks wait for, once each, as `TASK › researcher: tool`.
     for (const n of view.nested ?? []) {
@@ -295,7 +296,7 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       if (!fresh.approvals.length && !fresh.block) continue;
       for (const a of fresh.approvals) shownApprovals.add(a.id);
       if (fresh.block) shownNestedBlocks.add(fresh.block.id);
-      out(asJson ? JSON.stringify({ nested: fresh }) : renderNested(taskId, fresh).join('\n'));
+      out(asJson ? watchLine({ nested: fresh }) : renderNested(taskId, fresh).join('\n'));
     }
     if (view.summary.executionStatus === 'RUNNING') {
       const progress = await modelProgressOf(client, taskId);
@@ -303,7 +304,7 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       if (progress && key !== lastProgress && Date.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
         lastProgress = key;
         lastProgressAt = Date.now();
-        out(asJson ? JSON.stringify({ progress }) : renderProgress(progress));
+        out(asJson ? watchLine({ progress }) : renderProgress(progress));
       }
     }
     if (view.note && view.note !== lastNote && view.summary.executionStatus === 'RUNNING') {
@@ -314,10 +315,10 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       const result = view.status?.result ?? view.result;
       const failure = view.failure ?? view.status?.lastError;
       if (result) {
-        out(asJson ? JSON.stringify({ result }) : `\n${renderResult(result)}`);
+        out(asJson ? watchLine({ result }) : `\n${renderResult(result)}`);
         return EXIT.ok;
       }
-      out(asJson ? JSON.stringify({ failure }) : `\ntask ${view.summary.executionStatus.toLowerCase()}${failure ? `: ${renderError(failure)}` : ''}`);
+      out(asJson ? watchLine({ failure }) : `\ntask ${view.summary.executionStatus.toLowerCase()}${failure ? `: ${renderError(failure)}` : ''}`);
       return EXIT.failed;
     }
     await new Promise((r) => setTimeout(r, 500));
