@@ -18,7 +18,8 @@ export const codecServerHelp = `durable-agent codec-server [--port ${DEFAULT_COD
   ${ENCRYPTION_KEYS_ENV} / ${ENCRYPTION_KEY_FILE_ENV}, so the Web UI (--ui-codec-endpoint, or its
   settings) and \`temporal workflow show --codec-endpoint URL\` show decrypted payloads.
   Browser origins allowed: --cors-origin (default ${DEFAULT_CODEC_CORS_ORIGINS.join(', ')}).
-  Token: --token-file or ${CODEC_SERVER_TOKEN_ENV}; then each request needs Authorization: Bearer <token>.`;
+  Token: --token-file or ${CODEC_SERVER_TOKEN_ENV}; then each request needs Authorization: Bearer <token>.
+  See docs/encryption.md.`;
 
 export async function codecServerCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS['codec-server'].options, VERB_ARGS['codec-server'].positionals);

@@ -16,7 +16,8 @@ export const demoHelp = `durable-agent demo [--port 7233] [--json]
   Runs one demo task end to end on the embedded default: starts the Temporal dev server (or reuses
   a running one), a worker, and a support task that reads a customer note, looks up orders (one
   call with a wrong enum value, corrected from the guard's hint) and writes a summary file.
-  Model: Claude when ANTHROPIC_API_KEY is set, else a SCRIPTED model (fixed turns, no LLM).`;
+  Model: Claude when ANTHROPIC_API_KEY is set, else a SCRIPTED model (fixed turns, no LLM).
+  See README.md ("A 5-minute tour").`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.demo.options, VERB_ARGS.demo.positionals);

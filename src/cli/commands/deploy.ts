@@ -27,7 +27,8 @@ durable-agent deploy rollback [--json]
   promote: makes BUILD current (--ramp P: P% of new tasks), refused without a passing check of BUILD
   (--force overrides). --move-waiting: tasks on older builds that wait on a person, whose histories
   the check replayed cleanly and that have not grown since, move to BUILD at their next step. rollback: withdraws a ramp, else makes the previous build current again.
-  --deployment NAME (default "durable-agent") for every action.`;
+  --deployment NAME (default "durable-agent") for every action.
+  See docs/deploy.md.`;
 
 const ACTIONS = actionsOf('deploy');
 type Action = keyof typeof VERB_ARGS.deploy.actions.table;

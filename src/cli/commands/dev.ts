@@ -14,7 +14,8 @@ export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --head
   still starting; exit 4 if it never answers) and leaves it running. Choosing ports: README "Ports".
   The worker's SDK logs go to .durable-agent/logs/ (a file per run); --verbose shows them on stderr too.
   The worker serves the demo agent on its queue durable-agent.demo and the shared queue durable-agent of
-  earlier tasks; --task-queue Q serves it on Q alone.`;
+  earlier tasks; --task-queue Q serves it on Q alone.
+  See README.md ("Ports").`;
 
 export async function devCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.dev.options, VERB_ARGS.dev.positionals);

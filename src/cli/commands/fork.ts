@@ -21,7 +21,8 @@ durable-agent rewind TASK_ID --to-turn N [--as NAME] [--role ROLE]... [--message
   tool calls TASK_ID has in flight settle first (up to 60 s), then the same fork, then TASK_ID
   terminated (if it still runs) with the reason in its history
   --as (default $USER) and --role say who branches, signed with this terminal's key when it has one;
-  the agent's policy (approvers.branch) may refuse them: exit 1, nothing created or closed`;
+  the agent's policy (approvers.branch) may refuse them: exit 1, nothing created or closed
+  See docs/fork.md.`;
 
 export async function forkCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, VERB_ARGS.fork.options, VERB_ARGS.fork.positionals);

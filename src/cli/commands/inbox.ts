@@ -19,10 +19,11 @@ export const inboxHelp = `durable-agent inbox [--port N] [--host ADDR] [--approv
   address people open; notification links are signed with DURABLE_AGENT_LINK_KEY or
   <state dir>/inbox-link.key. --trusted-header lets an authenticating reverse proxy name the approver
   (off by default; only from --trusted-proxy addresses, default loopback). Long tool arguments are
-  read from the workers' blob store (--blob-store, else ${BLOB_STORE_ENV}, else the state dir's). See docs/inbox.md.
+  read from the workers' blob store (--blob-store, else ${BLOB_STORE_ENV}, else the state dir's).
 durable-agent inbox hash-password [--token]
   Reads a password from stdin and prints its scrypt hash for the approvers file; with --token, makes
-  a new access token and prints it (once) with its hash.`;
+  a new access token and prints it (once) with its hash.
+  See docs/inbox.md.`;
 
 export async function inboxCommand(argv: string[]): Promise<number> {
   if (argv[0] === 'hash-password') return hashPasswordCommand(argv.slice(1));

@@ -19,7 +19,8 @@ export const mcpHelp = `durable-agent mcp [--as NAME [--role ROLE]...] [--blob-s
   approvers/signing-key.json) its decisions are signed: whoever configures it vouches for --as and
   --role, as at the CLI. Long tool arguments are read from the workers' blob store (--blob-store, else
   ${BLOB_STORE_ENV}, else the state dir's). Example for Claude Code:
-    claude mcp add durable-agent -- npx durable-agent mcp --as alice`;
+    claude mcp add durable-agent -- npx durable-agent mcp --as alice
+  See docs/mcp.md.`;
 
 export async function mcpCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.mcp.options, VERB_ARGS.mcp.positionals);

@@ -20,7 +20,8 @@ export const memoryHelp = `durable-agent memory AGENT [list | show PATH | clear 
   task's own memory (agents with memory: { scope: 'task' }). Exit 3 when the file does not exist.
   Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.
   The memory tool's commands (view, create, str_replace, insert, delete, rename) and the input fields
-  each takes: docs/memory.md, "The commands' input fields".`;
+  each takes: docs/memory.md, "The commands' input fields".
+  See docs/memory.md.`;
 
 export async function memoryCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, VERB_ARGS.memory.options, VERB_ARGS.memory.positionals);

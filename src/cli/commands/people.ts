@@ -32,7 +32,8 @@ durable-agent cancel TASK_ID [--json]
     refused     it broke a rule; nothing changed (exit 1): a decided approval, an unverified sender, a message
                 to a busy agent whose messagesWhileBusy is 'reject'
     superseded  (in status) a recorded decision whose approval or block was answered first
-  approve, deny and unblock never wait on a worker.`;
+  approve, deny and unblock never wait on a worker.
+  See docs/approvers.md for approve, deny and unblock; docs/steering.md for message, interrupt and cancel.`;
 
 /** The signing key this terminal holds, if any: its operator is a trusted front end. */
 function cliSigner(): DecisionSigner | undefined {

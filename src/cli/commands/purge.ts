@@ -23,7 +23,8 @@ durable-agent purge --closed-before AGE|DATE [--blob-store SPEC] [--json]
   Deletes the stored blobs (large tool results, conversation content) of closed tasks: one task,
   or every task closed before AGE ago (30d, 12h, 2w) or DATE (2026-01-31). A running task is refused.
   --force purges a task Temporal no longer knows (its history already past retention).
-  Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.`;
+  Store: --blob-store, else ${BLOB_STORE_ENV} (file:/abs/dir | postgres://...), else .durable-agent/blobs.
+  See docs/long-tasks.md.`;
 
 /** Why purge keeps effect journals, in its answer. */
 export const JOURNAL_KEPT = 'effect journals are kept, so no fork, rewind, reset or child of the family ever repeats a write without a person (docs/guarantees.md)';

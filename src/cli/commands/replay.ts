@@ -55,7 +55,8 @@ durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FI
   replay and eval run a worker of their own: the Temporal SDK's logs go to .durable-agent/logs/
   (a file per run), and --verbose shows them on stderr too; an error is one line on stderr.
   export and replay of a TASK are branches of it: --as (default $USER) and --role, signed with this
-  terminal's key when it has one, must pass the agent's policy (approvers.branch), else exit 1.`;
+  terminal's key when it has one, must pass the agent's policy (approvers.branch), else exit 1.
+  See docs/replay.md.`;
 
 /** A file that cannot be read as a recording is bad input, as a bad argument is. */
 function asCliError(err: unknown): unknown {

@@ -18,7 +18,8 @@ durable-agent schedule backfill NAME --from ISO_TIME --to ISO_TIME [--overlap sk
   Every fire is a task named NAME-<time it fired for>; --every takes 30s, 15m, 2h, 1d and fires at whole
   multiples of it since the Unix epoch (UTC): --every 1h on the hour, 1d at midnight UTC, whenever the
   schedule was created; --offset shifts each fire (--every 1d --offset 6h: 06:00 UTC). --overlap says what
-  a fire does while the previous task still runs (default skip; backfill's default buffer runs every missed fire).`;
+  a fire does while the previous task still runs (default skip; backfill's default buffer runs every missed fire).
+  See docs/schedules.md.`;
 
 const ACTIONS = actionsOf('schedule');
 type Action = keyof typeof VERB_ARGS.schedule.actions.table;

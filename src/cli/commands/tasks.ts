@@ -36,7 +36,8 @@ durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
 durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--forks-of TASK_ID] [--limit N] [--blob-store SPEC] [--json]
 durable-agent result TASK_ID [--json]
   waits for the task to finish; while it waits on a person (an approval, a block) it says so once on
-  stderr and keeps waiting`;
+  stderr and keeps waiting
+  See docs/long-tasks.md for start; docs/json-output.md for status, watch, list and result.`;
 
 export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, VERB_ARGS.start.options, VERB_ARGS.start.positionals);

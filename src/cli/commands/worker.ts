@@ -47,7 +47,8 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   Demo agent only (not with --agents): --orders-url uses a running orders service instead of starting
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
   unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, slow_reply (a write commits,
-  its answer comes late), drop_connection.`;
+  its answer comes late), drop_connection.
+  See docs/package.md; docs/deploy.md for --versioned.`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.worker.options, VERB_ARGS.worker.positionals);
