@@ -297,3 +297,43 @@ export function headingAnchors(markdown: string): Set<string> {
   }
   return anchors;
 }
+
+export interface InlineCommand {
+  readonly line: number;
+  /** The verbs it names (`approve|deny|unblock` names three). */
+  readonly verbs: string[];
+  /** A subcommand it names, when the word after the verb is one (`inbox hash-password`). */
+  readonly words: string[];
+  /** Every flag it names, brackets and alternatives included (`[--model ID | --script FILE]`). */
+  readonly flags: string[];
+  readonly text: string;
+}
+
+/**
+ * Inline code spans in prose (outside fenced blocks) that start with `durable-agent VERB` or
+ * `npx durable-agent VERB`: often fragments or synopses, so only their verbs and flags are judged.
+ */
+export function inlineCommands(markdown: string): InlineCommand[] {
+  const found: InlineCommand[] = [];
+  let fence: string | undefined;
+  markdown.split('\n').forEach((text, i) => {
+    const opening = /^\s*(`{3,}|~{3,})/.exec(text);
+    if (fence) {
+      if (opening && text.trim().replace(/[`~]/g, '') === '' && text.trim().startsWith(fence)) fence = undefined;
+      return;
+    }
+    if (opening) {
+      fence = opening[1]!;
+      return;
+    }
+    for (const span of text.matchAll(/(?<!`)`(?:npx )?durable-agent ([^`]+)`(?!`)/g)) {
+      const words = span[1]!.trim().split(/\s+/);
+      const verb = words[0]!;
+      // `durable-agent VERB` (a placeholder) and `durable-agent fork: ...` (an error line, quoted) are not commands.
+      if (/^[A-Z_]+$/.test(verb) || verb.endsWith(':')) continue;
+      const flags = words.flatMap((w) => [...w.matchAll(/(?:^|[[|(])(--?[A-Za-z][\w-]*)/g)].map((m) => m[1]!));
+      found.push({ line: i + 1, verbs: verb.startsWith('-') ? [] : verb.split('|'), words: words.slice(1), flags, text: span[0] });
+    }
+  });
+  return found;
+}

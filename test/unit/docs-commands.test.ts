@@ -9,8 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { EXIT } from '../../src/cli/cli-error';
 import { helpSections, main, VERB_NAMES } from '../../src/cli/main';
-import { checkCommandLine, VERB_ARGS, type VerbSpec } from '../../src/cli/verb-args';
-import { commandsInMarkdown, headingAnchors, unfinishedClaims } from '../support/doc-commands';
+import { type ArgsSpec, checkCommandLine, VERB_ARGS, type VerbSpec, WORKER_VERBS } from '../../src/cli/verb-args';
+import { commandsInMarkdown, headingAnchors, type InlineCommand, inlineCommands, unfinishedClaims } from '../support/doc-commands';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PAGES = [
@@ -32,6 +32,31 @@ function problemsOf(page: string, markdown: string): string[] {
   });
 }
 
+/** What is wrong with an inline `durable-agent VERB ...` span: an unknown verb, or a flag VERB does not take. */
+function inlineProblems(page: string, command: InlineCommand): string[] {
+  const problems: string[] = [];
+  const help = (flag: string) => flag === '--help' || flag === '-h';
+  if (!command.verbs.length) {
+    for (const flag of command.flags.filter((f) => !help(f))) problems.push(`${page}:${command.line}: unknown flag ${flag} for \`durable-agent\` in ${command.text}`);
+    return problems;
+  }
+  for (const verb of command.verbs) {
+    if (!Object.hasOwn(VERB_ARGS, verb)) {
+      problems.push(`${page}:${command.line}: unknown command "${verb}" in ${command.text}`);
+      continue;
+    }
+    const spec: VerbSpec = VERB_ARGS[verb as keyof typeof VERB_ARGS];
+    const word = command.words[0];
+    const sub: ArgsSpec | undefined = word !== undefined && spec.subcommands && Object.hasOwn(spec.subcommands, word) ? spec.subcommands[word] : undefined;
+    const options = (sub ?? spec).options;
+    for (const flag of command.flags) {
+      const known = help(flag) || (flag === '--verbose' && WORKER_VERBS.has(verb)) || (flag.startsWith('--') && Object.hasOwn(options, flag.slice(2)));
+      if (!known) problems.push(`${page}:${command.line}: unknown flag ${flag} for \`${sub ? `${verb} ${word}` : verb}\` in ${command.text}`);
+    }
+  }
+  return problems;
+}
+
 describe('docs that run', () => {
   test("every durable-agent command in a code block of README.md and docs/ parses with the CLI's own arguments", () => {
     const problems = PAGES.flatMap((page) => problemsOf(page, read(page)));
@@ -43,6 +68,18 @@ describe('docs that run', () => {
     for (const verb of ['dev', 'start', 'status', 'approve', 'fork', 'export', 'replay', 'eval', 'schedule', 'memory', 'deploy', 'inbox', 'interrupt', 'codec-server']) {
       expect({ verb, shown: verbs.has(verb) }).toEqual({ verb, shown: true });
     }
+  });
+
+  test('every durable-agent command quoted inline in prose names verbs and flags the CLI has', () => {
+    const commands = PAGES.flatMap((page) => inlineCommands(read(page)).map((c) => ({ page, c })));
+    expect(commands.flatMap(({ page, c }) => inlineProblems(page, c))).toEqual([]);
+    expect(commands.length).toBeGreaterThanOrEqual(40);
+    // It bites: a synopsis with a flag the verb lacks, an alternative verb that does not exist.
+    const page = 'Run `durable-agent eval DIR [--model ID | --scripts FILE]`, then\n`durable-agent approve|allow TASK`.';
+    expect(inlineCommands(page).flatMap((c) => inlineProblems('docs/p.md', c))).toEqual([
+      'docs/p.md:1: unknown flag --scripts for `eval` in `durable-agent eval DIR [--model ID | --scripts FILE]`',
+      'docs/p.md:2: unknown command "allow" in `durable-agent approve|allow TASK`',
+    ]);
   });
 
   test('a command the CLI would refuse fails, naming the page, the line and what is wrong', () => {
