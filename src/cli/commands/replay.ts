@@ -42,7 +42,7 @@ durable-agent replay TASK|FILE [--as NAME] [--role ROLE]... [--agents FILE] [--m
   its own that answers every tool from the recording and runs none (a call the recording does not
   hold gets a not_recorded error), then prints both trajectories side by side. --agents: the agent
   as that module defines it now (prompt, tool declarations, policy, model); its tools never run.
-  A recording that cannot run here (an older one naming a script that is not here): exit 2, one line.
+  A recording that cannot run here (an older one naming a script not here): exit 2, one line.
 
 durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FILE] [--json] [--verbose]
   Replays every recording in DIR (NAME.json, expectations in NAME.expect.json: outcome,
@@ -51,7 +51,8 @@ durable-agent eval DIR [--agents FILE] [--model ID | --script FILE] [--system FI
   .durable-agent is cleaned gives the same verdict. Exit 0: all passed; 1: any regressed; 2: an
   edited or malformed file (nothing replayed), or a case that cannot run and none regressed (its row
   says CANNOT RUN and what is missing, e.g. an older recording's script path that is not here).
-  Store: --blob-store, else ${BLOB_STORE_ENV}, else .durable-agent/blobs.
+  Store (export and replay of a TASK): --blob-store, else ${BLOB_STORE_ENV}, else
+  .durable-agent/blobs; replay FILE and eval read no store, only the recording.
   replay and eval run a worker of their own: the Temporal SDK's logs go to .durable-agent/logs/
   (a file per run), and --verbose shows them on stderr too; an error is one line on stderr.
   export and replay of a TASK are branches of it: --as (default $USER) and --role, signed with this
