@@ -364,8 +364,16 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
         }
         manifest.tools = [...manifest.tools, ...listed.map((t) => t.manifest)];
       }
+      // A custom model's declared window travels in the manifest (recorded in history), so a replay makes room where the run did.
+      const own = chosen.provider === 'custom' && deps.models && Object.hasOwn(deps.models, chosen.name) ? deps.models[chosen.name] : undefined;
+      const window = own ? capabilitiesOf(own).contextWindowTokens : undefined;
       // The worker's trusted keys travel in the manifest (recorded in history), never in the task's input.
-      return { ...manifest, ...(approverKeys.length ? { approverKeys } : {}), ...(deps.wholeConversations ? { wholeConversations: true } : {}) };
+      return {
+        ...manifest,
+        ...(approverKeys.length ? { approverKeys } : {}),
+        ...(deps.wholeConversations ? { wholeConversations: true } : {}),
+        ...(window !== undefined ? { modelContextWindowTokens: window } : {}),
+      };
     },
 
     async callModel({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft }) {

@@ -59,6 +59,12 @@ export interface AgentManifest {
    * workers of an older release, which need the whole conversation, still take the calls.
    */
   wholeConversations?: boolean;
+  /**
+   * The context window the task's own model declares (`capabilities.contextWindowTokens`, a custom
+   * model only: a Claude choice carries its window in `model`). Absent: the task's pinned default.
+   * Read by runs with the declared-model-window marker (patches.ts).
+   */
+  modelContextWindowTokens?: number;
 }
 
 /**

@@ -182,6 +182,14 @@ export function derivedIdBytes(rules: Pick<RunRules, 'boundedIds'>): number {
  */
 export const WHOLE_INPUT_PROOFS_PATCH = 'whole-input-proofs';
 
+/**
+ * Runs whose manifest carries the context window a custom model declares
+ * (`capabilities.contextWindowTokens`, AgentManifest.modelContextWindowTokens) make room by that
+ * window instead of the pinned default. Asked only by such runs (no manifest held the field before
+ * it), so no other history records it.
+ */
+export const DECLARED_MODEL_WINDOW_PATCH = 'declared-model-window';
+
 /** Markers asked lazily, each once per run at the point where it first matters (later markers than runRules'). */
 export class LaterRules {
   private forkable: boolean | undefined;
