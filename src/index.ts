@@ -28,7 +28,7 @@ export { ToolFailure, HttpStatusError } from './errors/tool-failure';
 export { classify } from './errors/classify';
 export { AnthropicModel, DEFAULT_ANTHROPIC_MODEL } from './models/anthropic-model';
 export { ScriptedModel } from './models/scripted-model';
-export type { Model, ModelRequest } from './models/model';
+export type { Model, ModelCapabilities, ModelRequest } from './models/model';
 export { createWorkspaceTools } from './tools/builtin/workspace';
 export { startDevServer, isTemporalServing } from './server/dev-server';
 export type { DevServer, DevServerOptions } from './server/dev-server';

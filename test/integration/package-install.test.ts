@@ -57,7 +57,7 @@ const getWeather = defineTool({
   run: async ({ city }, ctx) => fetchWeather(city, { signal: ctx.signal }),
 });
 
-// A model of your own (any object with id and complete()), so this runs without an API key: it asks
+// A model of your own (see "Your own model" below), so this runs without an API key: it asks
 // for both cities, then compares what the tool answered. Leave the task's model out to use Claude.
 const twoCities = {
   id: 'two-cities',
