@@ -21,7 +21,7 @@ import { ModelCallAborted } from '../../src/models/model';
 import { ForkPointError } from '../../src/forks/fork-point';
 import { BadConversationChangeError } from '../../src/activities/conversation-copies';
 import { RecordingError } from '../../src/replay/recording';
-import { ReplayModelError } from '../../src/replay/run-replay';
+import { ReplayCannotRunError, ReplayModelError } from '../../src/replay/run-replay';
 import { ForkRefusedError } from '../../src/client/task-client';
 import { BranchRefusedError } from '../../src/client/branch-policy';
 import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedules';
@@ -59,6 +59,7 @@ const errors: DurableAgentError[] = [
   new BadConversationChangeError('no such call'),
   new RecordingError('edited'),
   new ReplayModelError('unreachable'),
+  new ReplayCannotRunError('no script here'),
   new ForkRefusedError('fork_turn_not_found', 'no turn 7'),
   new BranchRefusedError('t', 'fork', 'sam may not fork t'),
   new ScheduleProblem('bad spec'),
