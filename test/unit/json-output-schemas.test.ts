@@ -52,6 +52,11 @@ test('every verb (and action) that takes --json has a published schema, and ever
   expect(strays).toEqual([]);
 });
 
+test('docs/json-output.md names every published schema file', () => {
+  const page = readFileSync(path.resolve(__dirname, '../../docs/json-output.md'), 'utf8');
+  expect(Object.keys(PUBLISHED_SCHEMAS).filter((file) => !page.includes(`schemas/${file}`))).toEqual([]);
+});
+
 test('the status schema refuses a field the CLI does not print, and a missing one it always prints', () => {
   const validate = new Ajv2020({ strict: true }).compile(JSON.parse(readFileSync(path.join(SCHEMAS, 'status.schema.json'), 'utf8')));
   const summary = { taskId: 't', runId: 'r', executionStatus: 'RUNNING', startTime: '2026-01-01T00:00:00.000Z' };
