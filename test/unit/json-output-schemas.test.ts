@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
+import type { Exact, Jsonified } from '../../src/cli/json-output';
 import { PUBLISHED_SCHEMAS, publishedSchemaFiles } from '../../src/cli/json-schemas';
 import { VERB_NAMES } from '../../src/cli/main';
 import { VERB_ARGS } from '../../src/cli/verb-args';
@@ -55,6 +56,17 @@ test('every verb (and action) that takes --json has a published schema, and ever
 test('docs/json-output.md names every published schema file', () => {
   const page = readFileSync(path.resolve(__dirname, '../../docs/json-output.md'), 'utf8');
   expect(Object.keys(PUBLISHED_SCHEMAS).filter((file) => !page.includes(`schemas/${file}`))).toEqual([]);
+});
+
+test('the type check that holds each zod schema to the printed type sees an optional field one side lacks (tsc checks these lines)', () => {
+  // Both types are assignable to each other, yet one has a field the other does not name: a difference.
+  // @ts-expect-error
+  const lacksOptional: Exact<{ a: number; b?: string }, { a: number }> = true;
+  // @ts-expect-error
+  const lacksNestedOptional: Exact<{ n: { b?: string }[] }, { n: { c?: string }[] }> = true;
+  // JSON leaves out a key whose value is undefined and prints a date as a string.
+  const printed: Exact<{ a?: string; d: string }, Jsonified<{ a: string | undefined; d: Date }>> = true;
+  expect([lacksOptional, lacksNestedOptional, printed]).toEqual([true, true, true]);
 });
 
 test('the status schema refuses a field the CLI does not print, and a missing one it always prints', () => {
