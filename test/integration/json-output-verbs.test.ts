@@ -103,12 +103,12 @@ let small: string;
 test('a long task, started and watched: start --watch prints JSON Lines; status (with --all) prints context, summaryTokens and archived events; list and result', async () => {
   const pages = 50;
   const script = h.script([...Array.from({ length: pages }, (_, page) => callTool('big_read', { offset: page })), answer('read it all')]);
-  const { code, out } = await run(['start', 'Read the whole document.', '--agent', 'long', '--script', script, '--max-turns', '80', '--watch']);
+  const taskId = h.taskId('json-long');
+  const { code, out } = await run(['start', 'Read the whole document.', '--agent', 'long', '--script', script, '--max-turns', '80', '--id', taskId, '--watch']);
   expect(code).toBe(0);
   const watched = lines(out);
   expect(watched.at(-1)).toMatchObject({ result: { outcome: 'answered', text: 'read it all', toolCalls: pages } });
   expect(watched.some((l) => l.event?.kind === 'tool_succeeded')).toBe(true);
-  const taskId = (await h.client.list({ agent: 'long' }))[0]!.taskId;
 
   const view = await printed('status.schema.json', ['status', taskId, ...blobs()]);
   expect(view.status.context.summaries.count).toBeGreaterThanOrEqual(1);
@@ -119,8 +119,11 @@ test('a long task, started and watched: start --watch prints JSON Lines; status 
 
   lines((await run(['watch', taskId, ...blobs()])).out);
   expect(await printed('result.schema.json', ['result', taskId])).toMatchObject({ outcome: 'answered', toolCalls: pages });
-  const listed = await printed('list.schema.json', ['list', '--agent', 'long', ...blobs()]);
-  expect(listed.map((t: { taskId: string }) => t.taskId)).toContain(taskId);
+  // Visibility may lag the close by a moment.
+  await waitFor('list to show the task', async () => {
+    const listed = await printed('list.schema.json', ['list', '--agent', 'long', ...blobs()]);
+    return listed.some((t: { taskId: string }) => t.taskId === taskId) || undefined;
+  });
 });
 
 test('start prints the task it started; approve and deny print applied; message and interrupt applied or queued; cancel applied', async () => {
@@ -192,7 +195,11 @@ test('fork and rewind print the new task; the fork prints its lineage, the origi
   const forked = await printed('status.schema.json', ['status', fork.taskId, ...blobs()]);
   expect(forked.status.lineage).toEqual([expect.objectContaining({ taskId: small, turn: 1 })]);
   expect((await printed('status.schema.json', ['status', small, ...blobs()])).forks).toEqual([expect.objectContaining({ taskId: fork.taskId })]);
-  expect(await printed('list.schema.json', ['list', '--forks-of', small, ...blobs()])).toEqual([expect.objectContaining({ taskId: fork.taskId, forkedFrom: `${small}@1` })]);
+  const forks = await waitFor('list to show the fork', async () => {
+    const listed = await printed('list.schema.json', ['list', '--forks-of', small, ...blobs()]);
+    return listed.length ? listed : undefined;
+  });
+  expect(forks).toEqual([expect.objectContaining({ taskId: fork.taskId, forkedFrom: `${small}@1` })]);
 
   const rewound = await printed('rewind.schema.json', ['rewind', fork.taskId, '--to-turn', '1', '--as', 'ana', ...blobs()]);
   expect(rewound).toMatchObject({ forkedFrom: `${fork.taskId}@1`, originalClosed: false });
