@@ -16,7 +16,7 @@ import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { decisionOutcome } from '../../client/request-outcome';
 import { CliError, EXIT, usageError } from '../cli-error';
-import { printJson, startedJson, watchLine } from '../json-output';
+import { printJson, resultOutputJson, startedJson, watchLine } from '../json-output';
 import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
 
@@ -156,12 +156,13 @@ export async function resultCommand(argv: string[]): Promise<number> {
   const stopTelling = tellWhenWaitingOnPerson(client, taskId);
   try {
     const result = await client.result(taskId);
-    console.log(values.json ? safeJson(result, 2) : renderResult(result));
+    if (values.json) printJson(resultOutputJson, result, 2);
+    else console.log(renderResult(result));
     return EXIT.ok;
   } catch (err) {
     if ((err as Error).name === 'TaskNotFoundError') throw err;
     const failure = failureOf(err);
-    if (values.json) console.log(safeJson({ failure }, 2));
+    if (values.json) printJson(resultOutputJson, { failure }, 2);
     else console.error(`task failed: ${renderError(failure)}`);
     return EXIT.failed;
   } finally {
