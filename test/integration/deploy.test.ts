@@ -5,16 +5,16 @@
  * it under pinning, promote, a SIGKILL of the v1 worker, the v1 task finishing on v1, new tasks on
  * v2, and a rollback that sends new tasks back to v1.
  */
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
+import { isStartTimer, modifiedBuild as modifiedBuildIn, withStartTimer } from '../support/modified-build';
 import { answer, callTool, runInBackground, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
 import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild } from '../../src/deploy/build-check';
 import { deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
-import { workflowBundleOf } from '../../src/worker/workflow-bundle';
 import { buildIdOfBundle } from '../../src/worker/versioning';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import teamAgents from '../support/team-agents';
@@ -38,29 +38,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** A copy of the workflow sources with `change` applied to agent-task.ts, bundled: another build. */
-async function modifiedBuild(name: string, change: (source: string) => string): Promise<{ srcDir: string; codePath: string }> {
-  const dir = path.join(h.tmpDir, name);
-  const srcDir = path.join(dir, 'src');
-  for (const d of ['workflows', 'rules', 'protocol']) cpSync(path.join(ROOT, 'src', d), path.join(srcDir, d), { recursive: true });
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  const entry = path.join(srcDir, 'workflows', 'agent-task.ts');
-  const before = readFileSync(entry, 'utf8');
-  const after = change(before);
-  expect(after).not.toBe(before);
-  writeFileSync(entry, after);
-  mkdirSync(path.join(dir, 'bundles'), { recursive: true });
-  const { codePath } = await workflowBundleOf(srcDir, path.join(dir, 'bundles'));
-  return { srcDir, codePath };
-}
+const modifiedBuild = (name: string, change: (source: string) => string) => modifiedBuildIn(h.tmpDir, name, change);
 
 const execution = async (taskId: string) => (await h.client.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: taskId } })).workflowExecutionInfo;
-
-/** The timer only v2's code starts (10 ms, before the first model call). */
-const v2Timer = (e: temporal.api.history.v1.IHistoryEvent) => {
-  const t = e.timerStartedEventAttributes?.startToFireTimeout;
-  return !!t && Number(t.seconds ?? 0) === 0 && t.nanos === 10_000_000;
-};
 
 const buildOf = async (taskId: string) => (await execution(taskId))?.versioningInfo?.deploymentVersion?.buildId;
 
@@ -68,14 +48,7 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
   const deploymentName = `dep-${randomUUID().slice(0, 8)}`;
   const cliEnv = { DURABLE_AGENT_HOME: home ?? path.join(ROOT, '.durable-agent') };
   // v2: a timer before the first model call, without a patch: v1's histories cannot replay on it.
-  const v2Pending = modifiedBuild('v2', (s) =>
-    s
-      .replace(
-        "import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation } from '@temporalio/workflow';",
-        "import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation, sleep } from '@temporalio/workflow';",
-      )
-      .replace('const { manifest, gate } = await configureRun(run);', "const { manifest, gate } = await configureRun(run);\n    await sleep('10ms');"),
-  );
+  const v2Pending = modifiedBuild('v2', withStartTimer);
 
   // v1: a `durable-agent worker` process, the deployment's first build (it makes itself current).
   const v1Process = spawnWorker(h, ['--build-id', 'v1', '--deployment', deploymentName], cliEnv);
@@ -140,7 +113,7 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
       expect(await h.client.result(newId)).toMatchObject({ outcome: 'answered', text: 'hello from v2' });
       expect(await buildOf(newId)).toBe('v2');
       const newHistory = await h.client.client.workflow.getHandle(newId).fetchHistory();
-      expect(newHistory.events!.some(v2Timer)).toBe(true);
+      expect(newHistory.events!.some(isStartTimer)).toBe(true);
 
       const status = await deploymentStatus(h.client.client, deploymentName);
       expect(status.current).toBe('v2');
@@ -153,7 +126,7 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
       expect(await buildOf(waitingId)).toBe('v1');
       const history = await h.client.client.workflow.getHandle(waitingId).fetchHistory();
       expect(history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toEqual([]);
-      expect(history.events!.some(v2Timer)).toBe(false);
+      expect(history.events!.some(isStartTimer)).toBe(false);
 
       // Rollback: v1 is current again, and new tasks run there.
       const rolledBack = await rollbackDeployment(h.client.client, { deploymentName });
