@@ -136,3 +136,19 @@ describe('the model activity sends a model only what it declared', () => {
     expect(turn.usage).toEqual({ inputTokens: 10, outputTokens: 1, cacheReadTokens: 5 });
   });
 });
+
+describe('the manifest carries the window a custom model declares', () => {
+  const agent = defineAgent({ name: 'reader', system: 's', tools: [] });
+  const describeWith = (models: Record<string, Model>, model: unknown) =>
+    new MockActivityEnvironment().run(createActivities({ agents: [agent], models }).describeAgent, { agent: 'reader', model } as never) as Promise<{ modelContextWindowTokens?: number }>;
+
+  test('declared: in the manifest, so the workflow makes room by it (and a replay does the same)', async () => {
+    const manifest = await describeWith({ mine: { id: 'mine', complete, capabilities: { contextWindowTokens: 32_000 } } }, { provider: 'custom', name: 'mine' });
+    expect(manifest.modelContextWindowTokens).toBe(32_000);
+  });
+
+  test('not declared, or not a custom model: absent (the manifest is as before)', async () => {
+    expect(await describeWith({ mine: { id: 'mine', complete } }, { provider: 'custom', name: 'mine' })).not.toHaveProperty('modelContextWindowTokens');
+    expect(await describeWith({}, { provider: 'anthropic', model: 'claude-sonnet-5-5', contextWindowTokens: 50_000 })).not.toHaveProperty('modelContextWindowTokens');
+  });
+});
