@@ -24,6 +24,7 @@ import { measureSubagents, subagentsTable } from './subagents';
 import { forkTable, measureFork } from './fork';
 import { journalTable, measureJournal } from './journal';
 import { deployTable, measureDeploy } from './deploy';
+import { measureMoveAtContinueAsNew, moveTable } from './deploy-move';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
 
@@ -180,9 +181,10 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     withServer(async (h) => {
       console.log('\nRolling out a build: deploy check of 100 histories, promote to a task on the new build (issue 36):\n');
       const r = await measureDeploy(h);
-      save('deploy.json', r);
-      writeFileSync(path.join(out, 'deploy.md'), deployTable(r) + '\n');
-      console.log(deployTable(r));
+      const move = await measureMoveAtContinueAsNew();
+      save('deploy.json', { ...r, moveAtContinueAsNew: move });
+      writeFileSync(path.join(out, 'deploy.md'), `${deployTable(r)}\n\n${moveTable(move)}\n`);
+      console.log(`${deployTable(r)}\n\n${moveTable(move)}`);
     }),
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
