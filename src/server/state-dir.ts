@@ -5,5 +5,6 @@ import path from 'node:path';
  * server's database, demo workspaces). Default `./.durable-agent`; override with DURABLE_AGENT_HOME.
  */
 export function stateDir(): string {
-  return path.resolve(process.env.DURABLE_AGENT_HOME ?? path.join(process.cwd(), '.durable-agent'));
+  // An empty DURABLE_AGENT_HOME is unset, not the working directory (which it would resolve to).
+  return path.resolve(process.env.DURABLE_AGENT_HOME || path.join(process.cwd(), '.durable-agent'));
 }

@@ -286,7 +286,8 @@ test('without a live worker approve and message print recorded (exit 5); then pu
 test('deploy status, check, promote and rollback print what their schemas describe', async () => {
   const deploymentName = h.taskId('json-deploy');
   const taskQueue = h.taskId('json-deploy-queue');
-  const env = { DURABLE_AGENT_HOME: process.env.DURABLE_AGENT_HOME ?? '' };
+  // Check records land in this test's folder, not in the project's state folder.
+  const env = { DURABLE_AGENT_HOME: path.join(h.tmpDir, 'deploy-home') };
   const deploy = async (file: string, args: string[]) => {
     const cli = await runCli(['deploy', ...args, '--deployment', deploymentName, '--address', h.server.address, '--json'], env, 120_000);
     if (cli.code !== 0) throw new Error(`deploy ${args.join(' ')}: exit ${cli.code}\n${cli.stdout}\n${cli.stderr}`);
