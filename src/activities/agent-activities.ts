@@ -58,7 +58,7 @@ import { summaryRequest } from '../models/summary-request';
 import type { TrustedKey } from '../protocol/decision-proof';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import { linkSettingsFromEnv, noticeWithArguments, webhookBody, type LinkSettings } from '../notifications/notification';
-import { readStoredArguments, taskBlobScope } from '../client/approval-arguments';
+import { readStoredArguments, taskBlobScope } from '../history/stored-arguments';
 import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
 import type { MemoryLog } from '../memory/memory-log';
 import { carryTaskMemory, memoryLogOf, memoryTools } from './memory-activity';

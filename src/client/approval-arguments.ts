@@ -6,13 +6,15 @@
  * bound to the marker, and through it to that hash.
  */
 import type { Client } from '@temporalio/client';
-import { resolveValue } from '../blobs/claim-check';
 import type { BlobStore } from '../blobs/blob-store';
 import { isMarker, MARKER_PATTERN, MARKER_PREFIX, type Marker } from '../protocol/blob-marker';
 import type { Message } from '../protocol/messages';
 import type { ApprovalRecord, ApprovalRequest, TaskStatus } from '../protocol/task';
 import { argumentsLine } from './arguments-view';
-import { DurableAgentError } from '../errors/durable-agent-error';
+import { readStoredArguments, StoredArgumentsError, taskBlobScope } from '../history/stored-arguments';
+
+// Their home is src/history (activities read them too); front ends keep importing them from here.
+export { readStoredArguments, StoredArgumentsError, taskBlobScope };
 
 /** An approval as a front end shows it: `input` resolved, or why it could not be. */
 export type ShownApproval<A extends ApprovalRequest = ApprovalRequest> = A & {
@@ -21,33 +23,6 @@ export type ShownApproval<A extends ApprovalRequest = ApprovalRequest> = A & {
   /** Why the stored arguments cannot be shown here; `input` is then still the marker. Nobody should approve what they cannot read. */
   argumentsProblem?: string;
 };
-
-export class StoredArgumentsError extends DurableAgentError {
-  readonly code = 'stored_arguments_unreadable';
-  override readonly name = 'StoredArgumentsError';
-}
-
-/**
- * The task's blob scope, `<taskId>/<firstExecutionRunId>`: the first event of any run of the task
- * names the chain's first run, so this holds after continue-as-new too.
- */
-export async function taskBlobScope(client: Client, taskId: string): Promise<string> {
-  const page = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: { workflowId: taskId },
-    maximumPageSize: 1,
-  });
-  const first = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId;
-  if (!first) throw new StoredArgumentsError(`cannot tell the blob scope of task ${taskId}: its history does not name its first run`);
-  return `${taskId}/${first}`;
-}
-
-/** The stored JSON a marker stands for, after checking it is the content the marker's hash names. */
-export async function readStoredArguments(store: BlobStore, scope: string, marker: Marker): Promise<unknown> {
-  // A store anyone can write to must not change what a person reads: the id is the content's hash
-  // (resolveValue checks it, as the worker does before the call runs).
-  return resolveValue(store, scope, marker);
-}
 
 /**
  * `text` with each stored-arguments reference in it (an event's detail, a notice) replaced by the
