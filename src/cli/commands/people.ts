@@ -2,7 +2,8 @@
 import { TaskClient, TaskRejectedError } from '../../client/task-client';
 import { findDecisionSigner, SIGNING_KEY_ENV, signingKeyFile } from '../../approvers/keys';
 import type { DecisionSigner } from '../../approvers/signer';
-import { connectionOptions, intOption, parse } from '../args';
+import { intOption, parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient as connectPlainClient } from '../connect';
 import { safeLine } from '../render';
@@ -51,8 +52,6 @@ async function connectClient(values: Parameters<typeof connectPlainClient>[0]): 
   return signer ? new TaskClient(plain.client, plain.taskQueue, signer) : plain;
 }
 
-const roleOption = { role: { type: 'string', multiple: true } } as const;
-
 function rolesFrom(values: { role?: string[] | undefined }): { roles?: string[] } {
   const roles = (values.role ?? []).map((r) => r.trim());
   if (roles.some((r) => !r)) throw usageError('--role must not be blank');
@@ -60,24 +59,7 @@ function rolesFrom(values: { role?: string[] | undefined }): { roles?: string[] 
 }
 
 export async function unblockCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      ...connectionOptions,
-      as: { type: 'string' },
-      message: { type: 'string' },
-      turns: { type: 'string' },
-      'tool-calls': { type: 'string' },
-      tokens: { type: 'string' },
-      'cost-usd': { type: 'string' },
-      model: { type: 'string' },
-      'max-tokens': { type: 'string' },
-      block: { type: 'string' },
-      json: { type: 'boolean' },
-      ...roleOption,
-    },
-    { min: 1, max: 1, names: 'TASK_ID' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.unblock.options, VERB_ARGS.unblock.positionals);
   const by = person(values.as, 'every decision records who made it');
   // What would make a refused model request pass: a later model or a different max_tokens.
   const model = optionalText(values.model, 'model', 'a model id such as claude-sonnet-5-5');
@@ -121,7 +103,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
 }
 
 export async function cancelCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, json: { type: 'boolean' } }, { min: 1, max: 1, names: 'TASK_ID' });
+  const { values, positionals } = parse(argv, VERB_ARGS.cancel.options, VERB_ARGS.cancel.positionals);
   const client = await connectClient(values);
   const taskId = positionals[0]!;
   const described = await client.describe(taskId);
@@ -145,7 +127,7 @@ function refused(json: boolean | undefined, taskId: string, reason: string): num
 }
 
 export async function messageCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, json: { type: 'boolean' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const { values, positionals } = parse(argv, VERB_ARGS.message.options, VERB_ARGS.message.positionals);
   const by = person(values.as, 'every message records who sent it');
   if (!positionals[1]!.trim()) throw usageError('the message TEXT must not be empty');
   const client = await connectClient(values);
@@ -175,7 +157,7 @@ async function steer(client: TaskClient, values: { json?: boolean | undefined },
 }
 
 export async function interruptCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, as: { type: 'string' }, json: { type: 'boolean' }, ...roleOption }, { min: 2, max: 2, names: 'TASK_ID and TEXT' });
+  const { values, positionals } = parse(argv, VERB_ARGS.interrupt.options, VERB_ARGS.interrupt.positionals);
   const by = person(values.as, 'every interrupt records who sent it');
   if (!positionals[1]!.trim()) throw usageError('the interrupt TEXT must not be empty');
   const client = await connectClient(values);
@@ -183,11 +165,7 @@ export async function interruptCommand(argv: string[]): Promise<number> {
 }
 
 export async function approveCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    { ...connectionOptions, as: { type: 'string' }, comment: { type: 'string' }, edit: { type: 'string' }, json: { type: 'boolean' }, ...roleOption },
-    { min: 1, max: 2, names: 'TASK_ID' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.approve.options, VERB_ARGS.approve.positionals);
   const by = person(values.as, 'every approval records who gave it');
   const comment = optionalText(values.comment, 'comment', 'leave it out for no comment');
   const editedInput = values.edit === undefined ? undefined : editedArguments(values.edit);
@@ -214,11 +192,7 @@ export async function approveCommand(argv: string[]): Promise<number> {
 }
 
 export async function denyCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    { ...connectionOptions, as: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean' }, ...roleOption },
-    { min: 1, max: 2, names: 'TASK_ID' },
-  );
+  const { values, positionals } = parse(argv, VERB_ARGS.deny.options, VERB_ARGS.deny.positionals);
   const by = person(values.as, 'every denial records who gave it');
   if (values.reason === undefined) throw usageError('--reason TEXT is required: the model is told why');
   if (!values.reason.trim()) throw usageError('--reason must not be blank: the model is told why');

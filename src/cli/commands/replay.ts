@@ -22,10 +22,11 @@ import { loadRecording, RecordingError, type Recording } from '../../replay/reco
 import { ReplayCannotRunError, ReplayModelError, replayRecording, type ReplayOptions } from '../../replay/run-replay';
 import { renderDiff } from '../../replay/trajectory-diff';
 import { evalCases, evalExitCode, loadEvalDir, renderEvalTable } from '../../replay/eval';
-import { connectionOptions, parse } from '../args';
+import { parse } from '../args';
+import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { unreachableError } from '../connect';
-import { branchIdentity, branchIdentityOptions, branchingClient } from '../branch-identity';
+import { branchIdentity, branchingClient } from '../branch-identity';
 import { loadAgents } from '../load-agents';
 import { printJson } from '../json-output';
 import { evalOutputJson, replayOutputJson } from '../json-branches';
@@ -83,7 +84,7 @@ function storeOf(spec: string | undefined): BlobStore {
 const defaultOut = (taskId: string) => `${taskId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 
 export async function exportCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...branchIdentityOptions, out: { type: 'string' }, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK' });
+  const { values, positionals } = parse(argv, VERB_ARGS.export.options, VERB_ARGS.export.positionals);
   const taskId = positionals[0]!;
   const who = branchIdentity(values);
   const out = path.resolve(values.out ?? defaultOut(taskId));
@@ -116,14 +117,6 @@ export async function exportCommand(argv: string[]): Promise<number> {
     await client.client.connection.close();
   }
 }
-
-const modelOptions = {
-  agents: { type: 'string' },
-  model: { type: 'string' },
-  script: { type: 'string' },
-  system: { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
 
 /** The replay's model and its environment, checked before anything starts. */
 function replayModel(values: { model?: string | undefined; script?: string | undefined }): { model?: ModelChoice; modelEnv: ModelEnvironment } {
@@ -190,7 +183,7 @@ async function withServer<T>(
 }
 
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions, ...branchIdentityOptions, 'blob-store': { type: 'string' } }, { min: 1, max: 1, names: 'TASK or FILE' });
+  const { values, positionals } = parse(argv, VERB_ARGS.replay.options, VERB_ARGS.replay.positionals);
   const target = positionals[0]!;
   const who = branchIdentity(values);
   const { model, modelEnv } = replayModel(values);
@@ -225,7 +218,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
 }
 
 export async function evalCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...connectionOptions, ...modelOptions }, { min: 1, max: 1, names: 'DIR' });
+  const { values, positionals } = parse(argv, VERB_ARGS.eval.options, VERB_ARGS.eval.positionals);
   const { model, modelEnv } = replayModel(values);
   const system = systemPrompt(values.system);
   // Every file is checked before the first replay: an edited one stops the run with nothing replayed.
