@@ -5,9 +5,9 @@
  * trusts. The same rule (branchProblem) is checked again by a fork's first run on its worker.
  */
 import type { Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { DecisionSigner } from '../approvers/signer';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { TaskHistory } from '../history/task-history';
 import type { AgentManifest } from '../protocol/agent-manifest';
 import { branchProblem, type ApproverIdentity, type BranchAction } from '../protocol/approver-policy';
 
@@ -29,26 +29,7 @@ export class BranchRefusedError extends DurableAgentError {
 /** The manifest the task's latest run took from its worker, or undefined when that run has not recorded one yet. Throws WorkflowNotFoundError. */
 export async function recordedManifest(client: Client, taskId: string): Promise<AgentManifest | undefined> {
   const { runId } = await client.workflow.getHandle(taskId).describe();
-  let nextPageToken: Uint8Array | undefined;
-  const scheduled = new Set<string>();
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const response = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId: taskId, runId },
-      maximumPageSize: 100,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    for (const event of response.history?.events ?? []) {
-      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'describeAgent') scheduled.add(String(event.eventId));
-      const completed = event.activityTaskCompletedEventAttributes;
-      if (completed && scheduled.has(String(completed.scheduledEventId)) && completed.result?.payloads?.length) {
-        return decodeFromPayloadsAtIndex<AgentManifest>(client.options.loadedDataConverter, 0, completed.result.payloads);
-      }
-    }
-    if (!response.nextPageToken?.length) return undefined;
-    nextPageToken = response.nextPageToken;
-  }
-  return undefined;
+  return new TaskHistory(client).manifest(taskId, runId, MAX_PAGES);
 }
 
 /** Whether `signer` is one of the keys `manifest` trusts (same id, same public key). */

@@ -6,7 +6,7 @@
  * answered) or `refused` (it broke a rule; nothing changed). Messages and interrupts are signals,
  * which cannot answer: with a live worker, what the task did with one is read back from its status.
  */
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { undecidedSignals } from '../history/task-history';
 import { approveSignal, denySignal, statusQuery, unblockSignal } from '../protocol/definitions';
 import type { Decision, MessageInput, TaskEvent, TaskStatus } from '../protocol/task';
 import { WORKER_PROBE_MS } from './send-decision';
@@ -137,21 +137,13 @@ export interface DecisionAhead {
  */
 export async function decisionsAhead(client: TaskClient, taskId: string, action: 'approve' | 'deny' | 'unblock', subject: string | undefined): Promise<DecisionAhead[]> {
   try {
-    const history = await client.history(taskId);
-    const events = history.events ?? [];
-    let lastCompleted = -1;
-    events.forEach((e, i) => {
-      if (e.workflowTaskCompletedEventAttributes) lastCompleted = i;
-    });
+    const events = (await client.history(taskId)).events ?? [];
+    const names = [approveSignal.name, denySignal.name, unblockSignal.name];
     const ahead: DecisionAhead[] = [];
-    for (const e of events.slice(lastCompleted + 1)) {
-      const signal = e.workflowExecutionSignaledEventAttributes;
-      const name = signal?.signalName;
-      const kind = name === approveSignal.name ? 'approve' : name === denySignal.name ? 'deny' : name === unblockSignal.name ? 'unblock' : undefined;
-      if (!kind || (action === 'unblock') !== (kind === 'unblock')) continue;
-      const payloads = signal?.input?.payloads;
-      if (!payloads?.length) continue;
-      const input = (await decodeFromPayloadsAtIndex<unknown>(client.client.options.loadedDataConverter, 0, payloads)) as { approvalId?: unknown; blockId?: unknown; by?: unknown } | null;
+    for (const signal of await undecidedSignals(events, names, client.client.options.loadedDataConverter)) {
+      const kind = signal.name === approveSignal.name ? 'approve' : signal.name === denySignal.name ? 'deny' : 'unblock';
+      if ((action === 'unblock') !== (kind === 'unblock')) continue;
+      const input = signal.input as { approvalId?: unknown; blockId?: unknown; by?: unknown } | null;
       if (kind !== 'unblock' && input?.approvalId !== subject) continue;
       if (kind === 'unblock' && subject !== undefined && input?.blockId !== undefined && input.blockId !== subject) continue;
       ahead.push({ action: kind, by: typeof input?.by === 'string' ? input.by : 'unknown' });

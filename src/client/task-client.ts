@@ -13,7 +13,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { TaskHistory } from '../history/task-history';
 import type { ToolProgress } from '../protocol/activity-contracts';
 import type { UpdateDefinition } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -410,7 +410,7 @@ export class TaskClient {
    * connect through TaskClient.connect (or connectClient) so a page above 4 MB can be received.
    */
   async history(taskId: string, runId?: string): Promise<temporal.api.history.v1.IHistory> {
-    return this.withNotFound(taskId, () => this.client.workflow.getHandle(taskId, runId).fetchHistory());
+    return this.withNotFound(taskId, () => new TaskHistory(this.client).run(taskId, runId));
   }
 
   async status(taskId: string): Promise<TaskStatus> {
@@ -570,11 +570,8 @@ export class TaskClient {
    */
   async toolProgress(taskId: string): Promise<ToolProgress[]> {
     try {
-      const { raw } = await this.handle(taskId).describe();
       const out: ToolProgress[] = [];
-      for (const activity of raw.pendingActivities ?? []) {
-        if (activity.activityType?.name !== 'runTool' || !activity.heartbeatDetails?.payloads?.length) continue;
-        const details = await decodeFromPayloadsAtIndex<unknown>(this.client.options.loadedDataConverter, 0, activity.heartbeatDetails.payloads);
+      for (const details of await new TaskHistory(this.client).pendingHeartbeats(taskId, 'runTool')) {
         const progress = (details as { toolProgress?: Partial<ToolProgress> } | null)?.toolProgress;
         if (progress && typeof progress.tool === 'string' && typeof progress.progress === 'number') out.push(progress as ToolProgress);
       }

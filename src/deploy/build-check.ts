@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { createDataConverter } from '../codec';
+import { TaskHistory } from '../history/task-history';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
 import { workflowBundleOf } from '../worker/workflow-bundle';
 import { DEFAULT_DEPLOYMENT_NAME } from '../worker/versioning';
@@ -127,12 +128,12 @@ export async function checkBuild(client: Client, target: string, options: CheckO
   const histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[] = [];
   const diverged = new Set<string>();
   const byKey = new Map<string, Candidate>();
+  const reader = new TaskHistory(client);
   for (const c of list) {
-    const history = await client.workflow.getHandle(c.workflowId, c.runId).fetchHistory();
     // Replay results are matched by workflow id: one run per id (the newest) is replayed.
     if (byKey.has(c.workflowId)) continue;
     byKey.set(c.workflowId, c);
-    histories.push({ workflowId: c.workflowId, history });
+    histories.push({ workflowId: c.workflowId, history: await reader.run(c.workflowId, c.runId) });
   }
   const fetched = Date.now();
   const divergences: Divergence[] = [];

@@ -7,12 +7,9 @@
  * path) and by TaskClient.fork (to refuse bad input before anything is created).
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
 import { DurableAgentError } from '../errors/durable-agent-error';
-import type { CallModelInput } from '../protocol/activity-contracts';
-import { ConversationReader } from '../rules/conversation-change';
+import { TaskHistory, type HistoryEvent, type ModelCall, type RecordedModelCall } from '../history/task-history';
 import type { AssistantBlock, Message, ModelTurn, UserBlock } from '../protocol/messages';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
@@ -42,10 +39,9 @@ export interface ForkPoint {
   originScope: string;
 }
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-
 export async function readForkPoint(client: Client, origin: BranchPoint): Promise<ForkPoint> {
   const { taskId, turn } = origin;
+  const history = new TaskHistory(client);
   let runId: string;
   try {
     const described = await client.workflow.getHandle(taskId).describe();
@@ -59,10 +55,10 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
   // Runs newest first: each started with the progress after some turn (its `resume`), so the run
   // that holds turn N's record is the newest one that started at or before it.
   for (;;) {
-    const started = (await firstEvent(client, taskId, runId)).workflowExecutionStartedEventAttributes!;
-    const input = await decoded<TaskInput>(client, started.input?.payloads);
+    const started = (await firstEvent(history, taskId, runId)).workflowExecutionStartedEventAttributes!;
+    const input = await history.decode<TaskInput>(started.input);
     if ((input.resume?.turn ?? 0) <= turn) {
-      const found = await checkpoints(client, taskId, runId, (t) => t === turn);
+      const found = await checkpoints(history, taskId, runId, (t) => t === turn);
       if (found.call) return pointFrom(taskId, turn, input, started.firstExecutionRunId ?? runId, found.call);
       break;
     }
@@ -70,11 +66,11 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
     runId = started.continuedExecutionRunId;
   }
   // Past the newest checkpoint: the turn that answered (the task's last) is forkable too; else an error naming the turns there are.
-  const final = await lastModelCall(client, taskId, latestRunId);
+  const final = await lastModelCall(history, taskId, latestRunId);
   const answered = final?.reply && !final.reply.content.some((b) => b.type === 'tool_use') ? final.reply : undefined;
   if (final && answered && turn === final.call.checkpoint!.turn + 1) {
-    const started = (await firstEvent(client, taskId, latestRunId)).workflowExecutionStartedEventAttributes!;
-    const input = await decoded<TaskInput>(client, started.input?.payloads);
+    const started = (await firstEvent(history, taskId, latestRunId)).workflowExecutionStartedEventAttributes!;
+    const input = await history.decode<TaskInput>(started.input);
     return pointAfterAnswer(pointFrom(taskId, turn, input, started.firstExecutionRunId ?? latestRunId, final.call), answered);
   }
   const lastTurn = final ? final.call.checkpoint!.turn + (answered ? 1 : 0) : undefined;
@@ -86,38 +82,19 @@ export async function readForkPoint(client: Client, origin: BranchPoint): Promis
   );
 }
 
-/** A model call as the run scheduled it, with its whole conversation (rebuilt where it was sent as a change). */
-type ModelCall = CallModelInput & { messages: Message[] };
-
-/** A run's model calls in the order they were scheduled, each with its event id, decoded as they are asked for. */
-async function* modelCallsOf(client: Client, events: HistoryEvent[]): AsyncGenerator<{ call: ModelCall; eventId: string }> {
-  const reader = new ConversationReader();
-  for (const event of events) {
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== 'callModel') continue;
-    const input = await decoded<CallModelInput>(client, scheduled.input?.payloads);
-    yield { call: { ...input, messages: reader.messagesOf(input) }, eventId: String(event.eventId) };
-  }
-}
-
-async function eventsOf(client: Client, taskId: string, runId?: string): Promise<HistoryEvent[]> {
-  return (await client.workflow.getHandle(taskId, runId).fetchHistory()).events ?? [];
-}
-
 /** The run's last model call: each call builds on the ones before it. */
-async function lastCallOf(client: Client, events: HistoryEvent[]): Promise<{ call: ModelCall; eventId: string } | undefined> {
-  let last: { call: ModelCall; eventId: string } | undefined;
-  for await (const call of modelCallsOf(client, events)) last = call;
+async function lastCallOf(history: TaskHistory, events: HistoryEvent[]): Promise<RecordedModelCall | undefined> {
+  let last: RecordedModelCall | undefined;
+  for await (const call of history.modelCalls(events)) last = call;
   return last;
 }
 
 /** The run's last model call, when it carried a checkpoint, with its reply when it came back. */
-async function lastModelCall(client: Client, taskId: string, runId: string): Promise<{ call: ModelCall; reply?: ModelTurn } | undefined> {
-  const events = await eventsOf(client, taskId, runId);
-  const last = await lastCallOf(client, events);
+async function lastModelCall(history: TaskHistory, taskId: string, runId: string): Promise<{ call: ModelCall; reply?: ModelTurn } | undefined> {
+  const last = await lastCallOf(history, await history.events(taskId, runId));
   if (!last?.call.checkpoint) return undefined;
-  const completed = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '') === last.eventId)?.activityTaskCompletedEventAttributes;
-  return completed ? { call: last.call, reply: await decoded<ModelTurn>(client, completed.result?.payloads) } : { call: last.call };
+  const reply = await last.reply();
+  return reply ? { call: last.call, reply } : { call: last.call };
 }
 
 /** The state after the turn that answered: the checkpoint before it, its answer and what it cost (as TaskState.recordModelTurn counts them). */
@@ -142,9 +119,9 @@ function pointAfterAnswer(point: ForkPoint, reply: ModelTurn): ForkPoint {
 }
 
 /** The run's model calls with a checkpoint, in order, until `wanted` says stop: that call, and the last turn seen. */
-async function checkpoints(client: Client, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: ModelCall; lastTurn?: number }> {
+async function checkpoints(history: TaskHistory, taskId: string, runId: string, wanted: (turn: number) => boolean): Promise<{ call?: ModelCall; lastTurn?: number }> {
   let lastTurn: number | undefined;
-  for await (const { call } of modelCallsOf(client, await eventsOf(client, taskId, runId))) {
+  for await (const { call } of history.modelCalls(await history.events(taskId, runId))) {
     if (!call.checkpoint) continue;
     lastTurn = Math.max(lastTurn ?? -1, call.checkpoint.turn);
     if (wanted(call.checkpoint.turn)) return { call, lastTurn };
@@ -190,20 +167,16 @@ export async function carryBlobs(store: BlobStore, point: ForkPoint, to?: string
   return ids.length;
 }
 
-async function firstEvent(client: Client, workflowId: string, runId: string): Promise<HistoryEvent> {
-  const page = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId, runId }, maximumPageSize: 1 });
-  const event = page.history?.events?.[0];
+async function firstEvent(history: TaskHistory, workflowId: string, runId: string): Promise<HistoryEvent> {
+  const event = await history.firstEvent(workflowId, runId);
   if (!event?.workflowExecutionStartedEventAttributes) throw new ForkPointError('fork_origin_not_found', `the history of ${workflowId} (run ${runId}) has no start`);
   return event;
 }
 
-async function decoded<T>(client: Client, payloads: temporal.api.common.v1.IPayload[] | null | undefined): Promise<T> {
-  return decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, payloads ?? []);
-}
-
 /** The conversation of the origin's newest model call: every turn it completed, for a recording of its reads. */
 export async function latestConversation(client: Client, taskId: string): Promise<Message[]> {
-  return (await lastCallOf(client, await eventsOf(client, taskId)))?.call.messages ?? [];
+  const history = new TaskHistory(client);
+  return (await lastCallOf(history, await history.events(taskId)))?.call.messages ?? [];
 }
 
 /**

@@ -9,15 +9,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { temporal } from '@temporalio/proto';
 import type { BlobStore } from '../blobs/blob-store';
 import { resolveMessages } from '../blobs/claim-check';
 import type { TaskClient } from '../client/task-client';
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { ConversationReader } from '../rules/conversation-change';
-import type { CallModelInput } from '../protocol/activity-contracts';
-import type { AssistantBlock, Message, ModelTurn, ToolResultBlock, Usage } from '../protocol/messages';
+import { manifestIn, TaskHistory, type PayloadList } from '../history/task-history';
+import type { AssistantBlock, Message, ToolResultBlock, Usage } from '../protocol/messages';
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, type ToolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
@@ -25,9 +22,6 @@ import type { ModelChoice } from '../protocol/agent-settings';
 import { resolveScript, scriptFile } from '../models/scripted-model';
 import { defaultScriptRoots } from '../models/script-roots';
 import { RECORDING_FORMAT, RECORDING_VERSION, sealRecording, type RecordedOutcome, type RecordedScript, type RecordedToolCall, type RecordedTurn, type Recording } from './recording';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
 /** The blob store behind a recording: every read is listed (id and size), so the file says what it includes. */
 class ListingStore {
@@ -49,19 +43,6 @@ class ListingStore {
       close: async () => undefined,
     };
   }
-}
-
-/** The runs of a task's chain, first to last, each with its events. */
-async function chainOf(client: TaskClient, taskId: string): Promise<{ runId: string; events: HistoryEvent[] }[]> {
-  const last = await client.describe(taskId); // TaskNotFoundError for an unknown task
-  const runs: { runId: string; events: HistoryEvent[] }[] = [];
-  let runId: string | undefined = last.runId;
-  while (runId) {
-    const events: HistoryEvent[] = (await client.history(taskId, runId)).events ?? [];
-    runs.unshift({ runId, events });
-    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-  }
-  return runs;
 }
 
 const text = (content: AssistantBlock[]) =>
@@ -123,11 +104,12 @@ const withoutPath = (choice: ModelChoice, name?: string): ModelChoice => (choice
  * content it needs was purged, BlobTamperedError when stored content is not what its id names.
  */
 export async function recordTask(client: TaskClient, taskId: string, options: RecordTaskOptions): Promise<Recording> {
-  const converter = client.client.options.loadedDataConverter;
-  const decode = <T>(payloads: Payloads): Promise<T> => decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads ?? undefined);
+  const history = new TaskHistory(client.client);
+  const decode = <T>(payloads: PayloadList): Promise<T> => history.decode<T>(payloads);
   const listing = new ListingStore(options.blobStore);
   const store = listing.asStore();
-  const runs = await chainOf(client, taskId);
+  const last = await client.describe(taskId); // TaskNotFoundError for an unknown task
+  const runs = await history.chain(taskId, last.runId);
 
   let input: TaskInput | undefined;
   let manifest: AgentManifest | undefined;
@@ -135,50 +117,39 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
   const results = new Map<string, ToolResultBlock>();
   let outcome: RecordedOutcome = { status: 'running' };
   for (const [index, run] of runs.entries()) {
-    const conversations = new ConversationReader();
-    const scheduled = new Map<string, { type: string; input: Payloads }>();
+    if (index === 0) input = await history.decode<TaskInput>(run.events[0]?.workflowExecutionStartedEventAttributes?.input);
+    if (!manifest) {
+      const described = await manifestIn(run.events, history.converter);
+      if (described) {
+        const { approverKeys: _keys, ...rest } = described;
+        manifest = rest;
+      }
+    }
+    // One model call after another (each waits for the one before it): a call's results, then its turn.
+    for await (const { call, reply } of history.modelCalls(run.events)) {
+      // The model's next request holds the results of the last turn's calls, as the model read them.
+      const lastMessage = call.messages.at(-1);
+      if (lastMessage?.role === 'user' && Array.isArray(lastMessage.content) && lastMessage.content.some((b) => b.type === 'tool_result')) {
+        const [resolved] = call.scope ? await resolveMessages(store, call.scope, [lastMessage]) : [lastMessage];
+        for (const block of (resolved as Message & { role: 'user' }).content as ToolResultBlock[]) {
+          if (block.type === 'tool_result' && !results.has(block.tool_use_id)) results.set(block.tool_use_id, block);
+        }
+      }
+      const turn = await reply();
+      if (!turn) continue;
+      const [resolved] = call.scope ? await resolveMessages(store, call.scope, [{ role: 'assistant', content: turn.content }]) : [{ role: 'assistant' as const, content: turn.content }];
+      const content = resolved!.content as AssistantBlock[];
+      turns.push({
+        turn: turns.length + 1,
+        model: turn.model,
+        stopReason: turn.stopReason,
+        text: text(content),
+        toolCalls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, tool: b.name, input: b.input })),
+        usage: turn.usage,
+        ...(turn.costUsd !== undefined ? { costUsd: turn.costUsd } : {}),
+      });
+    }
     for (const event of run.events) {
-      const started = event.workflowExecutionStartedEventAttributes;
-      if (started && index === 0) input = await decode<TaskInput>(started.input);
-      const activity = event.activityTaskScheduledEventAttributes;
-      if (activity) {
-        const type = activity.activityType?.name ?? '';
-        scheduled.set(String(event.eventId), { type, input: activity.input });
-        if (type === 'callModel') {
-          // The model's next request holds the results of the last turn's calls, as the model read them.
-          const call = await decode<CallModelInput>(activity.input);
-          const last = conversations.messagesOf(call).at(-1);
-          if (last?.role === 'user' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_result')) {
-            const [resolved] = call.scope ? await resolveMessages(store, call.scope, [last]) : [last];
-            for (const block of (resolved as Message & { role: 'user' }).content as ToolResultBlock[]) {
-              if (block.type === 'tool_result' && !results.has(block.tool_use_id)) results.set(block.tool_use_id, block);
-            }
-          }
-        }
-      }
-      const completed = event.activityTaskCompletedEventAttributes;
-      if (completed) {
-        const origin = scheduled.get(String(completed.scheduledEventId));
-        if (origin?.type === 'describeAgent' && !manifest) {
-          const { approverKeys: _keys, ...rest } = await decode<AgentManifest>(completed.result);
-          manifest = rest;
-        }
-        if (origin?.type === 'callModel') {
-          const call = await decode<CallModelInput>(origin.input);
-          const turn = await decode<ModelTurn>(completed.result);
-          const [resolved] = call.scope ? await resolveMessages(store, call.scope, [{ role: 'assistant', content: turn.content }]) : [{ role: 'assistant' as const, content: turn.content }];
-          const content = resolved!.content as AssistantBlock[];
-          turns.push({
-            turn: turns.length + 1,
-            model: turn.model,
-            stopReason: turn.stopReason,
-            text: text(content),
-            toolCalls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, tool: b.name, input: b.input })),
-            usage: turn.usage,
-            ...(turn.costUsd !== undefined ? { costUsd: turn.costUsd } : {}),
-          });
-        }
-      }
       const done = event.workflowExecutionCompletedEventAttributes;
       if (done) {
         const result = await decode<TaskResult>(done.result);

@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
+import { TaskHistory } from '../../history/task-history';
 import type { ModelProgress } from '../../protocol/messages';
 import { defaultScriptRoots, scriptsDir } from '../../models/script-roots';
 import { scriptFile } from '../../models/scripted-model';
@@ -335,10 +335,7 @@ const PROGRESS_EVERY_MS = 2_000;
  */
 async function modelProgressOf(client: TaskClient, taskId: string): Promise<ModelProgress | undefined> {
   try {
-    const { raw } = await client.handle(taskId).describe();
-    const pending = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel' && a.heartbeatDetails?.payloads?.length);
-    if (!pending) return undefined;
-    const details = await decodeFromPayloadsAtIndex<unknown>(client.client.options.loadedDataConverter, 0, pending.heartbeatDetails!.payloads);
+    const [details] = await new TaskHistory(client.client).pendingHeartbeats(taskId, 'callModel');
     return isModelProgress(details) ? details : undefined;
   } catch {
     // Progress is a nicety: a describe that fails (permissions, an old server) must not end watch.
