@@ -5,16 +5,10 @@ import { defineAgent } from '../../src/agents/define-agent';
 import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
 import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/activity-options';
-import { answer, callTool, parsedResults, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, runTask, toolResultsOf } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('a scripted task runs several turns of real tool calls and completes with the final answer', async () => {
   const script = h.script([

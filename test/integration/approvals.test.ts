@@ -10,17 +10,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen } from '../support/harness';
 import { runCli, waitFor } from '../support/processes';
 
 const exec = promisify(execFile);
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const fileIn = (name: string) => path.join(h.workspaceDir, name);
 const awaiting = (s: { agentStatus: string }) => s.agentStatus === 'awaiting_approval';

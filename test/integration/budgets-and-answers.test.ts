@@ -4,19 +4,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, spawnWorker } from '../support/harness';
 import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
 import { TaskClient } from '../../src/client/task-client';
 
 jest.setTimeout(120_000);
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];
 

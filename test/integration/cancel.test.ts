@@ -1,13 +1,7 @@
-import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, statusWhen } from '../support/harness';
 import { runCli } from '../support/processes';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('cancel reaches a running tool through its heartbeat; the task ends cancelled and keeps its partial result', async () => {
   h.orders.inject({ kind: 'slow', delayMs: 20_000 }, 1);

@@ -3,17 +3,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { answer, callTool, runTask, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runTask } from '../support/harness';
 import { runCli, spawnCli, waitFor } from '../support/processes';
 
 const exec = promisify(execFile);
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];
 

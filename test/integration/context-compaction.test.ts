@@ -12,18 +12,12 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ModelChoice, TaskResult, TaskStatus } from '../../src/protocol/task';
 import { FakeMessagesApi, fakeTurns, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { createLongAgent, pageText } from '../support/long-agents';
 import { answerFrom, isSummaryCall, NEEDLE, NEEDLE_LINE } from '../support/needle';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const RESULT_CHARS = 10_000;
 const PROMPT = 'Read the document page by page, one page per turn, then say which number page 5 holds.';

@@ -6,18 +6,12 @@
  */
 import { Worker } from '@temporalio/worker';
 import { createDataConverter } from '../../src/codec';
-import { answer, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer } from '../support/harness';
 import { pollStatus, queryRaceAgent as agent, readThenWrite } from '../support/query-race';
 
 const SUGGEST_AT_EVENTS = 150;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_AT_EVENTS } });
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_AT_EVENTS } });
 
 test('a long task continues as new when Temporal suggests it, and every run of the chain replays', async () => {
   const turns = 40;

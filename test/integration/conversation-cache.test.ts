@@ -4,15 +4,9 @@
  * documented prompt cache), with the conversation breakpoint and without it.
  */
 import { cacheTotals, runCachedConversation, type CachedConversationRun } from '../support/cached-conversation';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const TURNS = 100;
 const RESULT_CHARS = 10_000;

@@ -12,18 +12,12 @@ import type { CallModelInput } from '../../src/protocol/activity-contracts';
 import type { Message, ModelTurn } from '../../src/protocol/messages';
 import { defineTool } from '../../src/tools/define-tool';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 const TURNS = 40;
 const PAGE_CHARS = 2_000;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const page = defineTool({
   name: 'page',

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen } from '../support/harness';
 import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import crashAgents from '../support/crash-agents';
 import type { Effect } from '../../src/testing/orders-service';
@@ -26,13 +26,7 @@ const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STAT
 // The same for a model call: the scripted turn waits this long on the doomed worker (the script's maximum).
 const HELD_MS = 600_000;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 // A test that fails before its kill must not leave a worker polling the queue the next tests use.
 const spawnedWorkers = new Set<ChildProcess>();

@@ -12,7 +12,7 @@ import { defineAgent } from '../../src/agents/define-agent';
 import type { Model, ModelRequest } from '../../src/models/model';
 import type { TaskResult, TaskStatus } from '../../src/protocol/task';
 import { defineTool } from '../../src/tools/define-tool';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 const DOC = path.join(__dirname, '../../docs/package.md');
 const PAGES = 64;
@@ -46,13 +46,7 @@ const readPage = defineTool({
 
 const reader = defineAgent({ name: 'reader', system: 'You read documents page by page.', tools: [readPage], budgets: { turns: 100, toolCalls: 100 } });
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('the documented custom model is under 40 lines and declares its capabilities', () => {
   const code = documentedModel();

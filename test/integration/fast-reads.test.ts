@@ -6,15 +6,9 @@
 import { z } from 'zod';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
-import { answer, callTool, parsedResults, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

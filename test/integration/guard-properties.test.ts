@@ -5,15 +5,9 @@
  */
 import fc from 'fast-check';
 import { ERROR_CLASSES } from '../../src/protocol/tool-error';
-import { answer, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, statusWhen, toolResultsOf } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const toolName = fc.constantFrom('list_files', 'read_file', 'write_file', 'search_orders', 'search_orders_archive', 'delete_file', 'made_up_tool');
 const call = fc.record({ name: toolName, input: fc.oneof(fc.jsonValue(), fc.dictionary(fc.constantFrom('path', 'customer_id', 'page', 'status', 'content', 'dir'), fc.jsonValue())) });

@@ -2,15 +2,9 @@
  * The seeds' scenarios on a real server: each asserts what ran (the orders service counts real
  * executions) and what the model was told.
  */
-import { answer, callTool, parsedResults, runTask, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, runTask, statusWhen } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 afterEach(() => h.orders.clearFaults());
 
 const live = (customer: string) => h.orders.requests.filter((r) => r.route === 'live' && r.customer_id === customer);

@@ -10,16 +10,10 @@ import { createDemoAgent } from '../../src/demo/demo-agent';
 import { approveUpdate, denyUpdate, messageSignal, unblockUpdate, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import { approveProblem, denyProblem, messageProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
 import crashAgents from '../support/crash-agents';
-import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import { forgedSnapshot } from '../support/forged-snapshot';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const scripted = (script: string) => ({ provider: 'scripted' as const, script });
 const sends = [approveUpdate.name, denyUpdate.name, unblockUpdate.name];

@@ -8,15 +8,9 @@ import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TaskClient } from '../../src/client/task-client';
 import { messageSignal, WORKFLOW_TYPE } from '../../src/protocol/definitions';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const SIGNALS = 8;
 const SIGNAL_CHARS = 1_000_000;

@@ -13,7 +13,7 @@ import type { ModelScript } from '../../src/models/scripted-model';
 import { ParentTaskKey } from '../../src/protocol/definitions';
 import { DERIVED_ID_MAX_BYTES, ID_HASH_CHARS, MAX_TASK_ID_BYTES, utf8Length } from '../../src/protocol/task-ids';
 import { BOUNDED_IDS_PATCH, LONG_FORK_ORIGINS_PATCH } from '../../src/workflows/patches';
-import { answer, callTool, parsedResults, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 import teamAgents from '../support/team-agents';
 import { listedWhen } from '../support/visibility';
 
@@ -21,13 +21,7 @@ jest.setTimeout(180_000);
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const team = (researcher: ModelScript['turns']) => h.worker(teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script(researcher) }));
 const delegate = (task: string) => callTool('delegate_to_researcher', { task, budget: { turns: 3, toolCalls: 3 } });

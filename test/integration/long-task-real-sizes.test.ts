@@ -2,17 +2,11 @@
  * Long tasks at the sizes real ones reach: 40 KB per tool result, a thousand turns. The conversation
  * travels by reference (claim check), state stays bounded, and no run is ever terminated for size.
  */
-import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, statusWhen } from '../support/harness';
 import { createLongAgent } from '../support/long-agents';
 import { bytesPerTurn, largestPayload, runsOf } from '../support/history-sizes';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const CEILING = 256 * 1024;
 

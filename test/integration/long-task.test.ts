@@ -2,15 +2,9 @@
  * A long task continues as new every N turns (or when Temporal suggests it), carrying transcript,
  * ledger, budgets, usage and audit trail, so no run's history grows with the task's length.
  */
-import { answer, callTool, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool } from '../support/harness';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('a 500-turn task completes across continue-as-new runs (every 100 turns by default), each with a bounded history, its state carried along', async () => {
   const turns = Array.from({ length: 500 }, (_, i) => callTool('read_file', { path: 'inbox/customer-note.txt', offset: i }));

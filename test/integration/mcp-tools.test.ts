@@ -14,19 +14,13 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { McpClientPool } from '../../src/mcp/pool';
 import { renderView } from '../../src/cli/render';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen, type Harness } from '../support/harness';
 import { sigkill, waitFor } from '../support/processes';
 import mcpAgents from '../support/mcp-agents';
 
 jest.setTimeout(240_000);
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const spawned = new Set<ChildProcess>();
 afterEach(async () => {

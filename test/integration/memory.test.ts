@@ -7,18 +7,12 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { LocalMemoryLog, MemoryFiles, memoryScope } from '../../src/memory';
 import { defineTool } from '../../src/tools/define-tool';
-import { answer, callTool, parsedResults, runInBackground, runTask, startHarness, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, runInBackground, runTask, toolResultsOf } from '../support/harness';
 import path from 'node:path';
 import { main } from '../../src/cli/main';
 import { FakeMessagesApi, fakeTurns } from '../../src/testing/fake-messages-api';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const unique = () => Math.random().toString(36).slice(2, 8);
 /** The memory files the harness's workers keep (the log beside the harness's blob folder). */

@@ -8,18 +8,12 @@
  */
 import { FakeMessagesApi, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import type { ModelChoice, TaskResult, TaskStatus } from '../../src/protocol/task';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { bytesPerTurn, largestPayload, runsOf } from '../support/history-sizes';
 import { createLongAgent } from '../support/long-agents';
 import { isSummaryCall, memoryOnlyReader, needleReader, RIGHT_ANSWER, WRONG_ANSWER, type NeedleReader } from '../support/needle';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const PAGES = 300;
 const RESULT_CHARS = 10_000;

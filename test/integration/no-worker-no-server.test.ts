@@ -10,16 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
-import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, spawnWorker } from '../support/harness';
 import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];
 

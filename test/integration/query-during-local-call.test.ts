@@ -9,16 +9,10 @@
  */
 import { Worker } from '@temporalio/worker';
 import { createDataConverter } from '../../src/codec';
-import { answer, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer } from '../support/harness';
 import { type HistoryEvent, localAnswerInForcedTask, pollStatus, queryRaceAgent as agent, readThenWrite } from '../support/query-race';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 /** Whether every patch marker of the run was recorded by its first workflow task (markers-at-run-start). */
 function markersAtRunStart(events: HistoryEvent[]): boolean {

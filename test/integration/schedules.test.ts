@@ -3,17 +3,11 @@
  * that complete on a worker, pause stops the fires and trigger still starts one, a backfill runs the
  * fires a past window had, delete removes it; the CLI refuses bad specs and names a missing schedule.
  */
-import { answer, runInBackground, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, runInBackground } from '../support/harness';
 import { runCli, waitFor } from '../support/processes';
 import { ScheduleNotFound, ScheduleProblem, type ScheduleView } from '../../src/client/task-schedules';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];
 

@@ -5,17 +5,11 @@
 import { failureOf } from '../../src/client/task-client';
 import { AgentNameKey, AgentStatusKey, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import { CONTINUED_RUN_STATUS } from '../../src/protocol/task';
-import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, statusWhen } from '../support/harness';
 import { waitFor } from '../support/processes';
 import { listedWhen } from '../support/visibility';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('a terminated task reads as terminated in the view and in list, and is not listed as running', async () => {
   const script = h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('never')]);

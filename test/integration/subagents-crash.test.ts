@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
-import { answer, callTool, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, spawnWorker } from '../support/harness';
 import { sigkill, waitFor as waitForWithin } from '../support/processes';
 import teamAgents from '../support/team-agents';
 import type { ModelScript } from '../../src/models/scripted-model';
@@ -19,13 +19,7 @@ const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STAT
 /** A scripted turn or an orders request held on the doomed worker until it dies (the script's maximum). */
 const HELD_MS = 600_000;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const spawned = new Set<ChildProcess>();
 afterEach(async () => {

@@ -2,7 +2,7 @@
  * Sub-agents as child tasks on a real dev server: a lead agent's delegation calls start the
  * researcher's own agentTask as a child workflow (scripted models on both sides).
  */
-import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import teamAgents, { type TeamOptions } from '../support/team-agents';
 import { ParentTaskKey } from '../../src/protocol/definitions';
 import type { ModelScript } from '../../src/models/scripted-model';
@@ -15,13 +15,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createTaskToolsServer } from '../../src/mcp-server/task-tools-server';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const team = (researcher: ModelScript['turns'], options: Omit<TeamOptions, 'researcherScript' | 'ordersUrl'> = {}) =>
   h.worker(teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script(researcher), ...options }));

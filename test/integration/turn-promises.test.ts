@@ -7,7 +7,7 @@
  */
 import v8 from 'node:v8';
 import { createBenchAgent, EchoModel } from '../../bench/bench-agent';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 /**
  * The bench turn (one model call, one fast read run locally), the SDK's own promises included, as
@@ -16,13 +16,7 @@ import { startHarness, type Harness } from '../support/harness';
  */
 const MAX_PROMISES_PER_TURN = 16;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 /** Whether `promise` was created in a workflow's context: its realm's global holds the SDK's activator, as the SDK's own hook asks. */
 function inWorkflowContext(promise: Promise<unknown>): boolean {

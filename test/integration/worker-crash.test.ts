@@ -2,16 +2,10 @@
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
-import { answer, callTool, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, spawnWorker, statusWhen } from '../support/harness';
 import { waitFor } from '../support/processes';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 test('SIGTERM drains the worker: the tool call in flight finishes (no retry), the worker exits 0, the task goes on elsewhere', async () => {
   // The search is held until the worker is draining (it says so at INFO), so the SIGTERM always

@@ -51,15 +51,36 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(
-  options: {
-    dbFile?: string | null;
-    sqlitePragmas?: Record<string, string>;
-    dynamicConfig?: Record<string, unknown>;
-    /** Bundled with the workflows, e.g. TRACING_WORKFLOW_MODULE for a test of traces. */
-    workflowInterceptorModules?: string[];
-  } = {},
-): Promise<Harness> {
+export interface HarnessOptions {
+  dbFile?: string | null;
+  sqlitePragmas?: Record<string, string>;
+  dynamicConfig?: Record<string, unknown>;
+  /** Bundled with the workflows, e.g. TRACING_WORKFLOW_MODULE for a test of traces. */
+  workflowInterceptorModules?: string[];
+}
+
+/**
+ * The file's harness: started in a beforeAll, closed in an afterAll. The returned object is filled in
+ * when the beforeAll runs, so read its fields inside hooks and tests, not at the top of the file:
+ *
+ *     const h = useHarness();
+ *
+ * Jest runs afterAll hooks in the order they were declared, so the harness closes before the
+ * afterAll hooks declared below this call: a file that must stop something of its own while the
+ * server is still up (a worker, a connection) declares that afterAll above `useHarness()`.
+ */
+export function useHarness(options: HarnessOptions = {}): Harness {
+  const h = {} as Harness;
+  beforeAll(async () => {
+    Object.assign(h, await startHarness(options));
+  });
+  afterAll(async () => {
+    await h.close?.();
+  });
+  return h;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   installQuietRuntime();
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-'));
   const server = await startDevServer({
