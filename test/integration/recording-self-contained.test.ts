@@ -11,7 +11,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { answer, callTool, runTask, startHarness, type Harness } from '../support/harness';
-import { runCli, type CliRun } from '../support/processes';
+import { finished, runCli, type CliRun } from '../support/processes';
 import { taskBlobScope } from '../../src/client/approval-arguments';
 import { loadRecording, sealRecording, type Recording } from '../../src/replay/recording';
 import type { EvalRow } from '../../src/replay/eval';
@@ -67,21 +67,8 @@ function secondCheckout(): string {
 function runCliElsewhere(checkout: string, cwd: string, args: string[], timeoutMs = 300_000): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_LOG_LEVEL: 'ERROR' };
   for (const key of ['DURABLE_AGENT_HOME', 'DURABLE_AGENT_SCRIPT_DIRS', 'DURABLE_AGENT_BLOB_STORE']) delete env[key];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), path.join(checkout, 'src/cli/main.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d) => (stdout += d));
-    child.stderr!.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`durable-agent ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), path.join(checkout, 'src/cli/main.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return finished(child, args, timeoutMs);
 }
 
 /** What a verdict is made of (the replay ids differ from run to run). */

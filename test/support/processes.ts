@@ -20,8 +20,12 @@ export interface CliRun {
 
 /** Runs the CLI to completion (bounded by `timeoutMs`). */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<CliRun> {
+  return finished(spawnCli(args, env), args, timeoutMs);
+}
+
+/** A started CLI process's output and exit code, once it exits (killed after `timeoutMs`). */
+export function finished(child: ChildProcess, args: string[], timeoutMs: number): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, env);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
