@@ -130,3 +130,12 @@ test('the demo stays in its room: only the CLI imports it, and only the demo imp
   expect(arrowsFrom('activities')).not.toContain('inbox');
   expect(arrowsFrom('client')).not.toContain('worker');
 });
+
+test('one history reader: history/ sits under client and activities (protocol, rules, errors, blobs below it); activities read history and stored arguments there, never through client/', () => {
+  expect(arrowsFrom('history')).toEqual(['blobs', 'errors', 'protocol', 'rules']);
+  expect(roomsImporting('history')).toEqual(['activities', 'cli', 'client', 'deploy', 'forks', 'replay']);
+  expect(arrowsFrom('activities')).not.toContain('client');
+  // The SDK's decode and the history fetches are used in the reader only.
+  const readers = [...FILES].filter((file) => /decodeFromPayloadsAtIndex|fetchHistory|getWorkflowExecutionHistory/.test(readFileSync(path.join(SRC, file), 'utf8')));
+  expect(readers).toEqual(['history/task-history.ts']);
+});
