@@ -1,30 +1,46 @@
 /**
- * Heartbeats for an activity that runs a tool or a model call: a timer keeps the activity alive
- * (a dead worker is noticed within the heartbeat timeout, a cancellation is delivered), and a
- * tool's own progress details survive both the timer and a retry.
+ * The one heartbeat helper of the activities: a timer keeps an activity alive (a dead worker is
+ * noticed within the heartbeat timeout, a cancellation is delivered on ctx.cancellationSignal), and
+ * the details an activity reports (a tool's progress, a model's streamed answer) survive the timer,
+ * and for a tool a retry too.
  */
-import type { Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 
 /** How often the timer beats, as a share of the heartbeat timeout: three chances per timeout. */
 const BEATS_PER_TIMEOUT = 3;
 const MIN_INTERVAL_MS = 200;
 
+export interface Heartbeats {
+  /** Records the details to keep and sends them now; a bare beat() only says "alive" and keeps what was reported. */
+  beat(details?: unknown): void;
+  /** Records the details the timer sends next, without a heartbeat of its own (a model's progress, reported per token). */
+  note(details: unknown): void;
+  /** What the last attempt reported (Temporal hands the last heartbeat's details to the next attempt), undefined on a first attempt. */
+  previous: unknown;
+}
+
+export interface HeartbeatOptions {
+  /**
+   * Whether the timer re-sends the previous attempt's details until new ones are reported (default
+   * true: a tool resumes from them). False for a model call, whose progress starts afresh each attempt.
+   */
+  keepPrevious?: boolean;
+}
+
 /**
- * Runs `work` while heartbeating. `work` gets `beat(details)`, which records the details the tool
- * wants to survive a crash, and `previous`: what the last attempt reported (Temporal hands back the
- * last heartbeat's details to the next attempt), undefined on a first attempt.
- *
- * The timer re-sends the last details given, never an empty heartbeat: an empty one would replace
- * the tool's details, and the next attempt would start from nothing. Until the tool beats, the
- * previous attempt's details are the ones re-sent, so an attempt that dies before reporting
- * progress does not erase the progress of the one before it.
+ * Runs `work` while heartbeating. The timer re-sends the last details given, never an empty
+ * heartbeat: an empty one would replace the tool's details, and the next attempt would start from
+ * nothing. Until the tool beats, the previous attempt's details are the ones re-sent, so an attempt
+ * that dies before reporting progress does not erase the progress of the one before it.
  */
-export async function withHeartbeats<T>(ctx: Context, work: (beat: (details?: unknown) => void, previous: unknown) => Promise<T>): Promise<T> {
+export async function withHeartbeats<T>(ctx: Context, work: (beat: Heartbeats['beat'], previous: unknown, heartbeats: Heartbeats) => Promise<T>, options: HeartbeatOptions = {}): Promise<T> {
   const previous: unknown = ctx.info.heartbeatDetails;
-  let last: unknown = previous;
+  let last: unknown = options.keepPrevious === false ? undefined : previous;
   const send = () => ctx.heartbeat(last);
+  const note = (details: unknown) => {
+    last = details;
+  };
   const beat = (details?: unknown) => {
-    // A bare beat() only says "alive": it keeps what was reported.
     if (details !== undefined) last = details;
     send();
   };
@@ -32,8 +48,19 @@ export async function withHeartbeats<T>(ctx: Context, work: (beat: (details?: un
   // Local activities have no heartbeat timeout (and no server to beat to).
   const timer = timeoutMs && !ctx.info.isLocal ? setInterval(send, Math.max(MIN_INTERVAL_MS, timeoutMs / BEATS_PER_TIMEOUT)) : undefined;
   try {
-    return await work(beat, previous);
+    return await work(beat, previous, { beat, note, previous });
   } finally {
     clearInterval(timer);
   }
+}
+
+type Activity = (input: never) => Promise<unknown>;
+
+/**
+ * An activity that beats on the timer while it runs: new tasks schedule the short activities with a
+ * heartbeat timeout (shortActivityOptions), so a slow one (listing MCP servers, reading the store)
+ * must beat or it would time out.
+ */
+export function keepAlive<A extends Activity>(activity: A): A {
+  return ((input: never) => withHeartbeats(Context.current(), () => activity(input))) as A;
 }

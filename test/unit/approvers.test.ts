@@ -23,7 +23,7 @@ import {
   type DecisionSigner,
 } from '../../src/approvers';
 import { utf8 } from '../../src/protocol/decision-proof';
-import { createActivities } from '../../src/activities/agent-activities';
+import { createActivities } from '../../src/activities';
 import { defineAgent } from '../../src/agents/define-agent';
 import { approverProblem } from '../../src/protocol/approver-policy';
 import { ApproverGate } from '../../src/workflows/approver-gate';

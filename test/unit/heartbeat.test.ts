@@ -2,7 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
-import { withHeartbeats } from '../../src/activities/heartbeat';
+import { keepAlive, withHeartbeats } from '../../src/activities/heartbeat';
 import { defineTool } from '../../src/tools/define-tool';
 import { guardedCall } from '../../src/tools/guarded-call';
 
@@ -93,4 +93,30 @@ test('a long tool resumes from the page its last attempt reported, through ToolC
   expect(result).toMatchObject({ kind: 'ok', output: { pages: 4 } });
   expect(pagesRead).toEqual([7, 8, 9, 10]);
   expect(beats.at(-1)).toEqual({ page: 10 });
+});
+
+test("a model call's progress is noted, not sent per token, and a retry does not re-send the last attempt's", async () => {
+  const { env, beats } = environment({ heartbeatTimeoutMs: 600, heartbeatDetails: { outputChars: 99 }, attempt: 2 });
+  await env.run(() =>
+    withHeartbeats(
+      Context.current(),
+      async (_beat, _previous, { note }) => {
+        await sleep(250); // the timer beats before any progress
+        for (let i = 1; i <= 100; i++) note({ outputChars: i });
+        await sleep(250);
+      },
+      { keepPrevious: false },
+    ),
+  );
+  expect(beats[0]).toBeUndefined();
+  expect(beats).not.toContainEqual({ outputChars: 99 });
+  expect(beats.length).toBeLessThan(5);
+  expect(beats.at(-1)).toEqual({ outputChars: 100 });
+});
+
+test('keepAlive: a short activity beats on the timer while it runs and returns what it returns', async () => {
+  const { env, beats } = environment({ heartbeatTimeoutMs: 600 });
+  const slow = keepAlive(async (input: { n: number }) => (await sleep(450), input.n * 2));
+  expect(await env.run(() => slow({ n: 21 }))).toBe(42);
+  expect(beats.length).toBeGreaterThanOrEqual(2);
 });

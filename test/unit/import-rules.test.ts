@@ -108,7 +108,7 @@ test('the check reads type-only imports, import() and re-exports, and finds a cy
   const probe = ["import type { X } from './protocol/task';", "type Y = import('./rules/task-limits').Z;", "export { W } from './protocol/blob-marker';"].join('\n');
   expect([...probe.matchAll(IMPORT)].map((m) => m[1])).toEqual(['./protocol/task', './rules/task-limits', './protocol/blob-marker']);
   // The project's own graph is read: a known arrow is in it.
-  expect(files.get('activities/agent-activities.ts')).toContain('rules/tool-gate.ts');
+  expect(files.get('activities/run-tool.ts')).toContain('rules/tool-gate.ts');
 });
 
 test('protocol imports nothing outside itself, and the pure rules only protocol', () => {
@@ -128,6 +128,8 @@ test('the demo stays in its room: only the CLI imports it, and only the demo imp
   expect(roomsImporting('testing')).toEqual(['demo']);
   // Activities reach notifications through their own room, never the inbox.
   expect(arrowsFrom('activities')).not.toContain('inbox');
+  // Activities read a task's history through history/, never the client's room.
+  expect(arrowsFrom('activities')).not.toContain('client');
   expect(arrowsFrom('client')).not.toContain('worker');
 });
 
@@ -138,4 +140,13 @@ test('one history reader: history/ sits under client and activities (protocol, r
   // The SDK's decode and the history fetches are used in the reader only.
   const readers = [...FILES].filter((file) => /decodeFromPayloadsAtIndex|fetchHistory|getWorkflowExecutionHistory/.test(readFileSync(path.join(SRC, file), 'utf8')));
   expect(readers).toEqual(['history/task-history.ts']);
+});
+
+test('activities: one file per activity, none over 200 lines; createActivities only wires them', () => {
+  const activityFiles = [...FILES].filter((file) => roomOf(file) === 'activities');
+  const long = activityFiles.map((file) => [file, readFileSync(path.join(SRC, file), 'utf8').split('\n').length - 1] as const).filter(([, lines]) => lines > 200);
+  expect(long).toEqual([]);
+  for (const activity of ['call-model', 'run-tool', 'describe-agent', 'summarize-turns', 'prepare-tool-call', 'notify', 'store-audit', 'load-text']) {
+    expect(files.get('activities/agent-activities.ts')).toContain(`activities/${activity}.ts`);
+  }
 });

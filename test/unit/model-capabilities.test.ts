@@ -5,7 +5,7 @@
  * `onProgress`), and a task that asked for native compaction is told the model has none.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../src/activities/agent-activities';
+import { createActivities } from '../../src/activities';
 import { defineAgent } from '../../src/agents/define-agent';
 import { AnthropicModel } from '../../src/models/anthropic-model';
 import { checkModel, checkModels } from '../../src/models/model-capabilities';

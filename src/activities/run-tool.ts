@@ -1,0 +1,113 @@
+/**
+ * runTool: one tool call. The worker checks the call again against its own agent (the gate, the
+ * approval), resolves stored arguments, answers a fork's read from its recording, journals a write
+ * (asked before, recorded after: branch-activities.ts), runs the tool in its guard with heartbeats,
+ * and keeps a long result out of history. A tool's question to a person ends the call as needs_input.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
+import { NEEDS_INPUT_TYPE, type AgentActivities, type ToolOutcome } from '../protocol/activity-contracts';
+import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
+import { outcomeUnknown } from '../protocol/outcome-unknown';
+import { RECALL_TOOL } from '../protocol/recall-tool';
+import { toolError } from '../protocol/tool-error';
+import { gateToolCall } from '../rules/tool-gate';
+import { summarizeOutput } from '../rules/tool-result-content';
+import { guardedCall } from '../tools/guarded-call';
+import { NeedsInputError } from '../tools/needs-input';
+import { journaledWrite, recordedRead } from './branch-activities';
+import { toApplicationFailure } from './failure';
+import { withHeartbeats } from './heartbeat';
+import { memoryTools } from './memory-activity';
+import { cutIfLarge, recall } from './recall-tool';
+import type { ToolSource } from './tool-source';
+import type { WorkerResources } from './worker-resources';
+
+export function createRunTool(worker: WorkerResources, tools: ToolSource): AgentActivities['runTool'] {
+  const { store, withBlobs, agentNamed, branches, inlineChars, maxResultChars } = worker;
+  const memoryToolFor = memoryTools(worker.memory);
+  return async ({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording }): Promise<ToolOutcome> => {
+    const ctx = Context.current();
+    const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
+    if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(worker, rawInput, scope);
+    const definition = agentNamed(agent);
+    if (toolName === MEMORY_TOOL_NAME && definition.memorySettings && !scope) {
+      // Memory is keyed by the task's blob scope (rules v2); a task from before has none.
+      throw fail(toolError('permanent', 'memory_unavailable', 'This task was started before memory existed; its memory tool cannot run.', 'Go on without memory.'));
+    }
+    const tool = toolName === MEMORY_TOOL_NAME && definition.memorySettings && scope ? memoryToolFor(definition, scope) : await tools.toolOf(definition, toolName);
+    if (!tool) {
+      // The workflow refuses unknown tools before scheduling; reaching here means the worker's
+      // agent changed under a running task.
+      throw fail(toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`));
+    }
+    // The workflow's gate decided from the manifest in its state; the worker checks again from its
+    // own definition, so no workflow input (a forged snapshot, a changed manifest) can skip a person.
+    const gate = gateToolCall(toolName, new Map([[toolName, tool.manifest]]), definition.policy ?? {});
+    if (gate.action === 'refuse') throw fail(gate.error);
+    // Calls from tasks started before this check (no scope) carry no approval record: left as they ran.
+    if (gate.action === 'confirm' && !approval && scope) {
+      throw fail(
+        toolError(
+          'policy',
+          'approval_required',
+          `${toolName} is a ${tool.effect} action and needs a person's approval; none came with this call, so it did not run.`,
+          'Do not retry it; ask the user.',
+        ),
+      );
+    }
+    const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
+    const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
+    if (readRecording && scope && tool.effect === 'read') {
+      const recorded = await recordedRead(branches, scope, readRecording, tool, toolName, input, inlineChars);
+      if (recorded) return recorded;
+    }
+    // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
+    const write =
+      scope !== undefined && turn !== undefined && tool.effect !== 'read'
+        ? // The family's journal may sit in a remote store: the check beats like the call it guards.
+          await withHeartbeats(ctx, () =>
+            journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy }),
+          )
+        : undefined;
+    // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
+    const result = await withHeartbeats(ctx, (beat, previous) =>
+      guardedCall(tool, input, {
+        idempotencyKey: write?.idempotencyKey ?? idempotencyKey ?? `${workflowId}:${toolUseId}`,
+        workflowId,
+        toolUseId,
+        attempt: ctx.info.attempt,
+        signal: ctx.cancellationSignal,
+        heartbeat: beat,
+        ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
+        ...(answers?.length ? { answers } : {}),
+      }),
+    ).catch(async (err: unknown) => {
+      if (!(err instanceof NeedsInputError)) {
+        // Thrown out of the guard (aborted, or the worker's own failure): it may have taken effect.
+        await write?.settled('unknown', `${(err as Error)?.message ?? err}`);
+        throw err;
+      }
+      // Asking is not acting: the call runs again, as a new call, with the answer.
+      await write?.settled('failed', `asked a person: ${err.question.message}`);
+      // Not retried: the workflow asks a person durably, then runs the call again with the answer.
+      const error = toolError('policy', 'needs_input', `${toolName} asks a person: ${err.question.message}`, 'A person has been asked; the call goes on with their answer.');
+      throw ApplicationFailure.create({ message: error.detail, type: NEEDS_INPUT_TYPE, nonRetryable: true, details: [error, err.question], category: ApplicationFailureCategory.BENIGN });
+    });
+    // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
+    if (ctx.cancellationSignal.aborted) {
+      await write?.settled(result.kind === 'failed' ? 'unknown' : 'done', result.kind === 'failed' ? `cancelled: ${result.error.detail}` : summarizeOutput(result.output));
+      throw ctx.cancellationSignal.reason ?? new Error('cancelled');
+    }
+    if (result.kind === 'failed') {
+      await write?.settled(outcomeUnknown(result.error) ? 'unknown' : 'failed', `${result.error.code}: ${result.error.detail}`);
+      throw toApplicationFailure(result, ctx.info.attempt);
+    }
+    await write?.settled('done', summarizeOutput(result.output));
+    const cut = cutIfLarge(result, maxResultChars);
+    if (!scope) return cut;
+    const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
+    return output === cut.output ? cut : { ...cut, output, summary: summarizeOutput(cut.output) };
+  };
+}
