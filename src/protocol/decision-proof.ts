@@ -168,7 +168,26 @@ export interface DecisionFacts {
   request: Record<string, unknown>;
 }
 
-export type ProofCheck = { ok: true; keyId: string; format: ProofFormat } | { ok: false; problem: string };
+/**
+ * Why a proof was refused, as a code callers branch on (never on the message's text):
+ * `unsigned` no proof; `bad_proof` a malformed one; `untrusted_key` signed with a key the task does
+ * not trust; `proof_expired` expired at the time it is judged (a signal's may be judged again at the
+ * time the server recorded it); `proof_too_long` claims a lifetime over MAX_PROOF_LIFETIME_MS;
+ * `nonce_missing` a message or interrupt without a nonce; `bad_signature` not signed over these
+ * facts; `unreadable` the check itself failed (a key that is not hex).
+ */
+export type ProofProblemCode = 'unsigned' | 'bad_proof' | 'untrusted_key' | 'proof_expired' | 'proof_too_long' | 'nonce_missing' | 'bad_signature' | 'unreadable';
+
+/** The refusal: its code, and the sentence a person reads. */
+export interface ProofRefusal {
+  ok: false;
+  code: ProofProblemCode;
+  problem: string;
+}
+
+export type ProofCheck = { ok: true; keyId: string; format: ProofFormat } | ProofRefusal;
+
+const refused = (code: ProofProblemCode, problem: string): ProofRefusal => ({ ok: false, code, problem });
 
 /** Shape problems of a `proof` field, or undefined. Never throws. */
 export function proofShapeProblem(proof: unknown): string | undefined {
@@ -195,26 +214,27 @@ export function rolesShapeProblem(roles: unknown): string | undefined {
 /**
  * Is `proof` a valid signature, by a trusted key, over exactly these facts, and not expired at
  * `nowMs`? `formats`: the claim formats this task accepts (default: v2 only; v1 only where a task
- * from before `whole-input-proofs` replays). Never throws: a malformed proof is a problem like any other.
+ * from before `whole-input-proofs` replays). Never throws: a malformed proof is a refusal like any
+ * other, with its code (ProofProblemCode).
  */
 export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number, formats: readonly ProofFormat[] = [CURRENT_PROOF_FORMAT]): ProofCheck {
   try {
     if (proof === undefined) {
-      return {
-        ok: false,
-        problem: `unsigned ${facts.kind}: this task accepts only decisions signed by a trusted front end (the durable-agent CLI with a signing key, the inbox); \`by\` alone proves nothing`,
-      };
+      return refused(
+        'unsigned',
+        `unsigned ${facts.kind}: this task accepts only decisions signed by a trusted front end (the durable-agent CLI with a signing key, the inbox); \`by\` alone proves nothing`,
+      );
     }
     const shape = proofShapeProblem(proof);
-    if (shape) return { ok: false, problem: shape };
+    if (shape) return refused('bad_proof', shape);
     const p = proof as DecisionProof;
     const key = keys.find((k) => k.id === p.keyId);
-    if (!key) return { ok: false, problem: `the proof is signed with key "${p.keyId}", which this task does not trust (trusted: ${keys.map((k) => k.id).join(', ') || 'none'})` };
+    if (!key) return refused('untrusted_key', `the proof is signed with key "${p.keyId}", which this task does not trust (trusted: ${keys.map((k) => k.id).join(', ') || 'none'})`);
     const expiresMs = Date.parse(p.expiresAt);
-    if (expiresMs <= nowMs) return { ok: false, problem: `the proof expired at ${p.expiresAt} (task time ${new Date(nowMs).toISOString()}); sign the decision again` };
+    if (expiresMs <= nowMs) return refused('proof_expired', `the proof expired at ${p.expiresAt} (task time ${new Date(nowMs).toISOString()}); sign the decision again`);
     if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS)
-      return { ok: false, problem: `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs` };
-    if ((facts.kind === 'message' || facts.kind === 'interrupt') && p.nonce === undefined) return { ok: false, problem: `a signed ${facts.kind} needs \`proof.nonce\`` };
+      return refused('proof_too_long', `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs`);
+    if ((facts.kind === 'message' || facts.kind === 'interrupt') && p.nonce === undefined) return refused('nonce_missing', `a signed ${facts.kind} needs \`proof.nonce\``);
     for (const format of formats) {
       // v1 had no `interrupt` kind: interrupts were signed as messages.
       const kind = format === 1 && facts.kind === 'interrupt' ? 'message' : facts.kind;
@@ -232,12 +252,12 @@ export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly 
       // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
       if (ed25519.verify(fromHex(p.signature), claimBytes(claim, format), fromHex(key.publicKey), { zip215: false })) return { ok: true, keyId: key.id, format };
     }
-    return {
-      ok: false,
-      problem: `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing: every field but the proof is signed, so a field added or changed since is refused)`,
-    };
+    return refused(
+      'bad_signature',
+      `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing: every field but the proof is signed, so a field added or changed since is refused)`,
+    );
   } catch (err) {
-    return { ok: false, problem: `the proof could not be checked: ${err instanceof Error ? err.message : String(err)}` };
+    return refused('unreadable', `the proof could not be checked: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -5,11 +5,20 @@
  * decision writes nothing to history. See docs/approvers.md for the trust model.
  */
 import { approverProblem, type ApproverPolicy, type PolicedDecision } from '../protocol/approver-policy';
-import { checkProof, type DecisionKind, type DecisionProof, type ProofFormat, type TrustedKey } from '../protocol/decision-proof';
+import { checkProof, type DecisionKind, type DecisionProof, type ProofFormat, type ProofProblemCode, type TrustedKey } from '../protocol/decision-proof';
 import type { ApproverStatus, MessageInput, TaskInput, VerifiedIdentity } from '../protocol/task';
 
 /** Nonces of signed messages remembered per task (a proof lives at most an hour, so this is plenty). */
 export const MESSAGE_NONCE_MEMORY = 500;
+
+/** The decisions the gate judges for the validators (a message and a start are judged as identities). */
+export type GatedDecisionKind = Exclude<DecisionKind, 'start' | 'message' | 'interrupt'>;
+
+/** Why the gate refuses a decision: the proof check's code, or the policy's (`not_allowed`). */
+export interface GateRefusal {
+  code: ProofProblemCode | 'not_allowed';
+  problem: string;
+}
 
 interface DecisionRequest {
   by: string;
@@ -36,18 +45,28 @@ export class ApproverGate {
     return this.keys.length > 0;
   }
 
-  /** Why this approve/deny/unblock must be refused, or undefined. For validators: never throws. */
-  problem(kind: Exclude<DecisionKind, 'start' | 'message' | 'interrupt'>, request: DecisionRequest, subject: string, decision: PolicedDecision, nowMs: number): string | undefined {
+  /**
+   * Why this approve/deny/unblock must be refused (its code and the sentence a person reads), or
+   * undefined. For validators: never throws. A proof's refusal keeps the proof check's code
+   * (`proof_expired`, `bad_signature`, ...); the agent's policy refuses with `not_allowed`.
+   */
+  refusal(kind: GatedDecisionKind, request: DecisionRequest, subject: string, decision: PolicedDecision, nowMs: number): GateRefusal | undefined {
     try {
       const roles = request.roles ?? [];
       if (this.verifying) {
         const check = checkProof({ kind, taskId: this.taskId, subject, by: request.by, roles, request: request as unknown as Record<string, unknown> }, request.proof, this.keys, nowMs, this.formats);
-        if (!check.ok) return check.problem;
+        if (!check.ok) return { code: check.code, problem: check.problem };
       }
-      return approverProblem(this.policy, decision, { id: request.by, roles }, this.starter?.id);
+      const problem = approverProblem(this.policy, decision, { id: request.by, roles }, this.starter?.id);
+      return problem === undefined ? undefined : { code: 'not_allowed', problem };
     } catch (err) {
-      return `the decision could not be checked: ${err instanceof Error ? err.message : String(err)}`;
+      return { code: 'unreadable', problem: `the decision could not be checked: ${err instanceof Error ? err.message : String(err)}` };
     }
+  }
+
+  /** The refusal's sentence alone, or undefined. */
+  problem(kind: GatedDecisionKind, request: DecisionRequest, subject: string, decision: PolicedDecision, nowMs: number): string | undefined {
+    return this.refusal(kind, request, subject, decision, nowMs)?.problem;
   }
 
   /** The identity to record with a decision its validator accepted. */

@@ -4,6 +4,7 @@
  */
 import type { Budgets, Escalation, UnblockInput, VerifiedIdentity } from '../protocol/task';
 import { unblockShapeProblem } from './input-checks';
+import type { DecisionRefusal, UnblockRefusalCode } from '../rules/approvals';
 import { raiseAboveUsedProblem, raiseShapeProblem, type RaisableBudget } from '../rules/unblock-budget';
 import { oneLine } from './one-line';
 import type { TaskState } from './task-state';
@@ -17,13 +18,16 @@ export function blockTask(state: TaskState, code: string, reason: string): Escal
   return escalation;
 }
 
-/** Why an unblock cannot be taken now, or undefined when it can. Read by the update's validator. */
-export function unblockProblem(state: TaskState, input: UnblockInput): string | undefined {
+/** Why an unblock cannot be taken now, with its code, or undefined when it can. Read by the update's validator. */
+export function unblockRefusal(state: TaskState, input: UnblockInput): DecisionRefusal<UnblockRefusalCode> | undefined {
   const shape = unblockShapeProblem(input);
-  if (shape) return shape;
-  if (state.phase !== 'blocked') return `the task is not blocked (it is ${state.agentStatus})`;
+  if (shape) return { code: 'bad_request', problem: shape };
+  if (state.phase !== 'blocked') return { code: 'not_blocked', problem: `the task is not blocked (it is ${state.agentStatus})` };
   if (input.blockId !== undefined && input.blockId !== state.blocked?.id) {
-    return `block ${input.blockId} is not the current one: the task is blocked on ${state.blocked?.id} (${state.blocked?.code}) now; look at it before you unblock`;
+    return {
+      code: 'stale_block',
+      problem: `block ${input.blockId} is not the current one: the task is blocked on ${state.blocked?.id} (${state.blocked?.code}) now; look at it before you unblock`,
+    };
   }
   // Children's spend (and what running ones hold) counts as used: a raise must stay above it.
   const { children } = state;
@@ -31,9 +35,14 @@ export function unblockProblem(state: TaskState, input: UnblockInput): string | 
   for (const [name, value] of Object.entries(input.budget ?? {})) {
     // The shape (known budget, finite number) was checked above, by the same rules.
     const problem = raiseShapeProblem(name, value) ?? raiseAboveUsedProblem(name as RaisableBudget, value as number, used[name]!);
-    if (problem) return problem;
+    if (problem) return { code: 'bad_raise', problem };
   }
   return undefined;
+}
+
+/** Why an unblock cannot be taken now (the sentence alone), or undefined when it can. */
+export function unblockProblem(state: TaskState, input: UnblockInput): string | undefined {
+  return unblockRefusal(state, input)?.problem;
 }
 
 /** A person resumes the task: budgets raised, model overrides, guidance; the guards' streaks start again. */

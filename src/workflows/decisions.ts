@@ -10,9 +10,9 @@ import type { AgentActivities } from '../protocol/activity-contracts';
 import type { ApproveInput, DenyInput, UnblockInput } from '../protocol/task';
 import type { ApproverGate } from './approver-gate';
 import type { TaskState } from './task-state';
-import { questionAnswerProblem } from './tool-questions';
-import { approvalProblem, decideApproval } from './approvals';
-import { unblockProblem, unblockTask } from './blocks';
+import { type DecisionRefusal, supersedes } from '../rules/approvals';
+import { approvalRefusalIn, decideApproval } from './approvals';
+import { unblockRefusal, unblockTask } from './blocks';
 
 export type DecisionKind = 'approve' | 'deny' | 'unblock';
 export type DecisionRequest<K extends DecisionKind> = K extends 'unblock' ? UnblockInput : K extends 'approve' ? ApproveInput : DenyInput;
@@ -32,21 +32,30 @@ export interface DecisionContext {
 export class Decisions {
   constructor(private readonly ctx: DecisionContext) {}
 
-  /** Why this decision cannot be taken now (judging its proof at `atMs`), or undefined. The update validators' rules. */
-  problem<K extends DecisionKind>(kind: K, request: DecisionRequest<K>, atMs: number): string | undefined {
+  /**
+   * Why this decision cannot be taken now (judging its proof at `atMs`), with its code, or undefined.
+   * The update validators' rules: the decision's own (approvals.ts, blocks.ts), then who may take it
+   * (the approver gate: proof and policy).
+   */
+  refusal<K extends DecisionKind>(kind: K, request: DecisionRequest<K>, atMs: number): DecisionRefusal | undefined {
     const { state } = this.ctx;
     if (kind === 'unblock') {
       const unblock = request as UnblockInput;
-      return unblockProblem(state, unblock) ?? this.gateProblem((gate) => gate.problem('unblock', unblock, state.blocked?.id ?? '', { kind: 'unblock' }, atMs));
+      return unblockRefusal(state, unblock) ?? this.gateRefusal((gate) => gate.refusal('unblock', unblock, state.blocked?.id ?? '', { kind: 'unblock' }, atMs));
     }
     const decision = request as ApproveInput | DenyInput;
-    const problem = approvalProblem(state, decision, kind as 'approve' | 'deny') ?? (kind === 'approve' ? questionAnswerProblem(state.pendingApprovals, decision as ApproveInput) : undefined);
-    if (problem) return problem;
-    return this.gateProblem((gate) => {
+    const refused = approvalRefusalIn(state, decision, kind as 'approve' | 'deny');
+    if (refused) return refused;
+    return this.gateRefusal((gate) => {
       const approval = state.pendingApprovals.find((a) => a.id === decision.approvalId);
-      if (!approval) return `no pending approval ${decision.approvalId}`;
-      return gate.problem(kind as 'approve' | 'deny', decision, approval.id, { kind: kind as 'approve' | 'deny', tool: approval.tool, effect: approval.effect }, atMs);
+      if (!approval) return { code: 'not_pending', problem: `no pending approval ${decision.approvalId}` };
+      return gate.refusal(kind as 'approve' | 'deny', decision, approval.id, { kind: kind as 'approve' | 'deny', tool: approval.tool, effect: approval.effect }, atMs);
     });
+  }
+
+  /** Why this decision cannot be taken now, or undefined: the refusal's sentence, what a rejected update says. */
+  problem<K extends DecisionKind>(kind: K, request: DecisionRequest<K>, atMs: number): string | undefined {
+    return this.refusal(kind, request, atMs)?.problem;
   }
 
   /** Takes an approve the validator accepted; an edit is checked against the tool's schema first. */
@@ -99,13 +108,14 @@ export class Decisions {
   async fromSignal<K extends DecisionKind>(kind: K, request: DecisionRequest<K>): Promise<void> {
     const by = (request as { by?: unknown } | null)?.by;
     try {
-      let problem = this.problem(kind, request, Date.now());
+      let refused = this.refusal(kind, request, Date.now());
       const signature = (request as { proof?: { signature?: unknown } }).proof?.signature;
-      if (problem && typeof signature === 'string' && /proof expired/.test(problem)) {
+      // Only an expired proof is judged again, at the time the server recorded the signal.
+      if (refused?.code === 'proof_expired' && typeof signature === 'string') {
         const receivedAt = await this.ctx.decisionReceivedAt({ signal: kind, signature });
-        if (receivedAt !== null && receivedAt < Date.now()) problem = this.problem(kind, request, receivedAt);
+        if (receivedAt !== null && receivedAt < Date.now()) refused = this.refusal(kind, request, receivedAt);
       }
-      if (problem) return this.ctx.state.recordUntakenDecision(kind, by, this.superseded(kind, request) ? 'superseded' : 'refused', problem);
+      if (refused) return this.recordUntaken(kind, request, by, refused.problem);
       if (kind === 'approve') await this.approve(request as ApproveInput);
       else if (kind === 'deny') this.deny(request as DenyInput);
       else this.unblock(request as UnblockInput);
@@ -114,25 +124,20 @@ export class Decisions {
       // A signal cannot be refused to its sender, and a throw here would fail the workflow task.
       const problem = err instanceof Error ? err.message : String(err);
       log.warn('A decision sent as a signal could not be taken', { kind, problem });
-      this.ctx.state.recordUntakenDecision(kind, by, this.superseded(kind, request) ? 'superseded' : 'refused', problem);
+      this.recordUntaken(kind, request, by, problem);
     }
   }
 
-  /** Whether the approval or block this decision names was already resolved. */
-  private superseded(kind: DecisionKind, request: unknown): boolean {
+  /** A signalled decision not taken: `superseded` when what it names was already resolved, else `refused`. */
+  private recordUntaken(kind: DecisionKind, request: unknown, by: unknown, problem: string): void {
     const { state } = this.ctx;
-    if (request === null || typeof request !== 'object') return false;
-    if (kind === 'unblock') {
-      const blockId = (request as UnblockInput).blockId;
-      return typeof blockId === 'string' && state.escalations.some((e) => e.id === blockId && e.resolved !== undefined);
-    }
-    const approvalId = (request as ApproveInput).approvalId;
-    return typeof approvalId === 'string' && state.approvals.some((a) => a.id === approvalId);
+    const outcome = supersedes(kind, request, { decided: state.approvals, escalations: state.escalations }) ? 'superseded' : 'refused';
+    state.recordUntakenDecision(kind, by, outcome, problem);
   }
 
-  private gateProblem(check: (gate: ApproverGate) => string | undefined): string | undefined {
+  private gateRefusal(check: (gate: ApproverGate) => DecisionRefusal | undefined): DecisionRefusal | undefined {
     if (!this.ctx.verifiesApprovers) return undefined;
     const gate = this.ctx.gate();
-    return gate ? check(gate) : 'the task is still starting';
+    return gate ? check(gate) : { code: 'still_starting', problem: 'the task is still starting' };
   }
 }

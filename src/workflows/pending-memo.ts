@@ -3,6 +3,7 @@
  * worker, so a decision can be signed and sent while every worker is down (docs/approvers.md).
  */
 import type { PendingMemo } from '../protocol/task';
+import { waitingForText } from '../rules/approvals';
 import type { TaskState } from './task-state';
 
 const REASON_CHARS = 300;
@@ -12,6 +13,6 @@ export function pendingMemo(state: TaskState): { waitingFor: string | null; pend
   const blocked = state.blocked;
   const block = blocked ? { id: blocked.id, code: blocked.code, reason: blocked.reason.slice(0, REASON_CHARS) } : null;
   const first = state.pendingApprovals[0];
-  const waitingFor = first ? `approval ${first.id}: ${first.tool} ${JSON.stringify(first.input).slice(0, 200)}` : block ? `block ${block.id}: ${block.code}` : null;
+  const waitingFor = first ? waitingForText(first) : block ? `block ${block.id}: ${block.code}` : null;
   return { waitingFor, pending: { approvals, block } };
 }

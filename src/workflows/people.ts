@@ -9,12 +9,19 @@ import { CONTINUED_RUN_STATUS, type AgentStatus, type ApprovalRecord, type Appro
 import { NOTIFY_PEOPLE_PATCH } from './patches';
 import { pendingMemo } from './pending-memo';
 import type { Run } from './run-setup';
-import { decideApproval } from './approvals';
-import { blockTask, unblockTask } from './blocks';
+import { type ApprovalBoard, awaitApproval } from './approvals';
+import { blockTask } from './blocks';
 
 export class People {
   private published: AgentStatus | undefined;
   private readonly notices: Promise<void>[] = [];
+  /** What an approval's wait shows people, through this object's publishing and notices. */
+  private readonly board: ApprovalBoard = {
+    publishStatus: () => this.publishStatus(),
+    publishPending: () => this.publishPending(),
+    publishWaitingFor: (text) => this.publishWaitingFor(text),
+    ask: (level, code, message, approvalId) => this.ask(level, code, message, approvalId),
+  };
 
   constructor(private readonly run: Run) {}
 
@@ -47,29 +54,9 @@ export class People {
     return budgetLeft() > 0;
   }
 
-  /** Waits, durably, for a decision on `approval`, or its expiry (which denies, or blocks first). */
-  async awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord> {
-    const { state } = this.run;
-    this.publishStatus();
-    this.publishWaitingFor(`approval ${approval.id}: ${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}`);
-    this.ask('confirm', 'approval_requested', `${approval.tool} ${JSON.stringify(approval.input).slice(0, 200)}: ${approval.reason}`, approval.id);
-    const answered = await condition(() => !state.isPending(approval.id), Math.max(1, Date.parse(approval.expiresAt) - Date.now()));
-    if (!answered) {
-      if (approval.onExpiry === 'block') {
-        const reason = `Nobody answered approval ${approval.id} (${approval.tool}) before ${approval.expiresAt}.`;
-        blockTask(state, 'approval_expired', reason);
-        this.publishStatus();
-        this.publishPending();
-        this.ask('block', 'approval_expired', reason, approval.id);
-        // Either a late decision or an unblock ends the wait; an unblock counts as "do not run it".
-        await condition(() => !state.isPending(approval.id) || state.phase !== 'blocked');
-        if (state.phase === 'blocked') unblockTask(state, { by: 'system', message: `approval ${approval.id} was decided` });
-      }
-      if (state.isPending(approval.id)) decideApproval(state, approval.id, 'expired', 'expiry', { denyReason: `no decision before ${approval.expiresAt}` });
-    }
-    this.publishWaitingFor(null);
-    this.publishStatus();
-    return state.approvals.find((a) => a.id === approval.id)!;
+  /** Waits, durably, for a decision on `approval`, or its expiry (which denies, or blocks first): approvals.ts. */
+  awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord> {
+    return awaitApproval(this.run.state, approval, this.board);
   }
 
   /** Recovered and told: a notice that never delays the task's next step (rules v2). */

@@ -10,12 +10,12 @@ import type { ToolManifest } from '../protocol/agent-manifest';
 import type { AgentActivities, ToolOutcome, ToolQuestionAnswer } from '../protocol/activity-contracts';
 import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../protocol/fork';
 import { outcomeUnknown } from '../protocol/outcome-unknown';
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord } from '../protocol/task';
-import { toolError } from '../protocol/tool-error';
+import type { ApprovalRecord } from '../protocol/task';
+import { notApprovedError } from '../rules/approvals';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { toolErrorFromFailure } from './activity-failures';
 import { fastReadOptions, localToolCallOptions, toolCallOptions } from './activity-options';
-import { requestApproval } from './approvals';
+import { askApproval } from './approvals';
 import { callKey } from './canonical-key';
 import { failedForGood } from './fast-reads';
 import type { RuleBook } from './legacy';
@@ -136,12 +136,11 @@ function afterRepeatDecision(call: ToolCall, earlier: EffectRecord, decision: Ap
     call.repeatApproval = { id: decision.id, by: decision.by };
     return attempt(call);
   }
-  const expired = decision.decision === 'expired';
   const settled = earlier.state === undefined || earlier.state === 'done';
-  const error = toolError(
-    'policy',
-    expired ? 'approval_expired' : 'denied_by_person',
-    `${call.name} ${settled ? 'already ran' : 'may already have run'} (in ${earlier.taskId} at turn ${earlier.turn}) and ${expired ? 'nobody approved running it again' : `${decision.by} denied running it again: ${decision.denyReason}`}; it did not run now.`,
+  const ran = `${call.name} ${settled ? 'already ran' : 'may already have run'} (in ${earlier.taskId} at turn ${earlier.turn})`;
+  const error = notApprovedError(
+    decision,
+    { expired: `${ran} and nobody approved running it again; it did not run now.`, denied: `${ran} and ${decision.by} denied running it again: ${decision.denyReason}; it did not run now.` },
     settled
       ? `Its earlier result: ${earlier.outcome.summary}. Do not call it again; go on from that result.`
       : 'Its outcome was never reported. Do not call it again; check with a read whether it took effect.',
@@ -201,17 +200,14 @@ function repeatedEffectIn(err: unknown): EffectRecord | undefined {
 
 /** A write the journal says already ran goes to a person, who sees where, when and with what result. */
 function confirmRepeat(ctx: TurnContext, tool: ToolManifest, call: { name: string; toolUseId: string; input: unknown }, earlier: EffectRecord): Promise<ApprovalRecord> {
-  const policy = ctx.policy ?? {};
-  const approval = requestApproval(ctx.state, {
-    tool: call.name,
-    toolUseId: call.toolUseId,
-    input: call.input,
-    inputHash: callKey(call.name, call.input, tool.inputSchema, bookOf(ctx).coercedCallKeys),
-    effect: tool.effect,
-    reason: repeatReason(earlier),
-    expiresAt: new Date(ctx.nowMs() + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
-    // Never approved by a clock: a repeat runs only when a person says so.
-    onExpiry: 'deny',
-  });
+  const inputHash = callKey(call.name, call.input, tool.inputSchema, bookOf(ctx).coercedCallKeys);
+  // Never approved by a clock: a repeat runs only when a person says so (expiry denies it).
+  const approval = askApproval(
+    ctx.state,
+    { tool: call.name, toolUseId: call.toolUseId, input: call.input, inputHash, effect: tool.effect, reason: repeatReason(earlier) },
+    ctx.policy,
+    ctx.nowMs(),
+    'repeat',
+  );
   return ctx.awaitApproval(approval);
 }

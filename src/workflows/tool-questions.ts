@@ -6,9 +6,10 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { NEEDS_INPUT_TYPE, type ToolQuestion, type ToolQuestionAnswer } from '../protocol/activity-contracts';
 import type { ToolManifest } from '../protocol/agent-manifest';
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type PermissionPolicy } from '../protocol/task';
+import type { ApprovalRecord, ApprovalRequest, PermissionPolicy } from '../protocol/task';
+import { questionAnswer } from '../rules/approvals';
+import { askApproval } from './approvals';
 import type { TaskState } from './task-state';
-import { requestApproval } from './approvals';
 
 /** Questions one call may ask before it is treated as failing: a server that never stops asking cannot wedge a task. */
 export const MAX_QUESTIONS_PER_CALL = 5;
@@ -32,30 +33,21 @@ export async function askPerson(
   call: { tool: ToolManifest; name: string; toolUseId: string; input: unknown },
   question: ToolQuestion,
 ): Promise<ToolQuestionAnswer> {
-  const approval = requestApproval(state, {
-    tool: call.name,
-    toolUseId: call.toolUseId,
-    input: call.input,
-    inputHash: `question:${call.toolUseId}:${question.index}`,
-    effect: call.tool.effect,
-    reason: `${question.server} asks: ${question.message}`,
-    expiresAt: new Date(nowMs + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
-    onExpiry: policy.onExpiry ?? 'deny',
-    question: { server: question.server, message: question.message, requestedSchema: question.requestedSchema },
-  });
-  const decision = await awaitApproval(approval);
-  if (decision.decision === 'approved') {
-    return { message: question.message, action: 'accept', content: (decision.editedInput ?? {}) as Record<string, unknown> };
-  }
-  // Denied: the person declined to answer; expired: nobody did (MCP's "cancel").
-  return { message: question.message, action: decision.decision === 'denied' ? 'decline' : 'cancel' };
-}
-
-/** Read by the approve validator: a question with required fields cannot be approved without an answer. */
-export function questionAnswerProblem(pending: readonly ApprovalRequest[], request: ApproveInput): string | undefined {
-  const approval = pending.find((a) => a.id === request?.approvalId);
-  if (!approval?.question || request.editedInput !== undefined) return undefined;
-  const required = approval.question.requestedSchema.required;
-  if (!Array.isArray(required) || required.length === 0) return undefined;
-  return `approval ${approval.id} is a question from ${approval.question.server} ("${approval.question.message.slice(0, 200)}"): approve it with the answer as editedInput (fields ${required.map(String).join(', ')}), or deny to decline`;
+  const approval = askApproval(
+    state,
+    {
+      tool: call.name,
+      toolUseId: call.toolUseId,
+      input: call.input,
+      inputHash: `question:${call.toolUseId}:${question.index}`,
+      effect: call.tool.effect,
+      reason: `${question.server} asks: ${question.message}`,
+      question: { server: question.server, message: question.message, requestedSchema: question.requestedSchema },
+    },
+    policy,
+    nowMs,
+    'question',
+  );
+  // Approved: the answer; denied: the person declined to answer; expired: nobody did (MCP's "cancel").
+  return questionAnswer(await awaitApproval(approval), question.message);
 }

@@ -8,12 +8,12 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { ToolManifest } from '../protocol/agent-manifest';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import type { ToolResultBlock, ToolUseBlock } from '../protocol/messages';
-import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../protocol/task';
 import { toolError, type ToolError } from '../protocol/tool-error';
+import { notApprovedError } from '../rules/approvals';
 import { gateToolCall } from '../rules/tool-gate';
 import { errorBlock } from '../rules/tool-result-content';
 import { describeAgentOptions } from './activity-options';
-import { requestApproval } from './approvals';
+import { askApproval } from './approvals';
 import { toolsForCall } from './call-effect';
 import { callKey } from './canonical-key';
 import { escalationLevel } from './escalation-policy';
@@ -234,31 +234,11 @@ async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUse
   const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
   if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
   const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : ledger.action === 'confirm' ? ledger.reason : reason;
-  const policy = ctx.policy ?? {};
-  const approval = requestApproval(state, {
-    tool: tool.name,
-    toolUseId: use.id,
-    input: prepared.input,
-    inputHash: key,
-    effect: tool.effect,
-    reason: why,
-    expiresAt: new Date(ctx.nowMs() + (policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
-    onExpiry: policy.onExpiry ?? 'deny',
-  });
+  const approval = askApproval(state, { tool: tool.name, toolUseId: use.id, input: prepared.input, inputHash: key, effect: tool.effect, reason: why }, ctx.policy, ctx.nowMs(), 'call');
   const decision = await ctx.awaitApproval(approval);
   if (decision.decision !== 'approved') {
-    const expired = decision.decision === 'expired';
-    return {
-      key,
-      answer: refuse(
-        toolError(
-          'policy',
-          expired ? 'approval_expired' : 'denied_by_person',
-          expired ? `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.` : `${decision.by} denied ${tool.name}: ${decision.denyReason}`,
-          'Do not retry it. Read-only tools are still allowed; otherwise tell the user what you wanted to do.',
-        ),
-      ),
-    };
+    const said = { expired: `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.`, denied: `${decision.by} denied ${tool.name}: ${decision.denyReason}` };
+    return { key, answer: refuse(notApprovedError(decision, said)) };
   }
   const edited = decision.editedInput !== undefined;
   const reuseKey = ledger.action === 'run' ? ledger.idempotencyKey : undefined;
