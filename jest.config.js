@@ -1,11 +1,16 @@
+const { lanes, defaultLanes, testMatchOf } = require('./test/lanes');
+
+// The lanes (test/lanes.js): DURABLE_AGENT_LANE=unit|core|soak|cluster runs one (npm run test:unit,
+// test:core, test:soak, test:cluster); unset, jest runs unit, core and soak together (npm test), each
+// file once. The multi-shard cluster tests need `npm run cluster` first and run only in their lane.
+const lane = process.env.DURABLE_AGENT_LANE;
+if (lane && !lanes[lane]) throw new Error(`DURABLE_AGENT_LANE=${lane}: no such lane (${Object.keys(lanes).join(', ')})`);
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // The multi-shard cluster tests need `npm run cluster` first; `npm run test:cluster` runs them.
-  // The cluster's static checks (compose.test.ts) need no cluster and always run.
-  testPathIgnorePatterns: process.env.DURABLE_AGENT_CLUSTER_TESTS ? [] : ['<rootDir>/test/cluster/cluster.test.ts'],
+  testMatch: testMatchOf(lane ? [lane] : defaultLanes),
   // The workflow bundle is built once per run (per version of the workflow code), not once per file.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   // Integration tests each start a real Temporal dev server and spend much of their time waiting on

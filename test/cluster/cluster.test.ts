@@ -1,7 +1,7 @@
 /**
  * The multi-shard cluster that `npm run cluster` runs (PostgreSQL + Temporal built from its Go module,
- * several history shards, two worker processes). Opt-in: `npm run test:cluster` (jest skips
- * test/cluster otherwise). Brings the cluster up when none runs (a first run builds Temporal with Go:
+ * several history shards, two worker processes). Opt-in: `npm run test:cluster` (its own lane in
+ * test/lanes.js; npm test leaves it out). Brings the cluster up when none runs (a first run builds Temporal with Go:
  * many minutes) and stops it afterwards; a cluster that was already running is reused and left running.
  */
 import { execFile } from 'node:child_process';

@@ -2,83 +2,15 @@
  * The crash matrix: a `durable-agent worker` process is killed with SIGKILL at each point where a
  * real worker can die, a new worker takes over, and the task completes. The orders service's
  * effect log is the witness: every write happened exactly once, and no approval was asked twice.
+ * The core lane's crash (an idempotent write killed after it committed) is in crash-core.test.ts.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { temporal } from '@temporalio/proto';
-import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen } from '../support/harness';
-import { sigkill, waitFor as waitForWithin } from '../support/processes';
-import crashAgents from '../support/crash-agents';
-import type { Effect } from '../../src/testing/orders-service';
+import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
+import { HELD_MS, refund, rescript, useDoomedWorkers, waitFor } from '../support/doomed-workers';
 import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
 import type { EffectRecord } from '../../src/protocol/fork';
-import type { ModelScript } from '../../src/models/scripted-model';
-import { documentedKeyShapes, keyPattern } from '../support/documented-key';
-
-// A doomed worker is a fresh `durable-agent worker` process: on a loaded machine its start alone can
-// take half a minute, so the waits for it to reach a point are generous (they end at the event).
-const waitFor = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => waitForWithin(what, probe, 120_000);
-
-const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-// A tool request the orders service holds until its caller hangs up: the kill is placed when the
-// request arrived (the service says so), and no window of seconds has to cover a loaded machine.
-// The same for a model call: the scripted turn waits this long on the doomed worker (the script's maximum).
-const HELD_MS = 600_000;
 
 const h = useHarness();
-
-// A test that fails before its kill must not leave a worker polling the queue the next tests use.
-const spawnedWorkers = new Set<ChildProcess>();
-afterEach(async () => {
-  await Promise.all([...spawnedWorkers].map(sigkill));
-  spawnedWorkers.clear();
-});
-
-/** A worker process running the crash agents, to be killed; `kill()` resolves once it is dead. */
-function doomedWorker(): { process: ChildProcess; kill(): Promise<NodeJS.Signals | null> } {
-  const child = spawnWorker(h, ['--agents', path.join(__dirname, '../support/crash-agents.ts')]);
-  spawnedWorkers.add(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.on('exit', (code) => {
-    if (code) process.stderr.write(`the worker to be killed exited by itself (${code}):\n${stderr}`);
-  });
-  return { process: child, kill: () => sigkill(child) };
-}
-
-const replacementWorker = () => h.worker(crashAgents({ workspaceDir: h.workspaceDir }, h.orders.url));
-
-/** Resolves with the run id once an activity of `type` is running (started on a worker) in the task's latest run. */
-function inFlight(taskId: string, type: 'callModel' | 'runTool', options: { notInRun?: string } = {}): Promise<string> {
-  return waitFor(`${type} to be running in ${taskId}`, async () => {
-    const d = await h.client.handle(taskId).describe();
-    if (options.notInRun && d.runId === options.notInRun) return undefined;
-    const running = (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === type && a.state === STARTED);
-    return running ? d.runId : undefined;
-  });
-}
-
-const effectsOn = (orderId: string): Effect[] => h.orders.effects.filter((e) => e.order_id === orderId);
-const writesTo = (orderId: string) => h.orders.writes.filter((w) => w.order_id === orderId);
-const approvalsAsked = async (taskId: string) => (await h.client.status(taskId)).events.filter((e) => e.kind === 'approval_requested').length;
-
-async function attemptsOf(taskId: string, type: string): Promise<number[]> {
-  const events = (await h.client.handle(taskId).fetchHistory()).events!;
-  const scheduled = new Map<string, string>();
-  for (const e of events) {
-    const a = e.activityTaskScheduledEventAttributes;
-    if (a) scheduled.set(String(e.eventId), a.activityType?.name ?? '');
-  }
-  return events
-    .filter((e) => e.activityTaskStartedEventAttributes && scheduled.get(String(e.activityTaskStartedEventAttributes.scheduledEventId)) === type)
-    .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
-}
-
-/** Rewrites a script file (the scripted model reads it on every call): the replacement worker's retry gets `turns` as they are. */
-const rescript = (file: string, turns: ModelScript['turns']) => writeFileSync(file, JSON.stringify({ description: 'test script', turns }));
-
-const refund = (orderId: string) => callTool('refund_order', { order_id: orderId, amount_cents: 100, reason: 'late delivery' });
+const { doomedWorker, replacementWorker, inFlight, effectsOn, writesTo, approvalsAsked, attemptsOf } = useDoomedWorkers(h);
 
 test('SIGKILL during a model call: the call is retried on the new worker after the heartbeat timeout; earlier writes are not redone', async () => {
   // The doomed worker's model call is held until it dies; the retry reads the script without the hold.
@@ -119,26 +51,6 @@ test('SIGKILL during a read tool: the read is retried on the new worker, the wri
   expect(h.orders.requests.filter((r) => r.customer_id === 'C-1002')).toHaveLength(2);
   expect(effectsOn('O-0002')).toHaveLength(1);
   expect(await attemptsOf(taskId, 'runTool')).toEqual([2, 1, 1]);
-});
-
-test('SIGKILL during an idempotent write: the retry carries the same idempotency key and the service answers it without refunding again', async () => {
-  // The refund commits at once; its answer is slow, so the worker dies after the effect, before the reply.
-  h.orders.inject({ kind: 'slow_reply', delayMs: HELD_MS }, 1);
-  const script = h.script([refund('O-0003'), answer('refunded')]);
-  const taskId = h.taskId('crash-idem');
-  const doomed = doomedWorker();
-  await h.client.start({ agent: 'demo', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
-  await waitFor('the refund to commit', () => effectsOn('O-0003').length > 0);
-  expect(await doomed.kill()).toBe('SIGKILL');
-
-  const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
-  expect(result).toMatchObject({ outcome: 'answered', toolCalls: 1 });
-  expect(effectsOn('O-0003')).toHaveLength(1);
-  const [first, retry] = writesTo('O-0003');
-  expect(writesTo('O-0003')).toHaveLength(2);
-  // Issued by the workflow in the shape every doc states (README step 8, docs/architecture.md).
-  for (const { shape } of documentedKeyShapes()) expect(first!.idempotency_key).toMatch(keyPattern(shape, taskId));
-  expect(retry).toMatchObject({ idempotency_key: first!.idempotency_key, replayed: true });
 });
 
 test('SIGKILL during an idempotent write whose every attempt dies: the model is told the outcome is unknown, its identical retry reuses the key, one effect', async () => {

@@ -2,7 +2,7 @@
 import { testWorkflowBundle } from './test-bundle';
 
 export default async function globalSetup(): Promise<void> {
-  // Unit-only runs (npm run test:unit) need no bundle.
-  if (process.env.DURABLE_AGENT_UNIT_ONLY === '1') return;
+  // The unit lane (npm run test:unit) needs no bundle.
+  if (process.env.DURABLE_AGENT_LANE === 'unit') return;
   await testWorkflowBundle();
 }
