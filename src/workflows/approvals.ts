@@ -58,11 +58,6 @@ export function approvalRefusalIn(state: TaskState, input: ApproveInput | DenyIn
   return approvalRefusal({ pending: state.pendingApprovals, decided: state.approvals }, input, kind);
 }
 
-/** Why an approve/deny cannot be taken, or undefined (the sentence alone). */
-export function approvalProblem(state: TaskState, input: ApproveInput | DenyInput, kind: 'approve' | 'deny'): string | undefined {
-  return approvalRefusalIn(state, input, kind)?.problem;
-}
-
 /** Single use: the approval leaves the pending list as it is decided. */
 export function decideApproval(state: TaskState, approvalId: string, decision: ApprovalRecord['decision'], by: string, extra: ApprovalExtra = {}): ApprovalRecord {
   const index = state.pendingApprovals.findIndex((a) => a.id === approvalId);

@@ -40,11 +40,6 @@ export function unblockRefusal(state: TaskState, input: UnblockInput): DecisionR
   return undefined;
 }
 
-/** Why an unblock cannot be taken now (the sentence alone), or undefined when it can. */
-export function unblockProblem(state: TaskState, input: UnblockInput): string | undefined {
-  return unblockRefusal(state, input)?.problem;
-}
-
 /** A person resumes the task: budgets raised, model overrides, guidance; the guards' streaks start again. */
 export function unblockTask(state: TaskState, input: UnblockInput, identity?: VerifiedIdentity): Escalation {
   const escalation = state.blocked!;
