@@ -8,7 +8,7 @@ import path from 'node:path';
 import { TaskClient } from '../../src/client/task-client';
 import { agentTaskQueue, AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskInput } from '../../src/protocol/task';
-import { answer, callTool, parsedResults, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 import { runCli, spawnCli } from '../support/processes';
 import { routingAgent } from '../support/routing-agents';
 import { defineAgent } from '../../src/agents/define-agent';
@@ -17,18 +17,17 @@ import { createAgentWorker } from '../../src/worker/create-worker';
 const AGENTS_FILE = path.join(__dirname, '../support/routing-agents.ts');
 const TASKS_PER_AGENT = 20;
 
-let h: Harness;
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
+afterAll(async () => {
+  await Promise.all(children.map(stop));
+});
+const h = useHarness();
 let client: TaskClient;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  h = await startHarness();
   // No explicit queue: every task goes to its agent's own queue, as `durable-agent start` does.
   client = new TaskClient(h.client.client);
-});
-afterAll(async () => {
-  await Promise.all(children.map(stop));
-  await h?.close();
 });
 
 /** Spawns the CLI and resolves with its stderr once a line matches `ready`; rejects if it exits first. */

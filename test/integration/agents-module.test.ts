@@ -10,22 +10,18 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, spawnWorker } from '../support/harness';
 import { runCli } from '../support/processes';
 import { TaskClient } from '../../src/client/task-client';
 
 jest.setTimeout(180_000);
 
-let h: Harness;
+const h = useHarness();
 let dir: string;
 beforeAll(async () => {
-  h = await startHarness();
   dir = path.join(h.tmpDir, 'my-agents');
   mkdirSync(path.join(dir, 'esm-project'), { recursive: true });
   writeFileSync(path.join(dir, 'esm-project/package.json'), JSON.stringify({ type: 'module' }));
-});
-afterAll(async () => {
-  await h?.close();
 });
 
 /** One agent with one tool that refuses with durable-agent's ToolFailure; `ts` adds type annotations. */

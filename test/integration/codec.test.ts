@@ -11,20 +11,18 @@ import type { temporal } from '@temporalio/proto';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import { TaskClient } from '../../src/client/task-client';
 import { GZIP_ENCODING, ORIGINAL_ENCODING_KEY } from '../../src/codec';
-import { answer, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer } from '../support/harness';
 
 /** Low enough that the model's turn and the tool's result are both above it, whatever the claim check keeps inline. */
 const THRESHOLD = 1_024;
 const codec = { compression: { thresholdBytes: THRESHOLD } };
 
-let h: Harness;
+const h = useHarness();
 let blobDir: string;
 beforeAll(async () => {
-  h = await startHarness();
   blobDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-codec-blobs-'));
 });
 afterAll(async () => {
-  await h?.close();
   if (blobDir) rmSync(blobDir, { recursive: true, force: true });
 });
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { isStartTimer, modifiedBuild as modifiedBuildIn, withStartTimer } from '../support/modified-build';
-import { answer, callTool, runInBackground, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground, spawnWorker, statusWhen } from '../support/harness';
 import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild } from '../../src/deploy/build-check';
 import { deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
@@ -22,20 +22,19 @@ import teamAgents from '../support/team-agents';
 jest.setTimeout(300_000);
 
 const ROOT = path.resolve(__dirname, '../..');
-let h: Harness;
-let home: string | undefined;
-const children: ChildProcess[] = [];
-beforeAll(async () => {
-  h = await startHarness();
-  home = process.env.DURABLE_AGENT_HOME;
-  // Check records land in this test's folder; the CLI worker keeps the shared bundle cache.
-  process.env.DURABLE_AGENT_HOME = path.join(h.tmpDir, 'home');
-});
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
 afterAll(async () => {
   for (const child of children) await sigkill(child);
   if (home === undefined) delete process.env.DURABLE_AGENT_HOME;
   else process.env.DURABLE_AGENT_HOME = home;
-  await h?.close();
+});
+const h = useHarness();
+let home: string | undefined;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  home = process.env.DURABLE_AGENT_HOME;
+  // Check records land in this test's folder; the CLI worker keeps the shared bundle cache.
+  process.env.DURABLE_AGENT_HOME = path.join(h.tmpDir, 'home');
 });
 
 const modifiedBuild = (name: string, change: (source: string) => string) => modifiedBuildIn(h.tmpDir, name, change);

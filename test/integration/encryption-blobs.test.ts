@@ -18,7 +18,7 @@ import { isSealed, sealedKeyId } from '../../src/blobs/blob-envelope';
 import { TaskClient } from '../../src/client/task-client';
 import { encryptionKeyring, type CodecOptions } from '../../src/codec';
 import { defineTool } from '../../src/tools/define-tool';
-import { answer, callTool, parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { runCli } from '../support/processes';
 
@@ -68,15 +68,14 @@ const isBlobFile = (file: string) => /^[0-9a-f]{64}$/.test(path.basename(file));
 const NEEDLES = [SECRET.result, SECRET.input, SECRET.answer, 'the quick brown fox'];
 const found = (bytes: Buffer) => NEEDLES.filter((n) => bytes.includes(n));
 
-let h: Harness;
-let encrypted: TaskClient;
-beforeAll(async () => {
-  h = await startHarness();
-  encrypted = await TaskClient.connect({ address: h.server.address, taskQueue: h.taskQueue, codec });
-});
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
 afterAll(async () => {
   await encrypted?.client.connection.close();
-  await h?.close();
+});
+const h = useHarness();
+let encrypted: TaskClient;
+beforeAll(async () => {
+  encrypted = await TaskClient.connect({ address: h.server.address, taskQueue: h.taskQueue, codec });
 });
 
 test('a long task with 40 KB secret results leaves no plaintext in any file of the blob store; it completes, recall and status --all read it back', async () => {

@@ -15,11 +15,16 @@ import type { TaskStatus } from '../../src/protocol/task';
 import { defineTool } from '../../src/tools/define-tool';
 import { auditLog } from '../support/audit-log';
 import { cliIn } from '../support/cli-in-process';
-import { answer, callTool, parsedResults, runInBackground, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, runInBackground, statusWhen, toolResultsOf } from '../support/harness';
 
 jest.setTimeout(180_000);
 
-let h: Harness;
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
+afterAll(async () => {
+  releaseSlow();
+  await worker?.stop();
+});
+const h = useHarness();
 let worker: { stop(): Promise<void> };
 let auditFile: string;
 /** Calls of slow_append that started, and the switch that lets them finish. */
@@ -67,14 +72,8 @@ function familyAgents(): AgentDefinition[] {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
   auditFile = path.join(h.tmpDir, 'audit.log');
   worker = runInBackground(await h.worker(familyAgents()));
-});
-afterAll(async () => {
-  releaseSlow();
-  await worker?.stop();
-  await h?.close();
 });
 
 const pendingRepeat = (s: TaskStatus) => s.pendingApprovals.length === 1;

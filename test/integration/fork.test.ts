@@ -15,13 +15,17 @@ import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal
 import type { TaskStatus } from '../../src/protocol/task';
 import { auditLog } from '../support/audit-log';
 import { cliIn } from '../support/cli-in-process';
-import { answer, callTool, runInBackground, startHarness, statusWhen, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground, statusWhen, toolResultsOf, type Harness } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
 jest.setTimeout(180_000);
 const exec = promisify(execFile);
 
-let h: Harness;
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
+afterAll(async () => {
+  await worker?.stop();
+});
+const h = useHarness();
 let worker: { stop(): Promise<void> };
 let auditFile: string;
 
@@ -35,13 +39,8 @@ const auditLines = (): string[] => auditLog(auditFile).lines();
 const refundsOf = (orderId: string) => h.orders.effects.filter((e) => e.kind === 'refund' && e.order_id === orderId);
 
 beforeAll(async () => {
-  h = await startHarness();
   auditFile = path.join(h.tmpDir, 'audit.log');
   worker = runInBackground(await h.worker(forkAgents()));
-});
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
 });
 
 /** Starts a scripted task of the ledger agent and waits for its result. */

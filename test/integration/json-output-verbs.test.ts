@@ -16,7 +16,7 @@ import { PUBLISHED_SCHEMAS } from '../../src/cli/json-schemas';
 import { main } from '../../src/cli/main';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { deploymentStatus } from '../../src/deploy/deployment';
-import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground, statusWhen, type Harness } from '../support/harness';
 import { createLongAgent } from '../support/long-agents';
 import { runCli, waitFor } from '../support/processes';
 import teamAgents from '../support/team-agents';
@@ -24,7 +24,11 @@ import teamAgents from '../support/team-agents';
 jest.setTimeout(300_000);
 
 const SCHEMAS = path.resolve(__dirname, '../../schemas');
-let h: Harness;
+// Stopped while the server is up: afterAll hooks run in the order they are declared, the harness's below.
+afterAll(async () => {
+  await worker?.stop();
+});
+const h = useHarness();
 let worker: { stop(): Promise<void> } | undefined;
 const validators: Record<string, ValidateFunction> = {};
 /** The schema files real output was validated against. */
@@ -33,7 +37,6 @@ const met = new Set<string>();
 const rememberer = defineAgent({ name: 'rememberer', system: 'You keep notes in /memories.', tools: [], memory: true });
 
 beforeAll(async () => {
-  h = await startHarness();
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   for (const file of Object.keys(PUBLISHED_SCHEMAS)) validators[file] = ajv.compile(JSON.parse(readFileSync(path.join(SCHEMAS, file), 'utf8')));
   const agents = [
@@ -43,10 +46,6 @@ beforeAll(async () => {
     rememberer,
   ];
   worker = runInBackground(await h.worker(agents));
-});
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
 });
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];

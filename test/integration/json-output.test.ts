@@ -8,23 +8,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground, statusWhen } from '../support/harness';
 import { runCli } from '../support/processes';
 
 jest.setTimeout(180_000);
 
-let h: Harness;
+const h = useHarness();
 const validators: Record<'status' | 'list' | 'result', ValidateFunction> = {} as never;
 
 beforeAll(async () => {
-  h = await startHarness();
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   for (const name of ['status', 'list', 'result'] as const) {
     validators[name] = ajv.compile(JSON.parse(readFileSync(path.resolve(__dirname, `../../schemas/${name}.schema.json`), 'utf8')));
   }
-});
-afterAll(async () => {
-  await h?.close();
 });
 
 const at = () => ['--address', h.server.address, '--task-queue', h.taskQueue];

@@ -11,19 +11,15 @@ import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { answer, callTool, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, statusWhen } from '../support/harness';
 import { waitFor } from '../support/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-let h: Harness;
+const h = useHarness();
 let stateDir: string;
 beforeAll(async () => {
-  h = await startHarness();
   stateDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-mcp-state-'));
-});
-afterAll(async () => {
-  await h?.close();
 });
 
 /** An MCP client connected to a `durable-agent mcp` child process. */

@@ -10,19 +10,17 @@ import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import { main } from '../../src/cli/main';
 import { EXIT } from '../../src/cli/cli-error';
 import { parseClosedBefore } from '../../src/cli/commands/purge';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
-let h: Harness;
+const h = useHarness();
 let dir: string;
 let store: LocalBlobStore;
 beforeAll(async () => {
-  h = await startHarness();
   dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-purge-'));
   store = new LocalBlobStore(dir);
 });
 afterAll(async () => {
-  await h?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
