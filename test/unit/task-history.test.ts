@@ -23,7 +23,7 @@ async function callsOf(events: HistoryEvent[]) {
 test('decodePayloads reads a payload list through the codecs (compressed and encrypted here), as `{ payloads }` or an array; nothing from an empty list', async () => {
   const value = { prompt: 'x'.repeat(100_000), n: 1 };
   const encrypting = loadDataConverter(createDataConverter({ encryption: { keys: [{ id: 'k1', key: randomBytes(32).toString('base64') }] } }));
-  const payloads = await encodeToPayloads(encrypting, value);
+  const payloads = (await encodeToPayloads(encrypting, value)) ?? [];
   expect(new TextDecoder().decode(payloads[0]!.data!)).not.toContain('xxxx');
   expect(await decodePayloads(encrypting, payloads)).toEqual(value);
   expect(await decodePayloads(encrypting, { payloads })).toEqual(value);
