@@ -20,6 +20,7 @@ const core = [
   'test/integration/durable-decisions.test.ts', // decisions with no worker, across a server restart; forged, expired, superseded
   'test/integration/family-journal.test.ts', // exactly-once across forks and rewinds
   'test/integration/fork.test.ts', // forks, rewinds, idempotency keys carried to a branch
+  'test/integration/guards.test.ts', // classified retries; a duplicate read answered, a duplicate write refused; budgets
   'test/integration/replay.test.ts', // every committed history replays
   'test/integration/worker-crash.test.ts', // SIGTERM drains; a timed-out write is not retried
 ];
@@ -48,7 +49,6 @@ const soak = [
   'test/integration/family-journal-postgres.test.ts',
   'test/integration/fast-reads.test.ts',
   'test/integration/forged-resume.test.ts',
-  'test/integration/guards.test.ts',
   'test/integration/guard-properties.test.ts',
   'test/integration/hard-budgets.test.ts',
   'test/integration/hostile-input.test.ts',
