@@ -2,17 +2,12 @@
  * The real @anthropic-ai/sdk against a fake Messages API on loopback: the model activity's wiring,
  * with Temporal (not the SDK) owning retries.
  */
-import { FakeMessagesApi, fakeErrors } from '../../src/testing/fake-messages-api';
-import { startHarness, statusWhen, type Harness } from '../support/harness';
+import { fakeErrors } from '../../src/testing/fake-messages-api';
+import { useHarness, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 
-let h: Harness;
-const api = new FakeMessagesApi();
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi();
 
 const claudeWorker = () => h.worker(undefined, { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } });
 

@@ -7,19 +7,14 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { FakeMessagesApi, fakeErrors, fakeTurns, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { fakeErrors, fakeTurns, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import type { TaskInput, TaskResult } from '../../src/protocol/task';
-import { startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
 
-let h: Harness;
-const api = new FakeMessagesApi(); // strict: the default
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi(); // strict: the default
 beforeEach(() => {
   api.requests.length = 0;
   api.clearQueue();

@@ -12,9 +12,10 @@ import { createDataConverter } from '../../src/codec';
 import { defineAgent } from '../../src/agents/define-agent';
 import { costOf, DEFAULT_PRICES, type ModelPrice } from '../../src/models/pricing';
 import type { TaskStatus } from '../../src/protocol/task';
-import { FakeMessagesApi, type BilledUsage, type FakeBlock, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { type BilledUsage, type FakeBlock, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import { defineTool } from '../../src/tools/define-tool';
-import { startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 import { waitFor } from '../support/processes';
 
 jest.setTimeout(240_000);
@@ -27,14 +28,8 @@ const SCOUTS = 4;
 /** Output a held answer streams before it stalls (24 deltas of 200 characters): 1,200 tokens, $0.03. */
 const HELD_DELTAS = 24;
 
-let h: Harness;
-const api = new FakeMessagesApi();
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi();
 
 const filler = (label: string, chars: number) => `${label} `.padEnd(chars, ' Lorem ipsum dolor sit amet, consectetur adipiscing elit.');
 const LEAD_SYSTEM = filler('LEAD. You split the reading between scouts and tally what they find.', 8_000);

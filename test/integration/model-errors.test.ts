@@ -5,18 +5,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentWorkerOptions } from '../../src/worker/create-worker';
-import { FakeMessagesApi, fakeErrors, type FakeReply } from '../../src/testing/fake-messages-api';
+import { fakeErrors, type FakeReply } from '../../src/testing/fake-messages-api';
 import type { TaskInput } from '../../src/protocol/task';
-import { parsedResults, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, parsedResults, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 
-let h: Harness;
-const api = new FakeMessagesApi();
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi();
 beforeEach(() => {
   api.requests.length = 0;
   api.clearQueue();

@@ -8,18 +8,13 @@
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
-import { FakeMessagesApi, fakeTurns, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
-import { startHarness, type Harness } from '../support/harness';
+import { fakeTurns, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { useHarness } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 import { runCli, waitFor } from '../support/processes';
 
-let h: Harness;
-const api = new FakeMessagesApi();
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi();
 beforeEach(() => {
   api.requests.length = 0;
   api.clearQueue();

@@ -13,23 +13,18 @@ import { createDataConverter } from '../../src/codec';
 import { workerTracing } from '../../src/telemetry';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { FakeMessagesApi, type FakeReply } from '../../src/testing/fake-messages-api';
+import { type FakeReply } from '../../src/testing/fake-messages-api';
 import { ATTR, TRACING_WORKFLOW_MODULE } from '../../src/telemetry';
-import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 
 jest.setTimeout(240_000);
 
-let h: Harness;
-const api = new FakeMessagesApi();
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness({ workflowInterceptorModules: [TRACING_WORKFLOW_MODULE] }), api.start()]);
-});
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness({ workflowInterceptorModules: [TRACING_WORKFLOW_MODULE] });
+const api = useFakeApi();
 
 const use = (id: string, name: string, input: unknown, usage: { input: number; output: number; cacheRead?: number; cacheWrite?: number }): FakeReply => ({
   kind: 'turn',
