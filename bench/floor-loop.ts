@@ -8,8 +8,8 @@ import type { Model } from '../src/models/model';
 import type { Message, ToolResultBlock, ToolUseBlock } from '../src/protocol/messages';
 import type { ToolManifest } from '../src/protocol/agent-manifest';
 import { guardedCall } from '../src/tools/guarded-call';
-import { callKey } from '../src/workflows/canonical-key';
-import { ToolLedger } from '../src/workflows/ledger';
+import { callKey } from '../src/workflows/base/canonical-key';
+import { ToolLedger } from '../src/workflows/state/ledger';
 import { gateToolCall } from '../src/rules/tool-gate';
 
 export async function floorLoop(agent: AgentDefinition, model: Model, maxTurns: number): Promise<void> {

@@ -9,7 +9,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { readForkPoint } from '../src/forks/fork-point';
 import type { CallModelInput } from '../src/protocol/activity-contracts';
 import type { TaskInput } from '../src/protocol/task';
-import { checkpointOf, restoreTask } from '../src/workflows/task-snapshot';
+import { checkpointOf, restoreTask } from '../src/workflows/state/task-snapshot';
 import { answer, callTool, runInBackground, statusWhen, type Harness } from '../test/support/harness';
 import { runsOf } from '../test/support/history-sizes';
 import { createLongAgent } from '../test/support/long-agents';

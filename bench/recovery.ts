@@ -11,7 +11,7 @@
  * only after the kill (the only worker restarts). Each is run with the SDK's default sticky timeout
  * (10 s, what this project used before), the project's default (1 s) and 0.5 s, in the same run.
  */
-import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/activity-options';
+import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/base/activity-options';
 import { DEFAULT_STICKY_TIMEOUT_MS } from '../src/worker/create-worker';
 import { answer, callTool, spawnWorker, startHarness, type Harness } from '../test/support/harness';
 import { sigkill, waitFor } from '../test/support/processes';

@@ -2,7 +2,7 @@
  * Approvals as rules, apart from the waiting: when an approval expires and what its expiry does,
  * how long the wait lasts, which approve or deny may be taken (and why not, as a code), what the
  * model reads when a person did not approve (denied, or nobody answered in time), and what a tool's
- * question gets back. Pure and sandbox-safe: workflows/approvals.ts applies them to the task's
+ * question gets back. Pure and sandbox-safe: workflows/people/approvals.ts applies them to the task's
  * state and does the durable wait; unit tests read them without Temporal.
  */
 import type { ToolQuestionAnswer } from '../protocol/activity-contracts';

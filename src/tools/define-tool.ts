@@ -60,7 +60,7 @@ export interface ToolConfig<I, O> {
    * the server's task queue, for tools that answer in milliseconds. There is no heartbeat, so a call
    * whose worker died runs again once the workflow task times out (10 s). Reads and idempotent
    * writes only. Unset: a read runs locally once it has answered within a second on the regular
-   * path (src/workflows/fast-reads.ts), other tools never. `false`: never.
+   * path (src/workflows/base/fast-reads.ts), other tools never. `false`: never.
    */
   local?: boolean;
   /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */

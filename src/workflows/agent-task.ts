@@ -15,19 +15,19 @@ import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, 
 import { MARKER_PATTERN } from '../protocol/blob-marker';
 import { toolUsesOf, type ModelTurn } from '../protocol/messages';
 import type { TaskInput, TaskOutcome, TaskResult } from '../protocol/task';
-import { taskErrorFrom } from './activity-failures';
-import { FastReads } from './fast-reads';
-import { TaskHandlers } from './handlers';
-import { callModelOrBlock } from './model-call';
-import { fitContext } from './context-fit';
-import { People } from './people';
-import { Rollover } from './rollover';
-import { derivedIdBytes } from './patches';
-import { beginRun, configureRun, forkPointOf, type Run } from './run-setup';
-import { Toolbox } from './toolbox';
-import { runTurnTools } from './turn-tools';
-import { budgetNote, spentSpendBudget } from './budget-meter';
-import { Delegation, delegationDepth, spendOf } from './delegation';
+import { taskErrorFrom } from './base/activity-failures';
+import { FastReads } from './base/fast-reads';
+import { TaskHandlers } from './people/handlers';
+import { callModelOrBlock } from './turn/model-call';
+import { fitContext } from './turn/context-fit';
+import { People } from './people/people';
+import { Rollover } from './turn/rollover';
+import { derivedIdBytes } from './base/patches';
+import { beginRun, configureRun, forkPointOf, type Run } from './run/run-setup';
+import { Toolbox } from './run/toolbox';
+import { runTurnTools } from './turn/turn-tools';
+import { budgetNote, spentSpendBudget } from './state/budget-meter';
+import { Delegation, delegationDepth, spendOf } from './run/delegation';
 
 export async function agentTask(input: TaskInput): Promise<TaskResult> {
   // Only a fork's first run waits here (for its origin's state); every other start goes straight on.

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
-import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/activity-options';
+import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/base/activity-options';
 import { useHarness, answer, callTool, parsedResults, runTask, toolResultsOf } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 

@@ -1,5 +1,5 @@
 /**
- * Fast reads run as local activities (src/workflows/fast-reads.ts), on a real server: which calls
+ * Fast reads run as local activities (src/workflows/base/fast-reads.ts), on a real server: which calls
  * went through the task queue is read from the task's history (each regular tool call is an
  * ActivityTaskScheduled of runTool naming its tool), how often each tool really ran from the tools.
  */

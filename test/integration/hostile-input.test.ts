@@ -8,7 +8,7 @@ import path from 'node:path';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { approveUpdate, denyUpdate, messageSignal, unblockUpdate, WORKFLOW_TYPE } from '../../src/protocol/definitions';
-import { approveProblem, denyProblem, messageProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
+import { approveProblem, denyProblem, messageProblem, unblockShapeProblem } from '../../src/workflows/base/input-checks';
 import crashAgents from '../support/crash-agents';
 import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import { forgedSnapshot } from '../support/forged-snapshot';

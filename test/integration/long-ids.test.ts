@@ -12,7 +12,7 @@ import { TaskIdRefusedError } from '../../src/client/task-client';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { ParentTaskKey } from '../../src/protocol/definitions';
 import { DERIVED_ID_MAX_BYTES, ID_HASH_CHARS, MAX_TASK_ID_BYTES, utf8Length } from '../../src/protocol/task-ids';
-import { BOUNDED_IDS_PATCH, LONG_FORK_ORIGINS_PATCH } from '../../src/workflows/patches';
+import { BOUNDED_IDS_PATCH, LONG_FORK_ORIGINS_PATCH } from '../../src/workflows/base/patches';
 import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 import teamAgents from '../support/team-agents';
 import { listedWhen } from '../support/visibility';

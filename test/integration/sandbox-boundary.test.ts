@@ -58,7 +58,7 @@ test('every project file in the workflow bundle is sandbox-safe and imports only
   const modules = await projectBundleModules();
   const files = modules.map((m) => path.relative(SRC, m.file));
   // The bundle is the real one: the workflow, its state and the signed-decision check are in it.
-  expect(files).toEqual(expect.arrayContaining(['workflows/agent-task.ts', 'workflows/task-state.ts', 'protocol/decision-proof.ts']));
+  expect(files).toEqual(expect.arrayContaining(['workflows/agent-task.ts', 'workflows/state/task-state.ts', 'protocol/decision-proof.ts']));
   expect(violations(modules, SANDBOX_DIRS, (file) => ALLOWED_PER_FILE[path.relative(SRC, file)] ?? [])).toEqual([]);
 }, 120_000);
 

@@ -1,6 +1,6 @@
 /**
  * Approvals without Temporal: the rules (rules/approvals.ts: expiry, refusals with codes, the answer
- * a call or a question gets) and the state they are applied to (workflows/approvals.ts: asked,
+ * a call or a question gets) and the state they are applied to (workflows/people/approvals.ts: asked,
  * decided once, expired, an expiry's block). The durable wait itself is the integration tests'.
  */
 import type { ApprovalRecord, ApprovalRequest } from '../../src/protocol/task';
@@ -18,10 +18,10 @@ import {
   waitingForText,
   waitMs,
 } from '../../src/rules/approvals';
-import { askApproval, blockOnExpiry, decideApproval, decisionOn, endExpiryBlock, expireApproval, requestApproval } from '../../src/workflows/approvals';
-import { unblockTask } from '../../src/workflows/blocks';
-import { pendingMemo } from '../../src/workflows/pending-memo';
-import { TaskState } from '../../src/workflows/task-state';
+import { askApproval, blockOnExpiry, decideApproval, decisionOn, endExpiryBlock, expireApproval, requestApproval } from '../../src/workflows/people/approvals';
+import { unblockTask } from '../../src/workflows/people/blocks';
+import { pendingMemo } from '../../src/workflows/people/pending-memo';
+import { TaskState } from '../../src/workflows/state/task-state';
 
 const NOW = Date.parse('2026-11-27T10:00:00.000Z');
 

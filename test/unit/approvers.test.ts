@@ -26,8 +26,8 @@ import { utf8 } from '../../src/protocol/decision-proof';
 import { createActivities } from '../../src/activities';
 import { defineAgent } from '../../src/agents/define-agent';
 import { approverProblem } from '../../src/protocol/approver-policy';
-import { ApproverGate } from '../../src/workflows/approver-gate';
-import { approveProblem, messageProblem, taskInputProblem } from '../../src/workflows/input-checks';
+import { ApproverGate } from '../../src/workflows/run/approver-gate';
+import { approveProblem, messageProblem, taskInputProblem } from '../../src/workflows/base/input-checks';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
 const signer = createDecisionSigner('inbox-1', generateSecretKey());

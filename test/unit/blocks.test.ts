@@ -1,10 +1,10 @@
 /**
- * Blocks without Temporal (workflows/blocks.ts): the task stops for a person, and goes on when they
+ * Blocks without Temporal (workflows/people/blocks.ts): the task stops for a person, and goes on when they
  * unblock it naming the block they saw; a stale, malformed or impossible unblock is refused with a
  * code. The durable wait itself (People.block) is the integration tests'.
  */
-import { blockTask, unblockRefusal, unblockTask } from '../../src/workflows/blocks';
-import { TaskState } from '../../src/workflows/task-state';
+import { blockTask, unblockRefusal, unblockTask } from '../../src/workflows/people/blocks';
+import { TaskState } from '../../src/workflows/state/task-state';
 
 const NOW = Date.parse('2026-11-27T10:00:00.000Z');
 

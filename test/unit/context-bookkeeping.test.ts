@@ -8,11 +8,11 @@ import { buildParams } from '../../src/models/anthropic-model';
 import { extractiveSummary } from '../../src/models/summary-request';
 import type { CompactionBlock, Message } from '../../src/protocol/messages';
 import { DEFAULT_LIMITS, STABLE_PREFIX_LIMITS } from '../../src/rules/task-limits';
-import { newContextState, SUMMARY_LABEL } from '../../src/workflows/conversation';
-import { taskInputProblem } from '../../src/workflows/input-checks';
-import { TaskState } from '../../src/workflows/task-state';
-import { restoreTask, snapshotOf } from '../../src/workflows/task-snapshot';
-import { statusOf } from '../../src/workflows/task-status';
+import { newContextState, SUMMARY_LABEL } from '../../src/workflows/state/conversation';
+import { taskInputProblem } from '../../src/workflows/base/input-checks';
+import { TaskState } from '../../src/workflows/state/task-state';
+import { restoreTask, snapshotOf } from '../../src/workflows/state/task-snapshot';
+import { statusOf } from '../../src/workflows/state/task-status';
 
 const clock = { now: () => new Date(0), newId: () => 'id' };
 const input = { agent: 'long', prompt: 'read everything' };

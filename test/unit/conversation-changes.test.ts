@@ -8,9 +8,9 @@ import type { ConversationChange } from '../../src/protocol/activity-contracts';
 import type { Message } from '../../src/protocol/messages';
 import { applyChange, changeProblem, ConversationReader } from '../../src/rules/conversation-change';
 import { DEFAULT_LIMITS, STABLE_PREFIX_LIMITS } from '../../src/rules/task-limits';
-import { newContextState } from '../../src/workflows/conversation';
-import { SentConversation } from '../../src/workflows/sent-conversation';
-import { TaskState } from '../../src/workflows/task-state';
+import { newContextState } from '../../src/workflows/state/conversation';
+import { SentConversation } from '../../src/workflows/state/sent-conversation';
+import { TaskState } from '../../src/workflows/state/task-state';
 
 const clock = { now: () => new Date(0), newId: () => 'id' };
 

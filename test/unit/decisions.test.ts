@@ -1,6 +1,6 @@
 /**
  * People's decisions without Temporal: the proof check's refusal codes, the approver gate's, and
- * Decisions (workflows/decisions.ts) judging approve / deny / unblock by one set of rules, as an
+ * Decisions (workflows/people/decisions.ts) judging approve / deny / unblock by one set of rules, as an
  * update or as a signal, where only an expired proof (its code, never its wording) is judged again
  * at the time the server recorded the signal.
  */
@@ -8,11 +8,11 @@ import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import type { ApproverPolicy } from '../../src/protocol/approver-policy';
 import { checkProof, MAX_PROOF_LIFETIME_MS, type DecisionProof } from '../../src/protocol/decision-proof';
 import type { ApproveInput, DenyInput } from '../../src/protocol/task';
-import { askApproval } from '../../src/workflows/approvals';
-import { ApproverGate } from '../../src/workflows/approver-gate';
-import { blockTask } from '../../src/workflows/blocks';
-import { Decisions, type DecisionContext } from '../../src/workflows/decisions';
-import { TaskState } from '../../src/workflows/task-state';
+import { askApproval } from '../../src/workflows/people/approvals';
+import { ApproverGate } from '../../src/workflows/run/approver-gate';
+import { blockTask } from '../../src/workflows/people/blocks';
+import { Decisions, type DecisionContext } from '../../src/workflows/people/decisions';
+import { TaskState } from '../../src/workflows/state/task-state';
 
 const TASK = 'task-1';
 const signer = createDecisionSigner('inbox-1', generateSecretKey());

@@ -1,4 +1,4 @@
-import { escalationLevel } from '../../src/workflows/escalation-policy';
+import { escalationLevel } from '../../src/workflows/people/escalation-policy';
 import { gateToolCall } from '../../src/rules/tool-gate';
 import { toolError } from '../../src/protocol/tool-error';
 import type { ToolManifest } from '../../src/protocol/agent-manifest';

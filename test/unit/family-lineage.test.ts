@@ -5,7 +5,7 @@
 import { inBranchPast } from '../../src/forks/effect-journal';
 import type { TaskInput } from '../../src/protocol/task';
 import { MAX_LINEAGE_POINTS, taskInputSchema, wireProblem } from '../../src/protocol/wire-shapes';
-import { childLineage, delegatedLineage } from '../../src/workflows/delegation';
+import { childLineage, delegatedLineage } from '../../src/workflows/run/delegation';
 
 const input = (lineage: unknown): TaskInput => ({ agent: 'clerk', prompt: 'p', delegation: { depth: 1, lineage } }) as unknown as TaskInput;
 const claimed = [

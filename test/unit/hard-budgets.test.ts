@@ -17,7 +17,7 @@ import { ToolFailure } from '../../src/errors/tool-failure';
 import type { CancelledModelCall } from '../../src/protocol/activity-contracts';
 import type { Message } from '../../src/protocol/messages';
 import { FakeMessagesApi, fakeTurns, type FakeReply } from '../../src/testing/fake-messages-api';
-import { cancelledCallCharge, chargeCancelledCall } from '../../src/workflows/budget-meter';
+import { cancelledCallCharge, chargeCancelledCall } from '../../src/workflows/state/budget-meter';
 import { waitFor } from '../support/processes';
 
 const api = new FakeMessagesApi();

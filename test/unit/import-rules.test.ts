@@ -150,3 +150,27 @@ test('activities: one file per activity, none over 200 lines; createActivities o
     expect(files.get('activities/agent-activities.ts')).toContain(`activities/${activity}.ts`);
   }
 });
+
+/** The rooms inside workflows/, lowest first: each imports only rooms below it (docs/architecture.md). */
+const WORKFLOW_ROOMS = ['base', 'state', 'run', 'people', 'turn'] as const;
+const workflowRoomOf = (file: string) => {
+  const [, room, rest] = file.split('/');
+  return rest === undefined ? '(top)' : room!;
+};
+
+test('workflows/ has rooms: base, state, run, people, turn, each importing only the rooms below it, with agent-task.ts and index.ts on top', () => {
+  const workflowFiles = [...FILES].filter((file) => roomOf(file) === 'workflows');
+  expect(workflowFiles.filter((file) => workflowRoomOf(file) === '(top)').sort()).toEqual(['workflows/agent-task.ts', 'workflows/index.ts']);
+  expect(new Set(workflowFiles.map(workflowRoomOf))).toEqual(new Set(['(top)', ...WORKFLOW_ROOMS]));
+  const upward: string[] = [];
+  for (const file of workflowFiles) {
+    const level = WORKFLOW_ROOMS.indexOf(workflowRoomOf(file) as (typeof WORKFLOW_ROOMS)[number]);
+    if (level < 0) continue;
+    for (const target of files.get(file) ?? []) {
+      if (roomOf(target) !== 'workflows') continue;
+      const targetLevel = WORKFLOW_ROOMS.indexOf(workflowRoomOf(target) as (typeof WORKFLOW_ROOMS)[number]);
+      if (targetLevel < 0 || targetLevel > level) upward.push(`${file} -> ${target}`);
+    }
+  }
+  expect(upward).toEqual([]);
+});

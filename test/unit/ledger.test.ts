@@ -1,6 +1,6 @@
-import { callKey } from '../../src/workflows/canonical-key';
+import { callKey } from '../../src/workflows/base/canonical-key';
 import { canonicalJson } from '../../src/protocol/canonical-json';
-import { LOOP_THRESHOLD, ToolLedger } from '../../src/workflows/ledger';
+import { LOOP_THRESHOLD, ToolLedger } from '../../src/workflows/state/ledger';
 import type { ToolManifest } from '../../src/protocol/agent-manifest';
 
 const tool = (effect: ToolManifest['effect'], cacheTtlMs = 60_000): ToolManifest => ({

@@ -5,7 +5,7 @@
 import { argumentsHash, wholeArguments } from '../../src/client/pending-at-rest';
 
 const approval = { id: 'a-7', tool: 'delete_file' };
-// How the workflow writes it (src/workflows/pending-memo.ts): the JSON cut at 200 characters.
+// How the workflow writes it (src/workflows/people/pending-memo.ts): the JSON cut at 200 characters.
 const waitingFor = (input: unknown) => `approval a-7: delete_file ${JSON.stringify(input).slice(0, 200)}`;
 
 test('arguments the memo holds whole are read back exactly, a blob reference included', () => {

@@ -6,12 +6,12 @@
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { durableAgent } from '../../src/worker/plugin';
 import { carveSlice, readDelegationCall } from '../../src/rules/budget-slice';
-import { ChildSpend } from '../../src/workflows/child-spend';
-import { budgetNote, spentSpendBudget } from '../../src/workflows/budget-meter';
-import { TaskState } from '../../src/workflows/task-state';
-import { Delegation, delegationDepth, spendOf } from '../../src/workflows/delegation';
+import { ChildSpend } from '../../src/workflows/state/child-spend';
+import { budgetNote, spentSpendBudget } from '../../src/workflows/state/budget-meter';
+import { TaskState } from '../../src/workflows/state/task-state';
+import { Delegation, delegationDepth, spendOf } from '../../src/workflows/run/delegation';
 import { childTaskId, delegationToolName, emptySpend, type ChildTaskSummary } from '../../src/protocol/delegation';
-import { taskInputProblem } from '../../src/workflows/input-checks';
+import { taskInputProblem } from '../../src/workflows/base/input-checks';
 import { renderNested } from '../../src/cli/render';
 
 const researcher = defineAgent({ name: 'researcher', system: 'r', tools: [], maxTurns: 6 });

@@ -4,7 +4,7 @@
  */
 import { childTaskId } from '../../src/protocol/delegation';
 import { DERIVED_ID_MAX_BYTES, derivedId, ID_HASH_CHARS, MAX_TASK_ID_BYTES, SHORTENED_ID_MARK, taskIdProblem, utf8Length } from '../../src/protocol/task-ids';
-import { derivedIdBytes, MAX_CHILD_ID_TAIL_BYTES, mayDeriveLongIds } from '../../src/workflows/patches';
+import { derivedIdBytes, MAX_CHILD_ID_TAIL_BYTES, mayDeriveLongIds } from '../../src/workflows/base/patches';
 import { TaskIdRefusedError, taskIdRefusedOr } from '../../src/client/task-client';
 
 const HASHED = new RegExp(`~[0-9a-f]{${ID_HASH_CHARS}}$`);

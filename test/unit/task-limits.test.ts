@@ -2,10 +2,10 @@
  * Issue 13 items 10 and 13: the numbers a task decides by are pinned in its state and carried across
  * continue-as-new; validator messages say which field has which problem.
  */
-import { approveProblem, taskInputProblem, unblockShapeProblem } from '../../src/workflows/input-checks';
+import { approveProblem, taskInputProblem, unblockShapeProblem } from '../../src/workflows/base/input-checks';
 import { DEFAULT_LIMITS, LEGACY_LIMITS } from '../../src/rules/task-limits';
-import { TaskState } from '../../src/workflows/task-state';
-import { restoreTask, snapshotOf } from '../../src/workflows/task-snapshot';
+import { TaskState } from '../../src/workflows/state/task-state';
+import { restoreTask, snapshotOf } from '../../src/workflows/state/task-snapshot';
 
 const clock = { now: () => new Date(0), newId: () => 'id' };
 const input = { agent: 'demo', prompt: 'x' };

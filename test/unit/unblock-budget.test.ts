@@ -1,6 +1,6 @@
 /** The unblock budget rules the workflow, the inbox and the CLI share (src/rules/unblock-budget.ts). */
 import { MAX_BUDGET, parseBudgetRaise, raiseAboveUsedProblem, raiseShapeProblem } from '../../src/rules/unblock-budget';
-import { unblockShapeProblem } from '../../src/workflows/input-checks';
+import { unblockShapeProblem } from '../../src/workflows/base/input-checks';
 
 test('a raise names a known budget and a finite number within the maximum', () => {
   expect(raiseShapeProblem('turns', 40)).toBeUndefined();

@@ -7,7 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { branchProblem, approverRulesProblem } from '../../src/protocol/approver-policy';
 import { checkProof, claimBytes, contentDigest, fromHex, toHex, type DecisionKind, type DecisionProof } from '../../src/protocol/decision-proof';
-import { ApproverGate } from '../../src/workflows/approver-gate';
+import { ApproverGate } from '../../src/workflows/run/approver-gate';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
 const secret = generateSecretKey();

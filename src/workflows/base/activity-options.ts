@@ -1,0 +1,95 @@
+/** Timeouts and retry policies, chosen per activity and per tool from the tool's contract. */
+import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import type { ToolManifest } from '../../protocol/agent-manifest';
+import { NON_RETRYABLE_ERROR_CLASSES } from '../../protocol/tool-error';
+import { LOCAL_READ_TIMEOUT_MS } from './fast-reads';
+
+// The activities set nextRetryDelay (with jitter) on transient failures; these intervals apply
+// only to failures that carry none, such as a worker that died mid-call, whose retry should start
+// as soon as the heartbeat timeout has noticed it.
+const baseRetry = {
+  initialInterval: '200ms',
+  backoffCoefficient: 2,
+  maximumInterval: '60s',
+  nonRetryableErrorTypes: NON_RETRYABLE_ERROR_CLASSES,
+} as const;
+
+export const describeAgentOptions: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { ...baseRetry, maximumAttempts: 5 },
+};
+
+/**
+ * The worker heartbeats every running model and tool call (see the activities), so a call whose
+ * worker died is retried after this long instead of after its whole timeout; cancellation reaches a
+ * tool through the same heartbeat.
+ */
+export const HEARTBEAT_TIMEOUT_MS = 5_000;
+
+/**
+ * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText) for tasks
+ * started with the short-activity-heartbeats marker. Without a heartbeat, one of them on a worker
+ * that died held its task for the whole 30 s timeout (prepareToolCall runs before every tool
+ * call); with it, the retry starts on another worker within HEARTBEAT_TIMEOUT_MS. The activities
+ * heartbeat while they run (withHeartbeats).
+ */
+export const shortActivityOptions: ActivityOptions = {
+  ...describeAgentOptions,
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+};
+
+/** A fork's start: reading the origin's history and copying its content can take a while on a long task. */
+export const forkPointOptions: ActivityOptions = {
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+  retry: { ...baseRetry, maximumAttempts: 5 },
+};
+
+export const modelCallOptions: ActivityOptions = {
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+  retry: { ...baseRetry, maximumAttempts: 10 },
+};
+
+/**
+ * The model call of runs with budgets as hard caps (hard-budgets marker): an interrupt waits until
+ * the worker has aborted the request, so what the call cost comes back with the cancellation.
+ */
+export const modelCallWaitingOptions: ActivityOptions = { ...modelCallOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
+/** The durable summary's call: a few attempts, then the oldest turns are trimmed instead (the task never waits on it). */
+export const summaryCallOptions: ActivityOptions = {
+  startToCloseTimeout: '5m',
+  retry: { ...baseRetry, maximumAttempts: 3 },
+};
+
+/**
+ * `waitForCancellation` (rules v2): a cancelled task reports `cancelled` only once the tool call has
+ * actually stopped (its heartbeat saw the cancellation), never while a write may still be running.
+ */
+export function toolCallOptions(tool: ToolManifest, waitForCancellation = false): ActivityOptions {
+  return {
+    ...localToolCallOptions(tool),
+    ...(waitForCancellation ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+    ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
+  };
+}
+
+/** A local tool: the tool's timeout and retries, and no heartbeat (local activities have none). */
+export function localToolCallOptions(tool: ToolManifest): LocalActivityOptions {
+  return {
+    startToCloseTimeout: tool.timeoutMs,
+    retry: { ...baseRetry, maximumAttempts: tool.maxAttempts },
+  };
+}
+
+/**
+ * A fast read run locally (fast-reads.ts): one attempt within LOCAL_READ_TIMEOUT_MS (or the tool's
+ * own timeout when shorter); anything else is the regular path's to retry.
+ */
+export function fastReadOptions(tool: ToolManifest): LocalActivityOptions {
+  return {
+    startToCloseTimeout: Math.min(tool.timeoutMs, LOCAL_READ_TIMEOUT_MS),
+    retry: { ...baseRetry, maximumAttempts: 1 },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Blocks: the task stops for a person (a spent budget, a loop, a failure they can fix) and goes on
+ * when they unblock it, naming the block they saw; a stale or wrong unblock is refused.
+ */
+import type { Budgets, Escalation, UnblockInput, VerifiedIdentity } from '../../protocol/task';
+import { unblockShapeProblem } from '../base/input-checks';
+import type { DecisionRefusal, UnblockRefusalCode } from '../../rules/approvals';
+import { raiseAboveUsedProblem, raiseShapeProblem, type RaisableBudget } from '../../rules/unblock-budget';
+import { oneLine } from '../base/one-line';
+import type { TaskState } from '../state/task-state';
+
+export function blockTask(state: TaskState, code: string, reason: string): Escalation {
+  const escalation: Escalation = { id: state.newId(), level: 'block', code, reason, turn: state.turn, at: state.now() };
+  state.escalations.push(escalation);
+  state.audit.bound('escalation', state.escalations, (e) => e.level !== 'inform' && !e.resolved);
+  state.phase = 'blocked';
+  state.audit.record('task_blocked', `${code}: ${reason}`);
+  return escalation;
+}
+
+/** Why an unblock cannot be taken now, with its code, or undefined when it can. Read by the update's validator. */
+export function unblockRefusal(state: TaskState, input: UnblockInput): DecisionRefusal<UnblockRefusalCode> | undefined {
+  const shape = unblockShapeProblem(input);
+  if (shape) return { code: 'bad_request', problem: shape };
+  if (state.phase !== 'blocked') return { code: 'not_blocked', problem: `the task is not blocked (it is ${state.agentStatus})` };
+  if (input.blockId !== undefined && input.blockId !== state.blocked?.id) {
+    return {
+      code: 'stale_block',
+      problem: `block ${input.blockId} is not the current one: the task is blocked on ${state.blocked?.id} (${state.blocked?.code}) now; look at it before you unblock`,
+    };
+  }
+  // Children's spend (and what running ones hold) counts as used: a raise must stay above it.
+  const { children } = state;
+  const used: Record<string, number> = { turns: state.turn + children.turns, toolCalls: state.toolCalls.total + children.toolCalls, tokens: state.tokensCommitted, costUsd: state.costCommitted };
+  for (const [name, value] of Object.entries(input.budget ?? {})) {
+    // The shape (known budget, finite number) was checked above, by the same rules.
+    const problem = raiseShapeProblem(name, value) ?? raiseAboveUsedProblem(name as RaisableBudget, value as number, used[name]!);
+    if (problem) return { code: 'bad_raise', problem };
+  }
+  return undefined;
+}
+
+/** A person resumes the task: budgets raised, model overrides, guidance; the guards' streaks start again. */
+export function unblockTask(state: TaskState, input: UnblockInput, identity?: VerifiedIdentity): Escalation {
+  const escalation = state.blocked!;
+  const raised = Object.entries(input.budget ?? {}).map(([k, v]) => `${k} ${state.budgets[k as keyof Budgets] ?? 'unlimited'} -> ${v}`);
+  state.budgets = { ...state.budgets, ...input.budget };
+  const how = [
+    raised.length ? `raised ${raised.join(', ')}` : 'no budget change',
+    input.model ? `model -> ${input.model}` : '',
+    input.maxTokens ? `max_tokens -> ${input.maxTokens}` : '',
+    input.message ? `message: ${oneLine(input.message)}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  escalation.resolved = { by: input.by, at: state.now(), how };
+  state.decisions.push({ at: state.now(), by: input.by, action: 'unblock', detail: `${escalation.code}: ${how}`, ...(identity ? { identity } : {}) });
+  state.audit.bound('decision', state.decisions);
+  if (input.model) state.modelOverride.model = input.model;
+  if (input.maxTokens) state.modelOverride.maxTokens = input.maxTokens;
+  if (input.message) state.conversation.pendingGuidance.push(`[guidance from ${input.by}] ${input.message}`);
+  // A person looked at it: repeated calls and corrections start counting again.
+  state.ledger.resetStreaks();
+  for (const tool of Object.keys(state.corrections)) state.corrections[tool] = 0;
+  state.phase = 'running';
+  state.audit.record('task_unblocked', `by ${input.by}: ${how}`);
+  return escalation;
+}

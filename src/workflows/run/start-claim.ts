@@ -1,0 +1,65 @@
+/**
+ * What a signed start proves in tasks with `whole-input-proofs`: the proof covers the whole input
+ * (claim v2, checked by the approver gate), it is used once (no other execution of the task id
+ * started with it first: the startClaimProblem activity asks the server), and a fork's starter is
+ * someone the origin agent's policy lets branch it (`approvers.branch`, a verified signer where
+ * the agent requires signed starts).
+ */
+import { ApplicationFailure, proxyActivities, type WorkflowInfo } from '@temporalio/workflow';
+import type { AgentActivities } from '../../protocol/activity-contracts';
+import type { AgentManifest } from '../../protocol/agent-manifest';
+import { approverProblem, branchProblem } from '../../protocol/approver-policy';
+import { MAX_PROOF_LIFETIME_MS } from '../../protocol/decision-proof';
+import type { TaskInput, VerifiedIdentity } from '../../protocol/task';
+import { toolError } from '../../protocol/tool-error';
+import { shortActivityOptions } from '../base/activity-options';
+import type { TaskState } from '../state/task-state';
+
+// Visibility lags the start by milliseconds to a second: a few quick attempts, then the claim counts as unchecked.
+const { startClaimProblem } = proxyActivities<AgentActivities>({
+  ...shortActivityOptions,
+  retry: { initialInterval: '100ms', backoffCoefficient: 1.5, maximumInterval: '2s', maximumAttempts: 15 },
+});
+
+/** The starter, unverified (with the reason) when the start proof was already used by another execution of this id. */
+export async function claimedStarter(starter: VerifiedIdentity, input: TaskInput, info: WorkflowInfo): Promise<VerifiedIdentity> {
+  if (!starter.verified || !input.startProof) return starter;
+  const unverified = (problem: string): VerifiedIdentity => ({ id: starter.id, roles: starter.roles, verified: false, problem });
+  try {
+    const problem = await startClaimProblem({
+      taskId: info.workflowId,
+      runId: info.runId,
+      firstRunId: info.firstExecutionRunId,
+      earliestSignedMs: Date.parse(input.startProof.expiresAt) - MAX_PROOF_LIFETIME_MS,
+    });
+    return problem ? unverified(problem) : starter;
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+    return unverified(`the start proof could not be checked against the server's record of task id ${info.workflowId} (${cause}); it does not count`);
+  }
+}
+
+/** The failure that refuses a fork its origin agent's policy does not let this starter make, or undefined. */
+export function forkRefusal(manifest: AgentManifest, input: TaskInput, starter: VerifiedIdentity, verifying: boolean): ApplicationFailure | undefined {
+  if (!input.forkOf) return undefined;
+  const problem = branchProblem(manifest.policy, 'fork', { id: starter.id, roles: starter.roles, verified: starter.verified }, verifying);
+  if (!problem) return undefined;
+  const detail = starter.problem && !starter.verified && verifying ? `${problem} (${starter.problem})` : problem;
+  const error = toolError('policy', 'branch_refused', detail, 'Fork or rewind through a front end holding a key the task trusts, as someone approvers.branch names.');
+  return ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+}
+
+/**
+ * A fork's message is its starter's guidance: it reaches the model only as a message from them
+ * would. On a task that verifies approvers, an unverified starter's (or one `approvers.message`
+ * does not list) is kept in the audit trail and never given to the model.
+ */
+export function forkMessage(state: TaskState, input: TaskInput, starter: VerifiedIdentity, verifying: boolean, manifest: AgentManifest): void {
+  const text = input.forkOf?.message;
+  if (!text) return;
+  const message = { by: input.startedBy ?? 'fork', text };
+  const problem =
+    (verifying && !starter.verified ? (starter.problem ?? 'the fork was not started by a verified signer') : undefined) ?? approverProblem(manifest.policy, { kind: 'message' }, starter, undefined);
+  if (problem) state.refuseGuidance(message, { ...starter, problem });
+  else state.addGuidance(message, starter);
+}

@@ -1,0 +1,73 @@
+/**
+ * What the task's budgets say: how much is left, what the model is told after each turn (a
+ * warning before they run out, not only after), and which spend budget is spent.
+ */
+import { ActivityFailure, CancelledFailure } from '@temporalio/common';
+import type { CancelledModelCall } from '../../protocol/activity-contracts';
+import type { TaskState } from './task-state';
+
+type Meter = Pick<TaskState, 'turn' | 'budgets' | 'turnsLeft' | 'toolCallsLeft' | 'tokensCommitted' | 'costCommitted'>;
+
+/** What the model is told about its budgets after each turn, with a warning before they run out. */
+export function budgetNote(state: Meter): string {
+  const turnsLeft = state.turnsLeft;
+  const callsLeft = state.toolCallsLeft;
+  const parts = [`[budget] turn ${state.turn} of ${state.budgets.turns}; ${callsLeft} of ${state.budgets.toolCalls} tool calls left.`];
+  if (state.budgets.tokens !== undefined) parts.push(`${Math.max(0, state.budgets.tokens - state.tokensCommitted)} of ${state.budgets.tokens} tokens left.`);
+  if (state.budgets.costUsd !== undefined) parts.push(`$${Math.max(0, state.budgets.costUsd - state.costCommitted).toFixed(4)} of $${state.budgets.costUsd} left.`);
+  if (turnsLeft <= Math.max(2, Math.floor(state.budgets.turns * 0.2)) || callsLeft <= Math.max(3, Math.floor(state.budgets.toolCalls * 0.2))) {
+    parts.push('Warning: the budget is nearly spent; finish with what you have rather than starting new work.');
+  }
+  return parts.join(' ');
+}
+
+/** The token or cost budget that is spent, if one is. */
+export function spentSpendBudget(state: Meter): { code: string; reason: string } | undefined {
+  const { tokens, costUsd } = state.budgets;
+  if (tokens !== undefined && state.tokensCommitted >= tokens) {
+    return { code: 'token_budget', reason: `The task used ${state.tokensCommitted} of its ${tokens} tokens.` };
+  }
+  if (costUsd !== undefined && state.costCommitted >= costUsd) {
+    return { code: 'cost_budget', reason: `The task spent $${state.costCommitted.toFixed(4)} of its $${costUsd} budget.` };
+  }
+  return undefined;
+}
+
+/**
+ * What a cancelled model call cost, as its activity reported it (CancelledModelCall, details[0] of
+ * the cancellation): undefined when it reported nothing (cancelled before it started: nothing sent).
+ * Numbers are checked: a malformed report counts as nothing rather than breaking the meter.
+ */
+export function cancelledCallCharge(err: unknown): CancelledModelCall | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof CancelledFailure)) return undefined;
+  const v = cause.details?.[0] as Partial<CancelledModelCall> | null | undefined;
+  if (v === null || typeof v !== 'object' || v.usage === null || typeof v.usage !== 'object') return undefined;
+  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : undefined);
+  const inputTokens = count(v.usage.inputTokens);
+  const outputTokens = count(v.usage.outputTokens);
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  const cacheWriteTokens = count(v.usage.cacheWriteTokens);
+  const cacheReadTokens = count(v.usage.cacheReadTokens);
+  const costUsd = count(v.costUsd);
+  return {
+    usage: { inputTokens, outputTokens, ...(cacheWriteTokens ? { cacheWriteTokens } : {}), ...(cacheReadTokens ? { cacheReadTokens } : {}) },
+    model: typeof v.model === 'string' ? v.model.slice(0, 200) : 'unknown',
+    measured: v.measured === true,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+  };
+}
+
+/** Counts a cancelled call's cost in the task's usage and cost, and says so in the audit trail. */
+export function chargeCancelledCall(state: Pick<TaskState, 'usage' | 'costUsd' | 'audit'>, charge: CancelledModelCall): void {
+  const { usage } = charge;
+  state.usage.inputTokens += usage.inputTokens;
+  state.usage.outputTokens += usage.outputTokens;
+  state.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  state.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
+  if (charge.costUsd !== undefined) state.costUsd += charge.costUsd;
+  const tokens = usage.inputTokens + usage.outputTokens + (usage.cacheWriteTokens ?? 0) + (usage.cacheReadTokens ?? 0);
+  const cost = charge.costUsd !== undefined ? `, $${charge.costUsd.toFixed(4)}` : '';
+  const how = charge.measured ? 'as its stream reported it' : 'at its maximum: nothing had arrived';
+  state.audit.record('informed', `the cancelled model call was counted ${how} [${tokens} tokens${cost}]`);
+}
