@@ -21,6 +21,8 @@ import crashAgents from '../test/support/crash-agents';
 import { spawnWorker } from '../test/support/harness';
 import { sigkill } from '../test/support/processes';
 import { FakeMessagesApi, fakeTurns, type FakeReply } from '../src/testing/fake-messages-api';
+import { ScriptedModel } from '../src/models/scripted-model';
+import type { ModelRequest } from '../src/models/model';
 
 const OUT = path.join(__dirname, '../test/histories');
 
@@ -245,6 +247,7 @@ async function main(): Promise<void> {
     await recordSubagents(h);
     await recordRunStartMarkers(h);
     await recordFamilyPaths(h);
+    await recordHousePaths(h);
   } finally {
     await h.close();
   }
@@ -416,7 +419,7 @@ async function recordRunStartMarkers(h: Harness): Promise<void> {
  * person, a rewind, an interrupt, a delegation whose child waits on an approval, a schedule's fire,
  * native compaction, and a task whose worker was SIGKILLed mid-write.
  */
-async function recordFamilyPaths(h: Harness): Promise<void> {
+async function recordFamilyPaths(h: Harness, round = 'r6'): Promise<void> {
   // Faults queued for histories kept from an earlier recording were never used: none is meant for these.
   h.orders.clearFaults();
   const pending = (taskId: string) => statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0).then((s) => s.pendingApprovals[0]!);
@@ -424,12 +427,12 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
     const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } });
     return [agent];
   };
-  await record(h, 'r6-demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
+  await record(h, `${round}-demo-task`, { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
 
   // A fork's first run, at turn 0 of a task that refunded without a key: the fork meets the refund in the family's journal.
   await recordWith(
     h,
-    'r6-fork-first-run',
+    `${round}-fork-first-run`,
     async (taskId) => {
       const origin = `${taskId}-origin`;
       const script = h.script([callTool('legacy_refund', { order_id: 'O-0012', amount_cents: 100 }), answer('refunded')]);
@@ -446,7 +449,7 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
   // A rewind of a blocked task: the rewound branch's history, from its first run to its answer.
   await recordWith(
     h,
-    'r6-rewind',
+    `${round}-rewind`,
     async (taskId) => {
       const origin = `${taskId}-origin`;
       const script = h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), answer('listed after the rewind')]);
@@ -463,16 +466,16 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
   );
 
   // A delegation whose child waits on a person: the researcher deletes a file, approved in the child.
-  writeFileSync(path.join(h.workspaceDir, 'r6-child.tmp'), 'c');
-  const team = teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'r6-child.tmp' }), answer('deleted it')]) });
+  writeFileSync(path.join(h.workspaceDir, `${round}-child.tmp`), 'c');
+  const team = teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: `${round}-child.tmp` }), answer('deleted it')]) });
   await record(
     h,
-    'r6-delegation-nested-approval',
+    `${round}-delegation-nested-approval`,
     {
       agent: 'lead',
       prompt: 'clean up',
       budgets: { turns: 8, toolCalls: 6 },
-      model: { provider: 'scripted', script: h.script([callTool('delegate_to_researcher', { task: 'Delete r6-child.tmp.', budget: { turns: 3, toolCalls: 2 } }), answer('cleaned up')]) },
+      model: { provider: 'scripted', script: h.script([callTool('delegate_to_researcher', { task: `Delete ${round}-child.tmp.`, budget: { turns: 3, toolCalls: 2 } }), answer('cleaned up')]) },
     },
     async (taskId) => {
       const child = `${taskId}--researcher-1`;
@@ -484,26 +487,74 @@ async function recordFamilyPaths(h: Harness): Promise<void> {
   // A schedule's fire: the task it started, found by the schedule's name.
   await recordWith(
     h,
-    'r6-schedule-fire',
+    `${round}-schedule-fire`,
     async () => {
       const script = h.script([callTool('list_files', { dir: 'inbox' }), answer('reported')]);
-      await h.client.schedules.create({ name: 'r6-report', task: { agent: 'demo', prompt: 'report', model: { provider: 'scripted', script } }, every: '1h', taskQueue: h.taskQueue });
-      await h.client.schedules.trigger('r6-report');
+      await h.client.schedules.create({ name: `${round}-report`, task: { agent: 'demo', prompt: 'report', model: { provider: 'scripted', script } }, every: '1h', taskQueue: h.taskQueue });
+      await h.client.schedules.trigger(`${round}-report`);
     },
     undefined,
     undefined,
     async () => {
       for (let i = 0; i < 200; i++) {
-        for await (const e of h.client.client.workflow.list({ query: `WorkflowId STARTS_WITH 'r6-report'` })) return e.workflowId;
+        for await (const e of h.client.client.workflow.list({ query: `WorkflowId STARTS_WITH '${round}-report'` })) return e.workflowId;
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error('the schedule never fired');
     },
   );
-  await h.client.schedules.delete('r6-report');
+  await h.client.schedules.delete(`${round}-report`).catch(() => undefined); // none when the history was kept
 
-  await recordFakeApiPaths(h);
-  await recordKilledMidWrite(h);
+  await recordFakeApiPaths(h, round);
+  await recordKilledMidWrite(h, round);
+}
+
+/**
+ * Round 7 (issue 37): the family's paths again under the code that ships after approvals moved to one
+ * module, workflows/ got rooms, and models declare their capabilities; plus a repeated write turned
+ * into an approval (the ledger after another write) and a custom model with a declared window.
+ */
+async function recordHousePaths(h: Harness): Promise<void> {
+  await recordFamilyPaths(h, 'r7');
+  // The same refund twice with another write between: the state changed, so a person decides whether it runs again.
+  const writes = [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } })];
+  await record(
+    h,
+    'r7-repeated-write-approval',
+    {
+      agent: 'demo',
+      prompt: 'refund twice',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('refund_order', { order_id: 'O-0013', amount_cents: 100, reason: 'late delivery' }),
+          callTool('refund_order', { order_id: 'O-0014', amount_cents: 100, reason: 'late delivery' }),
+          callTool('refund_order', { order_id: 'O-0013', amount_cents: 100, reason: 'late delivery' }),
+          answer('refunded'),
+        ]),
+      },
+    },
+    async (taskId) => {
+      const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+      await h.client.deny(taskId, { approvalId: approval!.id, by: 'recorder', reason: 'once is enough' });
+    },
+    writes,
+  );
+  // A custom model that declares a 20,000-token window and no native compaction: old results stubbed early, a durable summary.
+  const pages = 24;
+  const reader = ScriptedModel.fromFile(
+    h.script([...Array.from({ length: pages }, (_, i) => callTool('big_read', { offset: i })), answer('read them all')]),
+    [h.tmpDir],
+  );
+  const declared = { id: 'r7-small-window', capabilities: { contextWindowTokens: 20_000 }, complete: (request: ModelRequest) => reader.complete(request) };
+  await record(
+    h,
+    'r7-declared-window',
+    { agent: 'long', prompt: 'Read every page.', model: { provider: 'custom', name: 'r7-small-window' }, budgets: { turns: pages + 10, toolCalls: pages + 10 } },
+    undefined,
+    [createLongAgent(4_000)],
+    { models: { 'r7-small-window': declared } },
+  );
 }
 
 /** Like record(), for tasks another call starts (a fork, a rewind, a schedule): `start` starts it, `find` names it when its id is not `name`. */
@@ -534,7 +585,7 @@ async function recordWith(
 }
 
 /** The Claude path against the strict fake: an interrupt, and native compaction on a long read. */
-async function recordFakeApiPaths(h: Harness): Promise<void> {
+async function recordFakeApiPaths(h: Harness, round: string): Promise<void> {
   const api = new FakeMessagesApi();
   await api.start();
   const modelEnv = { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url };
@@ -551,7 +602,7 @@ async function recordFakeApiPaths(h: Harness): Promise<void> {
     api.enqueue(held, fakeTurns.text('a haiku instead'));
     await record(
       h,
-      'r6-interrupt',
+      `${round}-interrupt`,
       { agent: 'steered', prompt: 'write a long essay' },
       async (taskId) => {
         for (let i = 0; i < 300 && api.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 100));
@@ -575,7 +626,7 @@ async function recordFakeApiPaths(h: Harness): Promise<void> {
     );
     await record(
       h,
-      'r6-native-compaction',
+      `${round}-native-compaction`,
       { agent: 'long', prompt: 'Read every page.', model: { provider: 'anthropic', model: 'claude-sonnet-5-5', contextWindowTokens: 100_000 }, budgets: { turns: pages + 10, toolCalls: pages + 10 } },
       undefined,
       [createLongAgent(12_000)],
@@ -587,8 +638,8 @@ async function recordFakeApiPaths(h: Harness): Promise<void> {
 }
 
 /** A worker process SIGKILLed while a non-idempotent write's reply is held: the task blocks "outcome unknown", a person unblocks it. */
-async function recordKilledMidWrite(h: Harness): Promise<void> {
-  const name = 'r6-sigkill-mid-write';
+async function recordKilledMidWrite(h: Harness, round: string): Promise<void> {
+  const name = `${round}-sigkill-mid-write`;
   const file = path.join(OUT, `${name}.json`);
   if (existsSync(file)) {
     console.log(`kept ${name} (already recorded)`);

@@ -6,7 +6,9 @@
  * strategies: the durable summary), r5- (every marker asked at a run's start), r6- (the task family:
  * model calls carrying only their change, the family's effect journal, whole-input proofs, hard
  * budgets, bounded derived ids; a fork's first run, a rewind, an interrupt, a nested approval, a
- * schedule's fire, native compaction, a worker SIGKILLed mid-write).
+ * schedule's fire, native compaction, a worker SIGKILLed mid-write), r7- (the same paths after approvals
+ * moved to one module, workflows/ got rooms and models declare their capabilities; a repeated write
+ * turned into an approval; a custom model with a declared window).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +47,16 @@ export const COMMITTED_HISTORIES = [
   'r6-interrupt',
   'r6-native-compaction',
   'r6-sigkill-mid-write',
+  'r7-demo-task',
+  'r7-fork-first-run',
+  'r7-rewind',
+  'r7-delegation-nested-approval',
+  'r7-schedule-fire',
+  'r7-interrupt',
+  'r7-native-compaction',
+  'r7-sigkill-mid-write',
+  'r7-repeated-write-approval',
+  'r7-declared-window',
 ] as const;
 
 /**
