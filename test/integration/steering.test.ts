@@ -41,7 +41,8 @@ const modelEnv = () => ({ anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.
 const conversationText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
 /** A write that takes a while, counting its effects here, where the worker runs it. */
-function noteTaker(effects: string[], started: () => void) {
+/** `hold`: the write lasts until it resolves (default 1.5 s), so a test can act while it runs, at any machine load. */
+function noteTaker(effects: string[], started: () => void, hold: () => Promise<unknown> = () => new Promise((r) => setTimeout(r, 1_500))) {
   return defineTool({
     name: 'write_note',
     description: 'Write a note (slow).',
@@ -52,18 +53,18 @@ function noteTaker(effects: string[], started: () => void) {
     timeoutMs: 30_000,
     run: async (input) => {
       started();
-      await new Promise((r) => setTimeout(r, 1_500));
+      await hold();
       effects.push(input.text);
       return { written: true };
     },
   });
 }
 
-function agent(messagesWhileBusy?: 'queue' | 'interrupt' | 'reject', effects: string[] = [], toolStarted: () => void = () => undefined) {
+function agent(messagesWhileBusy?: 'queue' | 'interrupt' | 'reject', effects: string[] = [], toolStarted: () => void = () => undefined, hold?: () => Promise<unknown>) {
   return defineAgent({
     name: 'steered',
     system: 'You take notes.',
-    tools: [noteTaker(effects, toolStarted)],
+    tools: [noteTaker(effects, toolStarted, hold)],
     policy: { write: 'allow' },
     model: { provider: 'anthropic' },
     ...(messagesWhileBusy ? { messagesWhileBusy } : {}),
@@ -199,11 +200,24 @@ test('the CLI says what became of a message or an interrupt: refused by a busy r
   api.requests.length = 0;
   api.enqueue(fakeTurns.toolUse('toolu_q1', 'write_note', { text: 'minutes' }), fakeTurns.text('noted'));
   const queuedId = h.taskId('cli-interrupt-queued');
-  const tooling = await h.worker([agent('queue', [], () => (toolStarted = true))], { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  // The write runs until the CLI has answered: a CLI process can take longer than any fixed write on a loaded machine.
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const tooling = await h.worker(
+    [
+      agent(
+        'queue',
+        [],
+        () => (toolStarted = true),
+        () => released,
+      ),
+    ],
+    { modelEnv: modelEnv(), taskQueue: h.taskQueue },
+  );
   await tooling.runUntil(async () => {
     await h.client.start({ agent: 'steered', prompt: 'take notes' }, { taskId: queuedId });
     await waitFor('the tool running', () => toolStarted || undefined);
-    const sent = await runCli(['interrupt', queuedId, 'add the action items', '--as', 'olga', '--address', h.server.address]);
+    const sent = await runCli(['interrupt', queuedId, 'add the action items', '--as', 'olga', '--address', h.server.address]).finally(release);
     expect(sent.code).toBe(0);
     expect(sent.stdout).toMatch(/^interrupt to \S+ \(unsigned\): queued: no model call was in flight to cancel \(a running tool is never cancelled\), so the model reads it before its next call/);
     await h.client.result(queuedId);
