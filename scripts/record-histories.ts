@@ -542,10 +542,7 @@ async function recordHousePaths(h: Harness): Promise<void> {
   );
   // A custom model that declares a 20,000-token window and no native compaction: old results stubbed early, a durable summary.
   const pages = 24;
-  const reader = ScriptedModel.fromFile(
-    h.script([...Array.from({ length: pages }, (_, i) => callTool('big_read', { offset: i })), answer('read them all')]),
-    [h.tmpDir],
-  );
+  const reader = ScriptedModel.fromFile(h.script([...Array.from({ length: pages }, (_, i) => callTool('big_read', { offset: i })), answer('read them all')]), [h.tmpDir]);
   const declared = { id: 'r7-small-window', capabilities: { contextWindowTokens: 20_000 }, complete: (request: ModelRequest) => reader.complete(request) };
   await record(
     h,
