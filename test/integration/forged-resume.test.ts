@@ -15,21 +15,15 @@ import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskSnapshot } from '../../src/protocol/task';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { answer, callTool, runInBackground, startHarness, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground } from '../support/harness';
 import { forgedSnapshot } from '../support/forged-snapshot';
 
 jest.setTimeout(120_000);
 const exec = promisify(execFile);
 
-let h: Harness;
+const h = useHarness();
 const trusted = createDecisionSigner('inbox', generateSecretKey());
 const attacker = createDecisionSigner('attacker', generateSecretKey());
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
 
 const agents = () => [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { destructive: 'confirm', approvers: { destructive: ['role:ops'] } } })];
 

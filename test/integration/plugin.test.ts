@@ -16,25 +16,23 @@ import { TaskClient } from '../../src/client/task-client';
 import type { CodecOptions } from '../../src/codec';
 import type { TaskResult } from '../../src/protocol/task';
 import { durableAgent, durableAgentClient } from '../../src/worker/plugin';
-import { startHarness, type Harness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 // The plugin's default bundle (with the encoded failure converter) may be built on first use.
 jest.setTimeout(240_000);
 
 const codec: CodecOptions = { encryption: { keys: [{ id: 'plugin-test', key: randomBytes(32) }] }, env: {} };
 
-let h: Harness;
+// Closed while the server is up: afterAll hooks run in the order they are declared, the harness's below.
+afterAll(async () => {
+  await connection?.close();
+});
+const h = useHarness();
 let connection: Connection;
 let taskId: string;
 
 beforeAll(async () => {
-  h = await startHarness();
   connection = await connectClient({ address: h.server.address });
-});
-
-afterAll(async () => {
-  await connection?.close();
-  await h?.close();
 });
 
 function demoPlugin() {

@@ -6,10 +6,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { answer, callTool, runTask, startHarness, statusWhen, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, runTask, statusWhen } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
 import { runCli } from '../support/processes';
 import { stateDir } from '../../src/server/state-dir';
-import { FakeMessagesApi, fakeTurns, evalRecordings } from '../../src/testing';
+import { fakeTurns, evalRecordings } from '../../src/testing';
 import { BlobMissingError } from '../../src/blobs/blob-store';
 import { taskBlobScope } from '../../src/client/approval-arguments';
 import { ReplayModelError } from '../../src/replay/run-replay';
@@ -18,14 +19,8 @@ import { recordTask } from '../../src/replay/record-task';
 import { loadRecording, RecordingError, type Recording } from '../../src/replay/recording';
 import { replayRecording } from '../../src/replay/run-replay';
 
-let h: Harness;
-const api = new FakeMessagesApi(); // strict: the default
-beforeAll(async () => {
-  [h] = await Promise.all([startHarness(), api.start()]);
-}, 120_000);
-afterAll(async () => {
-  await Promise.all([h?.close(), api.stop()]);
-});
+const h = useHarness();
+const api = useFakeApi(); // strict: the default
 
 const at = () => ['--address', h.server.address];
 
