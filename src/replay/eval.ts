@@ -115,7 +115,10 @@ export async function loadEvalDir(dir: string): Promise<EvalCase[]> {
 }
 
 /** Replays each case in turn (one replay worker at a time) and checks it; a replay that cannot run is a `cannot_run` row, never a regression. */
-export async function evalCases(cases: EvalCase[], options: Omit<ReplayOptions, 'replayId' | 'current'> & { agents?: AgentDefinition[] }): Promise<EvalRow[]> {
+/** What an eval replays its cases through: the server, the model, the agents as defined now. */
+export type EvalOptions = Omit<ReplayOptions, 'replayId' | 'current'> & { agents?: AgentDefinition[] };
+
+export async function evalCases(cases: EvalCase[], options: EvalOptions): Promise<EvalRow[]> {
   const rows: EvalRow[] = [];
   const { agents, ...replayOptions } = options;
   for (const c of cases) {

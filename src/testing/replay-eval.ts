@@ -2,7 +2,7 @@
  * `durable-agent eval DIR` from a test: the same recordings, expectations and checks, with the
  * rows returned so a jest test can assert on them (or on `regressions`, empty when all passed).
  */
-import type { EvalRow, evalCases } from '../replay/eval';
+import type { EvalOptions, EvalRow } from '../replay/eval';
 
 export interface EvalReport {
   rows: EvalRow[];
@@ -17,7 +17,7 @@ export interface EvalReport {
 }
 
 /** Replays every recording in `dir` (docs/replay.md) through `options`' server, model and prompt; `agents`: the agents as defined now. */
-export async function evalRecordings(dir: string, options: Parameters<typeof evalCases>[1]): Promise<EvalReport> {
+export async function evalRecordings(dir: string, options: EvalOptions): Promise<EvalReport> {
   // Loaded here, not at import: the replay brings the Temporal worker, which the rest of the kit never needs.
   const { evalCases, loadEvalDir, renderEvalTable } = require('../replay/eval') as typeof import('../replay/eval');
   const rows = await evalCases(await loadEvalDir(dir), options);
