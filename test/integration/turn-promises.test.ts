@@ -18,10 +18,15 @@ const MAX_PROMISES_PER_TURN = 16;
 
 const h = useHarness();
 
-/** Whether `promise` was created in a workflow's context: its realm's global holds the SDK's activator, as the SDK's own hook asks. */
+/**
+ * Whether `promise` was created by workflow code running for the first time: its realm's global
+ * holds the SDK's activator (as the SDK's own hook asks), and the activator is not replaying. A
+ * loaded machine can evict a cached run, whose replay would count its promises twice.
+ */
 function inWorkflowContext(promise: Promise<unknown>): boolean {
   const realmFunction = promise.constructor.constructor as FunctionConstructor;
-  return realmFunction('return globalThis.__TEMPORAL_ACTIVATOR__')() !== undefined;
+  const activator = realmFunction('return globalThis.__TEMPORAL_ACTIVATOR__')() as { info?: { unsafe?: { isReplaying?: boolean } } } | undefined;
+  return activator !== undefined && activator.info?.unsafe?.isReplaying !== true;
 }
 
 /** Runs a bench task of `turns` turns and returns how many promises its workflow code created. */
