@@ -258,6 +258,18 @@ export function unfinishedClaims(markdown: string): Claim[] {
       claims.push({ line, sentence: original.slice(at, end).trim(), limits });
     }
   };
+  forEachProseLine(markdown, flush, (text, i) => {
+    // A blank line, a heading, a list item or a table row starts a new paragraph.
+    if (!text.trim() || /^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\|)/.test(text)) flush();
+    if (text.trim()) paragraph.push({ text: text.trim(), line: i + 1 });
+    if (/^\s*(?:#{1,6}\s|\|)/.test(text)) flush();
+  });
+  flush();
+  return claims;
+}
+
+/** Calls `visit` with each line outside fenced code blocks (and its index), `fenceOpens` where a block starts. */
+function forEachProseLine(markdown: string, fenceOpens: () => void, visit: (text: string, i: number) => void): void {
   let fence: string | undefined;
   markdown.split('\n').forEach((text, i) => {
     const opening = /^\s*(`{3,}|~{3,})/.exec(text);
@@ -266,17 +278,12 @@ export function unfinishedClaims(markdown: string): Claim[] {
       return;
     }
     if (opening) {
-      flush();
+      fenceOpens();
       fence = opening[1]!;
       return;
     }
-    // A blank line, a heading, a list item or a table row starts a new paragraph.
-    if (!text.trim() || /^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\|)/.test(text)) flush();
-    if (text.trim()) paragraph.push({ text: text.trim(), line: i + 1 });
-    if (/^\s*(?:#{1,6}\s|\|)/.test(text)) flush();
+    visit(text, i);
   });
-  flush();
-  return claims;
 }
 
 /** The anchors of a page's headings, as GitHub makes them. */
@@ -315,25 +322,19 @@ export interface InlineCommand {
  */
 export function inlineCommands(markdown: string): InlineCommand[] {
   const found: InlineCommand[] = [];
-  let fence: string | undefined;
-  markdown.split('\n').forEach((text, i) => {
-    const opening = /^\s*(`{3,}|~{3,})/.exec(text);
-    if (fence) {
-      if (opening && text.trim().replace(/[`~]/g, '') === '' && text.trim().startsWith(fence)) fence = undefined;
-      return;
-    }
-    if (opening) {
-      fence = opening[1]!;
-      return;
-    }
-    for (const span of text.matchAll(/(?<!`)`(?:npx )?durable-agent ([^`]+)`(?!`)/g)) {
-      const words = span[1]!.trim().split(/\s+/);
-      const verb = words[0]!;
-      // `durable-agent VERB` (a placeholder) and `durable-agent fork: ...` (an error line, quoted) are not commands.
-      if (/^[A-Z_]+$/.test(verb) || verb.endsWith(':')) continue;
-      const flags = words.flatMap((w) => [...w.matchAll(/(?:^|[[|(])(--?[A-Za-z][\w-]*)/g)].map((m) => m[1]!));
-      found.push({ line: i + 1, verbs: verb.startsWith('-') ? [] : verb.split('|'), words: words.slice(1), flags, text: span[0] });
-    }
-  });
+  forEachProseLine(
+    markdown,
+    () => undefined,
+    (text, i) => {
+      for (const span of text.matchAll(/(?<!`)`(?:npx )?durable-agent ([^`]+)`(?!`)/g)) {
+        const words = span[1]!.trim().split(/\s+/);
+        const verb = words[0]!;
+        // `durable-agent VERB` (a placeholder) and `durable-agent fork: ...` (an error line, quoted) are not commands.
+        if (/^[A-Z_]+$/.test(verb) || verb.endsWith(':')) continue;
+        const flags = words.flatMap((w) => [...w.matchAll(/(?:^|[[|(])(--?[A-Za-z][\w-]*)/g)].map((m) => m[1]!));
+        found.push({ line: i + 1, verbs: verb.startsWith('-') ? [] : verb.split('|'), words: words.slice(1), flags, text: span[0] });
+      }
+    },
+  );
   return found;
 }
