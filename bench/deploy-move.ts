@@ -9,18 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { LocalBlobStore } from '../src/blobs/local-blob-store';
-import { connectClient } from '../src/client/client-connection';
-import { TaskClient } from '../src/client/task-client';
-import { createDataConverter } from '../src/codec';
 import { deploymentStatus, promoteBuild } from '../src/deploy/deployment';
 import { createAgentWorker } from '../src/worker/create-worker';
 import { answer, callTool, runInBackground } from '../test/support/harness';
 import { testWorkflowBundle } from '../test/support/test-bundle';
 import upgradeAgents from '../test/support/upgrade-agents';
-import { startVersioningServer, VERSIONING_SERVER_VERSION } from '../test/support/versioning-server';
+import { connectTo, startVersioningServer, VERSIONING_SERVER_VERSION } from '../test/support/versioning-server';
 import { summarize, type Summary } from './stats';
 
 const TASKS = 5;
@@ -38,8 +33,7 @@ export interface MoveAtContinueAsNew {
 export async function measureMoveAtContinueAsNew(): Promise<MoveAtContinueAsNew> {
   const server = await startVersioningServer();
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'bench-move-'));
-  const connection = await NativeConnection.connect({ address: server.address });
-  const client = new TaskClient(new Client({ connection: await connectClient({ address: server.address }), namespace: server.namespace, dataConverter: createDataConverter() }), 'unused');
+  const { connection, client, close } = await connectTo(server);
   const deploymentName = `bench-move-${randomUUID().slice(0, 8)}`;
   const taskQueue = `bench-move-${randomUUID().slice(0, 8)}`;
   const workspaceDir = path.join(tmpDir, 'workspace');
@@ -88,7 +82,7 @@ export async function measureMoveAtContinueAsNew(): Promise<MoveAtContinueAsNew>
   } finally {
     await b2.stop();
     await b1.stop();
-    await connection.close();
+    await close();
     await server.stop();
     rmSync(tmpDir, { recursive: true, force: true });
   }

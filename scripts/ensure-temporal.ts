@@ -3,7 +3,7 @@
  * newer single-process server that the upgrade-at-continue-as-new test runs on (go/versioning-server).
  */
 import { provisionTemporalCli } from '../src/server/temporal-cli';
-import { provisionVersioningServer } from '../test/support/versioning-server';
+import { provisionVersioningServer } from '../test/support/versioning-server-build';
 
 async function main(): Promise<void> {
   console.error(`Temporal CLI: ${await provisionTemporalCli()}`);

@@ -8,12 +8,12 @@
  * replay, eval, deploy and the demo. The last test fails unless every published schema met real
  * output here, so a verb given a schema is also given a run.
  */
+import { runMain, type CliOutput } from '../support/cli-in-process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { defineAgent } from '../../src/agents/define-agent';
 import { PUBLISHED_SCHEMAS } from '../../src/cli/json-schemas';
-import { main } from '../../src/cli/main';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { deploymentStatus } from '../../src/deploy/deployment';
 import { useHarness, answer, callTool, runInBackground, statusWhen, type Harness } from '../support/harness';
@@ -61,18 +61,8 @@ function valid(file: string, value: unknown): any {
 }
 
 /** Runs the CLI in this process (with --json unless told not to) and the harness's server and queue: its exit code and stdout. */
-async function run(args: string[], options: { json?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    const code = await main([...args, ...(options.json === false ? [] : ['--json']), ...at()]);
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
+function run(args: string[], options: { json?: boolean } = {}): Promise<CliOutput> {
+  return runMain([...args, ...(options.json === false ? [] : ['--json']), ...at()]);
 }
 
 /** One --json object from the CLI, with the exit code expected, validated against schemas/FILE. */

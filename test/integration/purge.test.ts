@@ -3,6 +3,7 @@
  * running task's stay, other tasks (also those whose id starts with the purged one's and a `/`) are
  * untouched, exit codes say what happened.
  */
+import { runMain, type CliOutput } from '../support/cli-in-process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,18 +26,8 @@ afterAll(async () => {
 });
 
 /** Runs the CLI in this process; returns its exit code and what it printed. */
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    const code = await main(['purge', ...args, '--address', h.server.address, '--blob-store', `file:${dir}`]);
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
+function cli(...args: string[]): Promise<CliOutput> {
+  return runMain(['purge', ...args, '--address', h.server.address, '--blob-store', `file:${dir}`]);
 }
 
 /** A task that never gets a worker: it stays running until terminated. */

@@ -6,6 +6,7 @@
  * (`approvers.branch`), refused by the CLI with exit 1 and one line before anything is created, and
  * by the fork's own first run when a client skips that check.
  */
+import { cliIn } from '../support/cli-in-process';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +16,6 @@ import { z } from 'zod';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { EXIT } from '../../src/cli/cli-error';
-import { main } from '../../src/cli/main';
 import { failureOf, TaskClient, TaskRejectedError } from '../../src/client/task-client';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskInput, TaskStatus } from '../../src/protocol/task';
@@ -114,21 +114,14 @@ async function failureOfTask(taskId: string) {
 
 /** The CLI in this process against this harness; `key`: whether this terminal holds the trusted signing key. */
 async function cli(key: boolean, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
   const saved = { key: process.env.DURABLE_AGENT_SIGNING_KEY, home: process.env.DURABLE_AGENT_HOME };
   // No key file of the repository's state dir is picked up by accident.
   process.env.DURABLE_AGENT_HOME = path.join(h.tmpDir, 'cli-home');
   if (key) process.env.DURABLE_AGENT_SIGNING_KEY = `front-1:${secret}`;
   else delete process.env.DURABLE_AGENT_SIGNING_KEY;
   try {
-    const code = await main([...args, '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
-    return { code, out: out.join('\n'), err: err.join('\n') };
+    return await cliIn(h, ...args);
   } finally {
-    log.mockRestore();
-    error.mockRestore();
     for (const [name, value] of [
       ['DURABLE_AGENT_SIGNING_KEY', saved.key],
       ['DURABLE_AGENT_HOME', saved.home],

@@ -11,12 +11,9 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { NativeConnection } from '@temporalio/worker';
-import { createDataConverter } from '../../src/codec';
-import { TaskClient } from '../../src/client/task-client';
-import { connectClient } from '../../src/client/client-connection';
+import type { NativeConnection } from '@temporalio/worker';
+import type { TaskClient } from '../../src/client/task-client';
 import { deploymentStatus, promoteBuild } from '../../src/deploy/deployment';
 import { LocalBlobStore } from '../../src/blobs/local-blob-store';
 import { createAgentWorker, type AgentWorker } from '../../src/worker/create-worker';
@@ -26,24 +23,23 @@ import { sigkill, spawnCli, waitFor } from '../support/processes';
 import { installQuietRuntime } from '../support/quiet-runtime';
 import { testWorkflowBundle } from '../support/test-bundle';
 import upgradeAgents from '../support/upgrade-agents';
-import { startVersioningServer, type VersioningServer } from '../support/versioning-server';
+import { connectTo, startVersioningServer, type VersioningServer } from '../support/versioning-server';
 
 jest.setTimeout(300_000);
 
 let server: VersioningServer;
 let connection: NativeConnection;
 let client: TaskClient;
+let close: (() => Promise<void>) | undefined;
 let tmpDir: string;
 beforeAll(async () => {
   installQuietRuntime();
   tmpDir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-upgrade-'));
   server = await startVersioningServer();
-  connection = await NativeConnection.connect({ address: server.address });
-  const clientConnection = await connectClient({ address: server.address });
-  client = new TaskClient(new Client({ connection: clientConnection, namespace: server.namespace, dataConverter: createDataConverter() }), 'unused');
+  ({ connection, client, close } = await connectTo(server));
 });
 afterAll(async () => {
-  await connection?.close();
+  await close?.();
   await server?.stop();
 });
 
