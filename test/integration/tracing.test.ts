@@ -282,9 +282,15 @@ test('after a SIGKILL mid-task and a replay on a second worker, each span is exp
 
     expect(logs.join('')).toContain(`worker: traces to ${collector.url}/v1/traces`);
     expect(logs.join('')).toContain(`worker: Prometheus metrics on http://127.0.0.1:${metricsPort}/metrics`);
-    // The runtime's Prometheus endpoint serves Temporal's worker metrics.
-    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    expect(metrics).toMatch(/^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} 1$/m);
+    // The runtime's Prometheus endpoint serves Temporal's worker metrics. Core counts a completed
+    // workflow after the server acknowledged the completion, which can be after the client saw the
+    // result, so the scrape is asked again until the counter is there.
+    const completedLine = /^temporal_workflow_completed\{[^}]*task_queue="[^"]+"[^}]*\} 1$/m;
+    const metrics = await waitFor('the completed workflow to be counted', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return completedLine.test(text) ? text : undefined;
+    });
+    expect(metrics).toMatch(completedLine);
     expect(metrics).toMatch(/^temporal_activity_execution_latency/m);
 
     // A graceful stop exports what the second worker still holds.
