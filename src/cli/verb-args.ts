@@ -102,6 +102,7 @@ export const VERB_ARGS = {
       'no-legacy-queue': { type: 'boolean' },
       'whole-conversations': { type: 'boolean' },
       versioned: { type: 'boolean' },
+      unversioned: { type: 'boolean' },
       'build-id': { type: 'string' },
       deployment: { type: 'string' },
       bundle: { type: 'string' },
