@@ -23,6 +23,7 @@ const core = [
   'test/integration/guards.test.ts', // classified retries; a duplicate read answered, a duplicate write refused; budgets
   'test/integration/replay.test.ts', // every committed history replays
   'test/integration/worker-crash.test.ts', // SIGTERM drains; a timed-out write is not retried
+  'test/integration/versioned-by-default.test.ts', // a task is pinned to the build it started on; later builds wait for a promote
 ];
 
 /** Everything else: many turns, real sizes, process kills at scale, the README tour, package install, browser. */

@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../agents/define-agent';
 import { stateDir } from '../../server/state-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
-import { resolveVersioning, type VersioningOptions } from '../../worker/versioning';
+import { resolveVersioning, versioningFromEnvironment, type VersioningOptions } from '../../worker/versioning';
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { parse } from '../args';
@@ -121,7 +121,13 @@ function versioningOf(values: {
     }
     return false;
   }
-  if (values['build-id'] === undefined && values.deployment === undefined) return values.versioned ? {} : undefined;
+  if (values['build-id'] === undefined && values.deployment === undefined && !values.versioned) {
+    try {
+      return versioningFromEnvironment() ? undefined : false;
+    } catch (err) {
+      throw usageError((err as Error).message);
+    }
+  }
   try {
     const options: VersioningOptions = {
       ...(values['build-id'] !== undefined ? { buildId: values['build-id'] } : {}),
