@@ -62,6 +62,7 @@ const forkOptions = {
   model: { type: 'string' },
   id: { type: 'string' },
   'recorded-reads': { type: 'boolean' },
+  'agent-version': { type: 'string' },
   ...blobStore,
   ...branchIdentityOptions,
 } as const satisfies Options;

@@ -6,9 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { useHarness, answer, runInBackground } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground } from '../support/harness';
+import { cliIn } from '../support/cli-in-process';
+import { EXIT } from '../../src/cli/cli-error';
 import { runCli, waitFor } from '../support/processes';
-import { deploymentStatus } from '../../src/deploy/deployment';
+import { deploymentStatus, promoteBuild } from '../../src/deploy/deployment';
 import { DEFAULT_DEPLOYMENT_NAME } from '../../src/worker/versioning';
 
 jest.setTimeout(180_000);
@@ -80,4 +82,50 @@ test('the CLI worker refuses --unversioned with a build or deployment, and DURAB
   const bad = await runCli(['worker', '--address', h.server.address], { DURABLE_AGENT_VERSIONING: 'yes' });
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/DURABLE_AGENT_VERSIONING must be 1 \(versioned, the default\) or 0 \(unversioned\), got "yes"/);
+});
+
+test('fork --agent-version: origin pins the branch to the build the origin ran on after another became current; the default goes to the current build; a build no worker serves is refused', async () => {
+  const x = runInBackground(await h.worker());
+  try {
+    const origin = h.taskId('fork-origin');
+    const script = h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('origin done')]);
+    await h.client.start({ agent: 'demo', prompt: 'orders of C-1001', model: { provider: 'scripted', script } }, { taskId: origin });
+    await h.client.result(origin);
+    const originBuild = (await versioningOf(origin))?.deploymentVersion?.buildId;
+    expect(originBuild).toBeDefined();
+
+    // Build y becomes current; x keeps its worker (it is draining).
+    const y = runInBackground(await h.worker(undefined, { versioning: { buildId: 'y', bootstrap: false } }));
+    try {
+      await waitFor('the server to know build y', async () => (await deploymentStatus(h.client.client, DEFAULT_DEPLOYMENT_NAME)).builds.some((b) => b.buildId === 'y') || undefined, 60_000);
+      await promoteBuild(h.client.client, 'y', { force: true });
+
+      const pinned = await h.client.fork(origin, 1, { runOn: 'origin', blobStore: h.blobStore });
+      expect(pinned.build).toMatchObject({ pinned: true, deploymentName: DEFAULT_DEPLOYMENT_NAME, buildId: originBuild, agentVersion: expect.stringMatching(/^[0-9a-f]{16}$/) });
+      expect(await h.client.result(pinned.taskId)).toMatchObject({ outcome: 'answered', text: 'origin done' });
+      expect((await versioningOf(pinned.taskId))?.deploymentVersion?.buildId).toBe(originBuild);
+
+      const routed = await cliIn(h, 'fork', origin, '--at-turn', '1', '--json');
+      expect(routed.code).toBe(EXIT.ok);
+      const started = JSON.parse(routed.out) as { taskId: string; build: unknown };
+      expect(started.build).toEqual({ pinned: false, deploymentName: DEFAULT_DEPLOYMENT_NAME, buildId: 'y' });
+      await h.client.result(started.taskId);
+      expect((await versioningOf(started.taskId))?.deploymentVersion?.buildId).toBe('y');
+
+      const text = await cliIn(h, 'fork', origin, '--at-turn', '1', '--agent-version', 'origin');
+      expect(text.out).toContain(`runs on:    build ${originBuild} of ${DEFAULT_DEPLOYMENT_NAME} (pinned; agent version`);
+
+      const nobody = await cliIn(h, 'fork', origin, '--at-turn', '1', '--agent-version', 'no-such-build', '--id', 'never-created');
+      expect(nobody.code).toBe(EXIT.failed);
+      expect(nobody.err).toMatch(/No live worker of build no-such-build \(deployment durable-agent\) polls task queue/);
+      await expect(h.client.describe('never-created')).rejects.toThrow(/never-created/);
+
+      const bad = await cliIn(h, 'fork', origin, '--at-turn', '1', '--agent-version', 'a b');
+      expect(bad.code).toBe(EXIT.usage);
+    } finally {
+      await y.stop();
+    }
+  } finally {
+    await x.stop();
+  }
 });

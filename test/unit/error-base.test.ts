@@ -23,6 +23,7 @@ import { BadConversationChangeError } from '../../src/activities/conversation-co
 import { RecordingError } from '../../src/replay/recording';
 import { ReplayCannotRunError, ReplayModelError } from '../../src/replay/run-replay';
 import { ForkRefusedError } from '../../src/client/task-client';
+import { ForkBuildRefusedError } from '../../src/client/fork-build';
 import { BranchRefusedError } from '../../src/client/branch-policy';
 import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedules';
 import { RuleError } from '../../src/testing/messages-api-rules';
@@ -61,6 +62,7 @@ const errors: DurableAgentError[] = [
   new ReplayModelError('unreachable'),
   new ReplayCannotRunError('no script here'),
   new ForkRefusedError('fork_turn_not_found', 'no turn 7'),
+  new ForkBuildRefusedError('no live worker of build b'),
   new BranchRefusedError('t', 'fork', 'sam may not fork t'),
   new ScheduleProblem('bad spec'),
   new ScheduleNotFound('nightly'),
