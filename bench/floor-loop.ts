@@ -23,7 +23,7 @@ export async function floorLoop(agent: AgentDefinition, model: Model, maxTurns: 
     if (uses.length === 0) return;
     const results: ToolResultBlock[] = [];
     for (const use of uses) {
-      const gate = gateToolCall(use.name, manifests, agent.policy);
+      const gate = gateToolCall(use.name, manifests, agent.policy ?? {});
       const tool = agent.tool(use.name);
       if (gate.action !== 'run' || !tool) throw new Error(`floor: ${use.name} not allowed`);
       const key = callKey(use.name, use.input, tool.manifest.inputSchema);

@@ -1,11 +1,13 @@
 /**
  * Records the histories that the replay test keeps, from representative tasks run on a real dev
- * server. Existing files are kept (the recorder never overwrites one): each stands for the code that
- * recorded it. Run it when a new kind of task path is worth protecting, never to "fix" a failing replay:
- * a replay failure means the workflow change would break tasks already in flight (use patched()).
+ * server. Existing files are kept (the recorder never overwrites one, in test/histories or its
+ * archive/): each stands for the code that recorded it. Run it when a new kind of task path is worth
+ * protecting, or as a new round under a new build that no longer replays the committed ones (r8: the
+ * first build without patch markers), never to "fix" a failing replay of a change meant for tasks in
+ * flight (docs/architecture.md, "Changing workflow code").
  *   npx tsx scripts/record-histories.ts
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createDemoAgent, DEMO_PROMPT, DEMO_SCRIPT } from '../src/demo/demo-agent';
@@ -22,9 +24,16 @@ import { spawnWorker } from '../test/support/harness';
 import { sigkill } from '../test/support/processes';
 import { FakeMessagesApi, fakeTurns, type FakeReply } from '../src/testing/fake-messages-api';
 import { ScriptedModel } from '../src/models/scripted-model';
+import { McpClientPool } from '../src/mcp/pool';
+import mcpAgents from '../test/support/mcp-agents';
 import type { ModelRequest } from '../src/models/model';
 
 const OUT = path.join(__dirname, '../test/histories');
+
+/** Whether `name` was recorded before: committed, or archived once its build's code was retired. */
+function recorded(name: string): boolean {
+  return existsSync(path.join(OUT, `${name}.json`)) || existsSync(path.join(OUT, 'archive', `${name}.json`));
+}
 
 async function record(
   h: Harness,
@@ -36,7 +45,7 @@ async function record(
 ): Promise<void> {
   const file = path.join(OUT, `${name}.json`);
   // A committed history stands for tasks recorded by older code: never overwrite one.
-  if (existsSync(file)) {
+  if (recorded(name)) {
     console.log(`kept ${name} (already recorded)`);
     return;
   }
@@ -57,9 +66,36 @@ async function record(
 async function main(): Promise<void> {
   const h = await startHarness();
   try {
-    await record(h, 'demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
-    h.orders.inject({ kind: 'truncate' }).inject({ kind: 'forbidden' });
-    await record(h, 'tool-failures', {
+    await recordFirstPaths(h);
+    await recordCurrentPaths(h);
+    await recordSubagents(h);
+    await recordRunStartMarkers(h);
+    await recordFamilyPaths(h);
+    await recordHousePaths(h);
+    await recordUnmarkedPaths(h);
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * Round 1 (no prefix) and v2- (pinned limits): the demo, tool failures, a spent turn budget, the
+ * guards (a loop, an unblock, a fallback), approvals approved, edited and denied, a continued run, an
+ * approved cancel, a local tool, fast reads, results by reference and workflow-issued keys. With a
+ * `round`, the same paths under that prefix, but for those today's code has no more: the demo
+ * (recordFamilyPaths records it) and max-turns (a spent turn budget blocks since the guarded calls).
+ */
+async function recordFirstPaths(h: Harness, round?: string): Promise<void> {
+  const named = (base: string, v2 = false) => (round ? `${round}-${base}` : v2 ? `v2-${base}` : base);
+  const file = (base: string) => (round ? `${round}-${base}` : base);
+  if (!round) await record(h, 'demo-task', { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
+  // Faults queued for a history that was kept were never used: none is meant for the next one.
+  h.orders.clearFaults();
+  h.orders.inject({ kind: 'truncate' }).inject({ kind: 'forbidden' });
+  await record(
+    h,
+    named('tool-failures'),
+    {
       agent: 'demo',
       prompt: 'exercise failures',
       model: {
@@ -72,185 +108,190 @@ async function main(): Promise<void> {
           answer('done'),
         ]),
       },
-    });
+    },
+    // Since approvals, the delete waits for a person: here, one who keeps the note.
+    async (taskId) => {
+      const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+      await h.client.deny(taskId, { approvalId: approval!.id, by: 'recorder', reason: 'keep the note' });
+    },
+  );
+  if (!round)
     await record(h, 'max-turns', {
       agent: 'demo',
       prompt: 'loop',
       maxTurns: 2,
       model: { provider: 'scripted', script: h.script([callTool('list_files', {}), callTool('list_files', {}), answer('x')]) },
     });
-    await record(
-      h,
-      'turn-budget-blocked-then-final-answer',
-      {
-        agent: 'demo',
-        prompt: 'loop',
-        maxTurns: 2,
-        model: {
-          provider: 'scripted',
-          script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), answer('final, without tools')]),
-        },
-      },
-      async (taskId) => {
-        await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
-        await h.client.unblock(taskId, { by: 'recorder' });
-      },
-    );
-    h.orders.inject({ kind: 'truncate' }, 1).inject({ kind: 'forbidden' }, 1);
-    const repeat = () => callTool('search_orders', { customer_id: 'C-9921' });
-    await record(
-      h,
-      'guarded-loop-unblock-fallback',
-      {
-        agent: 'demo',
-        prompt: 'guarded paths',
-        model: {
-          provider: 'scripted',
-          script: h.script([
-            repeat(),
-            repeat(),
-            repeat(),
-            repeat(),
-            callTool('search_orders', { customer_id: 'C-1001' }),
-            callTool('search_orders', { customer_id: 'C-1001' }),
-            callTool('write_file', { path: 'x.txt', content: 'x' }),
-            callTool('write_file', { path: 'x.txt', content: 'x' }),
-            answer('done'),
-          ]),
-        },
-      },
-      async (taskId) => {
-        await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
-        await h.client.message(taskId, { by: 'recorder', text: 'carry on' });
-        await h.client.unblock(taskId, { by: 'recorder', message: 'go on' });
-      },
-    );
-    writeFileSync(path.join(h.workspaceDir, 'a.tmp'), 'a');
-    writeFileSync(path.join(h.workspaceDir, 'b.tmp'), 'b');
-    await record(
-      h,
-      'approvals-approve-edit-deny',
-      {
-        agent: 'demo',
-        prompt: 'approvals',
-        model: {
-          provider: 'scripted',
-          script: h.script([callTool('delete_file', { path: 'a.tmp' }), callTool('delete_file', { path: 'b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]),
-        },
-      },
-      async (taskId) => {
-        const next = async () => (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
-        await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', comment: 'ok' });
-        await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', editedInput: { path: 'a.tmp' } });
-        await h.client.deny(taskId, { approvalId: (await next()).id, by: 'recorder', reason: 'keep the note' });
-      },
-    );
-    // The latest run of a task that continued as new: its history starts from a carried snapshot.
-    await record(h, 'continued-as-new-run', {
+  await record(
+    h,
+    named('turn-budget-blocked-then-final-answer'),
+    {
       agent: 'demo',
-      prompt: 'continue',
-      continueAsNewEveryTurns: 2,
+      prompt: 'loop',
+      maxTurns: 2,
+      model: {
+        provider: 'scripted',
+        script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), answer('final, without tools')]),
+      },
+    },
+    async (taskId) => {
+      await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+      await h.client.unblock(taskId, { by: 'recorder' });
+    },
+  );
+  h.orders.clearFaults();
+  h.orders.inject({ kind: 'truncate' }, 1).inject({ kind: 'forbidden' }, 1);
+  const repeat = () => callTool('search_orders', { customer_id: 'C-9921' });
+  await record(
+    h,
+    named('guarded-loop-unblock-fallback'),
+    {
+      agent: 'demo',
+      prompt: 'guarded paths',
       model: {
         provider: 'scripted',
         script: h.script([
-          callTool('list_files', { dir: '.' }),
-          callTool('list_files', { dir: 'inbox' }),
-          callTool('read_file', { path: 'inbox/customer-note.txt' }),
-          callTool('read_file', { path: 'inbox/customer-note.txt', offset: 5 }),
-          callTool('list_files', { dir: '.' }),
-          answer('done over three runs'),
+          repeat(),
+          repeat(),
+          repeat(),
+          repeat(),
+          callTool('search_orders', { customer_id: 'C-1001' }),
+          callTool('search_orders', { customer_id: 'C-1001' }),
+          callTool('write_file', { path: 'x.txt', content: 'x' }),
+          callTool('write_file', { path: 'x.txt', content: 'x' }),
+          answer('done'),
         ]),
       },
-    });
-    await record(
-      h,
-      'refund-and-approved-cancel',
-      {
-        agent: 'demo',
-        prompt: 'refund and cancel',
-        model: {
-          provider: 'scripted',
-          script: h.script([
-            callTool('refund_order', { order_id: 'O-0001', amount_cents: 100, reason: 'late' }),
-            callTool('cancel_order', { order_id: 'O-0004', reason: 'customer asked' }),
-            answer('refunded and cancelled'),
-          ]),
-        },
+    },
+    async (taskId) => {
+      await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+      await h.client.message(taskId, { by: 'recorder', text: 'carry on' });
+      await h.client.unblock(taskId, { by: 'recorder', message: 'go on' });
+    },
+  );
+  writeFileSync(path.join(h.workspaceDir, file('a.tmp')), 'a');
+  writeFileSync(path.join(h.workspaceDir, file('b.tmp')), 'b');
+  await record(
+    h,
+    named('approvals-approve-edit-deny'),
+    {
+      agent: 'demo',
+      prompt: 'approvals',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('delete_file', { path: file('a.tmp') }),
+          callTool('delete_file', { path: file('b.tmp') }),
+          callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+          answer('done'),
+        ]),
       },
-      async (taskId) => {
-        const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
-        await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+    },
+    async (taskId) => {
+      const next = async () => (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+      await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', comment: 'ok' });
+      await h.client.approve(taskId, { approvalId: (await next()).id, by: 'recorder', editedInput: { path: file('a.tmp') } });
+      await h.client.deny(taskId, { approvalId: (await next()).id, by: 'recorder', reason: 'keep the note' });
+    },
+  );
+  // The latest run of a task that continued as new: its history starts from a carried snapshot.
+  await record(h, named('continued-as-new-run'), {
+    agent: 'demo',
+    prompt: 'continue',
+    continueAsNewEveryTurns: 2,
+    model: {
+      provider: 'scripted',
+      script: h.script([
+        callTool('list_files', { dir: '.' }),
+        callTool('list_files', { dir: 'inbox' }),
+        callTool('read_file', { path: 'inbox/customer-note.txt' }),
+        callTool('read_file', { path: 'inbox/customer-note.txt', offset: 5 }),
+        callTool('list_files', { dir: '.' }),
+        answer('done over three runs'),
+      ]),
+    },
+  });
+  await record(
+    h,
+    named('refund-and-approved-cancel'),
+    {
+      agent: 'demo',
+      prompt: 'refund and cancel',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('refund_order', { order_id: 'O-0001', amount_cents: 100, reason: 'late' }),
+          callTool('cancel_order', { order_id: 'O-0004', reason: 'customer asked' }),
+          answer('refunded and cancelled'),
+        ]),
       },
-    );
-    await record(
-      h,
-      'local-tool',
-      {
-        agent: 'bench-local-tool',
-        prompt: 'echo',
-        model: {
-          provider: 'scripted',
-          script: h.script([callTool('echo', { n: 1 }), callTool('echo', { n: 'two' }), answer('echoed')]),
-        },
+    },
+    async (taskId) => {
+      const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+      await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+    },
+  );
+  await record(
+    h,
+    named('local-tool'),
+    {
+      agent: 'bench-local-tool',
+      prompt: 'echo',
+      model: {
+        provider: 'scripted',
+        script: h.script([callTool('echo', { n: 1 }), callTool('echo', { n: 'two' }), answer('echoed')]),
       },
-      undefined,
-      [createBenchAgent({ local: true })],
-    );
-    // A read that answered fast runs locally from its second call on (patched('fast-reads-local')).
-    await record(
-      h,
-      'fast-reads',
-      {
-        agent: 'bench',
-        prompt: 'echo',
-        model: { provider: 'scripted', script: h.script([1, 2, 3, 4].map((n) => callTool('echo', { n })).concat(answer('echoed'))) },
+    },
+    undefined,
+    [createBenchAgent({ local: true })],
+  );
+  // A read that answered fast runs locally from its second call on.
+  await record(
+    h,
+    named('fast-reads'),
+    {
+      agent: 'bench',
+      prompt: 'echo',
+      model: { provider: 'scripted', script: h.script([1, 2, 3, 4].map((n) => callTool('echo', { n })).concat(answer('echoed'))) },
+    },
+    undefined,
+    [createBenchAgent()],
+  );
+  // Rules v2 (pinned limits): tool results by reference, continue-as-new with a fitted snapshot.
+  await record(
+    h,
+    named('results-by-reference', true),
+    {
+      agent: 'long',
+      prompt: 'read pages',
+      continueAsNewEveryTurns: 3,
+      model: { provider: 'scripted', script: h.script([...[0, 1, 2, 3, 4].map((offset) => callTool('big_read', { offset })), answer('read five pages')]) },
+    },
+    undefined,
+    [createLongAgent(40_000)],
+  );
+  // Rules v2: an approval, a refund under a workflow-issued key, a duplicate refund refused after coercion.
+  await record(
+    h,
+    named('approval-and-keys', true),
+    {
+      agent: 'demo',
+      prompt: 'refund twice and delete',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('refund_order', { order_id: 'O-0002', amount_cents: 100, reason: 'late' }),
+          callTool('refund_order', { order_id: 'O-0002', amount_cents: '100', reason: 'late' }),
+          callTool('delete_file', { path: 'inbox/customer-note.txt' }),
+          answer('done'),
+        ]),
       },
-      undefined,
-      [createBenchAgent()],
-    );
-    // Rules v2 (pinned limits): tool results by reference, continue-as-new with a fitted snapshot.
-    await record(
-      h,
-      'v2-results-by-reference',
-      {
-        agent: 'long',
-        prompt: 'read pages',
-        continueAsNewEveryTurns: 3,
-        model: { provider: 'scripted', script: h.script([...[0, 1, 2, 3, 4].map((offset) => callTool('big_read', { offset })), answer('read five pages')]) },
-      },
-      undefined,
-      [createLongAgent(40_000)],
-    );
-    // Rules v2: an approval, a refund under a workflow-issued key, a duplicate refund refused after coercion.
-    await record(
-      h,
-      'v2-approval-and-keys',
-      {
-        agent: 'demo',
-        prompt: 'refund twice and delete',
-        model: {
-          provider: 'scripted',
-          script: h.script([
-            callTool('refund_order', { order_id: 'O-0002', amount_cents: 100, reason: 'late' }),
-            callTool('refund_order', { order_id: 'O-0002', amount_cents: '100', reason: 'late' }),
-            callTool('delete_file', { path: 'inbox/customer-note.txt' }),
-            answer('done'),
-          ]),
-        },
-      },
-      async (taskId) => {
-        const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
-        await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
-      },
-    );
-    await recordCurrentPaths(h);
-    await recordSubagents(h);
-    await recordRunStartMarkers(h);
-    await recordFamilyPaths(h);
-    await recordHousePaths(h);
-  } finally {
-    await h.close();
-  }
+    },
+    async (taskId) => {
+      const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+      await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+    },
+  );
 }
 
 /**
@@ -258,26 +299,30 @@ async function main(): Promise<void> {
  * pending in the memo): approve with edits and deny, block -> unblock, the run after a
  * continue-as-new, cancel, context compaction, signalled and refused decisions on a verifying task.
  */
-async function recordCurrentPaths(h: Harness): Promise<void> {
+async function recordCurrentPaths(h: Harness, round = 'r3'): Promise<void> {
   const next = async (taskId: string) => (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals[0]!;
+  // Later rounds leave out what recordFirstPaths records there too: another approve-edit-deny, a
+  // continued run, and the compaction (under today's code the same task as the context summary).
+  const again = round === 'r3';
   writeFileSync(path.join(h.workspaceDir, 'r3-a.tmp'), 'a');
   writeFileSync(path.join(h.workspaceDir, 'r3-b.tmp'), 'b');
+  if (again)
+    await record(
+      h,
+      'r3-approve-edit-deny',
+      {
+        agent: 'demo',
+        prompt: 'approvals',
+        model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]) },
+      },
+      async (taskId) => {
+        await h.client.approve(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', editedInput: { path: 'r3-a.tmp' }, comment: 'the other one' });
+        await h.client.deny(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', reason: 'keep the note' });
+      },
+    );
   await record(
     h,
-    'r3-approve-edit-deny',
-    {
-      agent: 'demo',
-      prompt: 'approvals',
-      model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-b.tmp' }), callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('done')]) },
-    },
-    async (taskId) => {
-      await h.client.approve(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', editedInput: { path: 'r3-a.tmp' }, comment: 'the other one' });
-      await h.client.deny(taskId, { approvalId: (await next(taskId)).id, by: 'recorder', reason: 'keep the note' });
-    },
-  );
-  await record(
-    h,
-    'r3-block-unblock',
+    `${round}-block-unblock`,
     {
       agent: 'demo',
       prompt: 'loop',
@@ -292,36 +337,38 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
       await h.client.unblock(taskId, { by: 'recorder', blockId: blocked.blocked!.id, budget: { turns: 4 }, message: 'two more' });
     },
   );
-  await record(h, 'r3-continued-run', {
-    agent: 'demo',
-    prompt: 'continue',
-    continueAsNewEveryTurns: 2,
-    model: {
-      provider: 'scripted',
-      script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('read_file', { path: 'inbox/customer-note.txt' }), answer('done over two runs')]),
-    },
-  });
+  if (again)
+    await record(h, 'r3-continued-run', {
+      agent: 'demo',
+      prompt: 'continue',
+      continueAsNewEveryTurns: 2,
+      model: {
+        provider: 'scripted',
+        script: h.script([callTool('list_files', { dir: '.' }), callTool('list_files', { dir: 'inbox' }), callTool('read_file', { path: 'inbox/customer-note.txt' }), answer('done over two runs')]),
+      },
+    });
   await record(
     h,
-    'r3-cancel',
+    `${round}-cancel`,
     { agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('never')]) } },
     async (taskId) => {
       await next(taskId);
       await h.client.cancel(taskId);
     },
   );
-  await record(
-    h,
-    'r3-compaction',
-    { agent: 'bench', prompt: 'echo', maxTurns: 60, model: { provider: 'scripted', script: h.script([...Array.from({ length: 45 }, (_, n) => callTool('echo', { n })), answer('echoed')]) } },
-    undefined,
-    [createBenchAgent()],
-  );
+  if (again)
+    await record(
+      h,
+      'r3-compaction',
+      { agent: 'bench', prompt: 'echo', maxTurns: 60, model: { provider: 'scripted', script: h.script([...Array.from({ length: 45 }, (_, n) => callTool('echo', { n })), answer('echoed')]) } },
+      undefined,
+      [createBenchAgent()],
+    );
   // The same long task under the context-strategies marker: the scripted model has no native
   // compaction, so the turns that leave are summarised (summarizeTurns) instead of trimmed.
   await record(
     h,
-    'r4-context-summary',
+    again ? 'r4-context-summary' : `${round}-context-summary`,
     { agent: 'bench', prompt: 'echo', maxTurns: 60, model: { provider: 'scripted', script: h.script([...Array.from({ length: 45 }, (_, n) => callTool('echo', { n })), answer('echoed')]) } },
     undefined,
     [createBenchAgent()],
@@ -329,11 +376,11 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
   // A verifying worker: decisions arrive as signals, one forged (refused), one superseded.
   const signer = createDecisionSigner('recorder', generateSecretKey());
   const policy = { destructive: 'confirm' as const, approvers: { destructive: ['olga'] } };
-  writeFileSync(path.join(h.workspaceDir, 'r3-c.tmp'), 'c');
+  writeFileSync(path.join(h.workspaceDir, `${round}-c.tmp`), 'c');
   await record(
     h,
-    'r3-signalled-decisions',
-    { agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'r3-c.tmp' }), answer('deleted')]) } },
+    `${round}-signalled-decisions`,
+    { agent: 'demo', prompt: 'delete', model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: `${round}-c.tmp` }), answer('deleted')]) } },
     async (taskId) => {
       const { id: approvalId } = await next(taskId);
       const handle = h.client.handle(taskId);
@@ -356,7 +403,7 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
   const view = callTool('memory', { command: 'view', path: '/memories/notes.md' });
   await record(
     h,
-    'r3-memory',
+    `${round}-memory`,
     {
       agent: 'rememberer',
       prompt: 'remember',
@@ -382,7 +429,7 @@ async function recordCurrentPaths(h: Harness): Promise<void> {
  * refused for a slice larger than what is left, then the answer. The parent's history holds the
  * children's starts and results.
  */
-async function recordSubagents(h: Harness): Promise<void> {
+async function recordSubagents(h: Harness, round = 'r3'): Promise<void> {
   const delegate = (task: string, turns: number) => ({ type: 'tool_use' as const, name: 'delegate_to_researcher', input: { task, budget: { turns, toolCalls: 2 } } });
   const agents = teamAgents(
     { workspaceDir: h.workspaceDir },
@@ -390,7 +437,7 @@ async function recordSubagents(h: Harness): Promise<void> {
   );
   await record(
     h,
-    'r3-subagents',
+    `${round}-subagents`,
     {
       agent: 'lead',
       prompt: 'split the work',
@@ -427,7 +474,10 @@ async function recordFamilyPaths(h: Harness, round = 'r6'): Promise<void> {
     const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } });
     return [agent];
   };
-  await record(h, `${round}-demo-task`, { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: DEMO_SCRIPT } });
+  // A worker takes a script only under its script folders (the harness's own): a copy of the demo's
+  // there. r6- and r7-demo-task named the file in src/demo and recorded the refusal.
+  const demoScript = h.script((JSON.parse(readFileSync(DEMO_SCRIPT, 'utf8')) as { turns: Parameters<Harness['script']>[0] }).turns);
+  await record(h, `${round}-demo-task`, { agent: 'demo', prompt: DEMO_PROMPT, model: { provider: 'scripted', script: demoScript } });
 
   // A fork's first run, at turn 0 of a task that refunded without a key: the fork meets the refund in the family's journal.
   await recordWith(
@@ -514,13 +564,13 @@ async function recordFamilyPaths(h: Harness, round = 'r6'): Promise<void> {
  * module, workflows/ got rooms, and models declare their capabilities; plus a repeated write turned
  * into an approval (the ledger after another write) and a custom model with a declared window.
  */
-async function recordHousePaths(h: Harness): Promise<void> {
-  await recordFamilyPaths(h, 'r7');
+async function recordHousePaths(h: Harness, round = 'r7'): Promise<void> {
+  await recordFamilyPaths(h, round);
   // The same refund twice with another write between: the state changed, so a person decides whether it runs again.
   const writes = [createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'allow', destructive: 'confirm' } })];
   await record(
     h,
-    'r7-repeated-write-approval',
+    `${round}-repeated-write-approval`,
     {
       agent: 'demo',
       prompt: 'refund twice',
@@ -543,15 +593,50 @@ async function recordHousePaths(h: Harness): Promise<void> {
   // A custom model that declares a 20,000-token window and no native compaction: old results stubbed early, a durable summary.
   const pages = 24;
   const reader = ScriptedModel.fromFile(h.script([...Array.from({ length: pages }, (_, i) => callTool('big_read', { offset: i })), answer('read them all')]), [h.tmpDir]);
-  const declared = { id: 'r7-small-window', capabilities: { contextWindowTokens: 20_000 }, complete: (request: ModelRequest) => reader.complete(request) };
+  const modelName = `${round}-small-window`;
+  const declared = { id: modelName, capabilities: { contextWindowTokens: 20_000 }, complete: (request: ModelRequest) => reader.complete(request) };
   await record(
     h,
-    'r7-declared-window',
-    { agent: 'long', prompt: 'Read every page.', model: { provider: 'custom', name: 'r7-small-window' }, budgets: { turns: pages + 10, toolCalls: pages + 10 } },
+    `${round}-declared-window`,
+    { agent: 'long', prompt: 'Read every page.', model: { provider: 'custom', name: modelName }, budgets: { turns: pages + 10, toolCalls: pages + 10 } },
     undefined,
     [createLongAgent(4_000)],
-    { models: { 'r7-small-window': declared } },
+    { models: { [modelName]: declared } },
   );
+}
+
+/**
+ * Round 8 (issue 36 point 4): the first build without patch markers. The histories before it hold
+ * markers this code no longer asks and were archived (test/histories/archive/), so every path they
+ * covered is recorded again here, once.
+ */
+async function recordUnmarkedPaths(h: Harness): Promise<void> {
+  const round = 'r8';
+  await recordFirstPaths(h, round);
+  await recordCurrentPaths(h, round);
+  await recordSubagents(h, round);
+  await recordMcpQuestion(h, round);
+  await recordHousePaths(h, round);
+}
+
+/** A question from an MCP server (elicitation, from the reference server-everything), answered by a person. */
+async function recordMcpQuestion(h: Harness, round: string): Promise<void> {
+  const pool = new McpClientPool();
+  try {
+    await record(
+      h,
+      `${round}-mcp-question`,
+      { agent: 'mcp-everything', prompt: 'do it', model: { provider: 'scripted', script: h.script([callTool('everything__trigger-elicitation-request', {}), answer('thanks')]) } },
+      async (taskId) => {
+        const [question] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0, 60_000)).pendingApprovals;
+        await h.client.approve(taskId, { approvalId: question!.id, by: 'recorder', editedInput: { name: 'Ada Lovelace', integer: '7' } });
+      },
+      mcpAgents({ workspaceDir: h.workspaceDir }),
+      { mcp: pool },
+    );
+  } finally {
+    await pool.close();
+  }
 }
 
 /** Like record(), for tasks another call starts (a fork, a rewind, a schedule): `start` starts it, `find` names it when its id is not `name`. */
@@ -564,7 +649,7 @@ async function recordWith(
   find: () => Promise<string> = async () => name,
 ): Promise<void> {
   const file = path.join(OUT, `${name}.json`);
-  if (existsSync(file)) {
+  if (recorded(name)) {
     console.log(`kept ${name} (already recorded)`);
     return;
   }
@@ -638,7 +723,7 @@ async function recordFakeApiPaths(h: Harness, round: string): Promise<void> {
 async function recordKilledMidWrite(h: Harness, round: string): Promise<void> {
   const name = `${round}-sigkill-mid-write`;
   const file = path.join(OUT, `${name}.json`);
-  if (existsSync(file)) {
+  if (recorded(name)) {
     console.log(`kept ${name} (already recorded)`);
     return;
   }

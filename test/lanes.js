@@ -22,6 +22,7 @@ const core = [
   'test/integration/fork.test.ts', // forks, rewinds, idempotency keys carried to a branch
   'test/integration/guards.test.ts', // classified retries; a duplicate read answered, a duplicate write refused; budgets
   'test/integration/replay.test.ts', // every committed history replays
+  'test/integration/archived-histories.test.ts', // the archived histories replay on the build that ran them, not on today's
   'test/integration/worker-crash.test.ts', // SIGTERM drains; a timed-out write is not retried
   'test/integration/versioned-by-default.test.ts', // a task is pinned to the build it started on; later builds wait for a promote
 ];

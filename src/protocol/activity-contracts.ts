@@ -60,8 +60,8 @@ export interface CallModelInput {
    */
   checkpoint?: TaskSnapshot;
   /**
-   * What is left of the task's spend budgets, for a budget that is a hard cap (a sub-agent's slice,
-   * hard-budgets marker): the call is sent with a max_tokens its maximum fits in, or not at all.
+   * What is left of the task's spend budgets, for a budget that is a hard cap (a sub-agent's
+   * slice): the call is sent with a max_tokens its maximum fits in, or not at all.
    */
   spendLeft?: { costUsd?: number; tokens?: number };
 }
@@ -92,7 +92,7 @@ export interface RunToolInput {
   approval?: { id: string; by: string };
   /** People's answers to the questions this call asked so far (MCP elicitation), in the order asked. */
   answers?: ToolQuestionAnswer[];
-  /** The turn the call belongs to, for the effect journal (effect-journal marker). */
+  /** The turn the call belongs to, for the effect journal (every write). */
   turn?: number;
   /** The task's ancestry (a fork's): a write an ancestor ran after its branch point is not run again on its own. */
   lineage?: BranchPoint[];

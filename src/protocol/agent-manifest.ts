@@ -62,7 +62,6 @@ export interface AgentManifest {
   /**
    * The context window the task's own model declares (`capabilities.contextWindowTokens`, a custom
    * model only: a Claude choice carries its window in `model`). Absent: the task's pinned default.
-   * Read by runs with the declared-model-window marker (patches.ts).
    */
   modelContextWindowTokens?: number;
 }

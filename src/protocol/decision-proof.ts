@@ -12,8 +12,8 @@
  * Two formats. v2 (`durable-agent/decision/v2`, what every front end signs now) digests the whole
  * request as sent, every field but the proof itself (`proof`, a start's `startProof`): a field
  * added to a signed request after signing, or one the signer never saw (a start's `forkOf`),
- * changes the digest. v1 digested a hand-picked list of fields per kind; tasks that did not record
- * the `whole-input-proofs` marker still accept it (their histories replay as recorded).
+ * changes the digest. v1 digested a hand-picked list of fields per kind; the workflow no longer
+ * accepts it (ApproverGate's formats).
  */
 import { ed25519 } from '@noble/curves/ed25519';
 import { sha256 } from '@noble/hashes/sha2';

@@ -88,8 +88,7 @@ export function delegationToolName(agent: string): string {
  * Within `maxBytes` of UTF-8 (derivedId): an id that fits is exactly as it always was; a longer one
  * keeps the start of the parent's id and the whole `--<agent>-<n>`, and ends with `~` and a hash of
  * the id it would have been. The child's ParentTask search attribute keeps the parent's full id.
- * The workflow picks the bound by its run's rules (derivedIdBytes, workflows/base/patches.ts): DERIVED_ID_MAX_BYTES
- * for runs with the bounded-derived-ids marker, MAX_TASK_ID_BYTES for runs from before it.
+ * The workflow keeps DERIVED_ID_MAX_BYTES (servers with an SQL visibility store refuse longer ids).
  */
 export function childTaskId(parentTaskId: string, agent: string, callNumber: number, maxBytes: number = DERIVED_ID_MAX_BYTES): string {
   return derivedId(parentTaskId, `--${agent}-${callNumber}`, maxBytes);

@@ -22,7 +22,7 @@ export type TaskInput = Omit<WireTaskInput, 'resume'> & { resume?: TaskSnapshot 
  * continue-as-new (their values: src/rules/task-limits.ts).
  */
 export interface TaskLimits {
-  /** 1: the ledger rules recorded in histories before rules v2; 2: the current rules (see ledger.ts). */
+  /** The rules version the task runs by: 2 (RULES_VERSION). A snapshot with 1 (the first release's, retired) resumes under today's rules (limitsFrom). */
   rulesVersion: number;
   /** The same answer to the same call in this many consecutive turns is a loop. */
   loopThreshold: number;
@@ -60,21 +60,22 @@ export interface TaskSnapshot {
   version: 1;
   /**
    * 2: progress only; the run takes its configuration (tools, policy, approver keys) from its
-   * worker. Absent (schema 1): the snapshot also carried `manifest`, read only when old histories replay.
+   * worker. Absent (schema 1, written by older builds): the snapshot also carried `manifest`, which
+   * a run ignores (its worker's manifest counts).
    */
   schemaVersion?: 2;
-  /** Pinned decision numbers (absent in snapshots from before they were pinned: legacy values apply). */
+  /** Pinned decision numbers (absent in snapshots from before they were pinned: today's apply, limitsFrom). */
   limits?: Partial<TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
   /** Markers of archived audit entries. */
   archive?: string[];
   compactions?: number;
   droppedTurns?: number;
-  /** Tasks with the context-strategies marker, once their conversation first needed room. */
+  /** The context strategy, once the conversation first needed room. */
   context?: ContextState;
   runs: number;
   turn: number;
-  /** Schema 1 only. */
+  /** Schema 1 only (older builds); ignored: a run takes its manifest from its worker. */
   manifest?: AgentManifest;
   messages: Message[];
   toolCalls: { total: number; succeeded: number; failed: number };
@@ -120,13 +121,12 @@ export interface ContextSpend {
 }
 
 /**
- * How a task keeps its conversation inside the model's context window (tasks with the
- * context-strategies marker), and what that cost. In order: the API's own compaction where the
+ * How a task keeps its conversation inside the model's context window, and what that cost. In order: the API's own compaction where the
  * model has it, else a summary of the turns that leave (a model call with its own budget), and
  * trimming the oldest turns only when the summary failed or its budget is spent.
  */
 export interface ContextState {
-  /** 'auto': the order above. 'trim': the sliding window of tasks from before the marker. */
+  /** 'auto': the order above. 'trim': the sliding window, in statuses of tasks older builds ran. */
   strategy: 'auto' | 'trim';
   /** false once the model said it has no native compaction (the summary takes over). */
   native?: boolean;
@@ -232,8 +232,8 @@ export type AgentStatus = 'running' | 'awaiting_approval' | 'blocked' | 'complet
 export const AGENT_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out'];
 
 /**
- * The `AgentStatus` search attribute of a run that continued as new (tasks started with the
- * stable-prefix marker): that run is history; its successor, with the same task id, is the task.
+ * The `AgentStatus` search attribute of a run that continued as new: that run is history; its
+ * successor, with the same task id, is the task.
  */
 export const CONTINUED_RUN_STATUS = 'continued';
 

@@ -270,7 +270,7 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
    * workflow reads that state from the origin's history on its worker, never from this input.
    */
   forkOf: exactObject('`forkOf`', '{taskId, turn, message?}', {
-    // Any task id Temporal accepts (workflows/base/patches.ts LONG_FORK_ORIGINS_PATCH: forks recorded before it refused more than 200).
+    // Any task id Temporal accepts.
     taskId: text('forkOf.taskId', { max: MAX_LINEAGE_ID_CHARS, nonEmpty: true }),
     turn: integerIn('forkOf.turn', 0, 1_000_000),
     message: text('forkOf.message', { max: MAX_TEXT_CHARS, nonEmpty: true }).optional(),

@@ -181,7 +181,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
       const block = results.get(call.id);
       const result = block ? { content: block.content, isError: block.is_error === true } : undefined;
       const decided = approvalOf(result);
-      const asked = gateToolCall(call.tool, tools, manifest.policy).action === 'confirm';
+      const asked = gateToolCall(call.tool, tools, manifest.policy ?? {}).action === 'confirm';
       // A call sent to a person that then ran and failed shows only its error: it was approved,
       // unless a policy refused it before anyone was asked (a spent budget).
       const ranAfterAsking = asked && result && !(result.isError && /"error_class":"policy"/.test(result.content));

@@ -11,11 +11,7 @@ export type GateDecision = { action: 'run'; tool: ToolManifest } | { action: 'co
 
 const KNOWN_EFFECTS: ToolEffect[] = ['read', 'write', 'destructive'];
 
-/**
- * `policy` undefined reproduces the first release's gate (writes run, destructive refused), which
- * histories recorded before approvals replay with.
- */
-export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManifest>, policy?: PermissionPolicy): GateDecision {
+export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManifest>, policy: PermissionPolicy): GateDecision {
   const tool = tools.get(name);
   if (!tool) {
     return {
@@ -24,18 +20,6 @@ export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManife
     };
   }
   const effect: ToolEffect = KNOWN_EFFECTS.includes(tool.effect) ? tool.effect : 'destructive';
-  if (!policy) {
-    if (effect !== 'destructive') return { action: 'run', tool };
-    return {
-      action: 'refuse',
-      error: toolError(
-        'policy',
-        'approval_required',
-        `"${name}" is destructive and needs a person's approval, which this task cannot ask for.`,
-        'Do not retry it. Tell the user what you would delete and why, and let them do it.',
-      ),
-    };
-  }
   const rule = ruleFor(name, effect, policy);
   if (rule === 'allow') return { action: 'run', tool };
   if (rule === 'deny') {

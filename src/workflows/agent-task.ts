@@ -3,7 +3,7 @@
  * the turn's tool calls through the guards (turn-tools.ts), then the results back to the model,
  * until it ends its turn. A spent budget, a loop or a model that cannot form a valid call blocks the
  * task until a person unblocks it. What each step decides lives in its own module:
- *   run-setup.ts  rules, input checks, state, configuration from the worker
+ *   run-setup.ts  input checks, state, configuration from the worker
  *   handlers.ts   queries, decisions (decisions.ts) and messages
  *   people.ts     status, memo, notices, the durable waits for a person
  *   model-call.ts the model call, compaction and blocks on model failures
@@ -22,7 +22,6 @@ import { callModelOrBlock } from './turn/model-call';
 import { fitContext } from './turn/context-fit';
 import { People } from './people/people';
 import { Rollover } from './turn/rollover';
-import { derivedIdBytes } from './base/patches';
 import { beginRun, configureRun, forkPointOf, type Run } from './run/run-setup';
 import { Toolbox } from './run/toolbox';
 import { runTurnTools } from './turn/turn-tools';
@@ -33,19 +32,18 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   // Only a fork's first run waits here (for its origin's state); every other start goes straight on.
   const forkPoint = forkPointOf(input);
   const run = beginRun(input, forkPoint ? await forkPoint : undefined);
-  const { state, book, scope, info } = run;
-  const { guarded } = run.rules;
+  const { state, scope, info } = run;
   const handlers = new TaskHandlers(run);
   handlers.register();
   const people = new People(run);
   people.publishStatus();
 
   const finish = async (outcome: TaskOutcome, finalCallWithoutTools = false): Promise<TaskResult> => {
-    // Interrupted model calls still stopping on a worker: their cost is in the result (hard-budgets).
+    // Interrupted model calls still stopping on a worker: their cost is in the result.
     if (run.steering.unsettled > 0) await condition(() => run.steering.unsettled === 0);
     const result = state.complete(outcome, finalCallWithoutTools);
     // A long final answer was stored by reference: the result holds the text itself.
-    if (scope && result.text.search(MARKER_PATTERN) >= 0) result.text = await run.activities.loadText({ scope, text: result.text });
+    if (result.text.search(MARKER_PATTERN) >= 0) result.text = await run.activities.loadText({ scope, text: result.text });
     people.publishStatus();
     await people.delivered();
     // An update still running (an approve checking an edit) must answer before the task closes.
@@ -55,14 +53,12 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
 
   try {
     const { manifest, gate } = await configureRun(run);
-    if (gate) handlers.gateKnown(gate);
-    const delegation = manifest.delegation
-      ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info), idBytes: derivedIdBytes(run.rules) })
-      : undefined;
+    handlers.gateKnown(gate);
+    const delegation = manifest.delegation ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) }) : undefined;
     const toolbox = new Toolbox(manifest, state, delegation?.tools());
     const rollover = new Rollover(run, people);
     // Per run: after a continue-as-new each read proves itself fast again on the regular path.
-    const fastReads = book.fastReads ? new FastReads() : undefined;
+    const fastReads = new FastReads();
     let withoutTools = false;
     let continuations = 0;
 
@@ -70,7 +66,6 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       if (!withoutTools && continuations === 0 && rollover.due()) await rollover.handOver();
       if (rollover.archiveDue()) await rollover.archive();
       if (state.turnsLeft === 0 && !withoutTools) {
-        if (!guarded) return await finish('max_turns');
         const raised = await people.block('turn_budget', `The task used all ${state.budgets.turns} turns.`, () => state.turnsLeft);
         // Unblocked without more turns: one last call, without tools, to answer with what it has.
         if (!raised) withoutTools = true;
@@ -82,15 +77,16 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       people.publishStatus();
-      if (book.boundedState && state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) await fitContext(run, manifest.model, toolbox.contextWindow, toolbox.fixedPromptChars);
+      if (state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) await fitContext(run, manifest.model, toolbox.contextWindow, toolbox.fixedPromptChars);
       const reply = await callModelOrBlock(run, people, {
         model: manifest.model,
         system: manifest.system,
         // The last call without tools keeps their definitions (the API requires them while the
         // conversation holds tool blocks) and forbids calling them.
-        ...(book.toolChoiceNone ? { tools: toolbox.specs(), ...(withoutTools ? { toolChoice: 'none' as const } : {}) } : { tools: withoutTools ? [] : toolbox.specs() }),
+        tools: toolbox.specs(),
+        ...(withoutTools ? { toolChoice: 'none' as const } : {}),
       });
-      // Interrupts spent the budget and a person did not raise it (hard-budgets marker).
+      // Interrupts spent the budget and a person did not raise it.
       if (!reply) return await finish('budget_exhausted');
       rollover.noteModelAnswer();
       state.recordModelTurn(reply);
@@ -115,19 +111,18 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           agent: input.agent,
           tools: toolbox.tools,
           nowMs: () => Date.now(),
-          guarded,
-          ...(run.rules.people ? { policy: manifest.policy ?? {} } : {}),
-          ...(scope ? { scope, chain: `${info.workflowId}:${info.firstExecutionRunId}` } : {}),
+          policy: manifest.policy ?? {},
+          scope,
+          chain: `${info.workflowId}:${info.firstExecutionRunId}`,
           awaitApproval: (approval) => people.awaitApproval(approval),
           inform: (code, message) => people.inform(code, message),
           prepareToolCall: run.activities.prepareToolCall,
-          effectJournal: () => run.later.effectJournal(),
-          ...(fastReads ? { fastReads } : {}),
+          fastReads,
           ...(delegation ? { delegation } : {}),
         },
         uses,
       );
-      state.conversation.addToolResults(turn.results, guarded ? [budgetNote(state)] : []);
+      state.conversation.addToolResults(turn.results, [budgetNote(state)]);
       if (turn.perTurnBudgetSpent) withoutTools = true;
       if (turn.escalation) {
         const isBudget = turn.escalation.code === 'tool_call_budget';
@@ -152,14 +147,11 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   }
 }
 
-/**
- * An answer cut off at max_tokens: whether to ask the model to go on, with a user turn (no prefill;
- * the first release's histories ended the conversation with the partial answer: legacy.ts).
- */
+/** An answer cut off at max_tokens: whether to ask the model to go on, with a user turn (no prefill: conversation.ts). */
 function continueCutAnswer(run: Run, continuations: number): boolean {
-  const { state, book } = run;
-  if (continuations > book.maxContinuations(state.limits) || state.turnsLeft <= 0) return false;
-  if (book.continuesCutAnswers) state.conversation.continueCutAnswer();
+  const { state } = run;
+  if (continuations > state.limits.maxContinuations || state.turnsLeft <= 0) return false;
+  state.conversation.continueCutAnswer();
   return true;
 }
 

@@ -2,7 +2,7 @@
  * Issue 35, point 8 on a real dev server: ids of any length Temporal accepts work. A lead with a
  * 995-character id delegates (its child's id is shortened, ParentTask keeps the lead's full id) and
  * completes; a fork of it gets a bounded id and keeps the full origin in ForkedFrom; a short lead's
- * child is named exactly as before, with no new marker in its history; an id Temporal would refuse
+ * child is named exactly as before; no run records a patch marker; an id Temporal would refuse
  * is one clear line, from TaskClient and from the CLI.
  */
 import type { temporal } from '@temporalio/proto';
@@ -12,7 +12,6 @@ import { TaskIdRefusedError } from '../../src/client/task-client';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { ParentTaskKey } from '../../src/protocol/definitions';
 import { DERIVED_ID_MAX_BYTES, ID_HASH_CHARS, MAX_TASK_ID_BYTES, utf8Length } from '../../src/protocol/task-ids';
-import { BOUNDED_IDS_PATCH, LONG_FORK_ORIGINS_PATCH } from '../../src/workflows/base/patches';
 import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 import teamAgents from '../support/team-agents';
 import { listedWhen } from '../support/visibility';
@@ -77,12 +76,12 @@ test('a lead with a 995-character id delegates to a child under a shortened id, 
       ),
     ).toEqual([childId]);
     expect((await h.client.status(leadId)).children).toEqual([expect.objectContaining({ taskId: childId, state: 'completed' })]);
-    // The lead recorded the bounded-ids marker at its start.
-    expect((await patchesOf(leadId)).some((p) => p.includes(BOUNDED_IDS_PATCH))).toBe(true);
+    // Bounded ids are the only behaviour: no marker decides them.
+    expect(await patchesOf(leadId)).toEqual([]);
   });
 });
 
-test("a lead whose child id would be 256-1,000 bytes (accepted by a dev server, not by SQL visibility) gets it shortened; a short lead's child is named as before, with no new marker", async () => {
+test("a lead whose child id would be 256-1,000 bytes (accepted by a dev server, not by SQL visibility) gets it shortened; a short lead's child is named as before, with no marker", async () => {
   const worker = await team([answer('done')]);
   await worker.runUntil(async () => {
     const midId = longId(300);
@@ -96,7 +95,7 @@ test("a lead whose child id would be 256-1,000 bytes (accepted by a dev server, 
 
     const [short] = parsedResults(await h.client.transcript(shortId));
     expect(short).toMatchObject({ outcome: 'answered', task_id: `${shortId}--researcher-1` });
-    expect((await patchesOf(shortId)).some((p) => p.includes(BOUNDED_IDS_PATCH))).toBe(false);
+    expect(await patchesOf(shortId)).toEqual([]);
   });
 });
 
@@ -117,8 +116,7 @@ test("a fork of a 995-character task gets an id within 255 bytes; ForkedFrom kee
     expect(fork.taskId).toMatch(new RegExp(`-fork-[0-9a-f]{8}~[0-9a-f]{${ID_HASH_CHARS}}$`));
     expect(fork.forkedFrom).toBe(`${originId}@1`);
     expect((await h.client.result(fork.taskId)).text).toBe('fork answer');
-    // Forks recorded before it refused an origin id over 200 characters; this one took the marker that lets it start.
-    expect((await patchesOf(fork.taskId)).some((p) => p.includes(LONG_FORK_ORIGINS_PATCH))).toBe(true);
+    expect(await patchesOf(fork.taskId)).toEqual([]);
     expect((await h.client.view(fork.taskId)).summary.forkedFrom).toBe(`${originId}@1`);
     expect((await h.client.status(fork.taskId)).lineage).toEqual([{ taskId: originId, turn: 1 }]);
     const forks = await listedWhen(

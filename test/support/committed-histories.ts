@@ -1,14 +1,19 @@
 /**
  * The committed histories the replay tests replay, by name: deleting or renaming one fails the
- * tests, so coverage of an old code path cannot go away quietly. Each was recorded once by
- * scripts/record-histories.ts (which never overwrites one) under the code named in its prefix:
- * none (round 1), v2- (pinned limits), r3- (config from the worker, decisions as signals), r4- (context
- * strategies: the durable summary), r5- (every marker asked at a run's start), r6- (the task family:
- * model calls carrying only their change, the family's effect journal, whole-input proofs, hard
- * budgets, bounded derived ids; a fork's first run, a rewind, an interrupt, a nested approval, a
- * schedule's fire, native compaction, a worker SIGKILLed mid-write), r7- (the same paths after approvals
- * moved to one module, workflows/ got rooms and models declare their capabilities; a repeated write
- * turned into an approval; a custom model with a declared window).
+ * tests, so coverage of a code path cannot go away quietly. Each was recorded once by
+ * scripts/record-histories.ts (which never overwrites one, here or in archive/) under the code named
+ * in its prefix. r8- (the first build without patch markers, issue 36 point 4): every path the
+ * archived histories covered, recorded again: approvals approved, edited and denied, a block and its
+ * unblock, a cancel, the durable summary, continued runs, memory, signalled decisions, sub-agents,
+ * fast reads, a local tool, a spent turn budget, an MCP question, tool failures, results by
+ * reference, a fork's first run, a rewind, an interrupt, native compaction, a schedule's fire, a
+ * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window.
+ *
+ * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by the builds before it (rounds 1 to 7:
+ * none, v2-, r3- to r7-). Every one holds patch markers this code no longer asks, and the SDK fails
+ * the replay of a non-deprecated marker nobody asks (TMPRL1100), so none replays on today's code;
+ * under Pinned versioning their tasks finish on the build that started them.
+ * test/integration/archived-histories.test.ts replays them against that build (ARCHIVE_BUILD).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +21,37 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 
 export const COMMITTED_HISTORIES = [
+  'r8-demo-task',
+  'r8-tool-failures',
+  'r8-turn-budget-blocked-then-final-answer',
+  'r8-guarded-loop-unblock-fallback',
+  'r8-approvals-approve-edit-deny',
+  'r8-continued-as-new-run',
+  'r8-refund-and-approved-cancel',
+  'r8-local-tool',
+  'r8-fast-reads',
+  'r8-results-by-reference',
+  'r8-approval-and-keys',
+  'r8-block-unblock',
+  'r8-cancel',
+  'r8-context-summary',
+  'r8-signalled-decisions',
+  'r8-memory',
+  'r8-subagents',
+  'r8-mcp-question',
+  'r8-fork-first-run',
+  'r8-rewind',
+  'r8-delegation-nested-approval',
+  'r8-schedule-fire',
+  'r8-interrupt',
+  'r8-native-compaction',
+  'r8-sigkill-mid-write',
+  'r8-repeated-write-approval',
+  'r8-declared-window',
+] as const;
+
+/** Histories of the builds before patch markers were retired, replayed against ARCHIVE_BUILD only. */
+export const ARCHIVED_HISTORIES = [
   'approvals-approve-edit-deny',
   'continued-as-new-run',
   'demo-task',
@@ -64,6 +100,20 @@ export const COMMITTED_HISTORIES = [
  * is bound to the task's id, so a replay under another id would not take it.
  */
 export function committedHistories(): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
-  const dir = path.join(__dirname, '../histories');
-  return COMMITTED_HISTORIES.map((name) => ({ workflowId: name, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))) }));
+  return historiesIn(path.join(__dirname, '../histories'), COMMITTED_HISTORIES);
+}
+
+/**
+ * The commit tagged `build-r7`: the last build with patch markers, whose workflow code the archived
+ * histories replay against. The full sha, so a clone without tags finds it.
+ */
+export const ARCHIVE_BUILD = '6046da9a9b0e1644ff9f7864eacf2665609cee76';
+
+/** Every archived history, each under its own workflow id (its name). */
+export function archivedHistories(): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
+  return historiesIn(path.join(__dirname, '../histories/archive'), ARCHIVED_HISTORIES);
+}
+
+function historiesIn(dir: string, names: readonly string[]): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
+  return names.map((name) => ({ workflowId: name, history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))) }));
 }

@@ -1,13 +1,13 @@
 /**
  * The conversation's bookkeeping for the context strategies, without Temporal: a native compaction
  * leaves only the first prompt and the block in state (and in the snapshot), the summary replaces
- * the one at the head, trimming is counted and said, the turns that leave are the ones the sliding
- * window would drop, and the request keeps the block's breakpoint within the API's four.
+ * the one at the head, trimming is counted and said, the turns that leave are the ones past the
+ * window, and the request keeps the block's breakpoint within the API's four.
  */
 import { buildParams } from '../../src/models/anthropic-model';
 import { extractiveSummary } from '../../src/models/summary-request';
 import type { CompactionBlock, Message } from '../../src/protocol/messages';
-import { DEFAULT_LIMITS, STABLE_PREFIX_LIMITS } from '../../src/rules/task-limits';
+import { DEFAULT_LIMITS } from '../../src/rules/task-limits';
 import { newContextState, SUMMARY_LABEL } from '../../src/workflows/state/conversation';
 import { taskInputProblem } from '../../src/workflows/base/input-checks';
 import { TaskState } from '../../src/workflows/state/task-state';
@@ -18,7 +18,7 @@ const clock = { now: () => new Date(0), newId: () => 'id' };
 const input = { agent: 'long', prompt: 'read everything' };
 
 function longTask(turns: number, resultChars = 1_000): TaskState {
-  const state = new TaskState(input, clock, { ...DEFAULT_LIMITS, ...STABLE_PREFIX_LIMITS });
+  const state = new TaskState(input, clock, DEFAULT_LIMITS);
   state.messages.push({ role: 'user', content: input.prompt });
   for (let i = 0; i < turns; i++) {
     state.messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'big_read', input: { offset: i } }] });
@@ -58,20 +58,17 @@ test('native mode needs room only past the whole window; the sliding window need
   expect(state.conversation.needsRoom(200_000, 0)).toBe(true);
 });
 
-test('the turns that leave are the ones compactForContext drops, and a summary replaces the one at the head', () => {
+test('the turns that leave bring the conversation back to trimConversationTo, and a summary replaces the one at the head', () => {
   const window = 200_000;
-  const sliding = longTask(45);
-  const expected = sliding.messages.length;
   const pairs = longTask(45).conversation.turnsToLeave(window, 0);
-  sliding.conversation.compactForContext(window, 0);
-  expect(pairs).toBe((expected - sliding.messages.length) / 2);
+  // 91 messages, past the 80 kept: down to 60 at most, in whole turns after the first prompt.
   expect(pairs).toBe(16);
 
   const state = longTask(45);
   state.conversation.context = newContextState(140_000);
   state.conversation.context.native = false;
   state.conversation.leaveTurns(pairs, 0, { text: 'first summary', usage: { inputTokens: 100, outputTokens: 10 } }, undefined, 46);
-  expect(state.messages.length).toBe(sliding.messages.length);
+  expect(state.messages.length).toBe(91 - 2 * pairs);
   expect(state.conversation.summary).toBe('first summary');
   state.conversation.leaveTurns(1, 0, { text: 'second summary', usage: { inputTokens: 50, outputTokens: 5 } }, undefined, 47);
   const head = state.messages[0]!.content as { type: string; text: string }[];

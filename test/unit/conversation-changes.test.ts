@@ -7,7 +7,7 @@ import { ConversationCopies } from '../../src/activities/conversation-copies';
 import type { ConversationChange } from '../../src/protocol/activity-contracts';
 import type { Message } from '../../src/protocol/messages';
 import { applyChange, changeProblem, ConversationReader } from '../../src/rules/conversation-change';
-import { DEFAULT_LIMITS, STABLE_PREFIX_LIMITS } from '../../src/rules/task-limits';
+import { DEFAULT_LIMITS } from '../../src/rules/task-limits';
 import { newContextState } from '../../src/workflows/state/conversation';
 import { SentConversation } from '../../src/workflows/state/sent-conversation';
 import { TaskState } from '../../src/workflows/state/task-state';
@@ -15,7 +15,7 @@ import { TaskState } from '../../src/workflows/state/task-state';
 const clock = { now: () => new Date(0), newId: () => 'id' };
 
 function task(turns: number): TaskState {
-  const state = new TaskState({ agent: 'a', prompt: 'go' }, clock, { ...DEFAULT_LIMITS, ...STABLE_PREFIX_LIMITS });
+  const state = new TaskState({ agent: 'a', prompt: 'go' }, clock, DEFAULT_LIMITS);
   state.messages.push({ role: 'user', content: 'go' });
   for (let i = 0; i < turns; i++) addTurn(state, i);
   return state;

@@ -32,8 +32,7 @@ function setup(options: { verify?: boolean; policy?: ApproverPolicy; gate?: 'non
   const ctx: DecisionContext = {
     state,
     agent: 'demo',
-    scope: undefined,
-    verifiesApprovers: options.verify !== false,
+    scope: `${TASK}/run-1`,
     gate: () => (options.gate === 'none' ? undefined : gate),
     prepareToolCall: (async (input: { input: unknown }) =>
       options.prepared?.ok === false ? { ok: false, error: { detail: 'amount must be a number' } } : { ok: true, input: input.input }) as unknown as DecisionContext['prepareToolCall'],

@@ -1,5 +1,6 @@
 /**
- * The history reader's pure parts on committed histories (no server): the one decode through the
+ * The history reader's pure parts on the archived histories older builds recorded (no server; the
+ * reader still reads them: their tasks may still be on a server): the one decode through the
  * data converter and its codecs, the model calls with the conversation rebuilt from the changes
  * they carry, a run's start input and manifest, and the signals no worker has judged yet.
  */
@@ -8,10 +9,10 @@ import { encodeToPayloads, loadDataConverter } from '@temporalio/common/lib/inte
 import { createDataConverter } from '../../src/codec';
 import { decodePayloads, eventTimeMs, manifestIn, modelCallsIn, startInputOf, undecidedSignals, type HistoryEvent } from '../../src/history/task-history';
 import type { TaskInput } from '../../src/protocol/task';
-import { committedHistories } from '../support/committed-histories';
+import { archivedHistories } from '../support/committed-histories';
 
 const converter = loadDataConverter(createDataConverter({ encryption: false }));
-const histories = new Map(committedHistories().map(({ workflowId, history }) => [workflowId, history.events ?? []]));
+const histories = new Map(archivedHistories().map(({ workflowId, history }) => [workflowId, history.events ?? []]));
 const eventsOf = (name: string): HistoryEvent[] => histories.get(name)!;
 
 async function callsOf(events: HistoryEvent[]) {

@@ -4,7 +4,6 @@
  */
 import { childTaskId } from '../../src/protocol/delegation';
 import { DERIVED_ID_MAX_BYTES, derivedId, ID_HASH_CHARS, MAX_TASK_ID_BYTES, SHORTENED_ID_MARK, taskIdProblem, utf8Length } from '../../src/protocol/task-ids';
-import { derivedIdBytes, MAX_CHILD_ID_TAIL_BYTES, mayDeriveLongIds } from '../../src/workflows/base/patches';
 import { TaskIdRefusedError, taskIdRefusedOr } from '../../src/client/task-client';
 
 const HASHED = new RegExp(`~[0-9a-f]{${ID_HASH_CHARS}}$`);
@@ -82,15 +81,6 @@ test('a tail longer than the bound leaves room is cut with the rest, still bound
   expect(id.startsWith('lead-ttt')).toBe(true);
   expect(id).toMatch(HASHED);
   expect(SHORTENED_ID_MARK).toBe('~');
-});
-
-test('only runs whose ids can derive past 255 bytes ask the bounded-ids marker', () => {
-  expect(mayDeriveLongIds('task-1a2b3c4d')).toBe(false);
-  expect(mayDeriveLongIds(long(DERIVED_ID_MAX_BYTES - MAX_CHILD_ID_TAIL_BYTES))).toBe(false);
-  expect(mayDeriveLongIds(long(DERIVED_ID_MAX_BYTES - MAX_CHILD_ID_TAIL_BYTES + 1))).toBe(true);
-  expect(mayDeriveLongIds('€'.repeat(60))).toBe(true); // 180 bytes
-  expect(derivedIdBytes({ boundedIds: true })).toBe(DERIVED_ID_MAX_BYTES);
-  expect(derivedIdBytes({ boundedIds: false })).toBe(MAX_TASK_ID_BYTES);
 });
 
 test('a task id Temporal would refuse is named in one line before anything is sent', () => {

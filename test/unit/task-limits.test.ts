@@ -1,9 +1,14 @@
 /**
  * Issue 13 items 10 and 13: the numbers a task decides by are pinned in its state and carried across
- * continue-as-new; validator messages say which field has which problem.
+ * continue-as-new; validator messages say which field has which problem. Issue 36 point 4: a run
+ * resumes a snapshot an older build wrote (the first release's rules, schema 1) under today's rules,
+ * its progress kept, and refuses one pinned to rules it does not know with a clear error.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TaskSnapshot } from '../../src/protocol/task';
 import { approveProblem, taskInputProblem, unblockShapeProblem } from '../../src/workflows/base/input-checks';
-import { DEFAULT_LIMITS, LEGACY_LIMITS } from '../../src/rules/task-limits';
+import { DEFAULT_LIMITS, RULES_VERSION } from '../../src/rules/task-limits';
 import { TaskState } from '../../src/workflows/state/task-state';
 import { restoreTask, snapshotOf } from '../../src/workflows/state/task-snapshot';
 
@@ -17,10 +22,48 @@ test('10. a snapshot carries the limits its task started with; a later default d
   expect(restored.limits).toMatchObject({ rulesVersion: 2, loopThreshold: 5, maxConversationMessages: 42 });
 });
 
-test('10. a snapshot from before pinned limits restores with the legacy limits it was recorded with', () => {
+/** The snapshot the first release handed its next run: the input of the archived continued-as-new-run history. */
+function firstReleaseSnapshot(): TaskSnapshot {
+  const history = JSON.parse(readFileSync(path.join(__dirname, '../histories/archive/continued-as-new-run.json'), 'utf8'));
+  const payload = history.events[0].workflowExecutionStartedEventAttributes.input.payloads[0];
+  return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')).resume;
+}
+
+test("a snapshot the first release wrote (no limits, schema 1 with its manifest) resumes under today's rules with its progress", () => {
+  const old = firstReleaseSnapshot();
+  expect(old.limits).toBeUndefined();
+  expect(old.schemaVersion).toBeUndefined();
+  expect(old.manifest).toBeDefined();
+  const restored = restoreTask(input, clock, old);
+  expect(restored.limits).toEqual(DEFAULT_LIMITS);
+  expect(restored.turn).toBe(old.turn);
+  expect(restored.messages).toEqual(old.messages);
+  expect(restored.toolCalls).toEqual(old.toolCalls);
+  expect(restored.costUsd).toBe(old.costUsd);
+  expect(restored.ledger.size).toBe(Object.keys((old.ledger as { records: object }).records).length);
+  // The manifest it carried is not trusted: the run asks its worker (configureRun).
+  expect(restored.manifest).toBeUndefined();
+  // Its next snapshot is today's: schema 2, today's rules, no manifest.
+  const next = snapshotOf(restored);
+  expect(next).toMatchObject({ schemaVersion: 2, limits: { rulesVersion: RULES_VERSION } });
+  expect(next.manifest).toBeUndefined();
+});
+
+test("rules version 1 limits, and lists an older build did not write, give way to today's rules", () => {
+  const { unpricedModels: _u, decisions: _d, pendingGuidance: _p, events: _e, eventCount: _c, ...sparse } = firstReleaseSnapshot();
+  const restored = restoreTask(input, clock, { ...sparse, limits: { rulesVersion: 1, loopThreshold: 9, snapshotCeilingBytes: Number.MAX_SAFE_INTEGER } } as TaskSnapshot);
+  expect(restored.limits).toEqual(DEFAULT_LIMITS);
+  expect(restored.decisions).toEqual([]);
+  expect(restored.conversation.pendingGuidance).toEqual([]);
+  expect(snapshotOf(restored).events).toEqual([]);
+});
+
+test('a snapshot pinned to rules this build does not know is refused with a clear error, not misread', () => {
   const state = new TaskState(input, clock, DEFAULT_LIMITS);
-  const { limits: _dropped, ...old } = JSON.parse(JSON.stringify(snapshotOf(state)));
-  expect(restoreTask(input, clock, old).limits).toEqual(LEGACY_LIMITS);
+  const snapshot = JSON.parse(JSON.stringify(snapshotOf(state)));
+  snapshot.limits.rulesVersion = RULES_VERSION + 1;
+  expect(() => restoreTask(input, clock, snapshot)).toThrow(`the snapshot pins rules version ${RULES_VERSION + 1}; this build runs rules version ${RULES_VERSION} and cannot resume it`);
+  expect(() => restoreTask(input, clock, { ...snapshot, limits: DEFAULT_LIMITS, schemaVersion: 3 })).toThrow(/snapshot schema 3 is not one this code reads/);
 });
 
 test('13. a wrong type is named as a wrong type, a missing field as missing', () => {

@@ -14,11 +14,6 @@ const baseRetry = {
   nonRetryableErrorTypes: NON_RETRYABLE_ERROR_CLASSES,
 } as const;
 
-export const describeAgentOptions: ActivityOptions = {
-  startToCloseTimeout: '30s',
-  retry: { ...baseRetry, maximumAttempts: 5 },
-};
-
 /**
  * The worker heartbeats every running model and tool call (see the activities), so a call whose
  * worker died is retried after this long instead of after its whole timeout; cancellation reaches a
@@ -27,14 +22,14 @@ export const describeAgentOptions: ActivityOptions = {
 export const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 /**
- * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText) for tasks
- * started with the short-activity-heartbeats marker. Without a heartbeat, one of them on a worker
- * that died held its task for the whole 30 s timeout (prepareToolCall runs before every tool
- * call); with it, the retry starts on another worker within HEARTBEAT_TIMEOUT_MS. The activities
- * heartbeat while they run (withHeartbeats).
+ * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText). Without a
+ * heartbeat, one of them on a worker that died held its task for the whole 30 s timeout
+ * (prepareToolCall runs before every tool call); with it, the retry starts on another worker within
+ * HEARTBEAT_TIMEOUT_MS. The activities heartbeat while they run (withHeartbeats).
  */
 export const shortActivityOptions: ActivityOptions = {
-  ...describeAgentOptions,
+  startToCloseTimeout: '30s',
+  retry: { ...baseRetry, maximumAttempts: 5 },
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
 };
 
@@ -45,17 +40,16 @@ export const forkPointOptions: ActivityOptions = {
   retry: { ...baseRetry, maximumAttempts: 5 },
 };
 
+/**
+ * The model call. Budgets are hard caps: an interrupt waits until the worker has aborted the
+ * request, so what the call cost comes back with the cancellation.
+ */
 export const modelCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   retry: { ...baseRetry, maximumAttempts: 10 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
-
-/**
- * The model call of runs with budgets as hard caps (hard-budgets marker): an interrupt waits until
- * the worker has aborted the request, so what the call cost comes back with the cancellation.
- */
-export const modelCallWaitingOptions: ActivityOptions = { ...modelCallOptions, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /** The durable summary's call: a few attempts, then the oldest turns are trimmed instead (the task never waits on it). */
 export const summaryCallOptions: ActivityOptions = {
@@ -64,13 +58,13 @@ export const summaryCallOptions: ActivityOptions = {
 };
 
 /**
- * `waitForCancellation` (rules v2): a cancelled task reports `cancelled` only once the tool call has
- * actually stopped (its heartbeat saw the cancellation), never while a write may still be running.
+ * A tool call. A cancelled task reports `cancelled` only once the call has actually stopped (its
+ * heartbeat saw the cancellation), never while a write may still be running.
  */
-export function toolCallOptions(tool: ToolManifest, waitForCancellation = false): ActivityOptions {
+export function toolCallOptions(tool: ToolManifest): ActivityOptions {
   return {
     ...localToolCallOptions(tool),
-    ...(waitForCancellation ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     ...(tool.timeoutMs > HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } : {}),
   };
 }

@@ -19,12 +19,12 @@ export function hash53(text: string): string {
 }
 
 /**
- * The ledger key: omitted arguments take their schema defaults first, so `{id: 1}` and
- * `{id: 1, page: 1}` (page defaulting to 1) are the same call.
+ * The ledger key, of what would run: arguments coerced like validation (`500` and `"500"` are one
+ * call) and omitted ones given their schema defaults, so `{id: 1}` and `{id: 1, page: 1}` (page
+ * defaulting to 1) are the same call.
  */
-export function callKey(tool: string, input: unknown, inputSchema?: Record<string, unknown>, coerce = false): string {
-  const value = coerce ? coerceLikeValidation(input, inputSchema) : input;
-  return `${tool}#${hash53(canonicalJson(withDefaults(value, inputSchema), { strict: false }))}`;
+export function callKey(tool: string, input: unknown, inputSchema?: Record<string, unknown>): string {
+  return `${tool}#${hash53(canonicalJson(withDefaults(coerceLikeValidation(input, inputSchema), inputSchema), { strict: false }))}`;
 }
 
 type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema };

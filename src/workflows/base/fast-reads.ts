@@ -7,12 +7,10 @@
  * regular path, and the tool stays there for the rest of the run. Only reads: a local call whose
  * worker dies mid-call is run again when the workflow task times out, which a read can afford.
  *
- * Deterministic: the times are workflow times (the activations' timestamps, from history), and the
- * decision is taken behind patched(FAST_READS_PATCH) the first time a task runs a read locally.
+ * Deterministic: the times are workflow times (the activations' timestamps, from history).
  */
-import { ApplicationFailure, ActivityFailure, patched } from '@temporalio/workflow';
+import { ApplicationFailure, ActivityFailure } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
-import { FAST_READS_PATCH } from './patches';
 
 /** A regular call that came back within this (workflow time, scheduling included) marks the read fast. */
 export const FAST_READ_MS = 1_000;
@@ -27,9 +25,7 @@ export class FastReads {
   runsLocally(tool: ToolManifest): boolean {
     // A tool that chose (local: true or false) is not second-guessed; writes never qualify.
     if (tool.effect !== 'read' || tool.local !== undefined) return false;
-    if (!this.fast.has(tool.name) || this.regularOnly.has(tool.name)) return false;
-    // Asked only here: a task that never met a fast read keeps its history unchanged.
-    return patched(FAST_READS_PATCH);
+    return this.fast.has(tool.name) && !this.regularOnly.has(tool.name);
   }
 
   /** A regular call of `tool` came back after `elapsedMs` of workflow time. */

@@ -18,7 +18,6 @@ import {
   expiryDenyReason,
   expiryTerms,
   lateDecisionMessage,
-  waitingForText,
   waitMs,
 } from '../../rules/approvals';
 import { blockTask, unblockTask } from './blocks';
@@ -113,7 +112,6 @@ export function decisionOn(state: TaskState, approvalId: string): ApprovalRecord
 export interface ApprovalBoard {
   publishStatus(): void;
   publishPending(): void;
-  publishWaitingFor(text: string | null): void;
   ask(level: 'confirm' | 'block', code: string, message: string, approvalId?: string): void;
 }
 
@@ -123,7 +121,7 @@ export interface ApprovalBoard {
  */
 export async function awaitApproval(state: TaskState, approval: ApprovalRequest, board: ApprovalBoard): Promise<ApprovalRecord> {
   board.publishStatus();
-  board.publishWaitingFor(waitingForText(approval));
+  board.publishPending();
   board.ask('confirm', 'approval_requested', askText(approval), approval.id);
   const answered = await condition(() => !state.isPending(approval.id), waitMs(approval, Date.now()));
   if (!answered) {
@@ -138,7 +136,7 @@ export async function awaitApproval(state: TaskState, approval: ApprovalRequest,
     }
     if (state.isPending(approval.id)) expireApproval(state, approval);
   }
-  board.publishWaitingFor(null);
+  board.publishPending();
   board.publishStatus();
   return decisionOn(state, approval.id);
 }

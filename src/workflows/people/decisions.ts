@@ -20,10 +20,9 @@ export type DecisionRequest<K extends DecisionKind> = K extends 'unblock' ? Unbl
 export interface DecisionContext {
   state: TaskState;
   agent: string;
-  /** The task's blob scope (rules v2). */
-  scope: string | undefined;
-  /** Tasks that check who decides (verified approvers); the gate is known once the manifest is. */
-  verifiesApprovers: boolean;
+  /** The task's blob scope. */
+  scope: string;
+  /** Who may decide; known once the manifest is (a decision before that is refused: still starting). */
   gate(): ApproverGate | undefined;
   prepareToolCall: AgentActivities['prepareToolCall'];
   decisionReceivedAt: AgentActivities['decisionReceivedAt'];
@@ -69,7 +68,7 @@ export class Decisions {
         agent,
         tool: approval.tool,
         input: request.editedInput,
-        ...(scope ? { scope } : {}),
+        scope,
         ...(approval.question ? { answerSchema: approval.question.requestedSchema } : {}),
       });
       if (!prepared.ok) {
@@ -136,7 +135,6 @@ export class Decisions {
   }
 
   private gateRefusal(check: (gate: ApproverGate) => DecisionRefusal | undefined): DecisionRefusal | undefined {
-    if (!this.ctx.verifiesApprovers) return undefined;
     const gate = this.ctx.gate();
     return gate ? check(gate) : { code: 'still_starting', problem: 'the task is still starting' };
   }

@@ -11,7 +11,8 @@ export type EscalationTrigger =
       kind: 'tool_error';
       error: ToolError;
       effect: ToolEffect;
-      idempotent?: boolean /** Rules v2: the write may have taken effect (see outcome-unknown.ts); v1 only knew timeouts. */;
+      idempotent?: boolean;
+      /** The write may have taken effect (see outcome-unknown.ts); without it, a timeout is taken to mean so. */
       outcomeUnknown?: boolean;
     }
   | { kind: 'fallback_used' }

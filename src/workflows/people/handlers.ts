@@ -21,6 +21,7 @@ import type { MessageInput } from '../../protocol/task';
 import { MESSAGE_NONCE_MEMORY, type ApproverGate } from '../run/approver-gate';
 import { Decisions } from './decisions';
 import { failAsUpdate, failAsUpdateAsync, rejectIf } from '../base/update-failures';
+import { messageProblem } from '../base/input-checks';
 import type { Run } from '../run/run-setup';
 import { statusOf } from '../state/task-status';
 
@@ -33,15 +34,14 @@ export class TaskHandlers {
   constructor(private readonly run: Run) {}
 
   register(): void {
-    const { state, rules } = this.run;
+    const { state } = this.run;
     const decisions = new Decisions({
       state,
       agent: this.run.input.agent,
       scope: this.run.scope,
-      verifiesApprovers: rules.verifiedApprovers,
       gate: () => this.gate,
       prepareToolCall: this.run.activities.prepareToolCall,
-      decisionReceivedAt: this.run.decisionReceivedAt,
+      decisionReceivedAt: this.run.activities.decisionReceivedAt,
     });
     setHandler(statusQuery, () => statusOf(state));
     setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -68,8 +68,8 @@ export class TaskHandlers {
    * cannot be refused, and a throw here would fail the workflow task: what is malformed is dropped.
    */
   private onMessage(message: MessageInput, interrupt: boolean): void {
-    const { state, rules, book } = this.run;
-    const problem = book.messageProblem(message);
+    const { state } = this.run;
+    const problem = messageProblem(message);
     if (problem) {
       log.warn(`Ignored a malformed ${interrupt ? 'interrupt' : 'message'} signal`, { problem });
       return;
@@ -80,7 +80,7 @@ export class TaskHandlers {
       if (!interrupt && policy === 'reject' && busy) {
         return state.recordUntakenDecision('message', message.by, 'refused', 'the task was busy: this agent takes messages only while it waits (send it again then, or interrupt)');
       }
-      const taken = rules.verifiedApprovers ? this.takeMessage(message, interrupt) : (state.addGuidance(message), true);
+      const taken = this.takeMessage(message, interrupt);
       if (taken && (interrupt || policy === 'interrupt') && this.run.steering.interrupt()) state.recordInterrupt(message.by);
     } catch (err) {
       log.warn('Ignored a message signal that could not be added', { error: String(err) });

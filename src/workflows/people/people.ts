@@ -3,10 +3,9 @@
  * Temporal UI (search attributes), what waits on a person (memo), notices (webhooks that never
  * hold the task up), and the durable waits for an approval or an unblock.
  */
-import { condition, isCancellation, log, patched, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, isCancellation, log, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { AgentNameKey, AgentStatusKey } from '../../protocol/definitions';
 import { CONTINUED_RUN_STATUS, type AgentStatus, type ApprovalRecord, type ApprovalRequest } from '../../protocol/task';
-import { NOTIFY_PEOPLE_PATCH } from '../base/patches';
 import { pendingMemo } from './pending-memo';
 import type { Run } from '../run/run-setup';
 import { type ApprovalBoard, awaitApproval } from './approvals';
@@ -19,7 +18,6 @@ export class People {
   private readonly board: ApprovalBoard = {
     publishStatus: () => this.publishStatus(),
     publishPending: () => this.publishPending(),
-    publishWaitingFor: (text) => this.publishWaitingFor(text),
     ask: (level, code, message, approvalId) => this.ask(level, code, message, approvalId),
   };
 
@@ -38,7 +36,7 @@ export class People {
 
   /** The closing run of a continued task is not the task: `list` and Temporal's UI should not read it as running. */
   publishContinued(): void {
-    if (this.run.state.limits.trimConversationTo !== undefined) upsertSearchAttributes([{ key: AgentStatusKey, value: CONTINUED_RUN_STATUS }]);
+    upsertSearchAttributes([{ key: AgentStatusKey, value: CONTINUED_RUN_STATUS }]);
   }
 
   /** Waits, durably, for a person to unblock; true when they raised the budget that ran out. */
@@ -59,18 +57,17 @@ export class People {
     return awaitApproval(this.run.state, approval, this.board);
   }
 
-  /** Recovered and told: a notice that never delays the task's next step (rules v2). */
-  async inform(code: string, message: string): Promise<void> {
-    const { state, input, info, book, rules } = this.run;
-    if (!rules.people) return;
+  /** Recovered and told: a notice that never delays the task's next step. */
+  inform(code: string, message: string): Promise<void> {
+    const { state, input, info } = this.run;
     state.recordInform(code, message);
     const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
       if (isCancellation(err)) throw err;
       // A notice that cannot be delivered must not stop the task; it stays in status.
       log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
     });
-    if (book.noticesInBackground) this.notices.push(delivery.catch(() => undefined));
-    else await delivery;
+    this.notices.push(delivery.catch(() => undefined));
+    return Promise.resolve();
   }
 
   /** Notices still on their way; awaited before the run closes. */
@@ -80,8 +77,7 @@ export class People {
 
   /** A person must act (approve, unblock): notify them, never waiting for the delivery. */
   private ask(level: 'confirm' | 'block', code: string, message: string, approvalId?: string): void {
-    const { input, info, book, rules } = this.run;
-    if (!rules.people || !book.noticesInBackground || !patched(NOTIFY_PEOPLE_PATCH)) return;
+    const { input, info } = this.run;
     const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level, code, message, ...(approvalId ? { approvalId } : {}) }).catch((err) => {
       if (isCancellation(err)) throw err;
       // Undelivered, the request still stands: the task waits in status and in `list --status`.
@@ -90,14 +86,8 @@ export class People {
     this.notices.push(delivery.catch(() => undefined));
   }
 
-  /** Tasks with pending-in-memo: what waits on a person, in the memo, each time it changes. */
+  /** What waits on a person, in the memo, each time it changes (a front end reads it with a describe when no worker runs). */
   private publishPending(): void {
-    if (this.run.rules.pendingInMemo) upsertMemo(pendingMemo(this.run.state));
-  }
-
-  /** The memo's `waitingFor` line (older tasks), or the whole pending memo (pending-in-memo). */
-  private publishWaitingFor(text: string | null): void {
-    if (this.run.rules.pendingInMemo) this.publishPending();
-    else upsertMemo({ waitingFor: text });
+    upsertMemo(pendingMemo(this.run.state));
   }
 }

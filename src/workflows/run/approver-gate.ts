@@ -34,8 +34,8 @@ export class ApproverGate {
     /** The task's starter (forbidSelfApproval compares against it). */
     public starter: VerifiedIdentity | undefined,
     /**
-     * The claim formats accepted: v2 only (every field but the proof signed) for tasks with
-     * `whole-input-proofs`; v1 and v2 for tasks without it, whose recorded decisions were v1.
+     * The claim formats accepted. The workflow accepts v2 only (every field but the proof signed);
+     * v1 is refused there and stays checkable here for the tests of the format itself.
      */
     readonly formats: readonly ProofFormat[] = [1, 2],
   ) {}

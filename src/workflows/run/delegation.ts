@@ -14,7 +14,6 @@ import {
   condition,
   isCancellation,
   ParentClosePolicy,
-  patched,
   startChild,
   TerminatedFailure,
   TimeoutFailure,
@@ -30,7 +29,6 @@ import { MAX_LINEAGE_POINTS } from '../../protocol/wire-shapes';
 import { isToolError, toolError, type ToolError } from '../../protocol/tool-error';
 import { carveSlice, readDelegationCall } from '../../rules/budget-slice';
 import { addSpend, sliceAsSpend } from '../state/child-spend';
-import { SUBAGENTS_PATCH } from '../base/patches';
 import type { TaskState } from '../state/task-state';
 
 /** The longest child answer put into this task's conversation; the whole answer stays in the child's result. */
@@ -45,8 +43,7 @@ export class Delegation {
 
   constructor(
     private readonly manifest: DelegationManifest,
-    /** `idBytes`: the bound of the children's ids (derivedIdBytes of the run's rules; default DERIVED_ID_MAX_BYTES). */
-    private readonly task: { workflowId: string; taskQueue: string; depth: number; idBytes?: number },
+    private readonly task: { workflowId: string; taskQueue: string; depth: number },
   ) {}
 
   /** The delegation tools this task offers: none at the depth limit (its children could not go deeper). */
@@ -92,12 +89,10 @@ export class Delegation {
     const slice = carveSlice(sub.name, call.budget, remainingOf(state), sub.maxTurns, share);
     if ('error_class' in slice) return { error: slice };
 
-    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total, this.task.idBytes);
+    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total);
     const child: ChildTaskSummary = { taskId, agent: sub.name, toolUseId, state: 'waiting', slice };
     state.children.hold(child);
     try {
-      // Asked at the first delegation: tasks that never delegate keep their histories as they were.
-      patched(SUBAGENTS_PATCH);
       // The place is taken in the same step that finds it free: calls woken together cannot both take the last one.
       if (!this.takePlace()) await condition(() => this.takePlace());
       child.state = 'running';

@@ -1,7 +1,7 @@
 /**
- * The start of a run: which rules it follows, whether its input may start it, the state it begins
- * with (new, or the progress its own continue-as-new handed over), and its configuration from the
- * worker (manifest, trusted keys, the starter's identity).
+ * The start of a run: whether its input may start it, the state it begins with (new, or the
+ * progress its own continue-as-new handed over), and its configuration from the worker (manifest,
+ * trusted keys, the starter's identity).
  */
 import { ApplicationFailure, proxyActivities, uuid4, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { AgentActivities } from '../../protocol/activity-contracts';
@@ -9,12 +9,10 @@ import type { AgentManifest } from '../../protocol/agent-manifest';
 import type { TaskInput, TaskSnapshot } from '../../protocol/task';
 import { forkedFromLabel } from '../../protocol/fork';
 import { toolError } from '../../protocol/tool-error';
-import { describeAgentOptions, forkPointOptions, shortActivityOptions } from '../base/activity-options';
+import { forkPointOptions, shortActivityOptions } from '../base/activity-options';
 import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from '../base/input-checks';
-import { legacyInputChecks, ruleBook, type RuleBook } from '../base/legacy';
-import { forkOriginRefusal, LaterRules, runRules, type RunRules } from '../base/patches';
-import { DEFAULT_LIMITS, LEGACY_LIMITS, STABLE_PREFIX_LIMITS } from '../../rules/task-limits';
+import { DEFAULT_LIMITS } from '../../rules/task-limits';
 import { Steering } from '../state/steering';
 import { SentConversation } from '../state/sent-conversation';
 import { TaskState } from '../state/task-state';
@@ -23,30 +21,20 @@ import { restoreTask } from '../state/task-snapshot';
 import { delegatedLineage } from './delegation';
 import { claimedStarter, forkMessage, forkRefusal } from './start-claim';
 
-const withoutHeartbeats = proxyActivities<AgentActivities>(describeAgentOptions);
-const withShortHeartbeats = proxyActivities<AgentActivities>(shortActivityOptions);
+const shortActivities = proxyActivities<AgentActivities>(shortActivityOptions);
 const { loadForkPoint } = proxyActivities<AgentActivities>(forkPointOptions);
 
-/** What every part of a run shares: its input, rules, state and the activities it calls. */
+/** What every part of a run shares: its input, state and the activities it calls. */
 export interface Run {
   input: TaskInput;
   info: WorkflowInfo;
-  rules: RunRules;
   state: TaskState;
-  /** What the task's pinned rules version does (legacy.ts fences the first release's). */
-  book: RuleBook;
-  /** The task chain's content in the blob store: the same for every run, never another task's (bounded state). */
-  scope: string | undefined;
-  /** The short activities, with the heartbeat timeout tasks with that marker schedule them with. */
+  /** The task chain's content in the blob store: the same for every run, never another task's. */
+  scope: string;
+  /** The short activities (describeAgent, prepareToolCall, notify, ...), with a heartbeat timeout. */
   activities: AgentActivities;
-  /** Always with heartbeats: added after that marker, so no history schedules it without. */
-  decisionReceivedAt: AgentActivities['decisionReceivedAt'];
   /** The model call in flight, for an interrupt to cancel. */
   steering: Steering;
-  /** This run asked the context-strategies marker and it said no: the sliding window as before. */
-  trimOnly?: boolean;
-  /** Markers asked later, where each first matters (forkable turns, the effect journal). */
-  later: LaterRules;
   /** This run is a fork's first: its state came from the origin's history (loadForkPoint). */
   forked: boolean;
   /** What this run's last model call sent, so the next sends only the change. */
@@ -61,8 +49,6 @@ export interface Run {
 export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined {
   if (input === null || typeof input !== 'object' || input.resume !== undefined || input.forkOf === undefined) return undefined;
   assertValidInput(input);
-  const originProblem = forkOriginRefusal(input.forkOf.taskId);
-  if (originProblem) throw invalidInput(originProblem);
   const info = workflowInfo();
   const origin = { taskId: input.forkOf.taskId, turn: input.forkOf.turn };
   return loadForkPoint({
@@ -78,68 +64,45 @@ export function forkPointOf(input: TaskInput): Promise<TaskSnapshot> | undefined
 }
 
 export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
-  const resumed = input !== null && typeof input === 'object' && input.resume !== undefined;
-  const rules = runRules(resumed, (newRules) => {
-    // Histories from before the full input checks fail (or not) exactly as they were recorded.
-    if (newRules === false) legacyInputChecks(input);
-    else assertValidInput(input);
-  });
+  assertValidInput(input);
   const info = workflowInfo();
   // Before anything of a snapshot is read: only this task's own continue-as-new may hand one over.
-  const originProblem = rules.configFromWorker ? runOriginProblem(input, info) : undefined;
+  const originProblem = runOriginProblem(input, info);
   if (originProblem) throw invalidInput(originProblem);
   const clock = { now: () => new Date(), newId: () => uuid4() };
-  const limits = rules.newRules
-    ? { ...DEFAULT_LIMITS, ...(rules.stablePrefix ? STABLE_PREFIX_LIMITS : {}), ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) }
-    : LEGACY_LIMITS;
+  const limits = { ...DEFAULT_LIMITS, ...(input.stateCeilingBytes ? { snapshotCeilingBytes: input.stateCeilingBytes } : {}) };
   const start = input.resume ?? forkPoint;
   const state = start ? restoreTask(input, clock, start) : new TaskState(input, clock, limits);
-  state.snapshotCarriesManifest = !rules.configFromWorker;
   // A child joins its parent's family (its writes go to the family's journal); a continued run keeps it in its snapshot.
   if (!start) state.lineage = delegatedLineage(input, info);
-  const book = ruleBook(state.limits.rulesVersion);
-  const scope = book.boundedState ? `${info.workflowId}/${info.firstExecutionRunId}` : undefined;
+  const scope = `${info.workflowId}/${info.firstExecutionRunId}`;
   state.scope = scope;
   return {
     input,
     info,
-    rules,
     state,
-    book,
     scope,
-    activities: rules.shortActivityHeartbeats ? withShortHeartbeats : withoutHeartbeats,
-    decisionReceivedAt: withShortHeartbeats.decisionReceivedAt,
+    activities: shortActivities,
     steering: new Steering(),
-    later: new LaterRules(),
     forked: !input.resume && forkPoint !== undefined,
     sent: new SentConversation(`${info.workflowId}/${info.runId}`),
   };
 }
 
-/**
- * The run's configuration, from its worker (a snapshot never supplies it, except where a history
- * recorded before config-from-worker replays), and the approver gate built from it.
- */
-export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate | undefined }> {
-  const { input, info, state, rules } = run;
-  if (!rules.configFromWorker && input.resume && !info.continuedFromExecutionRunId) {
-    // The check of tasks started before config-from-worker (runOriginProblem refuses these, and
-    // more, before the state is made), kept where it failed so their histories replay as recorded.
-    throw invalidInput('`resume` is set by the task itself when it continues as new; a new task cannot start with one.');
-  }
-  const manifest =
-    input.resume?.manifest && !rules.configFromWorker ? input.resume.manifest : await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
+/** The run's configuration, from its worker (a snapshot never supplies it), and the approver gate built from it. */
+export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate }> {
+  const { input, info, state } = run;
+  const manifest = await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
   if (!input.resume && !run.forked) state.begin(manifest);
   else state.adoptManifest(manifest);
-  // With whole-input-proofs the fork's message waits for its starter to be judged (forkMessage below).
-  if (run.forked) beginFork(run, !rules.wholeInputProofs || !rules.verifiedApprovers);
-  if (!rules.verifiedApprovers) return { manifest, gate: undefined };
-  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter, rules.wholeInputProofs ? [2] : [1, 2]);
+  if (run.forked) beginFork(run);
+  // Signed requests are checked by claim format v2 (a proof covers the whole input).
+  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter, [2]);
   if (!input.resume) {
     // Checked at the time the server accepted the start, not when a worker got to it.
     let starter = gate.starterOf(input, info.startTime.getTime());
     // A start proof counts once: not when another execution of this id was started with it first.
-    if (rules.wholeInputProofs) starter = await claimedStarter(starter, input, info);
+    starter = await claimedStarter(starter, input, info);
     if (starter.problem && manifest.policy?.forbidSelfApproval) {
       // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.
       const error = toolError(
@@ -151,9 +114,10 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
       throw ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
     }
     // A fork is a decision on its origin: the origin agent's policy says who may make it.
-    const refusal = rules.wholeInputProofs ? forkRefusal(manifest, input, starter, gate.verifying) : undefined;
+    const refusal = forkRefusal(manifest, input, starter, gate.verifying);
     if (refusal) throw refusal;
-    if (rules.wholeInputProofs && run.forked) forkMessage(state, input, starter, gate.verifying, manifest);
+    // The fork's message joins once its starter is judged.
+    if (run.forked) forkMessage(state, input, starter, gate.verifying, manifest);
     state.starter = starter;
     gate.starter = starter;
   }
@@ -161,12 +125,11 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   return { manifest, gate };
 }
 
-/** A fork's first run: the branch point in its audit trail, and the message it was started with for the model. */
-function beginFork(run: Run, withMessage: boolean): void {
-  const { state, input } = run;
+/** A fork's first run: the branch point in its audit trail (its message waits for its starter to be judged: forkMessage). */
+function beginFork(run: Run): void {
+  const { state } = run;
   const origin = state.lineage[0]!;
   state.audit.record('task_forked', `forked from ${forkedFromLabel(origin)}: ${state.messages.length} messages, ${state.toolCalls.total} tool calls and $${state.costUsd.toFixed(4)} carried over`);
-  if (withMessage && input.forkOf?.message) state.addGuidance({ by: input.startedBy ?? 'fork', text: input.forkOf.message });
 }
 
 /**

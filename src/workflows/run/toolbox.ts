@@ -3,11 +3,9 @@
  * the guards read, and the built-in recall tool once something was compacted (an agent's own tool
  * of that name wins).
  */
-import { patched } from '@temporalio/workflow';
 import type { AgentManifest, ToolManifest } from '../../protocol/agent-manifest';
 import type { ToolSpec } from '../../protocol/messages';
 import { RECALL_TOOL_MANIFEST } from '../../protocol/recall-tool';
-import { DECLARED_MODEL_WINDOW_PATCH } from '../base/patches';
 import type { TaskState } from '../state/task-state';
 
 const RECALL_SPEC: ToolSpec = { name: RECALL_TOOL_MANIFEST.name, description: RECALL_TOOL_MANIFEST.description, input_schema: RECALL_TOOL_MANIFEST.inputSchema };
@@ -17,7 +15,7 @@ export class Toolbox {
   private readonly baseSpecs: ToolSpec[];
   /** What every request carries besides the conversation (system prompt and tool specs), in characters. */
   readonly fixedPromptChars: number;
-  /** The model's context window in tokens (the manifest's, else the task's pinned default). */
+  /** The model's context window in tokens (the Claude choice's, else the one a custom model declares, else the task's pinned default). */
   readonly contextWindow: number;
 
   constructor(
@@ -31,7 +29,7 @@ export class Toolbox {
     // `type` only where the manifest declares one (the memory tool), so older manifests give the same specs.
     this.baseSpecs = offered.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema, ...(t.declaration ? { type: t.declaration } : {}) }));
     this.fixedPromptChars = manifest.system.length + JSON.stringify(this.baseSpecs).length;
-    this.contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || declaredWindow(manifest) || state.limits.contextWindowTokens;
+    this.contextWindow = (manifest.model.provider === 'anthropic' && manifest.model.contextWindowTokens) || manifest.modelContextWindowTokens || state.limits.contextWindowTokens;
   }
 
   specs(): ToolSpec[] {
@@ -39,10 +37,4 @@ export class Toolbox {
     this.tools.set(RECALL_TOOL_MANIFEST.name, RECALL_TOOL_MANIFEST);
     return [...this.baseSpecs, RECALL_SPEC];
   }
-}
-
-/** The window a custom model declares, for runs with the declared-model-window marker (asked only when the manifest carries one). */
-function declaredWindow(manifest: AgentManifest): number | undefined {
-  const window = manifest.modelContextWindowTokens;
-  return window !== undefined && patched(DECLARED_MODEL_WINDOW_PATCH) ? window : undefined;
 }

@@ -5,7 +5,6 @@
  */
 import { STATUS_EVENT_WINDOW, type ApprovalRecord, type Decision, type Escalation, type TaskEvent, type TaskEventKind } from '../../protocol/task';
 import type { TaskLimits } from '../../rules/task-limits';
-import { ruleBook } from '../base/legacy';
 
 export class AuditTrail {
   readonly escalations: Escalation[] = [];
@@ -28,8 +27,7 @@ export class AuditTrail {
     this.eventCount += 1;
     this.events.push({ seq: this.eventCount, at: this.now(), kind, turn: this.turn(), ...extra, detail });
     // Keep memory bounded on long tasks; the full story is in Temporal's history.
-    if (ruleBook(this.limits.rulesVersion).boundedState) this.spillEvents();
-    else if (this.events.length > STATUS_EVENT_WINDOW * 2) this.events.splice(0, this.events.length - STATUS_EVENT_WINDOW);
+    this.spillEvents();
   }
 
   /** Keeps the newest `auditWindow` entries of an audit list in state; older ones wait in `overflow` for the store. */
@@ -45,10 +43,10 @@ export class AuditTrail {
     }
   }
 
-  /** Before a snapshot (bounded state): events beyond the window a snapshot carries wait for the archive instead of being dropped. */
+  /** Events beyond the window a snapshot carries wait for the archive instead of being dropped. */
   spillEvents(): void {
     const keep = Math.min(STATUS_EVENT_WINDOW, this.limits.auditWindow);
-    if (!ruleBook(this.limits.rulesVersion).boundedState || this.events.length <= keep) return;
+    if (this.events.length <= keep) return;
     for (const entry of this.events.splice(0, this.events.length - keep)) this.overflow.push({ kind: 'event', entry });
   }
 

@@ -9,7 +9,6 @@ import { BLOB_ID_SOURCE, MARKER_PATTERN, markerIds, resolvedLength } from '../..
 import { RECALL_TOOL } from '../../protocol/recall-tool';
 import type { AuditTrail } from './audit-trail';
 import type { TaskLimits } from '../../rules/task-limits';
-import { ruleBook } from '../base/legacy';
 
 /** How the durable summary is marked at the head of the conversation. */
 export const SUMMARY_LABEL = '[summary of earlier turns]';
@@ -72,7 +71,7 @@ export class Conversation {
   /** Times the conversation was compacted to fit the context window, and turns taken out of it. */
   compactions = 0;
   droppedTurns = 0;
-  /** Tasks with the context-strategies marker, once the conversation first needed room (see ContextState). */
+  /** The context strategy, once the conversation first needed room (see ContextState). */
   context?: ContextState;
   private readonly measures: Measures = new WeakMap();
 
@@ -149,12 +148,11 @@ export class Conversation {
   }
 
   /**
-   * Whether the conversation needs work before the next call. Native compaction (context-strategies)
-   * leaves it to the API unless the API would refuse the prompt outright; otherwise: over the
-   * compaction budget or past the message limit, as compactForContext decides.
+   * Whether the conversation needs work before the next call. Native compaction leaves it to the
+   * API unless the API would refuse the prompt outright; otherwise: over the compaction budget or
+   * past the message limit (context-fit.ts).
    */
   needsRoom(contextWindowTokens: number, extraChars: number): boolean {
-    if (!ruleBook(this.limits.rulesVersion).boundedState) return false;
     if (this.context?.strategy === 'auto' && this.context.native !== false) return this.estimatedPromptTokens(extraChars) > contextWindowTokens;
     return this.estimatedPromptTokens(extraChars) > Math.floor(contextWindowTokens * this.limits.compactAtRatio) || this.messages.length > this.limits.maxConversationMessages;
   }
@@ -177,7 +175,7 @@ export class Conversation {
     return line;
   }
 
-  /** Turns (assistant, user pairs after the first prompt) that must leave for the conversation to fit, as compactForContext would drop them. */
+  /** Turns (assistant, user pairs after the first prompt) that must leave for the conversation to fit: under the budget and back to trimConversationTo. */
   turnsToLeave(contextWindowTokens: number, extraChars: number): number {
     const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
     const sizes = this.messages.map((message) => charsOf(message, this.measures));
@@ -194,7 +192,7 @@ export class Conversation {
     return pairs;
   }
 
-  /** Stubs older tool results when the conversation is over its budget (the first step of compactForContext). Returns how many. */
+  /** Stubs older tool results when the conversation is over its budget (the first step of making room). Returns how many. */
   stubForContext(contextWindowTokens: number, extraChars: number): number {
     if (this.estimatedPromptTokens(extraChars) <= Math.floor(contextWindowTokens * this.limits.compactAtRatio)) return 0;
     const { count, withRefs } = this.stubOldToolResults(this.limits.keepRecentTurns, 300);
@@ -241,36 +239,6 @@ export class Conversation {
     const blocks = typeof first.content === 'string' ? [{ type: 'text' as const, text: first.content }] : first.content;
     const kept = blocks.filter((b) => !(b.type === 'text' && (b.text.startsWith(SUMMARY_LABEL) || b.text.startsWith('[context] '))));
     first.content = [...kept, { type: 'text', text: `${SUMMARY_LABEL} ${text}` }];
-  }
-
-  /**
-   * Bounded state (legacy.ts): keeps the conversation inside the model's context window and the state bounded,
-   * before the API has to refuse it. Older tool results give way first (their content stays in the
-   * store; the model can recall it by ref), then the oldest turns leave the conversation.
-   * Returns a line for the audit trail, or undefined when nothing changed.
-   */
-  compactForContext(contextWindowTokens: number, extraChars: number): string | undefined {
-    if (!ruleBook(this.limits.rulesVersion).boundedState) return undefined;
-    const budget = Math.floor(contextWindowTokens * this.limits.compactAtRatio);
-    const over = () => this.estimatedPromptTokens(extraChars) > budget;
-    const tooMany = () => this.messages.length > this.limits.maxConversationMessages;
-    if (!over() && !tooMany()) return undefined;
-    let stubbed = 0;
-    if (over()) stubbed = this.stubOldToolResults(this.limits.keepRecentTurns, 300).count;
-    let dropped = 0;
-    const trimTo = tooMany() ? Math.min(this.limits.trimConversationTo ?? Infinity, this.limits.maxConversationMessages) : this.limits.maxConversationMessages;
-    // Pairs (assistant, user) after the first prompt, so roles keep alternating and every tool_use keeps its results.
-    while ((this.messages.length > trimTo || over()) && this.messages.length > 3 + 2 * this.limits.keepRecentTurns) {
-      this.messages.splice(1, 2);
-      dropped += 1;
-    }
-    if (!stubbed && !dropped) return undefined;
-    this.compactions += 1;
-    this.droppedTurns += dropped;
-    if (dropped) this.noteDroppedTurns();
-    const line = `compacted the conversation for the context window: ${stubbed} older tool results stubbed (recallable with ${RECALL_TOOL}), ${dropped} oldest turns removed (${this.droppedTurns} in all)`;
-    this.audit.record('informed', line);
-    return line;
   }
 
   /**

@@ -5,16 +5,14 @@
  * of one key per turn, and notices a key coming back turn after turn with the same outcome (the loop
  * detector).
  *
- * Rules version 2 (tasks started by this code) also knows that state changes: any write moves the
- * ledger's epoch, which ends cached reads, lets a failed call be tried again and sends a repeated
- * write to a person instead of refusing it outright; remembered failures expire; a write whose
- * outcome is unknown keeps its idempotency key, so an identical retry can only reuse it. Version 1
- * is the behaviour recorded in older histories, kept so they replay.
+ * It also knows that state changes: any write moves the ledger's epoch, which ends cached reads, lets
+ * a failed call be tried again and sends a repeated write to a person instead of refusing it
+ * outright; remembered failures expire; a write whose outcome is unknown keeps its idempotency key,
+ * so an identical retry can only reuse it.
  */
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import { toolError, type ErrorClass, type ToolError } from '../../protocol/tool-error';
 import { hash53 } from '../base/canonical-key';
-import { ruleBook, type RuleBook } from '../base/legacy';
 import { DEFAULT_LIMITS, type TaskLimits } from '../../rules/task-limits';
 
 export interface LedgerOutcome {
@@ -58,13 +56,9 @@ export class ToolLedger {
   private readonly state: LedgerState;
   constructor(
     state: LedgerState = { records: {} },
-    private readonly limits: Pick<TaskLimits, 'rulesVersion' | 'loopThreshold' | 'perTurnExecutions' | 'failureMemoryMs' | 'maxLedgerRecords'> = DEFAULT_LIMITS,
+    private readonly limits: Pick<TaskLimits, 'loopThreshold' | 'perTurnExecutions' | 'failureMemoryMs' | 'maxLedgerRecords'> = DEFAULT_LIMITS,
   ) {
     this.state = state;
-  }
-
-  private get book(): RuleBook {
-    return ruleBook(this.limits.rulesVersion);
   }
 
   private get epoch(): number {
@@ -88,8 +82,8 @@ export class ToolLedger {
         ),
       };
     }
-    const stateChanged = this.book.stateAwareLedger && (last.epoch ?? 0) !== this.epoch;
-    if (this.book.stateAwareLedger && last.outcomeUnknown) {
+    const stateChanged = (last.epoch ?? 0) !== this.epoch;
+    if (last.outcomeUnknown) {
       // The same logical call again: only under the key the service may already have seen.
       if (tool.idempotent && last.idempotencyKey) return { action: 'run', idempotencyKey: last.idempotencyKey };
       return {
@@ -103,7 +97,7 @@ export class ToolLedger {
       };
     }
     if (last.isError && last.errorClass && last.errorClass !== 'transient') {
-      const expired = this.book.stateAwareLedger && (stateChanged || nowMs - last.atMs > this.limits.failureMemoryMs);
+      const expired = stateChanged || nowMs - last.atMs > this.limits.failureMemoryMs;
       if (expired) return { action: 'run' };
       return {
         action: 'refuse',
@@ -130,7 +124,7 @@ export class ToolLedger {
 
   /**
    * Records what the model was told; returns true when the same answer has now come back
-   * loopThreshold turns running (consecutive turns, or any turns under the first release's rules).
+   * loopThreshold consecutive turns.
    */
   record(key: string, tool: ToolManifest | string, turn: number, nowMs: number, outcome: LedgerOutcome, executed: boolean, idempotencyKey?: string): boolean {
     const name = typeof tool === 'string' ? tool : tool.name;
@@ -143,20 +137,19 @@ export class ToolLedger {
     if (executed) {
       const manifest = typeof tool === 'string' ? undefined : tool;
       const isWrite = manifest ? manifest.effect !== 'read' : false;
-      const { book } = this;
       // A read command of a shared store (the memory tool's view) may show what other tasks wrote:
       // an edit refused as stale must be allowed again once the task has looked (call-effect.ts).
       const sharedRead = manifest?.effect === 'read' && (manifest.readCommands?.length ?? 0) > 0 && !outcome.isError;
-      if (book.stateAwareLedger && ((isWrite && (!outcome.isError || outcome.outcomeUnknown)) || sharedRead)) this.state.epoch = this.epoch + 1;
+      if ((isWrite && (!outcome.isError || outcome.outcomeUnknown)) || sharedRead) this.state.epoch = this.epoch + 1;
       // Only a cacheable read's content is ever answered again; everything else keeps its fingerprint.
-      const keepContent = !book.boundedState || (manifest?.effect === 'read' && manifest.cacheTtlMs > 0);
+      const keepContent = manifest?.effect === 'read' && manifest.cacheTtlMs > 0;
       record.executed = {
         ...outcome,
         content: keepContent ? outcome.content : '',
         turn,
         atMs: nowMs,
-        ...(book.stateAwareLedger ? { epoch: this.epoch } : {}),
-        ...(book.stateAwareLedger && idempotencyKey && outcome.outcomeUnknown ? { idempotencyKey } : {}),
+        epoch: this.epoch,
+        ...(idempotencyKey && outcome.outcomeUnknown ? { idempotencyKey } : {}),
       };
       record.perTurn = record.perTurn.turn === turn ? { turn, executions: record.perTurn.executions + 1 } : { turn, executions: 1 };
     }
@@ -166,10 +159,10 @@ export class ToolLedger {
     const turns = record.streak.turns;
     if (!turns.includes(turn)) {
       // A loop is the same answer in consecutive turns; a gap starts a new streak.
-      if (this.book.consecutiveLoops && turns.length && turns[turns.length - 1]! !== turn - 1) turns.length = 0;
+      if (turns.length && turns[turns.length - 1]! !== turn - 1) turns.length = 0;
       turns.push(turn);
     }
-    if (this.book.boundedState) this.prune();
+    this.prune();
     return turns.length >= this.limits.loopThreshold;
   }
 
@@ -196,7 +189,6 @@ export class ToolLedger {
    * window. Failures (remembered for a while) and writes (the guard against doing one twice) stay.
    */
   forgetStaleReads(turn: number): void {
-    if (!this.book.boundedState) return;
     for (const [key, record] of Object.entries(this.state.records)) {
       const last = record.executed;
       if (record.write || !last || last.isError || last.content !== '') continue;

@@ -15,8 +15,7 @@ export class Steering {
   private inFlight = false;
   private cancelled: CancellationScope | undefined;
   /**
-   * Set for a call the task does not wait for once interrupted (hard-budgets, no token or cost
-   * budget): an interrupt calls it to start the next call at once, while the cancelled one stops
+   * Set for a call the task does not wait for once interrupted (no token or cost budget): an interrupt calls it to start the next call at once, while the cancelled one stops
    * on the worker and reports its cost later. Cleared when the call settles.
    */
   onInterrupt: (() => void) | undefined;
@@ -37,8 +36,8 @@ export class Steering {
   }
 
   /**
-   * The model call answered. With budgets as hard caps an interrupted call is waited for, and may
-   * answer all the same (it finished before the worker saw the cancellation): the interrupt is spent.
+   * The model call answered. An interrupted call is waited for, and may answer all the same (it
+   * finished before the worker saw the cancellation): the interrupt is spent.
    */
   answered(): void {
     this.inFlight = false;
@@ -48,13 +47,13 @@ export class Steering {
 
   /**
    * Whether `err` ended the model call because an interrupt cancelled it (the task itself goes on).
-   * `waited`: the call was waited for (hard-budgets marker), so it may also have failed or timed out
-   * while being cancelled (its worker gone): it ended because of the interrupt all the same.
+   * The call is waited for until the worker stops it, so it may also have failed or timed out while
+   * being cancelled (its worker gone): it ended because of the interrupt all the same.
    */
-  interrupted(err: unknown, waited = false): boolean {
+  interrupted(err: unknown): boolean {
     const cancelled = this.cancelled;
     this.cancelled = undefined;
-    const ended = isCancellation(err) || (waited && err instanceof ActivityFailure);
+    const ended = isCancellation(err) || err instanceof ActivityFailure;
     return cancelled !== undefined && ended && !CancellationScope.current().consideredCancelled;
   }
 

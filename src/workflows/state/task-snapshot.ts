@@ -1,14 +1,16 @@
 /**
  * What a task carries into its next run (continue-as-new): one versioned data object, progress
- * only. Schema 2 carries no configuration (the run asks its worker for the manifest); schema 1
- * carried the manifest too and is read only where a history recorded before config-from-worker replays.
+ * only. Schema 2 carries no configuration (the run asks its worker for the manifest). A run of this
+ * build may resume a snapshot an older build wrote (a continue-as-new moves a versioned task to the
+ * deployment's current build): schema 1 carried the manifest too, which is ignored, and its limits
+ * may be the first release's, which give way to today's (limitsFrom).
  */
 import { STATUS_EVENT_WINDOW, type TaskInput, type TaskSnapshot } from '../../protocol/task';
 import { ToolLedger, type LedgerState } from './ledger';
 import { TaskState, type Clock } from './task-state';
 import { limitsFrom } from '../../rules/task-limits';
 
-/** Schema 2: progress only (no manifest). Schema 1 (no `schemaVersion`): the manifest rode along. */
+/** Schema 2: progress only (no manifest). Schema 1 (no `schemaVersion`, older builds): the manifest rode along. */
 export const CURRENT_SNAPSHOT_SCHEMA = 2;
 export const READABLE_SNAPSHOT_SCHEMAS: readonly number[] = [1, 2];
 
@@ -16,7 +18,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
   const { conversation, audit } = state;
   return {
     version: 1,
-    ...(state.snapshotCarriesManifest ? {} : { schemaVersion: CURRENT_SNAPSHOT_SCHEMA }),
+    schemaVersion: CURRENT_SNAPSHOT_SCHEMA,
     limits: state.limits,
     ...(state.modelOverride.model || state.modelOverride.maxTokens ? { modelOverride: { ...state.modelOverride } } : {}),
     ...(audit.archive.length ? { archive: [...audit.archive] } : {}),
@@ -24,7 +26,6 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     ...(conversation.context ? { context: structuredCopy(conversation.context) } : {}),
     runs: state.runs + 1,
     turn: state.turn,
-    ...(state.snapshotCarriesManifest ? { manifest: state.manifest! } : {}),
     messages: conversation.messages,
     toolCalls: { ...state.toolCalls },
     usage: { ...state.usage },
@@ -61,11 +62,10 @@ function structuredCopy<T>(value: T): T {
  * without the status events (a window for people, not progress).
  */
 export function checkpointOf(state: TaskState): TaskSnapshot {
-  // Progress only, whatever this task's own snapshots carry: a fork takes its configuration from its
-  // worker. The audit archive stays with the origin (a fork's own trail starts at its branch point):
-  // its list of markers grows with the task, and every turn would carry it.
-  const { manifest: _configuration, archive: _originsAudit, ...progress } = snapshotOf(state);
-  return { ...progress, schemaVersion: CURRENT_SNAPSHOT_SCHEMA, turn: state.turn - 1, messages: [], events: [], ledger: state.ledger.forkable(state.turn) };
+  // The audit archive stays with the origin (a fork's own trail starts at its branch point): its list
+  // of markers grows with the task, and every turn would carry it.
+  const { archive: _originsAudit, ...progress } = snapshotOf(state);
+  return { ...progress, turn: state.turn - 1, messages: [], events: [], ledger: state.ledger.forkable(state.turn) };
 }
 
 /** The state a run resumes with: made with the snapshot's pinned limits, given the progress its previous run carried. */
@@ -73,7 +73,7 @@ export function restoreTask(input: TaskInput, clock: Clock, snapshot: TaskSnapsh
   return restoreState(new TaskState(input, clock, limitsFrom(snapshot.limits)), snapshot);
 }
 
-/** A fresh state given the progress its previous run carried. */
+/** A fresh state given the progress its previous run carried (lists an older build did not write start empty). */
 export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskState {
   const schema = snapshot.schemaVersion ?? 1;
   if (!READABLE_SNAPSHOT_SCHEMAS.includes(schema)) throw new Error(`snapshot schema ${schema} is not one this code reads (${READABLE_SNAPSHOT_SCHEMAS.join(', ')})`);
@@ -86,27 +86,25 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   state.phase = 'running';
   state.runs = snapshot.runs;
   state.turn = snapshot.turn;
-  // Schema 1 only, and only where a history recorded before config-from-worker replays: every
-  // newer run takes the manifest from its worker (TaskState.adoptManifest).
-  if (snapshot.manifest) state.manifest = snapshot.manifest;
+  // A schema-1 snapshot's `manifest` is not read: the run takes its manifest from its worker (TaskState.adoptManifest).
   conversation.messages.push(...snapshot.messages);
   Object.assign(state.toolCalls, snapshot.toolCalls);
   Object.assign(state.usage, snapshot.usage);
   state.costUsd = snapshot.costUsd;
-  state.unpricedModels.push(...snapshot.unpricedModels);
-  state.ledger = new ToolLedger(snapshot.ledger as LedgerState, state.limits);
+  state.unpricedModels.push(...(snapshot.unpricedModels ?? []));
+  state.ledger = new ToolLedger((snapshot.ledger as LedgerState | undefined) ?? { records: {} }, state.limits);
   Object.assign(state.corrections, snapshot.corrections);
-  audit.escalations.push(...snapshot.escalations);
-  audit.approvals.push(...snapshot.approvals);
-  audit.decisions.push(...snapshot.decisions);
+  audit.escalations.push(...(snapshot.escalations ?? []));
+  audit.approvals.push(...(snapshot.approvals ?? []));
+  audit.decisions.push(...(snapshot.decisions ?? []));
   if (snapshot.starter) state.starter = snapshot.starter;
   state.messageNonces = [...(snapshot.messageNonces ?? [])];
   state.budgets = snapshot.budgets;
   if (snapshot.lastError) state.lastError = snapshot.lastError;
   state.model = snapshot.model;
-  conversation.pendingGuidance = [...snapshot.pendingGuidance];
-  audit.events = [...snapshot.events];
-  audit.eventCount = snapshot.eventCount;
+  conversation.pendingGuidance = [...(snapshot.pendingGuidance ?? [])];
+  audit.events = [...(snapshot.events ?? [])];
+  audit.eventCount = snapshot.eventCount ?? audit.events.length;
   if (snapshot.delegated) state.children.spent = snapshot.delegated;
   state.lineage = [...(snapshot.lineage ?? [])];
   if (snapshot.readRecording) state.readRecording = snapshot.readRecording;

@@ -66,7 +66,7 @@ export class TaskState {
   limits: TaskLimits;
   /** A person's overrides for later model calls (unblock --model / --max-tokens). */
   modelOverride: { model?: string; maxTokens?: number } = {};
-  /** The task's blob scope (rules v2), for `status --all`. */
+  /** The task's blob scope, for `status --all`. */
   scope?: string;
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
   readonly corrections: Record<string, number> = {};
@@ -94,11 +94,6 @@ export class TaskState {
   runs = 0;
   /** Decisions sent as signals in this run that were refused or superseded (see recordUntakenDecision). */
   untakenDecisions = 0;
-  /**
-   * Snapshots from before config-from-worker carried the manifest (trusted configuration); newer
-   * ones carry progress only, and each run asks its worker for the manifest again.
-   */
-  snapshotCarriesManifest = true;
   /** The agent definition's version (agentVersionOf) this run took from its worker. */
   agentVersion?: string;
   /** What the previous run ran with (from its snapshot): agent version and build. */

@@ -3,18 +3,14 @@
  * tool: `view` reads, the rest write). The guards then see that call as a read: it runs freely, is
  * never refused as a repeated write, and is never answered from the ledger (cacheTtlMs 0).
  */
-import { patched } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import type { ToolUseBlock } from '../../protocol/messages';
-import { READ_COMMANDS_PATCH } from '../base/patches';
 
 export function toolsForCall(tools: ReadonlyMap<string, ToolManifest>, use: ToolUseBlock): ReadonlyMap<string, ToolManifest> {
   const manifest = tools.get(use.name);
   if (!manifest?.readCommands?.length || manifest.effect === 'read') return tools;
   const command = typeof use.input === 'object' && use.input !== null ? (use.input as { command?: unknown }).command : undefined;
   if (typeof command !== 'string' || !manifest.readCommands.includes(command)) return tools;
-  // Asked here, at the first such call: only tasks that met one record the marker.
-  if (!patched(READ_COMMANDS_PATCH)) return tools;
   const perCall = new Map(tools);
   perCall.set(use.name, { ...manifest, effect: 'read', cacheTtlMs: 0 });
   return perCall;

@@ -3,9 +3,8 @@
  * native compaction needs nothing here (the model call carries its trigger) unless the API would
  * refuse the prompt; a model without it gets a summary of the turns that leave, written by a
  * summary call with its own budget; trimming without a summary is the last resort and says why.
- * Tasks from before the context-strategies marker trim as they always did (compactForContext).
  */
-import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import { COMPACTION_MIN_TRIGGER_TOKENS } from '../../protocol/compaction';
 import type { AgentActivities } from '../../protocol/activity-contracts';
 import { DEFAULT_SUMMARY_TOKENS } from '../../protocol/agent-settings';
@@ -13,7 +12,6 @@ import type { ModelChoice } from '../../protocol/task';
 import { taskErrorFrom } from '../base/activity-failures';
 import { summaryCallOptions } from '../base/activity-options';
 import { newContextState } from '../state/conversation';
-import { CONTEXT_STRATEGIES_PATCH } from '../base/patches';
 import type { Run } from '../run/run-setup';
 import type { TaskState } from '../state/task-state';
 
@@ -30,16 +28,9 @@ export function compactionTrigger(state: TaskState, contextWindowTokens: number)
 export async function fitContext(run: Run, model: ModelChoice, contextWindowTokens: number, extraChars: number): Promise<void> {
   const { state } = run;
   const conversation = state.conversation;
-  // Decided once per task, the first time its conversation needs room: the marker is asked only then.
-  if (!conversation.context && !run.trimOnly) {
-    if (patched(CONTEXT_STRATEGIES_PATCH)) conversation.context = newContextState(compactionTrigger(state, contextWindowTokens));
-    else run.trimOnly = true;
-  }
+  // Decided once per task, the first time its conversation needs room (the trigger follows the window then).
+  conversation.context ??= newContextState(compactionTrigger(state, contextWindowTokens));
   const context = conversation.context;
-  if (!context) {
-    conversation.compactForContext(contextWindowTokens, extraChars);
-    return;
-  }
   if (context.native !== false) {
     // The API compacts at the trigger; past the whole window it would refuse the call, so the oldest turns go now.
     if (conversation.estimatedPromptTokens(extraChars) > contextWindowTokens) {
@@ -63,7 +54,7 @@ export async function fitContext(run: Run, model: ModelChoice, contextWindowToke
     const result = await summarizeTurns({
       model,
       ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
-      ...(run.scope ? { scope: run.scope } : {}),
+      scope: run.scope,
       ...(previous ? { previousSummary: previous } : {}),
       messages: conversation.messages.slice(1, 1 + 2 * pairs),
       maxTokens: SUMMARY_MAX_TOKENS,

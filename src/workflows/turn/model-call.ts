@@ -7,7 +7,7 @@ import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio
 import type { AgentActivities, CallModelInput } from '../../protocol/activity-contracts';
 import type { CompactionBlock, ModelTurn } from '../../protocol/messages';
 import { toolError } from '../../protocol/tool-error';
-import { modelCallOptions, modelCallWaitingOptions } from '../base/activity-options';
+import { modelCallOptions } from '../base/activity-options';
 import { taskErrorFrom } from '../base/activity-failures';
 import { cancelledCallCharge, chargeCancelledCall, spentSpendBudget } from '../state/budget-meter';
 import { escalationLevel } from '../people/escalation-policy';
@@ -15,16 +15,15 @@ import type { People } from '../people/people';
 import type { Run } from '../run/run-setup';
 import { checkpointOf } from '../state/task-snapshot';
 
+/** Budgets are hard caps: a cancelled call is aborted on the worker, which says what it cost. */
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
-/** Budgets as hard caps (hard-budgets marker): an interrupt waits for the worker to abort the call and say what it cost. */
-const { callModel: callModelWaiting } = proxyActivities<AgentActivities>(modelCallWaitingOptions);
 
 export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | 'toolChoice'>;
 
 /**
  * The model's reply, after any compaction or block a failure needed; undefined when an interrupt
- * found the task's token or cost budget spent and a person did not raise it (hard-budgets marker:
- * the task ends, budget_exhausted). Not async itself: the usual
+ * found the task's token or cost budget spent and a person did not raise it (the task ends,
+ * budget_exhausted). Not async itself: the usual
  * call costs one promise on top of the activity's (`then`), where an async function awaiting it
  * costs two, and the SDK captures a stack for each promise the workflow creates, every turn.
  * `nativeCompactions` counts the API's compactions within this call: one is expected; a second
@@ -36,18 +35,17 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   const context = state.conversation.context;
   const native = context?.strategy === 'auto' && context.native !== false && nativeCompactions < 2;
   let call: Promise<ModelTurn>;
-  const hard = run.rules.hardBudgets;
-  const activity = hard ? callModelWaiting : callModel;
   try {
     // In a scope an interrupt can cancel (steering.ts).
     call = run.steering.run(() =>
-      activity({
+      callModel({
         ...request,
         ...(state.manifest?.wholeConversations === true ? { messages: state.messages } : { conversation: run.sent.next(state.messages) }),
         ...modelSettings(run),
         ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}),
-        ...(run.later.forkableTurns() ? { checkpoint: checkpointOf(state) } : {}),
-        ...(hard ? sliceLeft(run) : {}),
+        // Any completed turn can be forked: each call carries the progress after the previous one.
+        checkpoint: checkpointOf(state),
+        ...sliceLeft(run),
       }),
     );
   } catch (err) {
@@ -57,7 +55,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   // starts the next call at once, and this one's cost is counted when the worker reports it (the
   // task waits for that before it ends or continues as new). No promise unless an interrupt comes.
   let next: Promise<ModelTurn | undefined> | undefined;
-  if (hard && !hasSpendBudget(state)) {
+  if (!hasSpendBudget(state)) {
     run.steering.onInterrupt = () => {
       next = callModelOrBlock(run, people, request, compacted);
     };
@@ -65,8 +63,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
   return call.then(
     (reply) => {
       if (next) return settledLate(run, { answer: reply }, next);
-      if (hard) run.steering.answered();
-      else run.steering.settled();
+      run.steering.answered();
       if (reply.stopReason === 'compaction') return callModelOrBlock(run, people, request, compacted, nativeCompactions + (keepCompaction(run, reply) ? 1 : 2));
       if (reply.nativeCompaction === 'unsupported' && context && context.native !== false) {
         context.native = false;
@@ -78,7 +75,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
       if (next) return settledLate(run, { failure: err }, next);
       run.steering.settled();
       // A cancelled call (an interrupt, the task cancelled) is counted at what the worker said it cost.
-      const charge = hard && isCancellation(err) ? cancelledCallCharge(err) : undefined;
+      const charge = isCancellation(err) ? cancelledCallCharge(err) : undefined;
       if (charge) chargeCancelledCall(state, charge);
       return recover(run, people, request, err, compacted);
     },
@@ -99,12 +96,12 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   const { state } = run;
   // Interrupted: the message that did it joins the conversation, and the model is called again,
   // unless the calls interrupts cancelled have spent the budget (a person may raise it).
-  if (run.steering.interrupted(err, run.rules.hardBudgets)) {
-    const spent = run.rules.hardBudgets ? spentSpendBudget(state) : undefined;
+  if (run.steering.interrupted(err)) {
+    const spent = spentSpendBudget(state);
     if (spent && !(await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1)))) return undefined;
     return callModelOrBlock(run, people, request, compacted);
   }
-  if (isCancellation(err) || !run.rules.people) throw err;
+  if (isCancellation(err)) throw err;
   const error = taskErrorFrom(err);
   if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
   if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;

@@ -8,7 +8,7 @@ import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, w
 import { DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS, type TaskInput, type TaskSnapshot } from '../../protocol/task';
 import type { People } from '../people/people';
 import type { Run } from '../run/run-setup';
-import { fitSnapshot, snapshotOf } from '../state/task-snapshot';
+import { fitSnapshot } from '../state/task-snapshot';
 
 /** Audit entries waiting for the store before they are archived between turns. */
 const OVERFLOW_FLUSH_AT = 200;
@@ -17,7 +17,13 @@ export class Rollover {
   private readonly firstTurnOfRun: number;
   private readonly everyTurns: number;
   private continueAfterTurn: number;
-  /** The server's suggestion as of the last model answer (markers-at-run-start). */
+  /**
+   * The server's suggestion as of the last model answer. Read there, not between turns: when a
+   * status query reaches a workflow task while a local activity runs, the SDK's core answers the
+   * query and hands the local call's result to a new workflow task, where it comes earlier on replay
+   * (test/integration/query-during-local-call.test.ts); a model call is a regular activity, whose
+   * answer comes in the same workflow task either way.
+   */
   private suggested = false;
   /**
    * Worker Versioning: the deployment's current build is no longer the one this run is pinned to,
@@ -42,18 +48,18 @@ export class Rollover {
     if (run.input.resume) run.state.noteVersions();
   }
 
-  /** A model call answered: the workflow task it answered in is the same on replay (see MARKERS_AT_RUN_START_PATCH). */
+  /** A model call answered: the workflow task it answered in is the same on replay. */
   noteModelAnswer(): void {
-    if (this.run.rules.markersAtRunStart) this.suggested = workflowInfo().continueAsNewSuggested;
+    this.suggested = workflowInfo().continueAsNewSuggested;
     // Always false on an unversioned worker (and on servers without upgrade-on-continue-as-new).
     this.buildChanged = workflowInfo().targetWorkerDeploymentVersionChanged === true;
   }
 
   /** Whether this run should hand over to a new one before the next turn. */
   due(): boolean {
-    const { state, book, rules } = this.run;
-    const suggested = (rules.markersAtRunStart ? this.suggested : workflowInfo().continueAsNewSuggested) || this.buildChanged;
-    if (!book.handsOverAfterATurn) return rules.canContinueAsNew && (state.turn - this.firstTurnOfRun >= this.everyTurns || suggested);
+    const { state } = this.run;
+    const suggested = this.suggested || this.buildChanged;
+    // Only once this run took a turn: a run that hands over at once would never get anywhere.
     return (state.turn >= this.continueAfterTurn || suggested) && state.turn > this.firstTurnOfRun;
   }
 
@@ -63,16 +69,9 @@ export class Rollover {
    * whose continue-as-new input is too large, losing the task).
    */
   async handOver(): Promise<void> {
-    const { state, book } = this.run;
-    if (!book.boundedState) {
-      // Rules v1: old tool results are compacted on the way.
-      state.conversation.compactOldToolResults(10);
-      await condition(allHandlersFinished);
-      await this.continueWith(snapshotOf(state));
-      return;
-    }
+    const { state } = this.run;
     await this.people.delivered();
-    // Interrupted model calls still stopping on a worker: their cost goes into the snapshot (hard-budgets).
+    // Interrupted model calls still stopping on a worker: their cost goes into the snapshot.
     if (this.run.steering.unsettled > 0) await condition(() => this.run.steering.unsettled === 0);
     state.audit.spillEvents();
     if (this.archiveDue(true)) await this.archive();
@@ -90,17 +89,17 @@ export class Rollover {
     this.continueAfterTurn = state.turn + this.everyTurns;
   }
 
-  /** Whether audit entries that left state are due for the archive (`force`: any at all; rules v2). */
+  /** Whether audit entries that left state are due for the archive (`force`: any at all). */
   archiveDue(force = false): boolean {
-    const { state, scope, book } = this.run;
-    return book.boundedState && !!scope && state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
+    const { state } = this.run;
+    return state.overflow.length > 0 && (force || state.overflow.length >= OVERFLOW_FLUSH_AT);
   }
 
   /** Archives audit entries that left state, so status keeps a bounded window and `status --all` the rest. */
   async archive(): Promise<void> {
     const { state, scope } = this.run;
     const entries = state.audit.takeOverflow();
-    state.archive.push(await this.run.activities.storeAudit({ scope: scope!, entries }));
+    state.archive.push(await this.run.activities.storeAudit({ scope, entries }));
   }
 
   private async continueWith(snapshot: TaskSnapshot): Promise<never> {

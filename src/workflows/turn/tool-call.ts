@@ -5,7 +5,7 @@
  * async/await: each async layer costs the workflow two promises per call, each with the SDK's stack
  * capture, where a `then` costs one and hands the answer on at the same tick.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import type { AgentActivities, ToolOutcome, ToolQuestionAnswer } from '../../protocol/activity-contracts';
 import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../../protocol/fork';
@@ -18,10 +18,8 @@ import { fastReadOptions, localToolCallOptions, toolCallOptions } from '../base/
 import { askApproval } from '../people/approvals';
 import { callKey } from '../base/canonical-key';
 import { failedForGood } from '../base/fast-reads';
-import type { RuleBook } from '../base/legacy';
 import { askPerson, MAX_QUESTIONS_PER_CALL, questionIn } from '../people/tool-questions';
-import { MCP_TOOLS_PATCH } from '../base/patches';
-import { bookOf, type Answer, type TurnContext } from './turn-context';
+import type { Answer, TurnContext } from './turn-context';
 
 /** One logical tool call: what every attempt of it (a fast read sent back, a question answered) shares. */
 interface ToolCall {
@@ -30,10 +28,9 @@ interface ToolCall {
   input: unknown;
   toolUseId: string;
   name: string;
-  book: RuleBook;
-  idempotencyKey: string | undefined;
+  idempotencyKey: string;
   approval: { id: string; by: string } | undefined;
-  /** The write goes through the effect journal (effect-journal marker). */
+  /** A write: it goes through the effect journal. */
   journaled: boolean;
   /** A person approved running again a write the journal says already ran. */
   repeatApproval?: { id: string; by: string };
@@ -51,18 +48,17 @@ export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, to
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
   if (tool.delegatesTo !== undefined && ctx.delegation) return delegated(ctx, tool, input, toolUseId);
-  const book = bookOf(ctx);
   // Issued by the workflow: unique per logical call in this task chain (the call counter never
   // repeats, whatever ids the model sends), the same on every retry; a repeat of a call whose
   // outcome is unknown reuses its key so the service can only do it once.
-  const idempotencyKey = book.keyedToolCalls && ctx.chain ? (reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`) : undefined;
+  const idempotencyKey = reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`;
   // A write goes through the journal: the worker records it, and refuses one that already ran before a reset or in an ancestor.
-  const journaled = tool.effect !== 'read' && ctx.scope !== undefined && ctx.policy !== undefined && ctx.effectJournal?.() === true;
-  return attempt({ ctx, tool, input, toolUseId, name, book, idempotencyKey, approval, journaled, runsLocally: ctx.fastReads?.runsLocally(tool) ?? false, answers: [] });
+  const journaled = tool.effect !== 'read';
+  return attempt({ ctx, tool, input, toolUseId, name, idempotencyKey, approval, journaled, runsLocally: ctx.fastReads.runsLocally(tool), answers: [] });
 }
 
 function attempt(call: ToolCall): Promise<Answer> {
-  const { ctx, tool, book, answers } = call;
+  const { ctx, tool, answers } = call;
   const { state } = ctx;
   const approval = call.repeatApproval ?? call.approval;
   const runsLocally = call.runsLocally;
@@ -70,7 +66,7 @@ function attempt(call: ToolCall): Promise<Answer> {
     ? proxyLocalActivities<AgentActivities>(fastReadOptions(tool))
     : tool.local
       ? proxyLocalActivities<AgentActivities>(localToolCallOptions(tool))
-      : proxyActivities<AgentActivities>(toolCallOptions(tool, book.keyedToolCalls));
+      : proxyActivities<AgentActivities>(toolCallOptions(tool));
   const startedMs = ctx.nowMs();
   let running: Promise<ToolOutcome>;
   try {
@@ -79,9 +75,9 @@ function attempt(call: ToolCall): Promise<Answer> {
       tool: call.name,
       input: call.input,
       toolUseId: call.toolUseId,
-      ...(ctx.scope ? { scope: ctx.scope } : {}),
-      ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
-      ...(book.keyedToolCalls && approval ? { approval } : {}),
+      scope: ctx.scope,
+      idempotencyKey: call.idempotencyKey,
+      ...(approval ? { approval } : {}),
       ...(answers.length ? { answers: [...answers] } : {}),
       ...(call.journaled ? { turn: state.turn, ...(state.lineage.length ? { lineage: state.lineage } : {}) } : {}),
       ...(call.repeatApproval ? { repeatApprovedBy: call.repeatApproval.id } : {}),
@@ -93,7 +89,7 @@ function attempt(call: ToolCall): Promise<Answer> {
   return running.then(
     (result) => {
       try {
-        if (!runsLocally) ctx.fastReads?.observed(tool, ctx.nowMs() - startedMs);
+        if (!runsLocally) ctx.fastReads.observed(tool, ctx.nowMs() - startedMs);
         return succeeded(call, result);
       } catch (err) {
         return failed(call, err);
@@ -109,15 +105,14 @@ function afterFailure(call: ToolCall, err: unknown): Answer | Promise<Answer> {
   try {
     if (call.runsLocally && !isCancellation(err) && !failedForGood(err)) {
       // A read is safe to repeat: the regular path runs it again, with its heartbeat and retries.
-      ctx.fastReads!.demote(tool);
+      ctx.fastReads.demote(tool);
       call.runsLocally = false;
       return attempt(call);
     }
     const earlier = call.journaled && !call.repeatApproval && !isCancellation(err) ? repeatedEffectIn(err) : undefined;
     if (earlier) return confirmRepeat(ctx, tool, call, earlier).then((decision) => afterRepeatDecision(call, earlier, decision));
     const question = isCancellation(err) ? undefined : questionIn(err);
-    // patched() only here: tasks that never met a question keep their histories unchanged.
-    if (!question || call.answers.length >= MAX_QUESTIONS_PER_CALL || !ctx.policy || !patched(MCP_TOOLS_PATCH)) return failed(call, err);
+    if (!question || call.answers.length >= MAX_QUESTIONS_PER_CALL) return failed(call, err);
     return askPerson(ctx.state, ctx.awaitApproval, ctx.policy, ctx.nowMs(), { tool, name: call.name, toolUseId: call.toolUseId, input: call.input }, question).then(
       (answer) => {
         call.answers.push(answer);
@@ -162,9 +157,9 @@ function succeeded(call: ToolCall, result: ToolOutcome): Answer {
 /** The call failed for good: its ToolError is the answer (a cancellation is not a tool error: it goes on up). */
 function failed(call: ToolCall, err: unknown): Answer {
   if (isCancellation(err)) throw err;
-  const { tool, book, idempotencyKey } = call;
+  const { tool, idempotencyKey } = call;
   let error = toolErrorFromFailure(err, tool);
-  const unknown = book.stateAwareLedger && tool.effect !== 'read' && outcomeUnknown(error);
+  const unknown = tool.effect !== 'read' && outcomeUnknown(error);
   if (unknown) {
     error = {
       ...error,
@@ -175,7 +170,7 @@ function failed(call: ToolCall, err: unknown): Answer {
     };
   }
   call.ctx.state.recordToolFailed(call.name, call.toolUseId, error);
-  return { content: '', isError: true, error, ran: true, ...(idempotencyKey ? { idempotencyKey } : {}), ...(unknown ? { outcomeUnknown: true } : {}) };
+  return { content: '', isError: true, error, ran: true, idempotencyKey, ...(unknown ? { outcomeUnknown: true } : {}) };
 }
 
 /** A delegation call: the child task's answer, or the ToolError that says why there is none. */
@@ -200,7 +195,7 @@ function repeatedEffectIn(err: unknown): EffectRecord | undefined {
 
 /** A write the journal says already ran goes to a person, who sees where, when and with what result. */
 function confirmRepeat(ctx: TurnContext, tool: ToolManifest, call: { name: string; toolUseId: string; input: unknown }, earlier: EffectRecord): Promise<ApprovalRecord> {
-  const inputHash = callKey(call.name, call.input, tool.inputSchema, bookOf(ctx).coercedCallKeys);
+  const inputHash = callKey(call.name, call.input, tool.inputSchema);
   // Never approved by a clock: a repeat runs only when a person says so (expiry denies it).
   const approval = askApproval(
     ctx.state,

@@ -8,7 +8,6 @@ import type { ApprovalRecord, ApprovalRequest, PermissionPolicy } from '../../pr
 import type { ToolError } from '../../protocol/tool-error';
 import type { Delegation } from '../run/delegation';
 import type { FastReads } from '../base/fast-reads';
-import { ruleBook } from '../base/legacy';
 import type { TaskState } from '../state/task-state';
 
 export interface TurnContext {
@@ -16,26 +15,22 @@ export interface TurnContext {
   agent: string;
   tools: ReadonlyMap<string, ToolManifest>;
   nowMs: () => number;
-  /** False when replaying a history recorded before the guards existed (see patched('guarded-calls')). */
-  guarded: boolean;
-  /** The permission policy; undefined when replaying a history from before approvals. */
-  policy?: PermissionPolicy;
+  /** The permission policy (the manifest's, else none: every effect runs by its default). */
+  policy: PermissionPolicy;
   /** Waits durably for a person's decision on `approval` (or its expiry). */
   awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord>;
   /** Notifies people (inform level): notifier activity plus an event in status. */
   inform(code: string, message: string): Promise<void>;
-  /** The task's blob scope (bounded state); absent when replaying older histories. */
-  scope?: string;
-  /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues (keyed tool calls). */
-  chain?: string;
-  /** The task's prepareToolCall (its options depend on the task's markers). */
-  prepareToolCall?: AgentActivities['prepareToolCall'];
-  /** Which reads run locally (fast reads); absent when replaying older histories. */
-  fastReads?: FastReads;
+  /** The task's blob scope. */
+  scope: string;
+  /** `<workflowId>:<firstExecutionRunId>`: the prefix of the idempotency keys the workflow issues. */
+  chain: string;
+  /** The task's prepareToolCall (a short activity, with a heartbeat). */
+  prepareToolCall: AgentActivities['prepareToolCall'];
+  /** Which reads run locally (fast reads). */
+  fastReads: FastReads;
   /** The agent's sub-agents (delegation.ts); absent for an agent without any. */
   delegation?: Delegation;
-  /** Whether this run's writes go through the effect journal (asks the effect-journal marker once, at the first write). */
-  effectJournal?: () => boolean;
 }
 
 /** What one call gives the model, and what the guards need to know of it. */
@@ -49,5 +44,3 @@ export interface Answer {
   /** A write that may or may not have taken effect. */
   outcomeUnknown?: boolean;
 }
-
-export const bookOf = (ctx: TurnContext) => ruleBook(ctx.state.limits.rulesVersion);

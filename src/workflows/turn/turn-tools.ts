@@ -4,26 +4,21 @@
  * for permanent failures), then the loop detector. Returns the tool_result blocks and, when a
  * person must step in, why.
  */
-import { proxyActivities } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
-import type { AgentActivities } from '../../protocol/activity-contracts';
 import type { ToolResultBlock, ToolUseBlock } from '../../protocol/messages';
 import { toolError, type ToolError } from '../../protocol/tool-error';
 import { notApprovedError } from '../../rules/approvals';
 import { gateToolCall } from '../../rules/tool-gate';
 import { errorBlock } from '../../rules/tool-result-content';
-import { describeAgentOptions } from '../base/activity-options';
 import { askApproval } from '../people/approvals';
 import { toolsForCall } from './call-effect';
 import { callKey } from '../base/canonical-key';
 import { escalationLevel } from '../people/escalation-policy';
 import type { TaskState } from '../state/task-state';
 import { runOnce } from './tool-call';
-import { bookOf, type Answer, type TurnContext } from './turn-context';
+import type { Answer, TurnContext } from './turn-context';
 
 export type { TurnContext } from './turn-context';
-
-const { prepareToolCall: prepareWithoutHeartbeats } = proxyActivities<AgentActivities>(describeAgentOptions);
 
 export interface TurnOutcome {
   results: ToolResultBlock[];
@@ -41,7 +36,7 @@ export interface TurnOutcome {
  */
 export function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { results: [], perTurnBudgetSpent: false };
-  const delegating = ctx.delegation && ctx.guarded ? uses.filter((use) => ctx.tools.get(use.name)?.delegatesTo !== undefined) : [];
+  const delegating = ctx.delegation ? uses.filter((use) => ctx.tools.get(use.name)?.delegatesTo !== undefined) : [];
   if (delegating.length > 0) return runWithDelegations(ctx, uses, delegating, outcome);
   const from = (index: number): TurnOutcome | Promise<TurnOutcome> => {
     const use = uses[index];
@@ -54,9 +49,8 @@ export function runTurnTools(ctx: TurnContext, uses: ToolUseBlock[]): Promise<Tu
   return Promise.resolve(from(0));
 }
 
-/** One call through the guards (a guarded task), with the tools its input makes it (a read command is a read). */
+/** One call through the guards, with the tools its input makes it (a read command is a read). */
 function answerFor(ctx: TurnContext, use: ToolUseBlock, index: number, outcome: TurnOutcome): Promise<Answer> {
-  if (!ctx.guarded) return unguardedAnswer(ctx, use);
   const tools = toolsForCall(ctx.tools, use);
   return guardedAnswer(tools === ctx.tools ? ctx : { ...ctx, tools }, use, index, outcome);
 }
@@ -110,7 +104,7 @@ function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outco
     );
   }
   const gate = gateToolCall(use.name, ctx.tools, ctx.policy);
-  const key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema, bookOf(ctx).coercedCallKeys);
+  const key = callKey(use.name, use.input, ctx.tools.get(use.name)?.inputSchema);
   const ledgerSays = gate.action === 'run' ? state.ledger.decide(gate.tool, key, state.turn, ctx.nowMs()) : undefined;
   // What every answer goes through: the correction bound (where the model's call was judged), escalation, the ledger.
   const settle = (callKeyUsed: string, answer: Answer, corrects = true): Answer | Promise<Answer> => {
@@ -161,10 +155,10 @@ function afterCall(ctx: TurnContext, use: ToolUseBlock, key: string, answer: Ans
       error: answer.error,
       effect: manifest?.effect ?? 'destructive',
       idempotent: manifest?.idempotent ?? false,
-      ...(bookOf(ctx).stateAwareLedger ? { outcomeUnknown: answer.outcomeUnknown ?? false } : {}),
+      outcomeUnknown: answer.outcomeUnknown ?? false,
     });
     if (level === 'block') {
-      const unknown = bookOf(ctx).stateAwareLedger ? answer.outcomeUnknown === true : answer.error.code === 'timeout';
+      const unknown = answer.outcomeUnknown === true;
       outcome.escalation ??= {
         code: unknown ? 'outcome_unknown' : `${answer.error.error_class}_error`,
         reason: unknown
@@ -190,7 +184,7 @@ function recordInLedger(ctx: TurnContext, use: ToolUseBlock, key: string, answer
     ...(answer.outcomeUnknown ? { outcomeUnknown: true } : {}),
   };
   const manifest = ctx.tools.get(use.name);
-  const looping = state.ledger.record(key, bookOf(ctx).stateAwareLedger && manifest ? manifest : use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
+  const looping = state.ledger.record(key, manifest ?? use.name, state.turn, ctx.nowMs(), outcomeForLedger, answer.ran, answer.idempotencyKey);
   if (looping && escalationLevel({ kind: 'guard', code: 'loop_detected' }) === 'block') {
     const turns = state.ledger.streakTurns(key);
     const error = toolError(
@@ -211,24 +205,14 @@ function trackCorrections(state: TaskState, tool: string, answer: Answer): void 
   else if (!answer.isError) state.corrections[tool] = 0;
 }
 
-/** The behaviour recorded in histories from before the guards: gate, then run. */
-async function unguardedAnswer(ctx: TurnContext, use: ToolUseBlock): Promise<Answer> {
-  const gate = gateToolCall(use.name, ctx.tools);
-  if (gate.action === 'refuse') {
-    ctx.state.recordToolFailed(use.name, use.id, gate.error);
-    return { content: '', isError: true, error: gate.error, ran: false };
-  }
-  return execute(ctx, gate.tool, use, false);
-}
-
 /**
  * The confirm path: validate the arguments first (a person should not approve a call that cannot
  * run), ask, wait durably, then run exactly what was approved, or tell the model no.
  */
 async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, reason: string, refuse: (error: ToolError) => Answer): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
-  const prepared = await (ctx.prepareToolCall ?? prepareWithoutHeartbeats)({ agent: ctx.agent, tool: tool.name, input: use.input, ...(ctx.scope ? { scope: ctx.scope } : {}) });
-  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema, bookOf(ctx).coercedCallKeys);
+  const prepared = await ctx.prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input, scope: ctx.scope });
+  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema);
   if (!prepared.ok) return { key, answer: refuse(prepared.error) };
 
   const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
