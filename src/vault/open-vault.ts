@@ -36,15 +36,16 @@ export interface OpenVaultOptions {
 
 export type VaultLocation = { kind: 'folder'; dir: string } | { kind: 'postgres'; url: string };
 
-export function defaultVaultDir(): string {
-  return path.join(stateDir(), 'vault');
+/** `<state dir>/vault`: DURABLE_AGENT_HOME (in `env`), else ./.durable-agent (server/state-dir.ts). */
+export function defaultVaultDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env === process.env ? stateDir() : path.resolve(env.DURABLE_AGENT_HOME || path.join(process.cwd(), '.durable-agent')), 'vault');
 }
 
 export function vaultLocation(env: NodeJS.ProcessEnv = process.env): VaultLocation {
   const spec = env[VAULT_ENV]?.trim();
   if (!spec) {
     const blobs = blobStoreLocation(env.DURABLE_AGENT_BLOB_STORE);
-    return blobs.kind === 'postgres' ? blobs : { kind: 'folder', dir: defaultVaultDir() };
+    return blobs.kind === 'postgres' ? blobs : { kind: 'folder', dir: defaultVaultDir(env) };
   }
   if (/^postgres(ql)?:\/\//i.test(spec)) return { kind: 'postgres', url: spec };
   if (/^file:/i.test(spec)) {
