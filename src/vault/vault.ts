@@ -8,10 +8,7 @@
 import { secretEnvName, SECRET_ENV_PREFIX } from './vault-names';
 import { entryLabel, VaultConfigError, type VaultEntryInfo, type VaultStore, type WriteOptions } from './vault-store';
 
-export type Resolution =
-  | { state: 'live'; value: string; version: number; source: string; person?: string }
-  | { state: 'revoked'; entry: VaultEntryInfo }
-  | { state: 'missing'; envName: string };
+export type Resolution = { state: 'live'; value: string; version: number; source: string; person?: string } | { state: 'revoked'; entry: VaultEntryInfo } | { state: 'missing'; envName: string };
 
 export class Vault {
   constructor(

@@ -109,7 +109,7 @@ describe('file vault', () => {
     await expect(new Vault(new FileVault(dir, ring('k9'))).resolve('a')).rejects.toThrow(/key id "k1", which is not configured/);
   });
 
-  test('per person: a person gets their own entry, else the agent\'s; never another person\'s; their revoked entry does not fall back', async () => {
+  test("per person: a person gets their own entry, else the agent's; never another person's; their revoked entry does not fall back", async () => {
     const vault = fileVault();
     await vault.set('gh', 'shared');
     await vault.set('gh', 'ana-token', { person: 'ana' });
@@ -182,7 +182,9 @@ describe('credentials at a tool call', () => {
     const vault = fileVault();
     const missing = await resolveCredentials(vault, { github: 'vault:github-token' }, ['github']);
     expect(missing).toMatchObject({ error: { error_class: 'resource', code: 'credential_missing', retryable: false } });
-    expect('error' in missing && missing.error.detail).toMatch(/Credential "github" \(vault:github-token\) is not in the vault .* nor in DURABLE_AGENT_SECRET_GITHUB_TOKEN\. A person must run `durable-agent vault set github-token`, then unblock the task\./);
+    expect('error' in missing && missing.error.detail).toMatch(
+      /Credential "github" \(vault:github-token\) is not in the vault .* nor in DURABLE_AGENT_SECRET_GITHUB_TOKEN\. A person must run `durable-agent vault set github-token`, then unblock the task\./,
+    );
     await vault.set('github-token', SECRET);
     await vault.revoke('github-token');
     const revoked = await resolveCredentials(vault, { github: 'vault:github-token' }, ['github']);
