@@ -8,6 +8,7 @@
  * A credential that cannot be had is a `resource` error: not retried, and the task blocks with the
  * command that fixes it (`durable-agent vault set NAME`), to be unblocked once it is done.
  */
+import { DurableAgentError } from '../errors/durable-agent-error';
 import { toolError, type ToolError } from '../protocol/tool-error';
 import { vaultRefName, secretEnvName } from './vault-names';
 import type { Vault } from './vault';
@@ -37,36 +38,56 @@ export async function resolveCredentials(
 ): Promise<{ credentials: CallCredentials } | { error: ToolError }> {
   const values: Record<string, string> = {};
   for (const name of names) {
-    const ref = agentCredentials[name];
-    const entry = vaultRefName(ref);
+    const entry = vaultRefName(agentCredentials[name]);
     if (entry === undefined) {
       return { error: toolError('permanent', 'credential_undeclared', `This tool reads credential "${name}", which the agent does not declare.`, 'Use another tool.') };
     }
-    const label = `Credential "${name}" (vault:${entry})`;
-    const fix = `A person must run \`durable-agent vault set ${entry}\`${person ? ` (or \`durable-agent vault set ${entry} --for ${person}\`)` : ''}, then unblock the task.`;
-    const wait = 'Do not retry this call: the task waits for a person to fix the credential and unblock it.';
-    let found;
-    try {
-      found = await vault.resolve(entry, person);
-    } catch (err) {
-      if (err instanceof VaultUnreadableError || err instanceof VaultConfigError) {
-        return { error: toolError('resource', 'credential_unreadable', `${label} cannot be read from the vault: ${err.message}. ${fix}`, wait) };
-      }
-      return { error: toolError('transient', 'vault_unavailable', `The vault (${vault.description}) could not be reached for ${label}: ${(err as Error)?.message ?? err}`) };
-    }
-    if (found.state === 'missing') {
-      return {
-        error: toolError('resource', 'credential_missing', `${label} is not in the vault (${vault.description}) nor in ${secretEnvName(entry)}. ${fix}`, wait),
-      };
-    }
-    if (found.state === 'revoked') {
-      return {
-        error: toolError('resource', 'credential_revoked', `${label}: vault entry ${entryLabel(found.entry.name, found.entry.person)} was revoked at ${found.entry.revokedAt}. ${fix}`, wait),
-      };
-    }
+    const found = await resolveEntry(vault, `Credential "${name}" (vault:${entry})`, entry, person);
+    if ('error' in found) return found;
     values[name] = found.value;
   }
   return { credentials: { values, redact: redactorOf(values) } };
+}
+
+/** A credential that could not be had where no ToolError can be returned (an MCP server's Authorization header): thrown, classified by what it carries. */
+export class CredentialUnavailableError extends DurableAgentError {
+  override readonly name = 'CredentialUnavailableError';
+  readonly code: string;
+  constructor(readonly toolError: ToolError) {
+    super(toolError.detail);
+    this.code = toolError.code;
+  }
+}
+
+/** The value of a `vault:NAME` reference (an MCP server's `authorization`); CredentialUnavailableError when there is none. */
+export async function resolveVaultRef(vault: Vault, ref: string, label: string): Promise<string> {
+  const entry = vaultRefName(ref);
+  if (entry === undefined) throw new CredentialUnavailableError(toolError('permanent', 'credential_undeclared', `${label} names ${JSON.stringify(ref)}, which is not a vault:NAME reference.`));
+  const found = await resolveEntry(vault, `${label} (vault:${entry})`, entry);
+  if ('error' in found) throw new CredentialUnavailableError(found.error);
+  return found.value;
+}
+
+/** One vault entry's value for `person` (else the agent's, else the environment), or the ToolError that says why not. */
+async function resolveEntry(vault: Vault, label: string, entry: string, person?: string): Promise<{ value: string } | { error: ToolError }> {
+  const fix = `A person must run \`durable-agent vault set ${entry}\`${person ? ` (or \`durable-agent vault set ${entry} --for ${person}\`)` : ''}, then unblock the task.`;
+  const wait = 'Do not retry this call: the task waits for a person to fix the credential and unblock it.';
+  let found;
+  try {
+    found = await vault.resolve(entry, person);
+  } catch (err) {
+    if (err instanceof VaultUnreadableError || err instanceof VaultConfigError) {
+      return { error: toolError('resource', 'credential_unreadable', `${label} cannot be read from the vault: ${err.message}. ${fix}`, wait) };
+    }
+    return { error: toolError('transient', 'vault_unavailable', `The vault (${vault.description}) could not be reached for ${label}: ${(err as Error)?.message ?? err}`) };
+  }
+  if (found.state === 'missing') {
+    return { error: toolError('resource', 'credential_missing', `${label} is not in the vault (${vault.description}) nor in ${secretEnvName(entry)}. ${fix}`, wait) };
+  }
+  if (found.state === 'revoked') {
+    return { error: toolError('resource', 'credential_revoked', `${label}: vault entry ${entryLabel(found.entry.name, found.entry.person)} was revoked at ${found.entry.revokedAt}. ${fix}`, wait) };
+  }
+  return { value: found.value };
 }
 
 function redactorOf(values: Record<string, string>): <T>(value: T) => T {

@@ -26,6 +26,7 @@ import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing 
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { checkModels } from '../models/model-capabilities';
 import { openVault } from '../vault/open-vault';
+import { resolveVaultRef } from '../vault/credentials';
 import type { Vault } from '../vault/vault';
 
 export const PLUGIN_NAME = 'durable-agent';
@@ -167,6 +168,8 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     const o = this.options;
     const { agents, sharedQueue } = agentsForQueue(o.agents, options.taskQueue, o.taskQueue);
     const shared = this.acquire();
+    // MCP servers' `authorization` references are read from the same vault, at each request.
+    shared.mcp.useCredentials((ref, label) => resolveVaultRef(this.vaultOf(), ref, label));
     const tracing = shared.tracing;
     const ownCode = options.workflowBundle !== undefined || options.workflowsPath !== undefined;
     const code = ownCode
@@ -187,7 +190,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.conversationCopies !== undefined ? { conversations: o.conversationCopies instanceof ConversationCopies ? o.conversationCopies : new ConversationCopies(o.conversationCopies) } : {}),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       // Opened when a tool of an agent with credentials first runs: a worker without credentials never touches it.
-      vault: () => (this.vault ??= o.vault ?? openVault(o.codec ? { codec: o.codec } : {})),
+      vault: () => this.vaultOf(),
       approverKeys: this.approverKeys,
       mcp: shared.mcp,
       // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.
@@ -227,6 +230,11 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       // The last of this plugin's Workers to stop takes the MCP servers and the last spans with it.
       if (--this.running === 0) await this.release();
     }
+  }
+
+  private vaultOf(): Vault {
+    this.vault ??= this.options.vault ?? openVault(this.options.codec ? { codec: this.options.codec } : {});
+    return this.vault;
   }
 
   private acquire(): Shared {

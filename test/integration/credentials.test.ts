@@ -5,10 +5,11 @@
  * then the whole history (raw bytes and decoded payloads, every run), every blob, the `export`
  * file, the worker's logs (stderr at DEBUG and its log file) and the vault file hold no trace of
  * it. Revoking mid-task stops the next call, classified, and blocks the task with the command that
- * fixes it; `vault set` and an unblock let it go on.
+ * fixes it; `vault set` and an unblock let it go on. An MCP server over Streamable HTTP gets its
+ * Authorization header from the vault the same way, at each request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,12 @@ import { answer, callTool, parsedResults, spawnWorker, statusWhen, toolResultsOf
 import { cliIn } from '../support/cli-in-process';
 import { finished } from '../support/processes';
 import { CREDENTIAL_AGENT } from '../support/credential-agents';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { defineAgent } from '../../src/agents/define-agent';
+import { createKeyring } from '../../src/codec';
+import { FileVault, Vault } from '../../src/vault';
 
 jest.setTimeout(240_000);
 
@@ -245,4 +252,60 @@ test('revoked mid-task: the next call fails classified and the task blocks with 
   expect(results[1]).toMatchObject({ error: { code: 'credential_revoked' } });
   expect(results[2]).toMatchObject({ now: expect.any(String) });
   expect(leaks('history', await historyTexts(taskId), [SECRET, SECOND])).toEqual([]);
+});
+
+test("an MCP server's Authorization comes from the vault at each request: a revoked token blocks the next call", async () => {
+  const TOKEN = `mcp_${randomBytes(12).toString('hex')}`;
+  const seen: string[] = [];
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer(async (req, res) => {
+    seen.push(req.headers.authorization === `Bearer ${TOKEN}` ? 'ok' : 'refused');
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end();
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const parsed = body ? JSON.parse(body) : undefined;
+    const known = sessions.get(String(req.headers['mcp-session-id'] ?? ''));
+    if (known) return void (await known.handleRequest(req, res, parsed));
+    const server = new McpServer({ name: 'repos', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'Who the token is.', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'the repo bot' }] }));
+    // No annotations: destructive, so it waits for a person (and the test revokes the token meanwhile).
+    server.registerTool('push', { description: 'Push.', inputSchema: { note: z.string().optional() } }, async () => ({ content: [{ type: 'text', text: 'pushed' }] }));
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, transport) });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const vault = new Vault(new FileVault(path.join(h.tmpDir, 'mcp-vault'), createKeyring([{ id: 'k', key: randomBytes(32) }])), {});
+    await vault.set('repos-token', TOKEN);
+    const agent = defineAgent({ name: 'mcp-auth', system: 'Repos.', tools: [], mcpServers: [{ name: 'repos', url, trust: 'trusted', authorization: 'vault:repos-token' }] });
+    const taskId = h.taskId('mcp-auth');
+    const script = h.script([callTool('repos__whoami', {}), callTool('repos__push', {}), callTool('repos__push', { note: 'again' }), answer('done')]);
+    // A queue of its own: the `durable-agent worker` of the tests above polls the harness's queue.
+    const taskQueue = `${h.taskQueue}-mcp`;
+    const worker = await h.worker([agent], { vault, taskQueue });
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'mcp-auth', prompt: 'Who are you?', model: { provider: 'scripted', script } }, { taskId, taskQueue });
+      const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      expect(seen).toContain('ok');
+      await vault.revoke('repos-token');
+      await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ops' });
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked', 60_000);
+      expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'credential_revoked' });
+      expect(blocked.blocked?.reason).toMatch(/The Authorization of MCP server "repos" \(vault:repos-token\): vault entry repos-token was revoked .*`durable-agent vault set repos-token`/);
+      await vault.set('repos-token', TOKEN);
+      await h.client.unblock(taskId, { by: 'ops' });
+      const again = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      await h.client.approve(taskId, { approvalId: again.pendingApprovals[0]!.id, by: 'ops' });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'done' });
+    });
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen).not.toContain('refused');
+    expect(leaks('history', await historyTexts(taskId), [TOKEN])).toEqual([]);
+  } finally {
+    await Promise.all([...sessions.values()].map((t) => t.close()));
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  }
 });

@@ -11,7 +11,11 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { createKeyring } from '../../src/codec';
 import { defineTool } from '../../src/tools/define-tool';
+import { connectionKey, mcpServerProblem } from '../../src/mcp/config';
+import { classifyMcpError, McpUnavailableError } from '../../src/mcp/errors';
 import {
+  CredentialUnavailableError,
+  resolveVaultRef,
   FileVault,
   fileVaultKeyring,
   LOCAL_VAULT_KEY_FILE,
@@ -216,5 +220,30 @@ describe('defineAgent credentials', () => {
   test('the manifest the workflow gets names no credential', () => {
     const agent = defineAgent({ name: 'a', system: 's', tools: [tool(['github'])], credentials: { github: 'vault:github-token' } });
     expect(JSON.stringify(agent.manifest({ provider: 'scripted', script: '/x.json' }))).not.toMatch(/github-token|credential/);
+  });
+});
+
+describe('MCP servers', () => {
+  test('authorization is a vault reference only, never echoed, not beside an Authorization header, and part of the connection key', () => {
+    const url = 'http://127.0.0.1:9/mcp';
+    expect(mcpServerProblem({ name: 'r', url, authorization: 'vault:repos-token' })).toBeUndefined();
+    const pasted = mcpServerProblem({ name: 'r', url, authorization: `Bearer ${SECRET}` });
+    expect(pasted).toMatch(/authorization must be a vault reference "vault:NAME"/);
+    expect(pasted).not.toContain(SECRET);
+    expect(mcpServerProblem({ name: 'r', url, authorization: 'vault:t', headers: { Authorization: 'x' } })).toMatch(/either in headers or as authorization/);
+    expect(mcpServerProblem({ name: 'r', command: 'node', authorization: 'vault:t' })).toMatch(/for url servers/);
+    expect(connectionKey({ name: 'r', url, authorization: 'vault:a' })).not.toBe(connectionKey({ name: 'r', url, authorization: 'vault:b' }));
+  });
+
+  test("a credential the vault cannot give is classified as the vault says, even wrapped by the transport's errors", async () => {
+    const vault = fileVault();
+    const error = await resolveVaultRef(vault, 'vault:repos-token', 'The Authorization of MCP server "r"').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(CredentialUnavailableError);
+    const wrapped = new McpUnavailableError('r', 'could not connect', error);
+    expect(classifyMcpError(wrapped, 'r').error).toMatchObject({
+      error_class: 'resource',
+      code: 'credential_missing',
+      detail: expect.stringMatching(/^The Authorization of MCP server "r" \(vault:repos-token\) is not in the vault/),
+    });
   });
 });
