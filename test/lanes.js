@@ -90,6 +90,7 @@ const soak = [
   'test/integration/upgrade-at-continue-as-new.test.ts',
   'test/integration/verified-approvers.test.ts',
   'test/integration/workflow-bundle.test.ts',
+  'test/integration/vault-postgres.test.ts',
 ];
 
 /** Opt-in: needs `npm run cluster` first; not part of npm test. */
