@@ -11,6 +11,7 @@
 import { DurableAgentError } from '../errors/durable-agent-error';
 import { toolError, type ToolError } from '../protocol/tool-error';
 import { vaultRefName, secretEnvName } from './vault-names';
+import { accessToken, grantOf } from './oauth';
 import type { Vault } from './vault';
 import { entryLabel, VaultConfigError, VaultUnreadableError } from './vault-store';
 
@@ -87,6 +88,9 @@ async function resolveEntry(vault: Vault, label: string, entry: string, person?:
   if (found.state === 'revoked') {
     return { error: toolError('resource', 'credential_revoked', `${label}: vault entry ${entryLabel(found.entry.name, found.entry.person)} was revoked at ${found.entry.revokedAt}. ${fix}`, wait) };
   }
+  // An OAuth grant gives its access token, refreshed when due; a plain secret is itself.
+  // (Only from the vault's backend: the environment is read-only, so it cannot keep a refreshed token.)
+  if (found.source !== 'env' && grantOf(found.value)) return accessToken(vault, label, entry, found.person);
   return { value: found.value };
 }
 

@@ -6,3 +6,4 @@ export { PostgresVault, type PostgresVaultOptions } from './postgres-vault';
 export { Vault, type Resolution } from './vault';
 export { credentialsProblem, personProblem, SECRET_ENV_PREFIX, secretEnvName, VAULT_REF_PREFIX, vaultNameProblem, vaultRefName } from './vault-names';
 export { entryLabel, VaultConfigError, VaultConflictError, VaultUnreadableError, type VaultEntryInfo, type VaultRead, type VaultSecret, type VaultStore, type WriteOptions } from './vault-store';
+export { accessToken, grantOf, grantProblem, OAUTH_GRANT_TYPE, type OAuthGrant } from './oauth';

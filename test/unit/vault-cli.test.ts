@@ -68,6 +68,9 @@ test('bad arguments exit 2: an empty value, a bad name, a bad person, a relative
   expect(await vault('set', 'ok', '--for', 'two words')).toMatchObject({ code: 2, err: expect.stringMatching(/--for: person/) });
   expect(await runMain(['vault', 'list', '--vault', 'file:relative'])).toMatchObject({ code: 2, err: expect.stringMatching(/absolute path/) });
   expect(await vault('list', 'extra')).toMatchObject({ code: 2 });
+  nextValue = '{"type":"oauth2_refresh","token_url":"ftp://x","client_id":"c","refresh_token":"r"}';
+  expect(await vault('set', 'grant')).toMatchObject({ code: 2, err: expect.stringMatching(/grant: an OAuth grant needs token_url/) });
+  nextValue = SECRET;
   // A value typed on the command line is refused without being echoed.
   const typed = await vault('set', 'ok', SECRET);
   expect(typed).toMatchObject({ code: 2, err: expect.stringMatching(/the value is read from stdin, never from the command line/) });

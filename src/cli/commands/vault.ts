@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { secretEnvName, personProblem, vaultNameProblem } from '../../vault/vault-names';
 import { openVault, VAULT_ENV } from '../../vault/open-vault';
+import { grantProblem } from '../../vault/oauth';
 import type { Vault } from '../../vault/vault';
 import { entryLabel, VaultConfigError, VaultConflictError, type VaultEntryInfo } from '../../vault/vault-store';
 import { parse } from '../args';
@@ -25,7 +26,8 @@ durable-agent vault list [--for PERSON] [--json]
   (compare-and-swap on its version); revoke: the value goes (a running task's next call blocks until
   the entry is set again); list: names, people, versions and times, never values. The value is read
   from stdin (piped: all of it less one trailing newline; on a terminal: typed without echo), never
-  from the command line; an empty value is refused. --for PERSON: that person's own entry, used by
+  from the command line; an empty value is refused. An OAuth 2 refresh-token grant (JSON with "type":
+  "oauth2_refresh") gives tools access tokens, refreshed when due. --for PERSON: that person's own entry, used by
   the tasks they start. Vault: --vault SPEC, else ${VAULT_ENV} (file:/abs/dir | postgres://...), else
   beside a PostgreSQL blob store, else .durable-agent/vault. Read-only fallback: DURABLE_AGENT_SECRET_<NAME>.
   See docs/credentials.md.`;
@@ -81,6 +83,8 @@ export async function vaultCommand(argv: string[]): Promise<number> {
       case 'rotate': {
         const value = await readSecretValue(`Value for ${entryLabel(name!, person)} (not shown): `);
         if (value === '') throw usageError(`refusing an empty value for ${name}: pipe it on stdin (e.g. \`printf %s "$TOKEN" | durable-agent vault ${action} ${name}\`) or type it at the prompt`);
+        const grant = grantProblem(value);
+        if (grant) throw usageError(`${name}: ${grant} (docs/credentials.md, "OAuth 2 refresh-token grants")`);
         if (action === 'set') changed('set', await vault.set(name!, value, person !== undefined ? { person } : {}));
         else changed('rotated', await vault.rotate(name!, value, person));
         return EXIT.ok;
