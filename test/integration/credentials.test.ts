@@ -24,7 +24,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { createKeyring } from '../../src/codec';
-import { FileVault, Vault } from '../../src/vault';
+import { FileVault, OAUTH_GRANT_TYPE, Vault } from '../../src/vault';
+import { defineTool } from '../../src/tools/define-tool';
+import { ToolFailure } from '../../src/errors/tool-failure';
+import { CLIENT_ID, CLIENT_SECRET, startOAuthServer } from '../support/oauth-server';
 
 jest.setTimeout(240_000);
 
@@ -307,5 +310,65 @@ test("an MCP server's Authorization comes from the vault at each request: a revo
     await Promise.all([...sessions.values()].map((t) => t.close()));
     http.closeAllConnections();
     await new Promise((resolve) => http.close(resolve));
+  }
+});
+
+test('an OAuth grant in the vault: each call gets an access token the resource server accepts; a revoked grant blocks with auth_revoked', async () => {
+  // Tokens of 1 s are inside the refresh skew: every call refreshes, so revoking reaches the next call.
+  const oauth = await startOAuthServer({ expiresInS: 1 });
+  const api = createServer((req, res) => {
+    const token = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (!oauth.isValid(token)) return void res.writeHead(401).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+  });
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+  try {
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    const vault = new Vault(new FileVault(path.join(h.tmpDir, 'oauth-vault'), createKeyring([{ id: 'k', key: randomBytes(32) }])), {});
+    const grant = () => JSON.stringify({ type: OAUTH_GRANT_TYPE, token_url: oauth.tokenUrl, client_id: CLIENT_ID, client_secret: CLIENT_SECRET, refresh_token: oauth.grant() });
+    await vault.set('gh-oauth', grant());
+    const call = (name: string, effect: 'read' | 'write') =>
+      defineTool({
+        name,
+        description: `${name} on the API.`,
+        input: z.object({ note: z.string().optional() }),
+        output: z.object({ ok: z.boolean() }),
+        effect,
+        idempotent: effect === 'read',
+        cacheTtlMs: 0,
+        run: async (_input, ctx) => {
+          const res = await fetch(apiUrl, { headers: { authorization: `Bearer ${ctx.credentials?.github}` } });
+          if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the API refused the token');
+          return res.text();
+        },
+      });
+    const agent = defineAgent({ name: 'oauth-bot', system: 'API.', tools: [call('read_api', 'read'), call('write_api', 'write')], credentials: { github: 'vault:gh-oauth' } });
+    const taskId = h.taskId('oauth');
+    const script = h.script([callTool('read_api', {}), callTool('write_api', {}), callTool('write_api', { note: 'again' }), answer('done')]);
+    const taskQueue = `${h.taskQueue}-oauth`;
+    const worker = await h.worker([agent], { vault, taskQueue });
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'oauth-bot', prompt: 'Use the API.', model: { provider: 'scripted', script } }, { taskId, taskQueue });
+      const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      expect(parsedResults(await h.client.transcript(taskId))[0]).toEqual({ ok: true });
+      oauth.revoke();
+      await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ops' });
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked', 60_000);
+      expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'auth_revoked' });
+      expect(blocked.blocked?.reason).toMatch(/write_api: Credential "github" \(vault:gh-oauth\): the token endpoint refused the OAuth grant \(invalid_grant\).*`durable-agent vault set gh-oauth`/);
+      // A person authorizes again.
+      await vault.set('gh-oauth', grant());
+      await h.client.unblock(taskId, { by: 'ops' });
+      const again = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      await h.client.approve(taskId, { approvalId: again.pendingApprovals[0]!.id, by: 'ops' });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'done' });
+      expect(parsedResults(await h.client.transcript(taskId))[2]).toMatchObject({ result: { ok: true } });
+    });
+    expect(oauth.issued.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(oauth.sent).size).toBe(oauth.sent.length);
+    expect(leaks('history', await historyTexts(taskId), [...oauth.issued, ...oauth.sent, CLIENT_SECRET])).toEqual([]);
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
+    await oauth.close();
   }
 });

@@ -18,6 +18,8 @@ export interface OAuthServer {
   refusals: string[];
   /** Every refresh token ever sent to the endpoint, in order. */
   sent: string[];
+  /** Every access token issued, in order. */
+  issued: string[];
   isValid(accessToken: string): boolean;
   /** Revokes every grant (a user withdrew consent). */
   revoke(): void;
@@ -35,7 +37,7 @@ export async function startOAuthServer(options: { expiresInS?: number; delayMs?:
   const spent = new Set<string>();
   const accessTokens = new Map<string, number>();
   let failing: number | undefined;
-  const state = { refreshes: 0, refusals: [] as string[], sent: [] as string[], expiresInS: options.expiresInS ?? 3600 };
+  const state = { refreshes: 0, refusals: [] as string[], sent: [] as string[], issued: [] as string[], expiresInS: options.expiresInS ?? 3600 };
   const server: Server = createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -69,6 +71,7 @@ export async function startOAuthServer(options: { expiresInS?: number; delayMs?:
     live.add(next);
     const access = `at_${randomBytes(12).toString('hex')}`;
     accessTokens.set(access, Date.now() + state.expiresInS * 1000);
+    state.issued.push(access);
     state.refreshes++;
     return answer(200, { access_token: access, token_type: 'Bearer', expires_in: state.expiresInS, refresh_token: next });
   });
