@@ -90,7 +90,8 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
         toolUseId,
         attempt: ctx.info.attempt,
         signal: ctx.cancellationSignal,
-        heartbeat: beat,
+        // Heartbeat details are kept by the server (and in history when the call times out): no credential in them either.
+        heartbeat: credentials ? (details?: unknown) => beat(redact(details)) : beat,
         ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
         ...(answers?.length ? { answers } : {}),
         credentials: Object.freeze({ ...credentials?.values }),
