@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { createKeyring } from '../../src/codec';
 import { defineTool } from '../../src/tools/define-tool';
+import { credentialWarnings } from '../../src/cli/credential-check';
 import { connectionKey, mcpServerProblem } from '../../src/mcp/config';
 import { classifyMcpError, McpUnavailableError } from '../../src/mcp/errors';
 import {
@@ -245,5 +246,35 @@ describe('MCP servers', () => {
       code: 'credential_missing',
       detail: expect.stringMatching(/^The Authorization of MCP server "r" \(vault:repos-token\) is not in the vault/),
     });
+  });
+});
+
+describe('worker start', () => {
+  test('names each credential the vault cannot give now, with the command that fixes it, and never a value', async () => {
+    const vault = fileVault();
+    await vault.set('present', SECRET);
+    await vault.set('gone', SECRET);
+    await vault.revoke('gone');
+    const tool = defineTool({ name: 't', description: 'T.', input: z.object({}), output: z.object({}), effect: 'read', idempotent: true, run: async () => ({}) });
+    const agents = [
+      defineAgent({ name: 'a', system: 's', tools: [tool], credentials: { ok: 'vault:present', old: 'vault:gone', none: 'vault:absent' } }),
+      defineAgent({ name: 'b', system: 's', tools: [], mcpServers: [{ name: 'm', url: 'http://127.0.0.1:9/mcp', authorization: 'vault:absent' }] }),
+    ];
+    const warnings = await credentialWarnings(agents, () => vault);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^vault:gone \(a's old\) was revoked at .*: run `durable-agent vault set gone`$/),
+      expect.stringMatching(/^vault:absent \(a's none, b's MCP server m\) is not in the vault \(file .*\) nor in DURABLE_AGENT_SECRET_ABSENT: run `durable-agent vault set absent`$/),
+    ]);
+    expect(JSON.stringify(warnings)).not.toContain(SECRET);
+    expect(
+      await credentialWarnings([defineAgent({ name: 'c', system: 's', tools: [] })], () => {
+        throw new Error('never opened');
+      }),
+    ).toEqual([]);
+    expect(
+      await credentialWarnings(agents, () => {
+        throw new VaultConfigError('bad setting');
+      }),
+    ).toEqual([expect.stringMatching(/^the vault cannot be opened \(bad setting\)/)]);
   });
 });
