@@ -23,7 +23,7 @@ import { memoryTools } from './memory-activity';
 import { cutIfLarge, recall } from './recall-tool';
 import type { ToolSource } from './tool-source';
 import type { WorkerResources } from './worker-resources';
-import { credentialNamesFor, resolveCredentials, type CallCredentials } from '../vault/credentials';
+import { credentialNamesFor, openedVault, resolveCredentials, type CallCredentials } from '../vault/credentials';
 
 export function createRunTool(worker: WorkerResources, tools: ToolSource): AgentActivities['runTool'] {
   const { store, withBlobs, agentNamed, branches, inlineChars, maxResultChars } = worker;
@@ -69,7 +69,9 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
     const names = toolName !== MEMORY_TOOL_NAME && definition.tool(toolName) === tool ? credentialNamesFor(definition.credentials, tool.credentials) : [];
     let credentials: CallCredentials | undefined;
     if (names.length > 0) {
-      const resolved = await resolveCredentials(worker.vault(), definition.credentials!, names);
+      const opened = openedVault(worker.vault);
+      if ('error' in opened) throw fail(opened.error);
+      const resolved = await resolveCredentials(opened.vault, definition.credentials!, names);
       if ('error' in resolved) throw fail(resolved.error);
       credentials = resolved.credentials;
     }

@@ -50,6 +50,22 @@ export async function resolveCredentials(
   return { credentials: { values, redact: redactorOf(values) } };
 }
 
+/** The worker's vault, opened at first use; a setting or key that cannot work is a `resource` error (a person fixes the worker's configuration). */
+export function openedVault(open: () => Vault): { vault: Vault } | { error: ToolError } {
+  try {
+    return { vault: open() };
+  } catch (err) {
+    return {
+      error: toolError(
+        'resource',
+        'vault_misconfigured',
+        `The worker's vault cannot be opened: ${(err as Error)?.message ?? err}`,
+        "Do not retry this call: the task waits for a person to fix the workers' vault setting (docs/credentials.md) and unblock it.",
+      ),
+    };
+  }
+}
+
 /** A credential that could not be had where no ToolError can be returned (an MCP server's Authorization header): thrown, classified by what it carries. */
 export class CredentialUnavailableError extends DurableAgentError {
   override readonly name = 'CredentialUnavailableError';

@@ -1,5 +1,5 @@
 /** Credentials that never enter history (docs/credentials.md): the vault, its backends and the resolution at a tool call. */
-export { CredentialUnavailableError, credentialNamesFor, resolveCredentials, resolveVaultRef, type CallCredentials } from './credentials';
+export { CredentialUnavailableError, credentialNamesFor, openedVault, resolveCredentials, resolveVaultRef, type CallCredentials } from './credentials';
 export { FileVault, VAULT_FILE } from './file-vault';
 export { defaultVaultDir, fileVaultKeyring, LOCAL_VAULT_KEY_FILE, openVault, VAULT_ENV, vaultLocation, type OpenVaultOptions, type VaultLocation } from './open-vault';
 export { PostgresVault, type PostgresVaultOptions } from './postgres-vault';

@@ -26,7 +26,7 @@ import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing 
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { checkModels } from '../models/model-capabilities';
 import { openVault } from '../vault/open-vault';
-import { resolveVaultRef } from '../vault/credentials';
+import { CredentialUnavailableError, openedVault, resolveVaultRef } from '../vault/credentials';
 import type { Vault } from '../vault/vault';
 
 export const PLUGIN_NAME = 'durable-agent';
@@ -169,7 +169,11 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     const { agents, sharedQueue } = agentsForQueue(o.agents, options.taskQueue, o.taskQueue);
     const shared = this.acquire();
     // MCP servers' `authorization` references are read from the same vault, at each request.
-    shared.mcp.useCredentials((ref, label) => resolveVaultRef(this.vaultOf(), ref, label));
+    shared.mcp.useCredentials((ref, label) => {
+      const opened = openedVault(() => this.vaultOf());
+      if ('error' in opened) throw new CredentialUnavailableError(opened.error);
+      return resolveVaultRef(opened.vault, ref, label);
+    });
     const tracing = shared.tracing;
     const ownCode = options.workflowBundle !== undefined || options.workflowsPath !== undefined;
     const code = ownCode

@@ -16,6 +16,7 @@ import { connectionKey, mcpServerProblem } from '../../src/mcp/config';
 import { classifyMcpError, McpUnavailableError } from '../../src/mcp/errors';
 import {
   CredentialUnavailableError,
+  openedVault,
   resolveVaultRef,
   FileVault,
   fileVaultKeyring,
@@ -197,6 +198,10 @@ describe('credentials at a tool call', () => {
     expect(JSON.stringify(revoked)).not.toContain(SECRET);
     const broken = new Vault({ description: 'broken', read: () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) } as never);
     expect(await resolveCredentials(broken, { github: 'vault:github-token' }, ['github'])).toMatchObject({ error: { error_class: 'transient', code: 'vault_unavailable', retryable: true } });
+    // A worker whose vault cannot be opened (a PostgreSQL vault without the project's keys): a person fixes the setting.
+    const misconfigured = openedVault(() => openVault({ env: { DURABLE_AGENT_VAULT: 'postgres://u:pw@127.0.0.1:1/db' } }));
+    expect(misconfigured).toMatchObject({ error: { error_class: 'resource', code: 'vault_misconfigured', detail: expect.stringMatching(/DURABLE_AGENT_ENCRYPTION_KEYS/) } });
+    expect(JSON.stringify(misconfigured)).not.toContain(':pw@');
   });
 });
 
