@@ -43,6 +43,7 @@ const soak = [
   'test/integration/conversation-cache.test.ts',
   'test/integration/conversation-changes.test.ts',
   'test/integration/crash-matrix.test.ts',
+  'test/integration/credentials.test.ts',
   'test/integration/custom-model.test.ts',
   'test/integration/deploy.test.ts',
   'test/integration/dev-server.test.ts',
@@ -91,6 +92,7 @@ const soak = [
   'test/integration/upgrade-at-continue-as-new.test.ts',
   'test/integration/verified-approvers.test.ts',
   'test/integration/workflow-bundle.test.ts',
+  'test/integration/vault-postgres.test.ts',
 ];
 
 /** Opt-in: needs `npm run cluster` first; not part of npm test. */

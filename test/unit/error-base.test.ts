@@ -29,6 +29,9 @@ import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedul
 import { RuleError } from '../../src/testing/messages-api-rules';
 import { UsageProblem } from '../../src/mcp-server/task-tools-server';
 import { DeployRefused } from '../../src/deploy/deployment';
+import { CredentialUnavailableError } from '../../src/vault/credentials';
+import { VaultConfigError, VaultConflictError, VaultUnreadableError } from '../../src/vault/vault-store';
+import { toolError } from '../../src/protocol/tool-error';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -69,6 +72,10 @@ const errors: DurableAgentError[] = [
   new RuleError('anthropic-version: header is required'),
   new UsageProblem('no task id'),
   new DeployRefused('no passing check'),
+  new VaultConfigError('bad vault setting'),
+  new VaultConflictError('oauth', 1, 2),
+  new VaultUnreadableError('altered'),
+  new CredentialUnavailableError(toolError('resource', 'credential_revoked', 'revoked')),
 ];
 
 /** Every `class X extends Y` in src/, by file: read as text, so a new error class cannot be missed by this list. */

@@ -13,6 +13,8 @@ import { VERB_ARGS } from '../verb-args';
 import { connectWhenReady } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgentsModule } from '../load-agents';
+import { credentialWarnings } from '../credential-check';
+import { openVault } from '../../vault/open-vault';
 import type { Model } from '../../models/model';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
 import { CliError, EXIT, usageError } from '../cli-error';
@@ -96,6 +98,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
+  // Credentials the vault cannot give now: said at start, not first at a task's call.
+  for (const warning of await credentialWarnings(agents, () => openVault())) console.error(`warning: ${warning}`);
   if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
