@@ -76,7 +76,11 @@ export async function vaultCommand(argv: string[]): Promise<number> {
         const shown = person === undefined ? entries : entries.filter((e) => e.person === person);
         const lines = shown.map((e) => `${e.name}\t${e.person ?? '(agent)'}\tv${e.version}\t${e.revokedAt ? `revoked ${e.revokedAt}` : `updated ${e.updatedAt}`}`);
         if (environment.length) lines.push(`read-only from the environment: ${environment.join(', ')}`);
-        print(vaultListJson, { store: vault.description, entries: shown, environment }, lines.length ? lines.join('\n') : `no entries${person === undefined ? '' : ` for ${person}`} (${vault.description})`);
+        print(
+          vaultListJson,
+          { store: vault.description, entries: shown, environment },
+          lines.length ? lines.join('\n') : `no entries${person === undefined ? '' : ` for ${person}`} (${vault.description})`,
+        );
         return EXIT.ok;
       }
       case 'set':
