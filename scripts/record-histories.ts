@@ -364,8 +364,8 @@ async function recordCurrentPaths(h: Harness, round = 'r3'): Promise<void> {
       undefined,
       [createBenchAgent()],
     );
-  // The same long task under the context-strategies marker: the scripted model has no native
-  // compaction, so the turns that leave are summarised (summarizeTurns) instead of trimmed.
+  // The same long task with context strategies (r4: under their marker; every task since r8): the
+  // scripted model has no native compaction, so the turns that leave are summarised (summarizeTurns).
   await record(
     h,
     again ? 'r4-context-summary' : `${round}-context-summary`,

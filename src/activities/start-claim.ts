@@ -1,5 +1,5 @@
 /**
- * Single-use start proofs (whole-input-proofs): is a signed start the first use of its proof? A
+ * Single-use start proofs: is a signed start the first use of its proof? A
  * start proof names its task id, and the id names one task for good (TaskClient starts with
  * REJECT_DUPLICATE), so any other execution of the same id that started after the proof could have
  * been signed, and before this task's own chain, was started with it first: this start replays it

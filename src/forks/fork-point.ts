@@ -1,8 +1,8 @@
 /**
  * Where a fork starts: the origin's progress after turn N, read from the origin's history on the
  * server (a trusted source: what the origin's own workflow recorded), never from the fork's input.
- * Every model call of a task started with forkable-turns carries the progress after the previous
- * turn (CallModelInput.checkpoint) beside the conversation it sends; the state after turn N is the
+ * Every model call carries the progress after the previous turn (CallModelInput.checkpoint; calls
+ * of tasks older builds ran before forkable turns carry none) beside the conversation it sends; the state after turn N is the
  * checkpoint and messages of turn N+1's model call. Used by the loadForkPoint activity (the trusted
  * path) and by TaskClient.fork (to refuse bad input before anything is created).
  */

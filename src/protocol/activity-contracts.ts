@@ -55,7 +55,7 @@ export interface CallModelInput {
   compaction?: { triggerTokens: number };
   /**
    * The task's progress after the previous turn, without the messages (they are `messages`): the
-   * per-turn record a fork starts from (forkable-turns), read back from history by loadForkPoint.
+   * per-turn record a fork starts from, read back from history by loadForkPoint.
    * The activity ignores it.
    */
   checkpoint?: TaskSnapshot;

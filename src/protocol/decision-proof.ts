@@ -126,7 +126,7 @@ export function signedContent(kind: DecisionKind, request: Record<string, unknow
 }
 
 /**
- * v1 only (tasks from before `whole-input-proofs`): the fields a v1 signature vouched for, picked
+ * v1 only (retired: the workflow accepts v2 only): the fields a v1 signature vouched for, picked
  * per kind. A field outside the list (a start's `forkOf`) was not covered: v2 closes that.
  */
 export function decisionContent(kind: DecisionKind, request: Record<string, unknown>): Record<string, unknown> {
@@ -213,8 +213,7 @@ export function rolesShapeProblem(roles: unknown): string | undefined {
 
 /**
  * Is `proof` a valid signature, by a trusted key, over exactly these facts, and not expired at
- * `nowMs`? `formats`: the claim formats this task accepts (default: v2 only; v1 only where a task
- * from before `whole-input-proofs` replays). Never throws: a malformed proof is a refusal like any
+ * `nowMs`? `formats`: the claim formats accepted (default: v2 only, as the workflow takes them). Never throws: a malformed proof is a refusal like any
  * other, with its code (ProofProblemCode).
  */
 export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly TrustedKey[], nowMs: number, formats: readonly ProofFormat[] = [CURRENT_PROOF_FORMAT]): ProofCheck {

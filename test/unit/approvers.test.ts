@@ -77,7 +77,7 @@ describe('canonical encoding', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => expect(Buffer.from(utf8(text))).toEqual(Buffer.from(new TextEncoder().encode(text)))));
   });
 
-  test('v1 (tasks from before whole-input-proofs): the digest covered a hand-picked list: by/proof/approvalId did not change it, content did', () => {
+  test('v1 (retired from the workflow): the digest covered a hand-picked list: by/proof/approvalId did not change it, content did', () => {
     const base = { approvalId: 'a', by: 'alice', editedInput: { amount: 5 }, comment: 'ok' };
     expect(contentDigest('approve', { ...base, by: 'mallory', proof: { x: 1 } }, 1)).toBe(contentDigest('approve', base, 1));
     expect(contentDigest('approve', { ...base, editedInput: { amount: 6 } }, 1)).not.toBe(contentDigest('approve', base, 1));

@@ -1,6 +1,6 @@
 /**
  * Claim format v2 without a server: a signature covers every field of what it signs but the proof,
- * a v1 proof counts only where a task from before `whole-input-proofs` replays, interrupts are not
+ * a v1 proof counts only where a gate is given format 1 (the workflow's never is since v1 was retired), interrupts are not
  * messages, and who may branch a task (branchProblem).
  */
 import { ed25519 } from '@noble/curves/ed25519';

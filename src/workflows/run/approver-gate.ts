@@ -5,7 +5,7 @@
  * decision writes nothing to history. See docs/approvers.md for the trust model.
  */
 import { approverProblem, type ApproverPolicy, type PolicedDecision } from '../../protocol/approver-policy';
-import { checkProof, type DecisionKind, type DecisionProof, type ProofFormat, type ProofProblemCode, type TrustedKey } from '../../protocol/decision-proof';
+import { checkProof, CURRENT_PROOF_FORMAT, type DecisionKind, type DecisionProof, type ProofFormat, type ProofProblemCode, type TrustedKey } from '../../protocol/decision-proof';
 import type { ApproverStatus, MessageInput, TaskInput, VerifiedIdentity } from '../../protocol/task';
 
 /** Nonces of signed messages remembered per task (a proof lives at most an hour, so this is plenty). */
@@ -34,10 +34,10 @@ export class ApproverGate {
     /** The task's starter (forbidSelfApproval compares against it). */
     public starter: VerifiedIdentity | undefined,
     /**
-     * The claim formats accepted. The workflow accepts v2 only (every field but the proof signed);
-     * v1 is refused there and stays checkable here for the tests of the format itself.
+     * The claim formats accepted: v2 only (every field but the proof signed), as the workflow takes
+     * them; the retired v1 is accepted only by a gate given it (the tests of the format itself).
      */
-    readonly formats: readonly ProofFormat[] = [1, 2],
+    readonly formats: readonly ProofFormat[] = [CURRENT_PROOF_FORMAT],
   ) {}
 
   /** Verification is on whenever the worker trusts at least one key; without keys the task runs in dev mode. */

@@ -96,8 +96,7 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   if (!input.resume && !run.forked) state.begin(manifest);
   else state.adoptManifest(manifest);
   if (run.forked) beginFork(run);
-  // Signed requests are checked by claim format v2 (a proof covers the whole input).
-  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter, [2]);
+  const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
   if (!input.resume) {
     // Checked at the time the server accepted the start, not when a worker got to it.
     let starter = gate.starterOf(input, info.startTime.getTime());

@@ -1,5 +1,5 @@
 /**
- * What a signed start proves in tasks with `whole-input-proofs`: the proof covers the whole input
+ * What a signed start proves: the proof covers the whole input
  * (claim v2, checked by the approver gate), it is used once (no other execution of the task id
  * started with it first: the startClaimProblem activity asks the server), and a fork's starter is
  * someone the origin agent's policy lets branch it (`approvers.branch`, a verified signer where

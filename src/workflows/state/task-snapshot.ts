@@ -57,7 +57,7 @@ function structuredCopy<T>(value: T): T {
 }
 
 /**
- * The per-turn record a fork starts from (forkable-turns): the progress after the previous turn,
+ * The per-turn record a fork starts from: the progress after the previous turn,
  * sent with the model call whose input already holds the messages (so they are not repeated) and
  * without the status events (a window for people, not progress).
  */
