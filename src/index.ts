@@ -57,3 +57,18 @@ export {
 } from './replay';
 export type { Recording, RecordedTurn, RecordedToolCall, ReplayOptions, ReplayResult, TrajectoryDiff, Expectations, EvalRow, EvalVerdict } from './replay';
 export type { MemoryClientOptions, MemoryTarget, MemoryLimits, MemoryLog, MemoryVersion, MemoryFileInfo } from './memory';
+export {
+  openVault,
+  Vault,
+  FileVault,
+  PostgresVault,
+  VaultConflictError,
+  VaultConfigError,
+  VaultUnreadableError,
+  CredentialUnavailableError,
+  secretEnvName,
+  grantProblem,
+  OAUTH_GRANT_TYPE,
+  VAULT_ENV,
+} from './vault';
+export type { OpenVaultOptions, VaultEntryInfo, VaultStore, VaultRead, WriteOptions, Resolution, OAuthGrant } from './vault';

@@ -24,6 +24,7 @@ const core = [
   'test/integration/replay.test.ts', // every committed history replays
   'test/integration/archived-histories.test.ts', // the archived histories replay on the build that ran them, not on today's
   'test/integration/worker-crash.test.ts', // SIGTERM drains; a timed-out write is not retried
+  'test/integration/versioned-by-default.test.ts', // a task is pinned to the build it started on; later builds wait for a promote
 ];
 
 /** Everything else: many turns, real sizes, process kills at scale, the README tour, package install, browser. */
@@ -42,6 +43,7 @@ const soak = [
   'test/integration/conversation-cache.test.ts',
   'test/integration/conversation-changes.test.ts',
   'test/integration/crash-matrix.test.ts',
+  'test/integration/credentials.test.ts',
   'test/integration/custom-model.test.ts',
   'test/integration/deploy.test.ts',
   'test/integration/dev-server.test.ts',
@@ -90,6 +92,7 @@ const soak = [
   'test/integration/upgrade-at-continue-as-new.test.ts',
   'test/integration/verified-approvers.test.ts',
   'test/integration/workflow-bundle.test.ts',
+  'test/integration/vault-postgres.test.ts',
 ];
 
 /** Opt-in: needs `npm run cluster` first; not part of npm test. */

@@ -7,6 +7,7 @@ import type { ModelEnvironment } from '../models/create-model';
 import type { Model } from '../models/model';
 import type { PriceTable } from '../models/pricing';
 import type { TrustedKey } from '../protocol/decision-proof';
+import type { Vault } from '../vault/vault';
 import type { ConversationCopies } from './conversation-copies';
 
 /** A tool result longer than this (as JSON) is cut before it enters history, far below Temporal's 2 MB payload limit. */
@@ -48,6 +49,12 @@ export interface ActivityDependencies {
   memoryLog?: MemoryLog;
   /** Each run's latest conversation, so a model call's input carries only the change (conversation-copies.ts). Default: a new one per worker. */
   conversations?: ConversationCopies;
+  /**
+   * Where agents' credentials are resolved at each tool call (docs/credentials.md): a Vault, or a
+   * function that opens one at first use. Default: openVault() (DURABLE_AGENT_VAULT, else beside the
+   * blob store), opened when a tool of an agent with credentials first runs.
+   */
+  vault?: Vault | (() => Vault);
   /** Tasks this worker describes send the whole conversation with every model call (AgentManifest.wholeConversations). */
   wholeConversations?: boolean;
 }

@@ -23,6 +23,7 @@ import { memoryTools } from './memory-activity';
 import { cutIfLarge, recall } from './recall-tool';
 import type { ToolSource } from './tool-source';
 import type { WorkerResources } from './worker-resources';
+import { credentialNamesFor, openedVault, resolveCredentials, type CallCredentials } from '../vault/credentials';
 
 export function createRunTool(worker: WorkerResources, tools: ToolSource): AgentActivities['runTool'] {
   const { store, withBlobs, agentNamed, branches, inlineChars, maxResultChars } = worker;
@@ -63,6 +64,18 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       const recorded = await recordedRead(branches, scope, readRecording, tool, toolName, input, inlineChars);
       if (recorded) return recorded;
     }
+    // The agent's credentials, resolved now (each call: a revoked entry stops the next call), before
+    // the journal records a write that could not run without them. Only the agent's own tools get them.
+    const names = toolName !== MEMORY_TOOL_NAME && definition.tool(toolName) === tool ? credentialNamesFor(definition.credentials, tool.credentials) : [];
+    let credentials: CallCredentials | undefined;
+    if (names.length > 0) {
+      const opened = openedVault(worker.vault);
+      if ('error' in opened) throw fail(opened.error);
+      const resolved = await resolveCredentials(opened.vault, definition.credentials!, names);
+      if ('error' in resolved) throw fail(resolved.error);
+      credentials = resolved.credentials;
+    }
+    const redact = credentials?.redact ?? (<T>(value: T): T => value);
     // Writes of tasks with the effect journal (they send `turn`): asked before, recorded after.
     const write =
       scope !== undefined && turn !== undefined && tool.effect !== 'read'
@@ -79,21 +92,31 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
         toolUseId,
         attempt: ctx.info.attempt,
         signal: ctx.cancellationSignal,
-        heartbeat: beat,
+        // Heartbeat details are kept by the server (and in history when the call times out): no credential in them either.
+        heartbeat: credentials ? (details?: unknown) => beat(redact(details)) : beat,
         ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
         ...(answers?.length ? { answers } : {}),
-      }),
+        credentials: Object.freeze({ ...credentials?.values }),
+      }).then((outcome) =>
+        // Whatever the tool sends back, no credential it was given goes on into history or blobs.
+        outcome.kind === 'failed' ? { ...outcome, error: redact(outcome.error) } : { ...outcome, output: redact(outcome.output), ...('error' in outcome ? { error: redact(outcome.error) } : {}) },
+      ),
     ).catch(async (err: unknown) => {
+      if (credentials && err instanceof Error) {
+        err.message = redact(err.message);
+        if (err.stack) err.stack = redact(err.stack);
+      }
       if (!(err instanceof NeedsInputError)) {
         // Thrown out of the guard (aborted, or the worker's own failure): it may have taken effect.
         await write?.settled('unknown', `${(err as Error)?.message ?? err}`);
         throw err;
       }
       // Asking is not acting: the call runs again, as a new call, with the answer.
-      await write?.settled('failed', `asked a person: ${err.question.message}`);
+      const question = redact(err.question);
+      await write?.settled('failed', `asked a person: ${question.message}`);
       // Not retried: the workflow asks a person durably, then runs the call again with the answer.
-      const error = toolError('policy', 'needs_input', `${toolName} asks a person: ${err.question.message}`, 'A person has been asked; the call goes on with their answer.');
-      throw ApplicationFailure.create({ message: error.detail, type: NEEDS_INPUT_TYPE, nonRetryable: true, details: [error, err.question], category: ApplicationFailureCategory.BENIGN });
+      const error = toolError('policy', 'needs_input', `${toolName} asks a person: ${question.message}`, 'A person has been asked; the call goes on with their answer.');
+      throw ApplicationFailure.create({ message: error.detail, type: NEEDS_INPUT_TYPE, nonRetryable: true, details: [error, question], category: ApplicationFailureCategory.BENIGN });
     });
     // A cancelled call must end as cancelled, not as whatever error the aborted tool produced.
     if (ctx.cancellationSignal.aborted) {

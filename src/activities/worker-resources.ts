@@ -17,6 +17,8 @@ import type { BranchDependencies } from './branch-activities';
 import { ConversationCopies } from './conversation-copies';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, type ActivityDependencies } from './dependencies';
 import { carryTaskMemory, memoryLogOf, type MemoryDependencies } from './memory-activity';
+import { openVault } from '../vault/open-vault';
+import type { Vault } from '../vault/vault';
 
 /** How soon a call for an agent served elsewhere is offered again on a shared queue (jittered up to twice this). */
 const SHARED_QUEUE_RETRY_MS = 250;
@@ -35,6 +37,8 @@ export interface WorkerResources {
   /** A tool result longer than this (as JSON) is cut before it enters history. */
   maxResultChars: number;
   conversations: ConversationCopies;
+  /** The vault credentials are resolved from (opened at first use). */
+  vault(): Vault;
 }
 
 export function workerResources(deps: ActivityDependencies): WorkerResources {
@@ -71,7 +75,10 @@ export function workerResources(deps: ActivityDependencies): WorkerResources {
     }
   };
   const memory = { log: memoryLogOf(deps), store, withBlobs };
+  let vault: Vault | undefined = typeof deps.vault === 'function' ? undefined : deps.vault;
+  const openedVault = (): Vault => (vault ??= typeof deps.vault === 'function' ? deps.vault() : openVault());
   return {
+    vault: openedVault,
     agentNamed,
     store,
     withBlobs,

@@ -14,6 +14,7 @@ import { AGENT_NAME_PATTERN, agentTaskQueue, taskQueueProblem } from '../protoco
 import { MEMORY_TOOL_NAME, type MemoryScopeKind } from '../protocol/memory-tool';
 import { memoryTool } from '../memory/memory-tool';
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory-files';
+import { credentialsProblem } from '../vault/vault-names';
 
 export interface MemoryConfig {
   /** `agent` (default): every task of the agent reads and writes one memory; `task`: each task its own. */
@@ -71,6 +72,12 @@ export interface AgentConfig {
   maxConcurrentSubagents?: number;
   /** How deep delegation may go below a task started by hand (its children are depth 1). Default DEFAULT_MAX_DELEGATION_DEPTH (3). */
   maxDelegationDepth?: number;
+  /**
+   * Secrets the agent's tools use, by reference into the vault: `{ github: 'vault:github-token' }`.
+   * Resolved on the worker at each tool call (`ctx.credentials.github`); only the references live in
+   * the definition, and neither names nor values go into the manifest, history or blobs (docs/credentials.md).
+   */
+  credentials?: Record<string, string>;
 }
 
 export interface AgentDefinition extends AgentConfig {
@@ -134,6 +141,12 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   const settingsProblem = policyProblem(config.policy) ?? budgetsProblem(config.budgets);
   if (settingsProblem) throw new TypeError(`Agent "${config.name}": ${settingsProblem}`);
   // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.
+  const credentials = credentialsProblem(config.credentials);
+  if (credentials) throw new TypeError(`Agent "${config.name}": ${credentials}`);
+  for (const t of tools) {
+    const unknownCredential = t.credentials?.find((name) => !config.credentials || !Object.hasOwn(config.credentials, name));
+    if (unknownCredential !== undefined) throw new TypeError(`Agent "${config.name}": tool "${t.name}" reads credential "${unknownCredential}", which the agent's credentials do not declare`);
+  }
   const approversProblem = approverRulesProblem(config.policy?.approvers);
   if (approversProblem) throw new TypeError(`Agent "${config.name}": policy ${approversProblem}`);
   if (config.taskQueue !== undefined) {

@@ -14,6 +14,14 @@ const forkFields = {
   runId: z.string(),
   forkedFrom: z.string().meta({ description: 'ORIGIN@N: the task and turn it branched from.' }),
   taskQueue: z.string(),
+  build: z
+    .strictObject({
+      pinned: z.boolean().meta({ description: "true: pinned to `buildId` (fork --agent-version origin or BUILD); false: sent to the deployment's current build like any new task." }),
+      deploymentName: z.string().optional(),
+      buildId: z.string().optional().meta({ description: 'The build it runs on; absent when its queue has no versioned build (an unversioned fleet).' }),
+      agentVersion: z.string().optional().meta({ description: "The origin's agent version, when the fork runs on the origin's build." }),
+    })
+    .meta({ description: 'What the fork runs with (docs/fork.md, "Which code a fork runs").' }),
 };
 
 export const forkOutputJson = z

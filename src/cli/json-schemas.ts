@@ -10,6 +10,7 @@ import { deployChangeJson, deployCheckJson, deploymentJson } from './json-deploy
 import { resultOutputJson, startedJson, taskListJson, taskViewJson, watchLineJson } from './json-output';
 import { cancelOutputJson, decisionOutputJson, steeringOutputJson } from './json-requests';
 import { scheduleActionJson, scheduleListJson, scheduleViewJson } from './json-schedules';
+import { vaultChangeJson, vaultListJson } from './json-vault';
 import { memoryClearJson, memoryListJson, memoryShowJson, purgeClosedJson, purgeTaskJson } from './json-storage';
 
 /** A schema file, the zod schema it is generated from, and the invocations (verb first) whose --json output it describes. */
@@ -43,6 +44,8 @@ export const PUBLISHED_SCHEMAS: Record<string, Published> = {
   'deploy-status.schema.json': { schema: deploymentJson, prints: ['deploy status'] },
   'deploy-check.schema.json': { schema: deployCheckJson, prints: ['deploy check'] },
   'deploy-change.schema.json': { schema: deployChangeJson, prints: ['deploy promote', 'deploy rollback'] },
+  'vault-list.schema.json': { schema: vaultListJson, prints: ['vault list'] },
+  'vault-change.schema.json': { schema: vaultChangeJson, prints: ['vault set', 'vault rotate', 'vault revoke'] },
 };
 
 /** The verbs (first words) whose --json output a published schema describes. */

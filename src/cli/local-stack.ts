@@ -11,6 +11,7 @@ import { startDevServer, isPortOpen, isTemporalServing, type DevServer } from '.
 import { ensureSearchAttributes } from '../server/search-attributes';
 import { stateDir } from '../server/state-dir';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker';
+import { versioningFromEnvironment } from '../worker/versioning';
 import { startDemoEnvironment, type DemoEnvironment } from '../demo/demo-environment';
 import { connectWhenReady } from './connect';
 import { CliError, EXIT } from './cli-error';
@@ -106,7 +107,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const attrs = await ensureSearchAttributes(connection, 'default');
   if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
   const taskQueue = options.taskQueue;
-  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', ...(taskQueue ? { taskQueue } : {}) });
+  // The stack's worker is the whole fleet of a server it started: its build (the developer's last
+  // edit) becomes current at once, and tasks of earlier builds stay pinned to theirs.
+  const versioning = versioningFromEnvironment() && { bootstrap: server ? ('always' as const) : true };
+  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', versioning, ...(taskQueue ? { taskQueue } : {}) });
   const running = worker.run();
   let stopped = false;
   return {

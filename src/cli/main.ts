@@ -25,6 +25,7 @@ const memory = () => require('./commands/memory') as typeof import('./commands/m
 const replay = () => require('./commands/replay') as typeof import('./commands/replay');
 const fork = () => require('./commands/fork') as typeof import('./commands/fork');
 const deploy = () => require('./commands/deploy') as typeof import('./commands/deploy');
+const vault = () => require('./commands/vault') as typeof import('./commands/vault');
 
 const VERBS: Record<string, () => Command> = {
   dev: () => dev().devCommand,
@@ -53,6 +54,7 @@ const VERBS: Record<string, () => Command> = {
   inbox: () => inbox().inboxCommand,
   mcp: () => mcp().mcpCommand,
   deploy: () => deploy().deployCommand,
+  vault: () => vault().vaultCommand,
 };
 
 /** The verbs this CLI runs, in its table's order (verb-args.ts holds each one's arguments). */
@@ -77,6 +79,7 @@ export function helpSections(): string[] {
     fork().forkHelp,
     replay().replayHelp,
     deploy().deployHelp,
+    vault().vaultHelp,
     purge().purgeHelp,
     codecServer().codecServerHelp,
     inbox().inboxHelp,

@@ -62,6 +62,7 @@ const forkOptions = {
   model: { type: 'string' },
   id: { type: 'string' },
   'recorded-reads': { type: 'boolean' },
+  'agent-version': { type: 'string' },
   ...blobStore,
   ...branchIdentityOptions,
 } as const satisfies Options;
@@ -102,6 +103,7 @@ export const VERB_ARGS = {
       'no-legacy-queue': { type: 'boolean' },
       'whole-conversations': { type: 'boolean' },
       versioned: { type: 'boolean' },
+      unversioned: { type: 'boolean' },
       'build-id': { type: 'string' },
       deployment: { type: 'string' },
       bundle: { type: 'string' },
@@ -281,6 +283,12 @@ export const VERB_ARGS = {
     positionals: { min: 1, max: 2, names: 'an action (status, check, promote, rollback)' },
     actions: { at: 0, table: { status: { min: 0, max: 0 }, check: { min: 1, max: 1 }, promote: { min: 1, max: 1 }, rollback: { min: 0, max: 0 } } },
   },
+  vault: {
+    docs: 'docs/credentials.md',
+    options: { for: { type: 'string' }, vault: { type: 'string' }, ...json },
+    positionals: { min: 1, max: 2, names: 'an action (set, list, rotate, revoke)' },
+    actions: { at: 0, table: { set: { min: 1, max: 1 }, list: { min: 0, max: 0 }, rotate: { min: 1, max: 1 }, revoke: { min: 1, max: 1 } } },
+  },
 } as const satisfies Record<string, VerbSpec>;
 
 export type Verb = keyof typeof VERB_ARGS;
@@ -289,7 +297,7 @@ export type Verb = keyof typeof VERB_ARGS;
 export const WORKER_VERBS: ReadonlySet<string> = new Set<Verb>(['dev', 'demo', 'worker', 'replay', 'eval']);
 
 /** The action names of a verb with actions, in the table's order. */
-export function actionsOf(verb: 'schedule' | 'deploy' | 'memory'): string[] {
+export function actionsOf(verb: 'schedule' | 'deploy' | 'memory' | 'vault'): string[] {
   return Object.keys(VERB_ARGS[verb].actions.table);
 }
 

@@ -55,6 +55,7 @@ import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
 import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { resolveForkBuild, type ForkBuild, type ForkBuildChoice } from './fork-build';
 import { isPollerLive } from './live-pollers';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
@@ -111,6 +112,8 @@ export interface ForkOptions {
   blobStore?: BlobStore;
   /** Answer the fork's reads from what the origin's same reads returned after the branch point (not run again). Default false. */
   recordedReads?: boolean;
+  /** The build the fork runs on (fork-build.ts): the deployment's current one (default), the origin's, or a named build. */
+  runOn?: ForkBuildChoice;
 }
 
 export interface ForkStarted {
@@ -119,6 +122,8 @@ export interface ForkStarted {
   /** `ORIGIN@N` */
   forkedFrom: string;
   taskQueue: string;
+  /** The build it runs on: pinned to one, or routed to the deployment's current build (none named for an unversioned fleet). */
+  build: ForkBuild;
 }
 
 /** A fork that cannot start where it was asked to (the turn, the origin's blobs); nothing was created. */
@@ -272,7 +277,10 @@ export class TaskClient {
    * With a signer and `startedBy`, the start carries a signed claim of who started it (forbidSelfApproval
    * relies on it). The task goes to `options.taskQueue`, else queueFor(input.agent).
    */
-  async start(input: TaskInput, options: { taskId?: string; taskQueue?: string; forkedFrom?: string } = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  async start(
+    input: TaskInput,
+    options: { taskId?: string; taskQueue?: string; forkedFrom?: string; pinnedTo?: { deploymentName: string; buildId: string } } = {},
+  ): Promise<WorkflowHandleWithFirstExecutionRunId> {
     const taskId = options.taskId ?? `task-${randomUUID().slice(0, 8)}`;
     const idProblem = taskIdProblem(taskId);
     if (idProblem) throw new TaskIdRefusedError(taskId, idProblem);
@@ -290,6 +298,8 @@ export class TaskClient {
         args: [args],
         // A task id names one task for good: reusing it would confuse its audit trail and its people.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // A fork asked to run on a given build (fork --agent-version) stays there, whatever is current.
+        ...(options.pinnedTo ? { versioningOverride: { pinnedTo: options.pinnedTo } } : {}),
         // Visible to `list` from the first moment, before the workflow's first task runs.
         typedSearchAttributes: [
           { key: AgentStatusKey, value: 'running' },
@@ -349,8 +359,25 @@ export class TaskClient {
       ...(options.startedBy ? { startedBy: options.startedBy } : {}),
       ...(options.startedBy && options.startedByRoles?.length ? { startedByRoles: options.startedByRoles } : {}),
     };
-    const handle = await this.start(input, { taskId, taskQueue, forkedFrom });
-    return { taskId: handle.workflowId, runId: handle.firstExecutionRunId, forkedFrom, taskQueue };
+    const build = await this.forkBuild(origin, taskQueue, options.runOn ?? 'current');
+    const handle = await this.start(input, { taskId, taskQueue, forkedFrom, ...(build.pinned ? { pinnedTo: { deploymentName: build.deploymentName!, buildId: build.buildId! } } : {}) });
+    return { taskId: handle.workflowId, runId: handle.firstExecutionRunId, forkedFrom, taskQueue, build };
+  }
+
+  /** Which build a fork of `origin` runs on (fork-build.ts); refuses one no live worker serves. */
+  private async forkBuild(origin: string, taskQueue: string, choice: ForkBuildChoice): Promise<ForkBuild> {
+    const described = await this.handle(origin).describe();
+    const version = described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
+    const build = version?.buildId && version.deploymentName ? { deploymentName: version.deploymentName, buildId: version.buildId } : undefined;
+    // The origin's agent version, when a worker answers at once; a fork on another build never names it.
+    const agentVersion =
+      choice === 'origin'
+        ? await this.client.connection
+            .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(origin).query(statusQuery))
+            .then((s) => s.agentVersion)
+            .catch(() => undefined)
+        : undefined;
+    return resolveForkBuild(this.client, { taskId: origin, ...(build ? { build } : {}), ...(agentVersion ? { agentVersion } : {}) }, taskQueue, choice);
   }
 
   /**

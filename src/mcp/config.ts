@@ -41,8 +41,14 @@ export interface McpStdioServer extends McpServerCommon {
 export interface McpHttpServer extends McpServerCommon {
   /** A Streamable HTTP endpoint, e.g. `http://127.0.0.1:3001/mcp`. */
   url: string;
-  /** Sent with every request (e.g. `Authorization`). */
+  /** Sent with every request. A secret belongs in `authorization`, not here: headers are plain configuration. */
   headers?: Record<string, string>;
+  /**
+   * A vault reference, `vault:NAME`: its value is sent as `Authorization: Bearer <value>` with every
+   * request, read from the worker's vault at each request (a revoked entry stops the next one), so
+   * the token is in no configuration file, history or log (docs/credentials.md).
+   */
+  authorization?: string;
 }
 
 export type McpServerConfig = McpStdioServer | McpHttpServer;
@@ -91,7 +97,7 @@ export function mcpServerProblem(config: unknown): string | undefined {
     if (c.args !== undefined && !isStringArray(c.args)) return `${label}: args must be an array of strings`;
     if (c.env !== undefined && !isStringRecord(c.env)) return `${label}: env must map names to strings`;
     if (c.cwd !== undefined && typeof c.cwd !== 'string') return `${label}: cwd must be a string`;
-    if (c.headers !== undefined) return `${label}: headers are for url servers`;
+    if (c.headers !== undefined || c.authorization !== undefined) return `${label}: headers and authorization are for url servers`;
   } else {
     if (typeof c.url !== 'string' || !/^https?:\/\//.test(c.url)) return `${label}: url must be an http(s) URL`;
     try {
@@ -100,6 +106,13 @@ export function mcpServerProblem(config: unknown): string | undefined {
       return `${label}: url ${JSON.stringify(c.url)} is not a URL`;
     }
     if (c.headers !== undefined && !isStringRecord(c.headers)) return `${label}: headers must map names to strings`;
+    if (c.authorization !== undefined) {
+      if (typeof c.authorization !== 'string' || !/^vault:[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(c.authorization)) {
+        // Never echo it: someone may have pasted the token itself.
+        return `${label}: authorization must be a vault reference "vault:NAME" (the token itself goes in the vault: durable-agent vault set NAME)`;
+      }
+      if (Object.keys(c.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) return `${label}: give the Authorization header either in headers or as authorization, not both`;
+    }
     if (c.args !== undefined || c.env !== undefined || c.cwd !== undefined) return `${label}: args, env and cwd are for command servers`;
   }
   if (c.trust !== undefined && c.trust !== 'trusted' && c.trust !== 'untrusted') return `${label}: trust must be "trusted" or "untrusted"`;
@@ -119,7 +132,9 @@ export function mcpServerProblem(config: unknown): string | undefined {
 
 /** Identifies one connection: two agents declaring the same server share it. */
 export function connectionKey(config: McpServerConfig): string {
-  return isHttpServer(config) ? JSON.stringify(['http', config.url, config.headers ?? {}]) : JSON.stringify(['stdio', config.command, config.args ?? [], config.env ?? {}, config.cwd ?? '']);
+  return isHttpServer(config)
+    ? JSON.stringify(['http', config.url, config.headers ?? {}, config.authorization ?? ''])
+    : JSON.stringify(['stdio', config.command, config.args ?? [], config.env ?? {}, config.cwd ?? '']);
 }
 
 function isStringArray(value: unknown): value is string[] {

@@ -11,6 +11,7 @@ import type { ToolQuestion, ToolQuestionAnswer } from '../protocol/activity-cont
 import { NeedsInputError } from '../tools/needs-input';
 import { isHttpServer, type McpServerConfig } from './config';
 import { McpUnavailableError } from './errors';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 export interface McpProgress {
   progress: number;
@@ -26,6 +27,20 @@ export interface McpCallOptions {
   onProgress?: (progress: McpProgress) => void;
   /** Answers to this call's earlier questions, in the order asked. */
   answers?: ToolQuestionAnswer[];
+}
+
+/** The value of a `vault:NAME` reference, asked at each request (throws CredentialUnavailableError when there is none). */
+export type McpCredentialSource = (ref: string, label: string) => Promise<string>;
+
+/** fetch with `Authorization: Bearer <the reference's value now>`: a rotated or revoked token reaches the next request. */
+function authorizedFetch(server: string, ref: string, credentials: McpCredentialSource | undefined): FetchLike {
+  return async (url, init) => {
+    if (!credentials) throw new Error(`MCP server "${server}" names ${ref} for its Authorization header, but this connection pool has no vault (give the worker a vault)`);
+    const token = await credentials(ref, `The Authorization of MCP server "${server}"`);
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetch(url, { ...init, headers });
+  };
 }
 
 /** How long starting (or reaching) a server and the MCP handshake may take. */
@@ -55,11 +70,17 @@ export class McpConnection {
     private readonly transport: StdioClientTransport | StreamableHTTPClientTransport,
   ) {}
 
-  /** Starts (stdio) or reaches (HTTP) the server and does the MCP handshake; McpUnavailableError if it cannot. */
-  static async open(server: McpServerConfig, onClosed: (connection: McpConnection) => void): Promise<McpConnection> {
+  /**
+   * Starts (stdio) or reaches (HTTP) the server and does the MCP handshake; McpUnavailableError if it
+   * cannot. `credentials` resolves an HTTP server's `authorization` reference, at every request.
+   */
+  static async open(server: McpServerConfig, onClosed: (connection: McpConnection) => void, credentials?: McpCredentialSource): Promise<McpConnection> {
     const client = new Client({ name: 'durable-agent', version: '0.1.0' }, { capabilities: { elicitation: {} } });
     const transport = isHttpServer(server)
-      ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
+      ? new StreamableHTTPClientTransport(new URL(server.url), {
+          requestInit: { headers: server.headers ?? {} },
+          ...(server.authorization !== undefined ? { fetch: authorizedFetch(server.name, server.authorization, credentials) } : {}),
+        })
       : new StdioClientTransport({
           command: server.command,
           args: server.args ?? [],

@@ -9,6 +9,7 @@ import { classify, messageOf, type Classified } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { toolError } from '../protocol/tool-error';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { CredentialUnavailableError } from '../vault/credentials';
 
 /** The server could not be started or reached, or its connection died: another attempt starts or reaches it anew. */
 export class McpUnavailableError extends DurableAgentError {
@@ -26,6 +27,10 @@ export class McpUnavailableError extends DurableAgentError {
 const SENT_MAYBE = 'The call may have reached the server and taken effect before the connection died.';
 
 export function classifyMcpError(err: unknown, server: string): Classified {
+  // A credential that could not be had (its Authorization header): what the vault said, whatever wrapped it.
+  for (let cause = err, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof CredentialUnavailableError) return { error: cause.toolError };
+  }
   if (err instanceof McpUnavailableError) {
     return {
       error: toolError('transient', 'mcp_server_unavailable', `MCP server "${server}" is unavailable: ${err.message}`, 'The server is restarted or reconnected on the next attempt.'),

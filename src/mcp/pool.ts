@@ -5,11 +5,13 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { connectionKey, type McpServerConfig } from './config';
-import { McpConnection } from './connection';
+import { McpConnection, type McpCredentialSource } from './connection';
 
 export interface McpPoolOptions {
   /** A connection with no call for this long is closed (a stdio server's process ends). Default 300 000 ms. */
   idleMs?: number;
+  /** Resolves HTTP servers' `authorization` references. Default: the worker's vault, set by the worker (useCredentials). */
+  credentials?: McpCredentialSource;
 }
 
 export const DEFAULT_MCP_IDLE_MS = 300_000;
@@ -20,8 +22,16 @@ export class McpClientPool {
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
 
+  private credentials: McpCredentialSource | undefined;
+
   constructor(options: McpPoolOptions = {}) {
     this.idleMs = options.idleMs ?? DEFAULT_MCP_IDLE_MS;
+    this.credentials = options.credentials;
+  }
+
+  /** Where `authorization` references are resolved, unless the pool was given its own. */
+  useCredentials(source: McpCredentialSource): void {
+    this.credentials ??= source;
   }
 
   /** The open connection to `server`, opening one if there is none (or the last one died). */
@@ -35,7 +45,7 @@ export class McpClientPool {
       if (this.connections.get(key) === existing) this.connections.delete(key);
       return this.connection(server);
     }
-    const opening = McpConnection.open(server, (dead) => this.forget(key, dead));
+    const opening = McpConnection.open(server, (dead) => this.forget(key, dead), this.credentials);
     this.connections.set(key, opening);
     // A failed start is not kept: the next attempt tries again.
     opening.catch(() => {

@@ -4,7 +4,7 @@
  * the tests and the benchmarks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, promises as fs } from 'node:fs';
+import { closeSync, openSync, promises as fs } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -111,10 +111,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
 
-  const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  // The server writes its log to the file itself, not through a pipe to this process: a server that
+  // outlives a SIGKILLed dev (taken back by the next one) would die of SIGPIPE at its next log line.
+  const logFd = openSync(logFile, 'a');
+  const child = spawn(binary, args, { stdio: ['ignore', logFd, logFd], detached: false });
+  closeSync(logFd);
   let exited: string | undefined;
   const exit = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -140,7 +141,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exit;
     clearTimeout(timer);
-    log.end();
   };
   return {
     address,

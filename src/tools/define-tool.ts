@@ -34,6 +34,14 @@ export interface ToolContext {
    * the order asked; undefined until a question was answered.
    */
   answers?: ToolQuestionAnswer[];
+  /**
+   * The agent's credentials this call may use (`defineAgent({ credentials: { github: 'vault:github-token' } })`),
+   * resolved from the vault in the activity at this call, so a revoked or rotated entry reaches the
+   * next call. Never in history: do not return them or put them in an error message (runTool
+   * replaces any that come back with `[credential NAME]`). Set by runTool (`{}` for an agent without
+   * credentials); absent only where a test calls the tool directly. docs/credentials.md.
+   */
+  credentials?: Readonly<Record<string, string>>;
 }
 
 /** What a semantic check returns when a valid output is still not a good answer. */
@@ -86,6 +94,11 @@ export interface ToolConfig<I, O> {
    * a person is asked instead. Absent: the service's answer to the key is taken as standing.
    */
   stillStands?(idempotencyKey: string, input: I): Promise<boolean>;
+  /**
+   * The agent's credentials this tool reads (names in the agent's `credentials`). Only these are
+   * resolved for its calls, so revoking another one does not stop it. Default: all of the agent's.
+   */
+  credentials?: string[];
 }
 
 /**

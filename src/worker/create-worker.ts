@@ -6,7 +6,7 @@ import { agentQueue, type AgentDefinition } from '../agents/define-agent';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { loadConnectionConfig } from '../client/connection-config';
 import { durableAgent, type DurableAgentPluginOptions } from './plugin';
-import { bootstrapCurrentVersion, deploymentOptionsOf, resolveVersioning, type ResolvedVersioning, type VersioningOptions } from './versioning';
+import { bootstrapCurrentVersion, deploymentOptionsOf, resolveVersioning, versioningFromEnvironment, type ResolvedVersioning, type VersioningOptions } from './versioning';
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
 
@@ -33,9 +33,10 @@ export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'tas
   workerOptions?: Partial<WorkerOptions>;
   /**
    * Worker Deployment Versioning (docs/deploy.md): the Workers join a deployment as one build, and
-   * `agentTask` runs Pinned to the build it started on. `true`: the default deployment and build id
-   * (package version + workflow code hash). Default: off (unversioned, as before), or on when
-   * DURABLE_AGENT_VERSIONING=1.
+   * `agentTask` runs Pinned to the build it started on, so no running task meets a code change
+   * mid-run. Default: on, with the default deployment and build id (package version + workflow code
+   * hash). `false` (or DURABLE_AGENT_VERSIONING=0 where the option is not given): unversioned, every
+   * worker takes every task, and a change to workflow code is safe only once older tasks have finished.
    */
   versioning?: boolean | VersioningOptions;
 }
@@ -150,8 +151,7 @@ function queuesOf(options: AgentWorkerOptions): { taskQueue: string; agents: Age
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<AgentWorker> {
   if (options.agents.length === 0) throw new TypeError('createAgentWorker needs at least one agent');
   const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, versioning, ...pluginOptions } = options;
-  // DURABLE_AGENT_VERSIONING=1 turns it on where the option is not given (a fleet's switch, and the tests').
-  const wanted = versioning ?? (process.env.DURABLE_AGENT_VERSIONING === '1' ? true : undefined);
+  const wanted = versioning ?? versioningFromEnvironment();
   const bundle = options.workflowBundle ?? workerOptions?.workflowBundle;
   const version = wanted ? resolveVersioning(wanted, bundle && 'codePath' in bundle ? bundle.codePath : undefined) : undefined;
   // Made before connecting: it refuses agents that name approvers without trusted keys.

@@ -25,6 +25,9 @@ import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing } from '../telemetry/worker-tracing';
 import { cachedWorkflowBundle } from './workflow-bundle';
 import { checkModels } from '../models/model-capabilities';
+import { openVault } from '../vault/open-vault';
+import { CredentialUnavailableError, openedVault, resolveVaultRef } from '../vault/credentials';
+import type { Vault } from '../vault/vault';
 
 export const PLUGIN_NAME = 'durable-agent';
 
@@ -87,6 +90,8 @@ export interface DurableAgentPluginOptions {
   approverKeys?: ActivityDependencies['approverKeys'];
   /** Payload codecs; clients need the same (durableAgentClient({ codec })). */
   codec?: CodecOptions;
+  /** Where agents' credentials are resolved at each tool call. Default: openVault() with `codec`'s keys, at first use (docs/credentials.md). */
+  vault?: Vault;
   /** MCP connections. Default: the plugin's own pool, closed when the last of its running Workers stops; a pool you pass is yours to close. */
   mcp?: McpClientPool;
   /** Traces (docs/observability.md). Default: from OTEL_*; `false`: off. A bundle you pass must include TRACING_WORKFLOW_MODULE when on. */
@@ -134,6 +139,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
   private readonly approverKeys: NonNullable<ActivityDependencies['approverKeys']>;
   private shared: Shared | undefined;
   private blobStore: BlobStore | undefined;
+  private vault: Vault | undefined;
   private running = 0;
 
   constructor(readonly options: DurableAgentPluginOptions) {
@@ -162,6 +168,12 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     const o = this.options;
     const { agents, sharedQueue } = agentsForQueue(o.agents, options.taskQueue, o.taskQueue);
     const shared = this.acquire();
+    // MCP servers' `authorization` references are read from the same vault, at each request.
+    shared.mcp.useCredentials((ref, label) => {
+      const opened = openedVault(() => this.vaultOf());
+      if ('error' in opened) throw new CredentialUnavailableError(opened.error);
+      return resolveVaultRef(opened.vault, ref, label);
+    });
     const tracing = shared.tracing;
     const ownCode = options.workflowBundle !== undefined || options.workflowsPath !== undefined;
     const code = ownCode
@@ -181,6 +193,8 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.wholeConversations ? { wholeConversations: true } : {}),
       ...(o.conversationCopies !== undefined ? { conversations: o.conversationCopies instanceof ConversationCopies ? o.conversationCopies : new ConversationCopies(o.conversationCopies) } : {}),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
+      // Opened when a tool of an agent with credentials first runs: a worker without credentials never touches it.
+      vault: () => this.vaultOf(),
       approverKeys: this.approverKeys,
       mcp: shared.mcp,
       // Only the legacy queue carries other workers' agents by design; an explicit queue is the user's routing.
@@ -222,6 +236,11 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     }
   }
 
+  private vaultOf(): Vault {
+    this.vault ??= this.options.vault ?? openVault(this.options.codec ? { codec: this.options.codec } : {});
+    return this.vault;
+  }
+
   private acquire(): Shared {
     const o = this.options;
     this.shared ??= {
@@ -237,6 +256,10 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     // Workers configured later get fresh ones: a closed pool refuses every call.
     this.shared = undefined;
     if (!this.options.mcp) await shared.mcp.close();
+    // The vault this plugin opened (a PostgreSQL pool); one you passed is yours to close.
+    const vault = this.options.vault ? undefined : this.vault;
+    this.vault = undefined;
+    await vault?.close().catch(() => undefined);
     if (shared.tracing) await flushTracing(shared.tracing);
   }
 }

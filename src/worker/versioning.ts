@@ -29,9 +29,22 @@ export interface VersioningOptions {
   /**
    * When the deployment has no current build yet, make this one current as soon as the server sees
    * it (a first deployment needs no `deploy promote`). Default true. Later builds are made current
-   * only by `durable-agent deploy promote`.
+   * only by `durable-agent deploy promote`, except with `'always'`: this build becomes current
+   * whatever is current now (the one worker of `durable-agent dev`, where the developer's last
+   * edit is the release; tasks started on an earlier build stay pinned to it).
    */
-  bootstrap?: boolean;
+  bootstrap?: boolean | 'always';
+}
+
+/**
+ * Versioning where createAgentWorker is not told: on, unless DURABLE_AGENT_VERSIONING is `0`
+ * (a fleet that stays unversioned). Any other value is refused rather than guessed.
+ */
+export function versioningFromEnvironment(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.DURABLE_AGENT_VERSIONING;
+  if (value === undefined || value === '' || value === '1') return true;
+  if (value === '0') return false;
+  throw new TypeError(`DURABLE_AGENT_VERSIONING must be 1 (versioned, the default) or 0 (unversioned), got "${value}"`);
 }
 
 /** The package's version, read from its package.json (the same file in a checkout and in dist/). */
@@ -69,7 +82,7 @@ export function buildIdProblem(buildId: string): string | undefined {
 export interface ResolvedVersioning {
   deploymentName: string;
   buildId: string;
-  bootstrap: boolean;
+  bootstrap: boolean | 'always';
 }
 
 /** `bundlePath`: the bundle the worker runs, when it is given one (its build id is then the bundle's). */
@@ -100,14 +113,15 @@ export function deploymentOptionsOf(v: ResolvedVersioning): WorkerDeploymentOpti
 type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
 
 /**
- * Makes `buildId` the deployment's current build if it has none, once the server has seen the
- * build's pollers (a version exists only after its first poll). Gives up quietly after `timeoutMs`:
- * an operator can always `deploy promote`. Returns whether it set the build current.
+ * Makes `buildId` the deployment's current build if it has none (or whatever is current, with
+ * `bootstrap: 'always'`), once the server has seen the build's pollers (a version exists only after
+ * its first poll). Gives up quietly after `timeoutMs`: an operator can always `deploy promote`.
+ * Returns whether it set the build current.
  */
 export async function bootstrapCurrentVersion(
   service: WorkflowService,
   namespace: string,
-  v: { deploymentName: string; buildId: string },
+  v: { deploymentName: string; buildId: string; bootstrap?: boolean | 'always' },
   options: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<boolean> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
@@ -116,7 +130,9 @@ export async function bootstrapCurrentVersion(
       const described = await service.describeWorkerDeployment({ namespace, deploymentName: v.deploymentName });
       const info = described.workerDeploymentInfo;
       const current = info?.routingConfig?.currentDeploymentVersion?.buildId;
-      if (current) return false; // someone made a build current: promotes decide from now on
+      if (current === v.buildId) return false;
+      // Someone made another build current: promotes decide from now on (unless told 'always').
+      if (current && v.bootstrap !== 'always') return false;
       const seen = (info?.versionSummaries ?? []).some((s) => s.deploymentVersion?.buildId === v.buildId);
       if (seen) {
         await service.setWorkerDeploymentCurrentVersion({
@@ -124,7 +140,9 @@ export async function bootstrapCurrentVersion(
           deploymentName: v.deploymentName,
           buildId: v.buildId,
           conflictToken: described.conflictToken,
-          identity: 'durable-agent worker (first build of the deployment)',
+          // A dev worker may serve fewer queues than the build it replaces (`dev --task-queue Q`).
+          ignoreMissingTaskQueues: v.bootstrap === 'always',
+          identity: current ? 'durable-agent dev worker (the newest build)' : 'durable-agent worker (first build of the deployment)',
         });
         return true;
       }

@@ -17,6 +17,7 @@ import { TaskClient } from '../../src/client/task-client';
 import { createDataConverter } from '../../src/codec';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool } from '../support/harness';
+import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
 import { installQuietRuntime } from '../support/quiet-runtime';
 import { killUnderLoad, loadOrders, openSession, REFUND_CENTS, type WorkloadSession } from './workload';
 
@@ -71,6 +72,49 @@ test("the cluster's own two worker processes poll the durable-agent task queue a
     await connection.close();
   }
 }, 120_000);
+
+test(
+  'deploy status, check, promote and rollback on the cluster: its workers are one versioned build; a second build is checked, promoted, runs a new task, and is rolled back',
+  async () => {
+    const env = { TEMPORAL_ADDRESS: cluster.address, TEMPORAL_NAMESPACE: cluster.namespace };
+    const status = async () => {
+      const shown = await runCli(['deploy', 'status', '--json'], env);
+      expect(shown.code).toBe(0);
+      return JSON.parse(shown.stdout) as { current: string; builds: { buildId: string; state: string }[] };
+    };
+    const first = (await status()).current;
+    expect(first).toBeTruthy();
+    const buildId = `cluster-v2-${Date.now()}`;
+    const v2 = spawnCli(['worker', '--build-id', buildId], env);
+    try {
+      await waitFor('the server to know the second build', async () => (await status()).builds.some((b) => b.buildId === buildId) || undefined, 90_000);
+      const check = await runCli(['deploy', 'check', '.', '--build', buildId, '--json'], env, 180_000);
+      expect(check.code).toBe(0);
+      expect(JSON.parse(check.stdout)).toMatchObject({ passed: true, buildId });
+      expect((await runCli(['deploy', 'promote', buildId], env)).code).toBe(0);
+      expect((await status()).current).toBe(buildId);
+
+      const connection = await connectClient({ address: cluster.address });
+      try {
+        const script = path.join(clusterPaths().scripts, `deploy-${Date.now()}.json`);
+        writeFileSync(script, JSON.stringify({ description: 'cluster deploy test', turns: [answer('on the second build')] }));
+        const client = new TaskClient(new Client({ connection, namespace: cluster.namespace, dataConverter: createDataConverter() }), cluster.taskQueue);
+        const taskId = `cluster-deploy-${Date.now()}`;
+        await client.start({ agent: 'demo', prompt: 'hi', model: { provider: 'scripted', script } }, { taskId });
+        expect(await client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'on the second build' });
+        expect((await client.status(taskId)).build).toEqual({ deploymentName: 'durable-agent', buildId });
+      } finally {
+        await connection.close();
+      }
+
+      expect((await runCli(['deploy', 'rollback'], env)).code).toBe(0);
+      expect((await status()).current).toBe(first);
+    } finally {
+      await sigkill(v2);
+    }
+  },
+  8 * 60_000,
+);
 
 test(
   `${TASKS_UNDER_LOAD} concurrent refund tasks, one of two worker processes SIGKILLed under load: every task completes, each refund takes effect exactly once, and the tasks spread over several shards`,

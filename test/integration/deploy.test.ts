@@ -284,7 +284,7 @@ test("a sub-agent child of a pinned parent on the parent's queue starts on the p
   }
 });
 
-test("with the default build id, an in-process worker and a `durable-agent worker --versioned` process are one build and take over each other's task", async () => {
+test("with the default build id, an in-process worker and a `durable-agent worker` process are one build and take over each other's task", async () => {
   const deploymentName = `same-${randomUUID().slice(0, 8)}`;
   const taskId = h.taskId('takeover');
   writeFileSync(path.join(h.workspaceDir, 'takeover.txt'), 'x');
@@ -300,7 +300,7 @@ test("with the default build id, an in-process worker and a `durable-agent worke
   });
   expect(waiting.build).toEqual({ deploymentName, buildId: build });
   // A CLI worker process, on its own cached bundle of the same code, finishes it.
-  const cliWorker = spawnWorker(h, ['--versioned', '--deployment', deploymentName], { DURABLE_AGENT_HOME: home ?? path.join(ROOT, '.durable-agent') });
+  const cliWorker = spawnWorker(h, ['--deployment', deploymentName], { DURABLE_AGENT_HOME: home ?? path.join(ROOT, '.durable-agent') });
   children.push(cliWorker);
   let stderr = '';
   cliWorker.stderr!.on('data', (d) => (stderr += d));
@@ -316,7 +316,7 @@ test("a continue-as-new under a changed agent definition records the agent's new
   const taskId = h.taskId('agent-version');
   writeFileSync(path.join(h.workspaceDir, 'versioned.txt'), 'x');
   const script = h.script([callTool('delete_file', { path: 'versioned.txt' }), answer('done with v2 of the agent')]);
-  // Unversioned, on a queue of its own (the versioned tests' queues send new tasks to their current builds only).
+  // On a queue of its own, in the default deployment (the other tests' queues belong to theirs).
   const taskQueue = `av-${randomUUID().slice(0, 8)}`;
   const first = await h.worker(undefined, { taskQueue });
   const waiting = await first.runUntil(async () => {

@@ -23,11 +23,15 @@ import { BadConversationChangeError } from '../../src/activities/conversation-co
 import { RecordingError } from '../../src/replay/recording';
 import { ReplayCannotRunError, ReplayModelError } from '../../src/replay/run-replay';
 import { ForkRefusedError } from '../../src/client/task-client';
+import { ForkBuildRefusedError } from '../../src/client/fork-build';
 import { BranchRefusedError } from '../../src/client/branch-policy';
 import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedules';
 import { RuleError } from '../../src/testing/messages-api-rules';
 import { UsageProblem } from '../../src/mcp-server/task-tools-server';
 import { DeployRefused } from '../../src/deploy/deployment';
+import { CredentialUnavailableError } from '../../src/vault/credentials';
+import { VaultConfigError, VaultConflictError, VaultUnreadableError } from '../../src/vault/vault-store';
+import { toolError } from '../../src/protocol/tool-error';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -61,12 +65,17 @@ const errors: DurableAgentError[] = [
   new ReplayModelError('unreachable'),
   new ReplayCannotRunError('no script here'),
   new ForkRefusedError('fork_turn_not_found', 'no turn 7'),
+  new ForkBuildRefusedError('no live worker of build b'),
   new BranchRefusedError('t', 'fork', 'sam may not fork t'),
   new ScheduleProblem('bad spec'),
   new ScheduleNotFound('nightly'),
   new RuleError('anthropic-version: header is required'),
   new UsageProblem('no task id'),
   new DeployRefused('no passing check'),
+  new VaultConfigError('bad vault setting'),
+  new VaultConflictError('oauth', 1, 2),
+  new VaultUnreadableError('altered'),
+  new CredentialUnavailableError(toolError('resource', 'credential_revoked', 'revoked')),
 ];
 
 /** Every `class X extends Y` in src/, by file: read as text, so a new error class cannot be missed by this list. */

@@ -1,7 +1,7 @@
 /** Worker Versioning's pure parts: build ids, the agent's own version, what a divergence names (docs/deploy.md). */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { buildIdOfBundle, buildIdProblem, defaultBuildId, packageVersion, resolveVersioning } from '../../src/worker/versioning';
+import { buildIdOfBundle, buildIdProblem, defaultBuildId, packageVersion, resolveVersioning, versioningFromEnvironment } from '../../src/worker/versioning';
 import { workflowCodeHash } from '../../src/worker/workflow-bundle';
 import { agentVersionOf } from '../../src/protocol/agent-version';
 import { divergenceDetail } from '../../src/deploy/build-check';
@@ -34,6 +34,14 @@ test('build ids and deployment names the server would refuse are refused first',
   expect(buildIdProblem('x'.repeat(256))).toMatch(/255/);
   expect(() => resolveVersioning({ deploymentName: 'a.b', buildId: 'v1' })).toThrow(/without "."/);
   expect(resolveVersioning({ buildId: 'v1' })).toMatchObject({ buildId: 'v1', bootstrap: true });
+});
+
+test('versioning is on unless DURABLE_AGENT_VERSIONING=0; any value but 0 and 1 is refused, not guessed', () => {
+  expect(versioningFromEnvironment({})).toBe(true);
+  expect(versioningFromEnvironment({ DURABLE_AGENT_VERSIONING: '' })).toBe(true);
+  expect(versioningFromEnvironment({ DURABLE_AGENT_VERSIONING: '1' })).toBe(true);
+  expect(versioningFromEnvironment({ DURABLE_AGENT_VERSIONING: '0' })).toBe(false);
+  for (const value of ['true', 'false', 'off', ' 0']) expect(() => versioningFromEnvironment({ DURABLE_AGENT_VERSIONING: value })).toThrow(/must be 1 .* or 0/);
 });
 
 const manifest: AgentManifest = {

@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../agents/define-agent';
 import { stateDir } from '../../server/state-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
-import { resolveVersioning, type VersioningOptions } from '../../worker/versioning';
+import { resolveVersioning, versioningFromEnvironment, type VersioningOptions } from '../../worker/versioning';
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { parse } from '../args';
@@ -13,13 +13,15 @@ import { VERB_ARGS } from '../verb-args';
 import { connectWhenReady } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgentsModule } from '../load-agents';
+import { credentialWarnings } from '../credential-check';
+import { openVault } from '../../vault/open-vault';
 import type { Model } from '../../models/model';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { describeQueues } from '../render';
 
 export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR] [--task-queue Q] [--no-legacy-queue]
-                    [--whole-conversations] [--versioned] [--build-id ID] [--deployment NAME] [--bundle FILE]
+                    [--whole-conversations] [--build-id ID] [--deployment NAME] [--unversioned] [--bundle FILE]
                     [--orders-url URL] [--orders-fault KIND[:N]]...
   Runs a worker for the agents FILE exports (a .ts or .js module whose default export is an array of
   defineAgent(...) results, or a function of { workspaceDir } returning one), or without --agents for
@@ -34,13 +36,15 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   --whole-conversations: model calls of the tasks this worker runs carry the whole conversation, not
   only what changed since the task's previous call; for a rolling upgrade while workers of an older
   release still serve the same queues.
-  --versioned: join a Worker Deployment (--deployment, default "durable-agent") as one build
-  (--build-id, default <package version>-<workflow code hash>; --build-id implies --versioned); new
-  tasks go to the deployment's current build and each task stays on the build it started on until its
-  next continue-as-new. The first build of a deployment makes itself current; later ones become
-  current with \`durable-agent deploy promote\` (docs/deploy.md). --bundle FILE: run this prebuilt
-  workflow bundle (the one \`deploy check\` replayed) instead of bundling the installed code; a
-  versioned worker then takes the bundle's build.
+  Versioned by default (Worker Deployment Versioning): the worker joins a deployment (--deployment,
+  default "durable-agent") as one build (--build-id, default <package version>-<workflow code hash>);
+  new tasks go to the deployment's current build and each task stays on the build it started on until
+  its next continue-as-new. The first build of a deployment makes itself current; later ones become
+  current with \`durable-agent deploy promote\` (docs/deploy.md). --unversioned (or
+  DURABLE_AGENT_VERSIONING=0): take every task of its queues whatever build started it (a fleet that
+  does not version; a workflow change then waits until older tasks have finished). --bundle FILE: run
+  this prebuilt workflow bundle (the one \`deploy check\` replayed) instead of bundling the installed
+  code; the worker then takes the bundle's build.
   A server that is not up yet is waited for: a line per attempt on stderr, for up to 30 s
   (DURABLE_AGENT_SERVER_WAIT=SECONDS), then one line and exit 4.
   Stops gracefully on SIGINT/SIGTERM.
@@ -48,7 +52,7 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   one; --orders-fault makes the built-in orders service misbehave for N requests (or "always"):
   unavailable, rate_limited, forbidden, truncate, empty_first_page, slow, slow_reply (a write commits,
   its answer comes late), drop_connection.
-  See docs/package.md; docs/deploy.md for --versioned.`;
+  See docs/package.md; docs/deploy.md for versions and --unversioned.`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.worker.options, VERB_ARGS.worker.positionals);
@@ -90,10 +94,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values['no-legacy-queue'] ? { legacyTaskQueue: false } : {}),
     ...(values['whole-conversations'] ? { wholeConversations: true } : {}),
-    ...(versioning ? { versioning } : {}),
+    ...(versioning !== undefined ? { versioning } : {}),
     ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
+  // Credentials the vault cannot give now: said at start, not first at a task's call.
+  for (const warning of await credentialWarnings(agents, () => openVault())) console.error(`warning: ${warning}`);
   if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
@@ -106,9 +112,26 @@ export async function workerCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** --versioned, --build-id, --deployment: checked before anything starts (a bad id is exit 2). */
-function versioningOf(values: { versioned?: boolean | undefined; 'build-id'?: string | undefined; deployment?: string | undefined }): VersioningOptions | undefined {
-  if (!values.versioned && values['build-id'] === undefined && values.deployment === undefined) return undefined;
+/** --unversioned, --build-id, --deployment: checked before anything starts (a bad id or a contradiction is exit 2). */
+function versioningOf(values: {
+  versioned?: boolean | undefined;
+  unversioned?: boolean | undefined;
+  'build-id'?: string | undefined;
+  deployment?: string | undefined;
+}): VersioningOptions | false | undefined {
+  if (values.unversioned) {
+    if (values.versioned || values['build-id'] !== undefined || values.deployment !== undefined) {
+      throw usageError('--unversioned cannot be given with --versioned, --build-id or --deployment');
+    }
+    return false;
+  }
+  if (values['build-id'] === undefined && values.deployment === undefined && !values.versioned) {
+    try {
+      return versioningFromEnvironment() ? undefined : false;
+    } catch (err) {
+      throw usageError((err as Error).message);
+    }
+  }
   try {
     const options: VersioningOptions = {
       ...(values['build-id'] !== undefined ? { buildId: values['build-id'] } : {}),

@@ -1,0 +1,170 @@
+/**
+ * The default vault: one JSON file under the state dir (`.durable-agent/vault/vault.json`), each
+ * value sealed with AES-256-GCM (sealed-secret.ts), so the file never holds a value in plain text.
+ * Names, people, versions and times are plain (they are what `vault list` shows).
+ *
+ * Writers in several processes (the CLI, workers refreshing a token) take a lock file (O_EXCL,
+ * stale after LOCK_STALE_MS) around read-compare-write, and replace the file atomically (write a
+ * temporary file, fsync, rename), so a compare-and-swap holds across processes on one machine.
+ * Readers read the file as it is at each call: a revocation reaches the next tool call.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { Keyring } from '../codec/encryption-keys';
+import { openSecret, sealSecret } from './sealed-secret';
+import { checkVersion, VaultConfigError, type VaultEntryInfo, type VaultRead, type VaultStore, type WriteOptions } from './vault-store';
+
+interface StoredEntry {
+  name: string;
+  person?: string;
+  version: number;
+  updatedAt: string;
+  revokedAt?: string;
+  sealed?: string;
+}
+
+interface VaultFile {
+  format: 1;
+  entries: StoredEntry[];
+}
+
+export const VAULT_FILE = 'vault.json';
+const LOCK_STALE_MS = 10_000;
+const LOCK_WAIT_MS = 15_000;
+
+export class FileVault implements VaultStore {
+  readonly description: string;
+  readonly file: string;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly dir: string,
+    private readonly keyring: Keyring,
+  ) {
+    this.file = path.join(path.resolve(dir), VAULT_FILE);
+    this.description = `file ${this.file}`;
+  }
+
+  async read(name: string, person?: string): Promise<VaultRead> {
+    const entry = this.load().entries.find((e) => e.name === name && e.person === person);
+    if (!entry) return undefined;
+    const info = infoOf(entry);
+    if (entry.revokedAt !== undefined || entry.sealed === undefined) return { state: 'revoked', ...info };
+    return { state: 'live', ...info, value: openSecret(this.keyring, name, person, entry.version, entry.sealed) };
+  }
+
+  async list(): Promise<VaultEntryInfo[]> {
+    return this.load().entries.map(infoOf);
+  }
+
+  write(name: string, value: string, options: WriteOptions = {}): Promise<VaultEntryInfo> {
+    return this.locked((file) => {
+      const { person, expectedVersion } = options;
+      const at = file.entries.findIndex((e) => e.name === name && e.person === person);
+      const current = at >= 0 ? file.entries[at]! : undefined;
+      checkVersion(name, person, expectedVersion, current?.version ?? 0);
+      const version = (current?.version ?? 0) + 1;
+      const entry: StoredEntry = { name, ...(person !== undefined ? { person } : {}), version, updatedAt: new Date().toISOString(), sealed: sealSecret(this.keyring, name, person, version, value) };
+      if (at >= 0) file.entries[at] = entry;
+      else file.entries.push(entry);
+      return { file, result: infoOf(entry) };
+    });
+  }
+
+  revoke(name: string, options: WriteOptions = {}): Promise<VaultEntryInfo | undefined> {
+    return this.locked((file) => {
+      const { person, expectedVersion } = options;
+      const at = file.entries.findIndex((e) => e.name === name && e.person === person);
+      const current = at >= 0 ? file.entries[at]! : undefined;
+      if (!current || current.revokedAt !== undefined) return { result: undefined };
+      checkVersion(name, person, expectedVersion, current.version);
+      const now = new Date().toISOString();
+      const entry: StoredEntry = { name, ...(person !== undefined ? { person } : {}), version: current.version + 1, updatedAt: now, revokedAt: now };
+      file.entries[at] = entry;
+      return { file, result: infoOf(entry) };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.catch(() => undefined);
+  }
+
+  private load(): VaultFile {
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { format: 1, entries: [] };
+      throw new VaultConfigError(`cannot read the vault ${this.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    try {
+      const parsed = JSON.parse(text) as VaultFile;
+      if (parsed?.format !== 1 || !Array.isArray(parsed.entries)) throw new Error('not a vault file');
+      return parsed;
+    } catch {
+      throw new VaultConfigError(`the vault ${this.file} is not a vault file this version reads`);
+    }
+  }
+
+  /** Read-modify-write under this process's queue and the file lock; `file` in the answer is written back. */
+  private locked<T>(change: (file: VaultFile) => { file?: VaultFile; result: T }): Promise<T> {
+    const run = this.queue.then(async () => {
+      mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      const release = await acquireLock(`${this.file}.lock`);
+      try {
+        const { file, result } = change(this.load());
+        if (file) writeAtomically(this.file, `${JSON.stringify(file, null, 2)}\n`);
+        return result;
+      } finally {
+        release();
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function infoOf(entry: StoredEntry): VaultEntryInfo {
+  return {
+    name: entry.name,
+    ...(entry.person !== undefined ? { person: entry.person } : {}),
+    version: entry.version,
+    updatedAt: entry.updatedAt,
+    ...(entry.revokedAt !== undefined ? { revokedAt: entry.revokedAt } : {}),
+    source: 'file',
+  };
+}
+
+function writeAtomically(file: string, text: string): void {
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  const fd = openSync(temporary, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, file);
+}
+
+async function acquireLock(lock: string): Promise<() => void> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new VaultConfigError(`cannot lock the vault (${lock}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    try {
+      // A writer that died holding the lock: its lock goes stale.
+      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true });
+    } catch {
+      // Gone meanwhile: try again.
+    }
+    if (Date.now() > deadline) throw new VaultConfigError(`the vault is locked by another process (${lock}); remove the lock file if no durable-agent process is writing the vault`);
+    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30));
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * Credentials that never enter history, end to end on a real dev server: the value is put in the
+ * vault with `durable-agent vault set` (on stdin), a `durable-agent worker` child process resolves
+ * it at each tool call and its tools prove they got it (a local service checks the bearer token);
+ * then the whole history (raw bytes and decoded payloads, every run), every blob, the `export`
+ * file, the worker's logs (stderr at DEBUG and its log file) and the vault file hold no trace of
+ * it. Revoking mid-task stops the next call, classified, and blocks the task with the command that
+ * fixes it; `vault set` and an unblock let it go on. An MCP server over Streamable HTTP gets its
+ * Authorization header from the vault the same way, at each request.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { answer, callTool, parsedResults, spawnWorker, statusWhen, toolResultsOf, useHarness } from '../support/harness';
+import { cliIn } from '../support/cli-in-process';
+import { finished } from '../support/processes';
+import { CREDENTIAL_AGENT } from '../support/credential-agents';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { defineAgent } from '../../src/agents/define-agent';
+import { createKeyring } from '../../src/codec';
+import { FileVault, OAUTH_GRANT_TYPE, Vault } from '../../src/vault';
+import { defineTool } from '../../src/tools/define-tool';
+import { ToolFailure } from '../../src/errors/tool-failure';
+import { CLIENT_ID, CLIENT_SECRET, startOAuthServer } from '../support/oauth-server';
+
+jest.setTimeout(240_000);
+
+const ROOT = path.resolve(__dirname, '../..');
+const tag = randomBytes(6).toString('hex');
+const SECRET = `ghp_FIRST${tag}${randomBytes(8).toString('hex')}`;
+const SECOND = `ghp_SECOND${tag}${randomBytes(8).toString('hex')}`;
+/** What a leak could look like besides the value itself. */
+const forms = (secret: string) => [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), secret.slice(4, -4)];
+
+const h = useHarness();
+let vaultDir: string;
+let home: string;
+let worker: ChildProcess;
+let workerOutput = '';
+let service: Server;
+/** The tokens the service accepts, and every authorized request it served (method, token's name). */
+const accepted = new Map<string, string>();
+const served: { method: string; token: string }[] = [];
+const refused: number[] = [];
+
+function env(): NodeJS.ProcessEnv {
+  return { DURABLE_AGENT_VAULT: `file:${vaultDir}`, DURABLE_AGENT_HOME: home };
+}
+
+/** `durable-agent vault ACTION NAME`, the value (if any) written to its stdin, as an operator would pipe it. */
+async function vaultCli(args: string[], value?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'vault', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env() },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin!.end(value ?? '');
+  return finished(child, ['vault', ...args], 60_000);
+}
+
+beforeAll(async () => {
+  vaultDir = path.join(h.tmpDir, 'vault');
+  home = path.join(h.tmpDir, 'home');
+  mkdirSync(home, { recursive: true });
+  service = createServer((req, res) => {
+    const token = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const name = accepted.get(token);
+    if (!name) {
+      refused.push(Date.now());
+      res.writeHead(401).end('{"error":"bad token"}');
+      return;
+    }
+    served.push({ method: req.method!, token: name });
+    const repo = decodeURIComponent(req.url!.split('/').pop()!);
+    // A long readme: the result travels as a blob, so the blob store is searched too.
+    const readme = repo.endsWith('-docs') ? 'Widgets are small. '.repeat(400) : undefined;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ repo, stars: 42, by: name, ...(readme ? { readme } : {}) }));
+  });
+  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  worker = spawnWorker(h, ['--agents', path.join(__dirname, '../support/credential-agents.ts'), '--verbose'], {
+    ...env(),
+    CREDENTIAL_SERVICE_URL: url,
+    DURABLE_AGENT_LOG_LEVEL: 'DEBUG',
+  });
+  worker.stdout!.on('data', (d) => (workerOutput += d));
+  worker.stderr!.on('data', (d) => (workerOutput += d));
+});
+
+afterAll(async () => {
+  if (worker && worker.exitCode === null) {
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGTERM');
+    await exited;
+  }
+  await new Promise((resolve) => service?.close(resolve));
+});
+
+/** Every text a history holds: each byte field read as UTF-8 (gunzipped where it is gzip), and every string. */
+async function historyTexts(taskId: string): Promise<string[]> {
+  const texts: string[] = [];
+  const runs = new Set<string>();
+  let runId: string | undefined;
+  // Every run of the chain (continue-as-new): the handle's history follows the latest run only.
+  const first = await h.client.history(taskId);
+  const events = [...(first.events ?? [])];
+  for (const event of events) {
+    const next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    if (next && !runs.has(next)) {
+      runs.add(next);
+      runId = next;
+      events.push(...((await h.client.history(taskId, runId)).events ?? []));
+    }
+  }
+  const walk = (node: unknown, depth: number): void => {
+    if (node === null || node === undefined || depth > 200) return;
+    if (typeof node === 'string') return void texts.push(node);
+    if (node instanceof Uint8Array) {
+      const buffer = Buffer.from(node);
+      texts.push(buffer.toString('utf8'));
+      if (buffer[0] === 0x1f && buffer[1] === 0x8b) texts.push(gunzipSync(buffer).toString('utf8'));
+      return;
+    }
+    if (typeof node !== 'object') return;
+    for (const value of Object.values(node)) walk(value, depth + 1);
+  };
+  walk(events, 0);
+  texts.push(JSON.stringify(events));
+  return texts;
+}
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/** Where each of the secrets' forms shows up among `texts`, as `where: form`. */
+function leaks(where: string, texts: string[], secrets: string[]): string[] {
+  const found: string[] = [];
+  for (const secret of secrets) for (const form of forms(secret)) if (texts.some((t) => t.includes(form))) found.push(`${where}: ${form === secret ? 'the value' : 'a form of it'}`);
+  return found;
+}
+
+test('a tool gets the credential at its call and proves it; history, blobs, export, logs and the vault file hold none of it', async () => {
+  accepted.set(SECRET, 'first');
+  const set = await vaultCli(['set', 'github-token'], `${SECRET}\n`);
+  expect(set).toMatchObject({ code: 0 });
+  expect(set.stdout).toMatch(/^set github-token: version 1/);
+  const taskId = h.taskId('cred');
+  const script = h.script([
+    callTool('fetch_repo', { repo: 'acme/widgets' }),
+    callTool('fetch_repo', { repo: 'acme/widgets-docs' }),
+    callTool('leaky_echo', {}),
+    callTool('leaky_echo', { fail: true }),
+    answer('The repository has 42 stars.'),
+  ]);
+  await h.client.start({ agent: CREDENTIAL_AGENT, prompt: 'How many stars has acme/widgets?', model: { provider: 'scripted', script } }, { taskId });
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The repository has 42 stars.' });
+
+  // The tool had the value: the service saw the right bearer token.
+  expect(served).toEqual([
+    { method: 'GET', token: 'first' },
+    { method: 'GET', token: 'first' },
+  ]);
+  const transcript = await h.client.transcript(taskId);
+  const results = parsedResults(transcript);
+  expect(results[0]).toEqual({ repo: 'acme/widgets', stars: 42, by: 'first' });
+  // What a careless tool sent back was replaced before it reached history.
+  expect(results[2]).toEqual({ echoed: 'my token is [credential github]' });
+  expect(toolResultsOf(transcript)[3]!.content).toContain('the upstream refused token [credential github]');
+
+  const exported = path.join(h.tmpDir, `${taskId}.json`);
+  const exportRun = await cliIn(h, 'export', taskId, '--out', exported);
+  expect(exportRun.code).toBe(0);
+  const blobs = filesUnder(path.join(h.tmpDir, 'blobs'));
+  expect(blobs.length).toBeGreaterThan(0);
+  const logFiles = filesUnder(path.join(home, 'logs'));
+  expect(logFiles.length).toBeGreaterThan(0);
+  expect(workerOutput).toMatch(/DEBUG|INFO/);
+  const history = await historyTexts(taskId);
+  // The searches see what is there: the task's own words are found where they travel.
+  expect(history.some((t) => t.includes('acme/widgets'))).toBe(true);
+  expect(blobs.some((f) => readFileSync(f, 'latin1').includes('Widgets are small.'))).toBe(true);
+  expect(readFileSync(exported, 'utf8')).toContain('[credential github]');
+  const found = [
+    ...leaks('history', history, [SECRET]),
+    ...leaks(
+      'blobs',
+      blobs.map((f) => readFileSync(f, 'latin1')),
+      [SECRET],
+    ),
+    ...leaks('export', [readFileSync(exported, 'utf8'), exportRun.out, exportRun.err], [SECRET]),
+    ...leaks('worker logs', [workerOutput, ...logFiles.map((f) => readFileSync(f, 'utf8'))], [SECRET]),
+    ...leaks(
+      'vault file',
+      filesUnder(vaultDir)
+        .filter((f) => !f.endsWith('vault.key'))
+        .map((f) => readFileSync(f, 'utf8')),
+      [SECRET],
+    ),
+    ...leaks('vault list', [(await vaultCli(['list', '--json'])).stdout], [SECRET]),
+  ];
+  expect(found).toEqual([]);
+});
+
+test('revoked mid-task: the next call fails classified and the task blocks with `vault set`; set again and unblocked, it goes on', async () => {
+  accepted.set(SECRET, 'first');
+  accepted.set(SECOND, 'second');
+  served.length = 0;
+  expect((await vaultCli(['set', 'github-token'], SECRET)).code).toBe(0);
+  const taskId = h.taskId('revoke');
+  const script = h.script([
+    callTool('fetch_repo', { repo: 'acme/widgets' }),
+    callTool('push_change', { repo: 'acme/widgets' }),
+    callTool('clock', {}),
+    callTool('push_change', { repo: 'acme/widgets', note: 'again' }),
+    answer('Pushed.'),
+  ]);
+  await h.client.start({ agent: CREDENTIAL_AGENT, prompt: 'Push a change to acme/widgets.', model: { provider: 'scripted', script } }, { taskId });
+  // The write waits for a person; meanwhile the credential is revoked.
+  const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1);
+  expect(served).toEqual([{ method: 'GET', token: 'first' }]);
+  const revoked = await vaultCli(['revoke', 'github-token']);
+  expect(revoked).toMatchObject({ code: 0 });
+  expect(revoked.stdout).toMatch(/^revoked github-token: version \d+/);
+  await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
+
+  const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+  expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'credential_revoked', retryable: false, attempts: 1 });
+  expect(blocked.blocked?.reason).toMatch(
+    /push_change: Credential "github" \(vault:github-token\): vault entry github-token was revoked at .*A person must run `durable-agent vault set github-token`, then unblock the task\./,
+  );
+  // The revoked call never reached the service.
+  expect(served).toEqual([{ method: 'GET', token: 'first' }]);
+
+  expect((await vaultCli(['set', 'github-token'], SECOND)).code).toBe(0);
+  await h.client.unblock(taskId, { by: 'ana', message: 'credential set again' });
+  const again = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1);
+  await h.client.approve(taskId, { approvalId: again.pendingApprovals[0]!.id, by: 'ana' });
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'Pushed.' });
+  // The new value reached the next call: resolution happens per call.
+  expect(served).toEqual([
+    { method: 'GET', token: 'first' },
+    { method: 'POST', token: 'second' },
+  ]);
+  const results = parsedResults(await h.client.transcript(taskId));
+  expect(results[1]).toMatchObject({ error: { code: 'credential_revoked' } });
+  expect(results[2]).toMatchObject({ now: expect.any(String) });
+  expect(leaks('history', await historyTexts(taskId), [SECRET, SECOND])).toEqual([]);
+});
+
+test("an MCP server's Authorization comes from the vault at each request: a revoked token blocks the next call", async () => {
+  const TOKEN = `mcp_${randomBytes(12).toString('hex')}`;
+  const seen: string[] = [];
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer(async (req, res) => {
+    seen.push(req.headers.authorization === `Bearer ${TOKEN}` ? 'ok' : 'refused');
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end();
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const parsed = body ? JSON.parse(body) : undefined;
+    const known = sessions.get(String(req.headers['mcp-session-id'] ?? ''));
+    if (known) return void (await known.handleRequest(req, res, parsed));
+    const server = new McpServer({ name: 'repos', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'Who the token is.', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'the repo bot' }] }));
+    // No annotations: destructive, so it waits for a person (and the test revokes the token meanwhile).
+    server.registerTool('push', { description: 'Push.', inputSchema: { note: z.string().optional() } }, async () => ({ content: [{ type: 'text', text: 'pushed' }] }));
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, transport) });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const vault = new Vault(new FileVault(path.join(h.tmpDir, 'mcp-vault'), createKeyring([{ id: 'k', key: randomBytes(32) }])), {});
+    await vault.set('repos-token', TOKEN);
+    const agent = defineAgent({ name: 'mcp-auth', system: 'Repos.', tools: [], mcpServers: [{ name: 'repos', url, trust: 'trusted', authorization: 'vault:repos-token' }] });
+    const taskId = h.taskId('mcp-auth');
+    const script = h.script([callTool('repos__whoami', {}), callTool('repos__push', {}), callTool('repos__push', { note: 'again' }), answer('done')]);
+    // A queue of its own: the `durable-agent worker` of the tests above polls the harness's queue.
+    const taskQueue = `${h.taskQueue}-mcp`;
+    const worker = await h.worker([agent], { vault, taskQueue });
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'mcp-auth', prompt: 'Who are you?', model: { provider: 'scripted', script } }, { taskId, taskQueue });
+      const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      expect(seen).toContain('ok');
+      await vault.revoke('repos-token');
+      await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ops' });
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked', 60_000);
+      expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'credential_revoked' });
+      expect(blocked.blocked?.reason).toMatch(/The Authorization of MCP server "repos" \(vault:repos-token\): vault entry repos-token was revoked .*`durable-agent vault set repos-token`/);
+      await vault.set('repos-token', TOKEN);
+      await h.client.unblock(taskId, { by: 'ops' });
+      const again = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      await h.client.approve(taskId, { approvalId: again.pendingApprovals[0]!.id, by: 'ops' });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'done' });
+    });
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen).not.toContain('refused');
+    expect(leaks('history', await historyTexts(taskId), [TOKEN])).toEqual([]);
+  } finally {
+    await Promise.all([...sessions.values()].map((t) => t.close()));
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  }
+});
+
+test('an OAuth grant in the vault: each call gets an access token the resource server accepts; a revoked grant blocks with auth_revoked', async () => {
+  // Tokens of 1 s are inside the refresh skew: every call refreshes, so revoking reaches the next call.
+  const oauth = await startOAuthServer({ expiresInS: 1 });
+  const api = createServer((req, res) => {
+    const token = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (!oauth.isValid(token)) return void res.writeHead(401).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+  });
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+  try {
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    const vault = new Vault(new FileVault(path.join(h.tmpDir, 'oauth-vault'), createKeyring([{ id: 'k', key: randomBytes(32) }])), {});
+    const grant = () => JSON.stringify({ type: OAUTH_GRANT_TYPE, token_url: oauth.tokenUrl, client_id: CLIENT_ID, client_secret: CLIENT_SECRET, refresh_token: oauth.grant() });
+    await vault.set('gh-oauth', grant());
+    const call = (name: string, effect: 'read' | 'write') =>
+      defineTool({
+        name,
+        description: `${name} on the API.`,
+        input: z.object({ note: z.string().optional() }),
+        output: z.object({ ok: z.boolean() }),
+        effect,
+        idempotent: effect === 'read',
+        cacheTtlMs: 0,
+        run: async (_input, ctx) => {
+          const res = await fetch(apiUrl, { headers: { authorization: `Bearer ${ctx.credentials?.github}` } });
+          if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the API refused the token');
+          return res.text();
+        },
+      });
+    const agent = defineAgent({ name: 'oauth-bot', system: 'API.', tools: [call('read_api', 'read'), call('write_api', 'write')], credentials: { github: 'vault:gh-oauth' } });
+    const taskId = h.taskId('oauth');
+    const script = h.script([callTool('read_api', {}), callTool('write_api', {}), callTool('write_api', { note: 'again' }), answer('done')]);
+    const taskQueue = `${h.taskQueue}-oauth`;
+    const worker = await h.worker([agent], { vault, taskQueue });
+    await worker.runUntil(async () => {
+      await h.client.start({ agent: 'oauth-bot', prompt: 'Use the API.', model: { provider: 'scripted', script } }, { taskId, taskQueue });
+      const waiting = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      expect(parsedResults(await h.client.transcript(taskId))[0]).toEqual({ ok: true });
+      oauth.revoke();
+      await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ops' });
+      const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked', 60_000);
+      expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'auth_revoked' });
+      expect(blocked.blocked?.reason).toMatch(/write_api: Credential "github" \(vault:gh-oauth\): the token endpoint refused the OAuth grant \(invalid_grant\).*`durable-agent vault set gh-oauth`/);
+      // A person authorizes again.
+      await vault.set('gh-oauth', grant());
+      await h.client.unblock(taskId, { by: 'ops' });
+      const again = await statusWhen(h, taskId, (s) => s.pendingApprovals.length === 1, 60_000);
+      await h.client.approve(taskId, { approvalId: again.pendingApprovals[0]!.id, by: 'ops' });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'done' });
+      expect(parsedResults(await h.client.transcript(taskId))[2]).toMatchObject({ result: { ok: true } });
+    });
+    expect(oauth.issued.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(oauth.sent).size).toBe(oauth.sent.length);
+    expect(leaks('history', await historyTexts(taskId), [...oauth.issued, ...oauth.sent, CLIENT_SECRET])).toEqual([]);
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
+    await oauth.close();
+  }
+});

@@ -1,0 +1,82 @@
+/**
+ * An agent whose tools use a credential from the vault against a local HTTP service that checks the
+ * bearer token (CREDENTIAL_SERVICE_URL). Loaded by `durable-agent worker --agents` in
+ * test/integration/credentials.test.ts, so the worker resolves credentials exactly as a deployed one:
+ * from DURABLE_AGENT_VAULT, at each call.
+ */
+import { z } from 'zod';
+import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
+import { ToolFailure } from '../../src/errors/tool-failure';
+import { defineTool, type ToolContext } from '../../src/tools/define-tool';
+
+export const CREDENTIAL_AGENT = 'gh-bot';
+
+async function call(ctx: ToolContext, method: 'GET' | 'POST', repo: string): Promise<string> {
+  const res = await fetch(`${process.env.CREDENTIAL_SERVICE_URL}/repos/${encodeURIComponent(repo)}`, {
+    method,
+    headers: { authorization: `Bearer ${ctx.credentials?.github ?? ''}`, 'idempotency-key': ctx.idempotencyKey },
+    signal: ctx.signal,
+  });
+  if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the service refused the token', 'Ask a person to check the credential.');
+  return res.text();
+}
+
+export default function credentialAgents(): AgentDefinition[] {
+  const repoOutput = z.object({ repo: z.string(), stars: z.number(), by: z.string(), readme: z.string().optional() });
+  const fetchRepo = defineTool({
+    name: 'fetch_repo',
+    description: 'Reads a repository from the service.',
+    input: z.object({ repo: z.string() }),
+    output: repoOutput,
+    effect: 'read',
+    idempotent: true,
+    cacheTtlMs: 0,
+    credentials: ['github'],
+    run: ({ repo }, ctx) => call(ctx, 'GET', repo),
+  });
+  const pushChange = defineTool({
+    name: 'push_change',
+    description: 'Pushes a change to a repository.',
+    input: z.object({ repo: z.string(), note: z.string().optional() }),
+    output: repoOutput,
+    effect: 'write',
+    idempotent: false,
+    credentials: ['github'],
+    run: ({ repo }, ctx) => call(ctx, 'POST', repo),
+  });
+  // A careless tool: it sends its credential back, in its output and in its error.
+  const leakyEcho = defineTool({
+    name: 'leaky_echo',
+    description: 'Says which token it holds.',
+    input: z.object({ fail: z.boolean().optional() }),
+    output: z.object({ echoed: z.string() }),
+    effect: 'read',
+    idempotent: true,
+    cacheTtlMs: 0,
+    run: async ({ fail }, ctx) => {
+      if (fail) throw new ToolFailure('semantic', 'bad_token', `the upstream refused token ${ctx.credentials?.github}`, `Try again with ${ctx.credentials?.github}.`);
+      return { echoed: `my token is ${ctx.credentials?.github}` };
+    },
+  });
+  // Uses no credential: revoking the agent's credential does not stop it.
+  const clock = defineTool({
+    name: 'clock',
+    description: 'The time.',
+    input: z.object({}),
+    output: z.object({ now: z.string() }),
+    effect: 'read',
+    idempotent: true,
+    cacheTtlMs: 0,
+    credentials: [],
+    run: async () => ({ now: new Date().toISOString() }),
+  });
+  return [
+    defineAgent({
+      name: CREDENTIAL_AGENT,
+      system: 'You work on repositories.',
+      tools: [fetchRepo, pushChange, leakyEcho, clock],
+      credentials: { github: 'vault:github-token' },
+      policy: { write: 'confirm' },
+    }),
+  ];
+}
