@@ -88,14 +88,13 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
           target.namespace,
           '--task-queue',
           taskQueue,
-          '--orders-url',
-          ordersUrl,
           '--workspace',
           path.join(scriptDir, 'workspace'),
           '--agents',
           AGENTS_MODULE,
         ],
-        { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore },
+        // The agents module takes the orders service from ORDERS_URL (--orders-url is the demo's own flag).
+        { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore, ORDERS_URL: ordersUrl },
       );
       // Keep the pipes drained (a worker blocked on a full pipe would stall the workload) and the
       // last lines of stderr, for the message when a worker dies unexpectedly.
