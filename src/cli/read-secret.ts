@@ -13,6 +13,11 @@ export async function readSecretValue(prompt: string, stdin: NodeJS.ReadStream =
       .toString('utf8')
       .replace(/\r?\n$/, '');
   }
+  return readHiddenLine(prompt, stdin);
+}
+
+/** One line typed on a terminal without echo (Ctrl-C or Ctrl-D cancels: exit 1). */
+export function readHiddenLine(prompt: string, stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
   process.stderr.write(prompt);
   stdin.setRawMode(true);
   stdin.resume();

@@ -80,19 +80,7 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
     taskId: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
     spawnWorker() {
       const child = spawnCli(
-        [
-          'worker',
-          '--address',
-          target.address,
-          '--namespace',
-          target.namespace,
-          '--task-queue',
-          taskQueue,
-          '--workspace',
-          path.join(scriptDir, 'workspace'),
-          '--agents',
-          AGENTS_MODULE,
-        ],
+        ['worker', '--address', target.address, '--namespace', target.namespace, '--task-queue', taskQueue, '--workspace', path.join(scriptDir, 'workspace'), '--agents', AGENTS_MODULE],
         // The agents module takes the orders service from ORDERS_URL (--orders-url is the demo's own flag).
         { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore, ORDERS_URL: ordersUrl },
       );

@@ -10,6 +10,7 @@ import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
 import { connectClient } from '../connect';
+import { readHiddenLine } from '../read-secret';
 
 export const inboxHelp = `durable-agent inbox [--port N] [--host ADDR] [--approvers FILE] [--public-url URL]
                     [--trusted-header NAME [--trusted-proxy ADDR]...] [--blob-store SPEC]
@@ -102,32 +103,8 @@ async function hashPasswordCommand(argv: string[]): Promise<number> {
 /** One line from stdin; on a terminal, without echoing it. */
 async function readSecret(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  if (!stdin.isTTY) {
-    let text = '';
-    for await (const chunk of stdin) text += chunk;
-    return text.split(/\r?\n/)[0] ?? '';
-  }
-  process.stderr.write(prompt);
-  stdin.setRawMode(true);
-  stdin.resume();
-  stdin.setEncoding('utf8');
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const onData = (key: string) => {
-      for (const ch of key) {
-        if (ch === '\r' || ch === '\n') return done(() => resolve(text));
-        if (ch === '\u0003') return done(() => reject(new CliError('cancelled', EXIT.failed)));
-        if (ch === '\u007f') text = text.slice(0, -1);
-        else text += ch;
-      }
-    };
-    const done = (settle: () => void) => {
-      stdin.off('data', onData);
-      stdin.setRawMode(false);
-      stdin.pause();
-      process.stderr.write('\n');
-      settle();
-    };
-    stdin.on('data', onData);
-  });
+  if (stdin.isTTY) return readHiddenLine(prompt, stdin);
+  let text = '';
+  for await (const chunk of stdin) text += chunk;
+  return text.split(/\r?\n/)[0] ?? '';
 }
