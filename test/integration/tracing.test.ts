@@ -13,11 +13,12 @@ import { createDataConverter } from '../../src/codec';
 import { workerTracing } from '../../src/telemetry';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { type FakeReply } from '../../src/testing/fake-messages-api';
+import type { FakeReply } from '../../src/testing/fake-messages-api';
 import { ATTR, TRACING_WORKFLOW_MODULE } from '../../src/telemetry';
 import { useHarness, answer, callTool, parsedResults, spawnWorker, statusWhen } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
+import { startCollector, type SeenSpan } from '../support/otlp-collector';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 
@@ -31,16 +32,6 @@ const use = (id: string, name: string, input: unknown, usage: { input: number; o
   content: [{ type: 'tool_use', id, name, input }],
   usage,
 });
-
-/** A span as the tests read it, whichever way it was exported. */
-interface SeenSpan {
-  name: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: Record<string, unknown>;
-  error: boolean;
-}
 
 function seen(span: ReadableSpan): SeenSpan {
   const { traceId, spanId } = span.spanContext();
@@ -171,67 +162,6 @@ test("a person's approval is a span in the turn that waited for it, naming the a
   expect(call!.attributes).toMatchObject({ [ATTR.effect]: 'destructive', [ATTR.approvalId]: update!.attributes[ATTR.approvalId] });
   expect(update!.attributes[ATTR.approvalId]).toEqual(expect.any(String));
 });
-
-/** A tiny OTLP/HTTP trace collector on loopback: keeps what /v1/traces receives (OTLP JSON). */
-async function startCollector() {
-  const spans: (SeenSpan & { service: string })[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/v1/traces') {
-        for (const rs of (JSON.parse(body) as OtlpRequest).resourceSpans ?? []) {
-          const service = String(attributesOf(rs.resource?.attributes)['service.name']);
-          for (const ss of rs.scopeSpans ?? [])
-            for (const s of ss.spans ?? [])
-              spans.push({
-                service,
-                name: s.name,
-                traceId: s.traceId,
-                spanId: s.spanId,
-                ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-                attributes: attributesOf(s.attributes),
-                error: s.status?.code === 2,
-              });
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: number | string;
-  doubleValue?: number;
-  boolValue?: boolean;
-  arrayValue?: { values?: OtlpValue[] };
-}
-interface OtlpRequest {
-  resourceSpans?: {
-    resource?: { attributes?: { key: string; value: OtlpValue }[] };
-    scopeSpans?: { spans?: { name: string; traceId: string; spanId: string; parentSpanId?: string; attributes?: { key: string; value: OtlpValue }[]; status?: { code?: number } }[] }[];
-  }[];
-}
-
-function valueOf(v: OtlpValue): unknown {
-  if (v.stringValue !== undefined) return v.stringValue;
-  if (v.intValue !== undefined) return Number(v.intValue);
-  if (v.doubleValue !== undefined) return v.doubleValue;
-  if (v.boolValue !== undefined) return v.boolValue;
-  if (v.arrayValue) return (v.arrayValue.values ?? []).map(valueOf);
-  return undefined;
-}
-
-function attributesOf(list: { key: string; value: OtlpValue }[] = []): Record<string, unknown> {
-  return Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
