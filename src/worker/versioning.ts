@@ -156,3 +156,29 @@ export async function bootstrapCurrentVersion(
   }
   return false;
 }
+
+/**
+ * The queues of `taskQueues` that the deployment's current build serves: the server sends their new
+ * tasks to that build only, so an unversioned worker polling them gets none. Empty when the
+ * deployment does not exist or has no current build.
+ */
+export async function queuesServedByCurrentBuild(
+  service: WorkflowService,
+  namespace: string,
+  taskQueues: readonly string[],
+  deploymentName = process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME,
+): Promise<{ deploymentName: string; buildId: string; taskQueues: string[] } | undefined> {
+  let buildId: string | undefined;
+  try {
+    const described = await service.describeWorkerDeployment({ namespace, deploymentName });
+    buildId = described.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || undefined;
+  } catch (err) {
+    if ((err as { code?: number }).code === 5) return undefined; // no such deployment
+    throw err;
+  }
+  if (!buildId) return undefined;
+  const version = await service.describeWorkerDeploymentVersion({ namespace, deploymentVersion: { deploymentName, buildId } });
+  const served = new Set((version.workerDeploymentVersionInfo?.taskQueueInfos ?? []).map((q) => q.name ?? ''));
+  const routed = taskQueues.filter((q) => served.has(q));
+  return routed.length ? { deploymentName, buildId, taskQueues: routed } : undefined;
+}

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { useHarness, answer, callTool, runInBackground } from '../support/harness';
+import { useHarness, answer, callTool, runInBackground, spawnWorker } from '../support/harness';
 import { cliIn } from '../support/cli-in-process';
 import { EXIT } from '../../src/cli/cli-error';
-import { runCli, waitFor } from '../support/processes';
+import { runCli, sigkill, waitFor } from '../support/processes';
 import { deploymentStatus, promoteBuild } from '../../src/deploy/deployment';
 import { DEFAULT_DEPLOYMENT_NAME } from '../../src/worker/versioning';
 
@@ -72,6 +72,20 @@ test("a later build waits for a promote; the dev stack's worker (bootstrap 'alwa
     }
   } finally {
     await first.stop();
+  }
+});
+
+test('an unversioned CLI worker on a queue a current build serves says at start that it will get no new task there', async () => {
+  // The first test made the default build current for the harness's queue.
+  expect((await deploymentStatus(h.client.client, DEFAULT_DEPLOYMENT_NAME)).current).toBeTruthy();
+  const child = spawnWorker(h, ['--unversioned']);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  try {
+    const warning = await waitFor('the warning', () => /^warning: task queue (\S+) belongs to build (\S+) of deployment durable-agent: .*gets none/m.exec(stderr) ?? undefined, 60_000);
+    expect(warning[1]).toBe(h.taskQueue);
+  } finally {
+    await sigkill(child);
   }
 });
 

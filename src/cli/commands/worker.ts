@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../agents/define-agent';
 import { stateDir } from '../../server/state-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
-import { resolveVersioning, versioningFromEnvironment, type VersioningOptions } from '../../worker/versioning';
+import { queuesServedByCurrentBuild, resolveVersioning, versioningFromEnvironment, type VersioningOptions } from '../../worker/versioning';
 import { loadConnectionConfig } from '../../client/connection-config';
 import { METRICS_ADDRESS_ENV, tracesTarget } from '../../telemetry';
 import { parse } from '../args';
@@ -101,6 +101,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   // Credentials the vault cannot give now: said at start, not first at a task's call.
   for (const warning of await credentialWarnings(agents, () => openVault())) console.error(`warning: ${warning}`);
   if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
+  else await warnIfQueuesAreVersioned(connection, config.namespace, worker.taskQueues);
   const traces = tracesTarget();
   if (traces) console.error(`worker: traces to ${traces.kind === 'otlp' ? traces.url : 'the console'} (docs/observability.md)`);
   if (process.env[METRICS_ADDRESS_ENV]) console.error(`worker: Prometheus metrics on http://${process.env[METRICS_ADDRESS_ENV]}/metrics`);
@@ -173,4 +174,14 @@ async function demoAgent(values: WorkerFlags): Promise<{ agents: AgentDefinition
     ...(values['orders-fault'] ? { faults: values['orders-fault'] } : {}),
   });
   return { agents: [demo.agent], models: {}, env: { describe: `workspace ${demo.workspaceDir}, orders ${demo.ordersUrl}`, stop: demo.stop } };
+}
+
+/** An unversioned worker on queues a current build serves gets no new task there: say so at once, not after a silent wait. */
+async function warnIfQueuesAreVersioned(connection: NativeConnection, namespace: string, taskQueues: string[]): Promise<void> {
+  const routed = await queuesServedByCurrentBuild(connection.workflowService, namespace, taskQueues).catch(() => undefined);
+  if (!routed) return;
+  console.error(
+    `warning: task queue${routed.taskQueues.length === 1 ? '' : 's'} ${routed.taskQueues.join(', ')} belong${routed.taskQueues.length === 1 ? 's' : ''} to build ${routed.buildId} of deployment ${routed.deploymentName}: ` +
+      'the server sends new tasks there to that build only, so this unversioned worker gets none (drop --unversioned, or use another --task-queue; docs/deploy.md)',
+  );
 }
