@@ -137,7 +137,7 @@ export interface DecisionAhead {
  */
 export async function decisionsAhead(client: TaskClient, taskId: string, action: 'approve' | 'deny' | 'unblock', subject: string | undefined): Promise<DecisionAhead[]> {
   try {
-    const events = (await client.history(taskId)).events ?? [];
+    const events = (await historyRetried(client, taskId)).events ?? [];
     const names = [approveSignal.name, denySignal.name, unblockSignal.name];
     const ahead: DecisionAhead[] = [];
     for (const signal of await undecidedSignals(events, names, client.client.options.loadedDataConverter)) {
@@ -151,5 +151,17 @@ export async function decisionsAhead(client: TaskClient, taskId: string, action:
     return ahead;
   } catch {
     return [];
+  }
+}
+
+/** The task's history, asked again twice after a failed read: a server busy for a moment must not hide the decisions ahead. */
+async function historyRetried(client: TaskClient, taskId: string): ReturnType<TaskClient['history']> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.history(taskId);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
   }
 }
