@@ -43,6 +43,7 @@ const soak = [
   'test/integration/conversation-cache.test.ts',
   'test/integration/conversation-changes.test.ts',
   'test/integration/crash-matrix.test.ts',
+  'test/integration/credentials-concurrency.test.ts', // fifty tasks, one expiring OAuth credential: one refresh
   'test/integration/credentials.test.ts',
   'test/integration/custom-model.test.ts',
   'test/integration/deploy.test.ts',

@@ -28,7 +28,7 @@ import { credentialNamesFor, openedVault, resolveCredentials, type CallCredentia
 export function createRunTool(worker: WorkerResources, tools: ToolSource): AgentActivities['runTool'] {
   const { store, withBlobs, agentNamed, branches, inlineChars, maxResultChars } = worker;
   const memoryToolFor = memoryTools(worker.memory);
-  return async ({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording }): Promise<ToolOutcome> => {
+  return async ({ agent, tool: toolName, input: rawInput, toolUseId, scope, idempotencyKey, approval, answers, turn, lineage, repeatApprovedBy, readRecording, onBehalfOf }): Promise<ToolOutcome> => {
     const ctx = Context.current();
     const fail = (error: ReturnType<typeof toolError>) => toApplicationFailure({ error }, ctx.info.attempt);
     if (toolName === RECALL_TOOL && scope && !agentNamed(agent).tool(toolName)) return recall(worker, rawInput, scope);
@@ -66,12 +66,13 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
     }
     // The agent's credentials, resolved now (each call: a revoked entry stops the next call), before
     // the journal records a write that could not run without them. Only the agent's own tools get them.
+    // A task whose starter was verified uses that person's own entries where they have one.
     const names = toolName !== MEMORY_TOOL_NAME && definition.tool(toolName) === tool ? credentialNamesFor(definition.credentials, tool.credentials) : [];
     let credentials: CallCredentials | undefined;
     if (names.length > 0) {
       const opened = openedVault(worker.vault);
       if ('error' in opened) throw fail(opened.error);
-      const resolved = await resolveCredentials(opened.vault, definition.credentials!, names);
+      const resolved = await resolveCredentials(opened.vault, definition.credentials!, names, onBehalfOf);
       if ('error' in resolved) throw fail(resolved.error);
       credentials = resolved.credentials;
     }
@@ -128,7 +129,8 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       throw toApplicationFailure(result, ctx.info.attempt);
     }
     await write?.settled('done', summarizeOutput(result.output));
-    const cut = cutIfLarge(result, maxResultChars);
+    // Whose credentials the call ran with, for status and the audit trail (a name, never a value).
+    const cut = { ...cutIfLarge(result, maxResultChars), ...(credentials ? { credentialsOf: credentials.of } : {}) };
     if (!scope) return cut;
     const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
     return output === cut.output ? cut : { ...cut, output, summary: summarizeOutput(cut.output) };

@@ -133,6 +133,7 @@ export const event = z
     turn: count,
     tool: z.string().optional(),
     toolUseId: z.string().optional(),
+    credentialsOf: z.string().optional(),
     detail: z.string(),
   })
   .meta({ id: 'TaskEvent' });

@@ -81,7 +81,8 @@ function terminalSafeJsonText(text: string): string {
 
 export function renderEvent(e: TaskEvent): string {
   const who = e.tool ? `${safeLine(e.tool)} ` : e.kind === 'model_replied' ? 'model ' : '';
-  return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}`;
+  const on = e.credentialsOf === undefined ? '' : e.credentialsOf === 'agent' ? " [the agent's credentials]" : ` [credentials of ${safeLine(e.credentialsOf)}]`;
+  return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}${on}`;
 }
 
 export function renderStatus(taskId: string, s: TaskStatus, options: { full?: boolean } = {}): string {

@@ -100,6 +100,12 @@ export interface RunToolInput {
   repeatApprovedBy?: string;
   /** A read of a fork started with recorded reads: the ReadRecording's blob id in `scope`; a recorded read is answered from it. */
   readRecording?: string;
+  /**
+   * The task's verified starter (a start claim signed by a trusted key): the call uses that person's
+   * own vault entries where they have one (`vault set NAME --for PERSON`), else the agent's. Absent for
+   * an unverified starter, whose claim never selects a person's credential.
+   */
+  onBehalfOf?: string;
 }
 
 export interface LoadForkPointInput {
@@ -151,7 +157,10 @@ export interface ToolProgress {
  * A tool call that ran: a validated payload, or a valid payload flagged by a semantic check. A large
  * `output` is a blob marker; `summary` is then a short preview for status.
  */
-export type ToolOutcome = { kind: 'ok'; output: unknown; summary?: string } | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string };
+export type ToolOutcome = ({ kind: 'ok'; output: unknown; summary?: string } | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string }) & {
+  /** Whose credentials a call that read any ran with: the person's own entries (their name) or the agent's (`agent`). Absent for a call without credentials. */
+  credentialsOf?: string;
+};
 
 export interface StoreAuditInput {
   scope: string;

@@ -267,6 +267,8 @@ export interface TaskEvent {
   turn: number;
   tool?: string;
   toolUseId?: string;
+  /** A call that read credentials: whose (a person's own vault entries, by name, or `agent`). */
+  credentialsOf?: string;
   /** One line for people: arguments, outcome, error. */
   detail: string;
 }

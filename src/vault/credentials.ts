@@ -23,6 +23,8 @@ export interface CallCredentials {
   values: Record<string, string>;
   /** Replaces every resolved value in `value` (strings, deeply) with `[credential NAME]`. */
   redact<T>(value: T): T;
+  /** Whose entries the values came from: `person` when any came from that person's own entry, else `agent`. */
+  of: string;
 }
 
 /** The credentials a tool gets: the names it declares (`credentials: ['github']`), else every credential of the agent. */
@@ -38,6 +40,7 @@ export async function resolveCredentials(
   person?: string,
 ): Promise<{ credentials: CallCredentials } | { error: ToolError }> {
   const values: Record<string, string> = {};
+  let of = 'agent';
   for (const name of names) {
     const entry = vaultRefName(agentCredentials[name]);
     if (entry === undefined) {
@@ -46,8 +49,9 @@ export async function resolveCredentials(
     const found = await resolveEntry(vault, `Credential "${name}" (vault:${entry})`, entry, person);
     if ('error' in found) return found;
     values[name] = found.value;
+    if (person !== undefined && found.person === person) of = person;
   }
-  return { credentials: { values, redact: redactorOf(values) } };
+  return { credentials: { values, redact: redactorOf(values), of } };
 }
 
 /** The worker's vault, opened at first use; a setting or key that cannot work is a `resource` error (a person fixes the worker's configuration). */
@@ -86,7 +90,7 @@ export async function resolveVaultRef(vault: Vault, ref: string, label: string):
 }
 
 /** One vault entry's value for `person` (else the agent's, else the environment), or the ToolError that says why not. */
-async function resolveEntry(vault: Vault, label: string, entry: string, person?: string): Promise<{ value: string } | { error: ToolError }> {
+async function resolveEntry(vault: Vault, label: string, entry: string, person?: string): Promise<{ value: string; person?: string } | { error: ToolError }> {
   const fix = `A person must run \`durable-agent vault set ${entry}\`${person ? ` (or \`durable-agent vault set ${entry} --for ${person}\`)` : ''}, then unblock the task.`;
   const wait = 'Do not retry this call: the task waits for a person to fix the credential and unblock it.';
   let found;
@@ -106,8 +110,12 @@ async function resolveEntry(vault: Vault, label: string, entry: string, person?:
   }
   // An OAuth grant gives its access token, refreshed when due; a plain secret is itself.
   // (Only from the vault's backend: the environment is read-only, so it cannot keep a refreshed token.)
-  if (found.source !== 'env' && grantOf(found.value)) return accessToken(vault, label, entry, found.person);
-  return { value: found.value };
+  const own = found.person !== undefined ? { person: found.person } : {};
+  if (found.source !== 'env' && grantOf(found.value)) {
+    const token = await accessToken(vault, label, entry, found.person);
+    return 'error' in token ? token : { ...token, ...own };
+  }
+  return { value: found.value, ...own };
 }
 
 function redactorOf(values: Record<string, string>): <T>(value: T) => T {

@@ -14,7 +14,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { answer, callTool, parsedResults, spawnWorker, statusWhen, toolResultsOf, useHarness } from '../support/harness';
 import { cliIn } from '../support/cli-in-process';
 import { finished } from '../support/processes';
@@ -28,6 +27,9 @@ import { FileVault, OAUTH_GRANT_TYPE, Vault } from '../../src/vault';
 import { defineTool } from '../../src/tools/define-tool';
 import { ToolFailure } from '../../src/errors/tool-failure';
 import { CLIENT_ID, CLIENT_SECRET, startOAuthServer } from '../support/oauth-server';
+import { historyTexts, leaks } from '../support/secret-search';
+import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
+import { TaskClient } from '../../src/client/task-client';
 
 jest.setTimeout(240_000);
 
@@ -35,8 +37,6 @@ const ROOT = path.resolve(__dirname, '../..');
 const tag = randomBytes(6).toString('hex');
 const SECRET = `ghp_FIRST${tag}${randomBytes(8).toString('hex')}`;
 const SECOND = `ghp_SECOND${tag}${randomBytes(8).toString('hex')}`;
-/** What a leak could look like besides the value itself. */
-const forms = (secret: string) => [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex'), secret.slice(4, -4)];
 
 const h = useHarness();
 let vaultDir: string;
@@ -102,51 +102,11 @@ afterAll(async () => {
   await new Promise((resolve) => service?.close(resolve));
 });
 
-/** Every text a history holds: each byte field read as UTF-8 (gunzipped where it is gzip), and every string. */
-async function historyTexts(taskId: string): Promise<string[]> {
-  const texts: string[] = [];
-  const runs = new Set<string>();
-  let runId: string | undefined;
-  // Every run of the chain (continue-as-new): the handle's history follows the latest run only.
-  const first = await h.client.history(taskId);
-  const events = [...(first.events ?? [])];
-  for (const event of events) {
-    const next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    if (next && !runs.has(next)) {
-      runs.add(next);
-      runId = next;
-      events.push(...((await h.client.history(taskId, runId)).events ?? []));
-    }
-  }
-  const walk = (node: unknown, depth: number): void => {
-    if (node === null || node === undefined || depth > 200) return;
-    if (typeof node === 'string') return void texts.push(node);
-    if (node instanceof Uint8Array) {
-      const buffer = Buffer.from(node);
-      texts.push(buffer.toString('utf8'));
-      if (buffer[0] === 0x1f && buffer[1] === 0x8b) texts.push(gunzipSync(buffer).toString('utf8'));
-      return;
-    }
-    if (typeof node !== 'object') return;
-    for (const value of Object.values(node)) walk(value, depth + 1);
-  };
-  walk(events, 0);
-  texts.push(JSON.stringify(events));
-  return texts;
-}
-
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => path.join(e.parentPath, e.name));
-}
-
-/** Where each of the secrets' forms shows up among `texts`, as `where: form`. */
-function leaks(where: string, texts: string[], secrets: string[]): string[] {
-  const found: string[] = [];
-  for (const secret of secrets) for (const form of forms(secret)) if (texts.some((t) => t.includes(form))) found.push(`${where}: ${form === secret ? 'the value' : 'a form of it'}`);
-  return found;
 }
 
 test('a tool gets the credential at its call and proves it; history, blobs, export, logs and the vault file hold none of it', async () => {
@@ -185,7 +145,7 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
   const logFiles = filesUnder(path.join(home, 'logs'));
   expect(logFiles.length).toBeGreaterThan(0);
   expect(workerOutput).toMatch(/DEBUG|INFO/);
-  const history = await historyTexts(taskId);
+  const history = await historyTexts(h, taskId);
   // The searches see what is there: the task's own words are found where they travel.
   expect(history.some((t) => t.includes('acme/widgets'))).toBe(true);
   expect(blobs.some((f) => readFileSync(f, 'latin1').includes('Widgets are small.'))).toBe(true);
@@ -254,7 +214,7 @@ test('revoked mid-task: the next call fails classified and the task blocks with 
   const results = parsedResults(await h.client.transcript(taskId));
   expect(results[1]).toMatchObject({ error: { code: 'credential_revoked' } });
   expect(results[2]).toMatchObject({ now: expect.any(String) });
-  expect(leaks('history', await historyTexts(taskId), [SECRET, SECOND])).toEqual([]);
+  expect(leaks('history', await historyTexts(h, taskId), [SECRET, SECOND])).toEqual([]);
 });
 
 test("an MCP server's Authorization comes from the vault at each request: a revoked token blocks the next call", async () => {
@@ -305,7 +265,7 @@ test("an MCP server's Authorization comes from the vault at each request: a revo
     });
     expect(seen.length).toBeGreaterThan(2);
     expect(seen).not.toContain('refused');
-    expect(leaks('history', await historyTexts(taskId), [TOKEN])).toEqual([]);
+    expect(leaks('history', await historyTexts(h, taskId), [TOKEN])).toEqual([]);
   } finally {
     await Promise.all([...sessions.values()].map((t) => t.close()));
     http.closeAllConnections();
@@ -366,9 +326,81 @@ test('an OAuth grant in the vault: each call gets an access token the resource s
     });
     expect(oauth.issued.length).toBeGreaterThanOrEqual(2);
     expect(new Set(oauth.sent).size).toBe(oauth.sent.length);
-    expect(leaks('history', await historyTexts(taskId), [...oauth.issued, ...oauth.sent, CLIENT_SECRET])).toEqual([]);
+    expect(leaks('history', await historyTexts(h, taskId), [...oauth.issued, ...oauth.sent, CLIENT_SECRET])).toEqual([]);
   } finally {
     await new Promise((resolve) => api.close(resolve));
     await oauth.close();
+  }
+});
+
+test("a verified starter's own credential, else the agent's; an unverified claim never gets a person's; status says whose", async () => {
+  const AGENT_TOKEN = `agt_${randomBytes(12).toString('hex')}`;
+  const ANA_TOKEN = `ana_${randomBytes(12).toString('hex')}`;
+  const BOB_ELSEWHERE = `bob_${randomBytes(12).toString('hex')}`;
+  const tokens = new Map([
+    [AGENT_TOKEN, 'agent'],
+    [ANA_TOKEN, 'ana'],
+  ]);
+  const bearers: string[] = [];
+  const api = createServer((req, res) => {
+    const token = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const who = tokens.get(token);
+    bearers.push(who ?? 'refused');
+    if (!who) return void res.writeHead(401).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ as: who }));
+  });
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+  try {
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    const vault = new Vault(new FileVault(path.join(h.tmpDir, 'person-vault'), createKeyring([{ id: 'k', key: randomBytes(32) }])), {});
+    await vault.set('api-token', AGENT_TOKEN);
+    await vault.set('api-token', ANA_TOKEN, { person: 'ana' });
+    // Bob's own entry of another credential: it is not this tool's, so bob's calls run with the agent's.
+    await vault.set('other-token', BOB_ELSEWHERE, { person: 'bob' });
+    const whoami = defineTool({
+      name: 'whoami',
+      description: 'Who the API thinks we are.',
+      input: z.object({}),
+      output: z.object({ as: z.string() }),
+      effect: 'read',
+      idempotent: true,
+      cacheTtlMs: 0,
+      credentials: ['api'],
+      run: async (_input, ctx) => {
+        const res = await fetch(apiUrl, { headers: { authorization: `Bearer ${ctx.credentials?.api}` } });
+        if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the API refused the token');
+        return res.json();
+      },
+    });
+    const agent = defineAgent({ name: 'per-person', system: 'API.', tools: [whoami], credentials: { api: 'vault:api-token', other: 'vault:other-token' } });
+    const signer = createDecisionSigner('front-person', generateSecretKey());
+    const taskQueue = `${h.taskQueue}-person`;
+    const signed = new TaskClient(h.client.client, taskQueue, signer);
+    const worker = await h.worker([agent], { vault, taskQueue, approverKeys: [signer.trustedKey()] });
+    const run = async (client: TaskClient, startedBy: string) => {
+      const taskId = h.taskId(`person-${startedBy}`);
+      const script = h.script([callTool('whoami', {}), answer('done')]);
+      await client.start({ agent: 'per-person', prompt: 'Who am I?', startedBy, model: { provider: 'scripted', script } }, { taskId, taskQueue });
+      expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'done' });
+      const status = await h.client.status(taskId);
+      const succeeded = status.events.filter((e) => e.kind === 'tool_succeeded' && e.tool === 'whoami');
+      const text = await cliIn(h, 'status', taskId);
+      return { taskId, answer: parsedResults(await h.client.transcript(taskId))[0], starter: status.starter, credentialsOf: succeeded.map((e) => e.credentialsOf), text: text.out };
+    };
+    await worker.runUntil(async () => {
+      const ana = await run(signed, 'ana');
+      expect(ana).toMatchObject({ answer: { as: 'ana' }, starter: { id: 'ana', verified: true }, credentialsOf: ['ana'] });
+      expect(ana.text).toContain('[credentials of ana]');
+      const bob = await run(signed, 'bob');
+      expect(bob).toMatchObject({ answer: { as: 'agent' }, starter: { id: 'bob', verified: true }, credentialsOf: ['agent'] });
+      expect(bob.text).toContain("[the agent's credentials]");
+      // Claimed, not signed: the claim selects nobody's credential.
+      const claimed = await run(new TaskClient(h.client.client, taskQueue), 'ana');
+      expect(claimed).toMatchObject({ answer: { as: 'agent' }, starter: { id: 'ana', verified: false }, credentialsOf: ['agent'] });
+      expect(bearers).toEqual(['ana', 'agent', 'agent']);
+      for (const task of [ana, bob, claimed]) expect(leaks(`history of ${task.taskId}`, await historyTexts(h, task.taskId), [AGENT_TOKEN, ANA_TOKEN, BOB_ELSEWHERE])).toEqual([]);
+    });
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
   }
 });

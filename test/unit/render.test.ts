@@ -155,6 +155,14 @@ describe('every CLI view prints model- and tool-controlled text without its esca
     expect(out).toContain('\\u009b2J');
   });
 
+  test("a call's event says whose credentials it ran with; a person's name there cannot forge a line", () => {
+    const event = { seq: 2, at: 'now', kind: 'tool_succeeded' as const, turn: 1, tool: 'whoami', detail: 'ok' };
+    expect(renderEvent({ ...event, credentialsOf: 'ana' })).toBe('[turn 1] ✓ whoami ok [credentials of ana]');
+    expect(renderEvent({ ...event, credentialsOf: 'agent' })).toBe("[turn 1] ✓ whoami ok [the agent's credentials]");
+    expect(renderEvent(event)).toBe('[turn 1] ✓ whoami ok');
+    expect(renderEvent({ ...event, credentialsOf: `ana\n[turn 9] forged` })).not.toContain('\n');
+  });
+
   test("the model's final answer keeps its own lines", () => {
     expect(renderResult(result)).toContain('Done.\nSecond line');
   });

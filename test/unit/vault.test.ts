@@ -223,6 +223,22 @@ describe('defineAgent credentials', () => {
     expect(() => defineAgent({ name: 'a', system: 's', tools: [tool()], credentials: { 'bad-name': 'vault:x' } })).toThrow(/must be an identifier/);
   });
 
+  test("a person's own entry where they have one, else the agent's, never another person's; `of` says whose", async () => {
+    const vault = fileVault();
+    const refs = { github: 'vault:github-token', jira: 'vault:jira-token' };
+    await vault.set('github-token', 'agent-github-value');
+    await vault.set('jira-token', 'agent-jira-value');
+    await vault.set('github-token', 'ana-github-value', { person: 'ana' });
+    const resolvedFor = async (person?: string) => {
+      const resolved = await resolveCredentials(vault, refs, ['github', 'jira'], person);
+      if ('error' in resolved) throw new Error(resolved.error.detail);
+      return { values: resolved.credentials.values, of: resolved.credentials.of };
+    };
+    expect(await resolvedFor('ana')).toEqual({ values: { github: 'ana-github-value', jira: 'agent-jira-value' }, of: 'ana' });
+    expect(await resolvedFor('bob')).toEqual({ values: { github: 'agent-github-value', jira: 'agent-jira-value' }, of: 'agent' });
+    expect(await resolvedFor()).toEqual({ values: { github: 'agent-github-value', jira: 'agent-jira-value' }, of: 'agent' });
+  });
+
   test('the manifest the workflow gets names no credential', () => {
     const agent = defineAgent({ name: 'a', system: 's', tools: [tool(['github'])], credentials: { github: 'vault:github-token' } });
     expect(JSON.stringify(agent.manifest({ provider: 'scripted', script: '/x.json' }))).not.toMatch(/github-token|credential/);

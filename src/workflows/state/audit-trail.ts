@@ -23,7 +23,7 @@ export class AuditTrail {
     private readonly turn: () => number,
   ) {}
 
-  record(kind: TaskEventKind, detail: string, extra: { tool?: string; toolUseId?: string } = {}): void {
+  record(kind: TaskEventKind, detail: string, extra: { tool?: string; toolUseId?: string; credentialsOf?: string } = {}): void {
     this.eventCount += 1;
     this.events.push({ seq: this.eventCount, at: this.now(), kind, turn: this.turn(), ...extra, detail });
     // Keep memory bounded on long tasks; the full story is in Temporal's history.

@@ -221,9 +221,10 @@ export class TaskState {
     this.audit.record('tool_called', oneLine(JSON.stringify(input) ?? 'undefined'), { tool, toolUseId });
   }
 
-  recordToolSucceeded(tool: string, toolUseId: string, summary: string): void {
+  /** `credentialsOf`: whose credentials the call ran with (a person's own, or `agent`), when it read any. */
+  recordToolSucceeded(tool: string, toolUseId: string, summary: string, credentialsOf?: string): void {
     this.toolCalls.succeeded += 1;
-    this.audit.record('tool_succeeded', summary, { tool, toolUseId });
+    this.audit.record('tool_succeeded', summary, { tool, toolUseId, ...(credentialsOf !== undefined ? { credentialsOf } : {}) });
   }
 
   /** A call that ran and failed (counted) or was refused before running (`ran` false, not counted). */

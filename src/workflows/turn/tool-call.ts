@@ -82,6 +82,8 @@ function attempt(call: ToolCall): Promise<Answer> {
       ...(call.journaled ? { turn: state.turn, ...(state.lineage.length ? { lineage: state.lineage } : {}) } : {}),
       ...(call.repeatApproval ? { repeatApprovedBy: call.repeatApproval.id } : {}),
       ...(state.readRecording && tool.effect === 'read' ? { readRecording: state.readRecording } : {}),
+      // Only a verified starter's own credentials: an unverified claim never selects a person's.
+      ...(state.starter?.verified ? { onBehalfOf: state.starter.id } : {}),
     });
   } catch (err) {
     return Promise.resolve(afterFailure(call, err));
@@ -147,10 +149,10 @@ function afterRepeatDecision(call: ToolCall, earlier: EffectRecord, decision: Ap
 function succeeded(call: ToolCall, result: ToolOutcome): Answer {
   const { state } = call.ctx;
   if (result.kind === 'flagged') {
-    state.recordToolSucceeded(call.name, call.toolUseId, `${result.error.error_class}: ${result.error.detail}`);
+    state.recordToolSucceeded(call.name, call.toolUseId, `${result.error.error_class}: ${result.error.detail}`, result.credentialsOf);
     return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
   }
-  state.recordToolSucceeded(call.name, call.toolUseId, result.summary ?? summarizeOutput(result.output));
+  state.recordToolSucceeded(call.name, call.toolUseId, result.summary ?? summarizeOutput(result.output), result.credentialsOf);
   return { content: JSON.stringify(result.output), isError: false, ran: true };
 }
 
