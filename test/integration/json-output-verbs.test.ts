@@ -18,7 +18,7 @@ import { createDemoAgent } from '../../src/demo/demo-agent';
 import { deploymentStatus } from '../../src/deploy/deployment';
 import { useHarness, answer, callTool, runInBackground, statusWhen, type Harness } from '../support/harness';
 import { createLongAgent } from '../support/long-agents';
-import { runCli, waitFor } from '../support/processes';
+import { runCli, runCliWithInput, waitFor } from '../support/processes';
 import teamAgents from '../support/team-agents';
 
 jest.setTimeout(300_000);
@@ -318,6 +318,23 @@ test('demo --json (its own worker, on this server) prints the watch lines its sc
     .filter((l) => l.trim())
     .map((l) => valid('watch.schema.json', JSON.parse(l)));
   expect(watched.at(-1)).toMatchObject({ result: { outcome: 'answered' } });
+});
+
+test('vault set, rotate, list and revoke print what their schemas describe, and never the value', async () => {
+  const vault = ['--vault', `file:${path.join(h.tmpDir, 'vault')}`, '--json'];
+  const secret = `tok-${Date.now()}-never-printed`;
+  const change = async (args: string[], input?: string) => {
+    const r = input === undefined ? await runCli(['vault', ...args, ...vault]) : await runCliWithInput(['vault', ...args, ...vault], input);
+    if (r.code !== 0) throw new Error(`vault ${args.join(' ')}: exit ${r.code}\n${r.stderr}`);
+    expect(r.stdout + r.stderr).not.toContain(secret);
+    return JSON.parse(r.stdout);
+  };
+  expect(valid('vault-change.schema.json', await change(['set', 'github-token'], secret))).toMatchObject({ action: 'set', entry: { name: 'github-token', version: 1 } });
+  expect(valid('vault-change.schema.json', await change(['set', 'github-token', '--for', 'ana'], `${secret}-ana`))).toMatchObject({ action: 'set', entry: { name: 'github-token', person: 'ana' } });
+  expect(valid('vault-change.schema.json', await change(['rotate', 'github-token'], `${secret}-2`))).toMatchObject({ action: 'rotated', entry: { name: 'github-token', version: 2 } });
+  const listed = valid('vault-list.schema.json', await change(['list']));
+  expect(listed.entries).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'github-token', version: 2 })]));
+  expect(valid('vault-change.schema.json', await change(['revoke', 'github-token']))).toMatchObject({ action: 'revoked', entry: { name: 'github-token' } });
 });
 
 test('every published schema met real output in this file', () => {

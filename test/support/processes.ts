@@ -23,6 +23,17 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
   return finished(spawnCli(args, env), args, timeoutMs);
 }
 
+/** runCli with `input` written to the CLI's stdin (a secret piped as an operator would: `vault set`). */
+export function runCliWithInput(args: string[], input: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DURABLE_AGENT_LOG_LEVEL: 'ERROR', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin!.end(input);
+  return finished(child, args, timeoutMs);
+}
+
 /** A started CLI process's output and exit code, once it exits (killed after `timeoutMs`). */
 export function finished(child: ChildProcess, args: string[], timeoutMs: number): Promise<CliRun> {
   return new Promise((resolve, reject) => {
