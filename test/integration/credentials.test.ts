@@ -3,7 +3,7 @@
  * vault with `durable-agent vault set` (on stdin), a `durable-agent worker` child process resolves
  * it at each tool call and its tools prove they got it (a local service checks the bearer token);
  * then the whole history (raw bytes and decoded payloads, every run), every blob, the `export`
- * file, the worker's logs (stderr at DEBUG and its log file) and the vault file hold no trace of
+ * file, the worker's logs (stderr at DEBUG and its log file), the spans it exports and the vault file hold no trace of
  * it. Revoking mid-task stops the next call, classified, and blocks the task with the command that
  * fixes it; `vault set` and an unblock let it go on. An MCP server over Streamable HTTP gets its
  * Authorization header from the vault the same way, at each request.
@@ -28,6 +28,9 @@ import { defineTool } from '../../src/tools/define-tool';
 import { ToolFailure } from '../../src/errors/tool-failure';
 import { CLIENT_ID, CLIENT_SECRET, startOAuthServer } from '../support/oauth-server';
 import { historyTexts, leaks } from '../support/secret-search';
+import { startCollector } from '../support/otlp-collector';
+import { waitFor } from '../support/processes';
+import { ATTR } from '../../src/telemetry';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
 
@@ -43,6 +46,7 @@ let vaultDir: string;
 let home: string;
 let worker: ChildProcess;
 let workerOutput = '';
+let collector: Awaited<ReturnType<typeof startCollector>>;
 let service: Server;
 /** The tokens the service accepts, and every authorized request it served (method, token's name). */
 const accepted = new Map<string, string>();
@@ -84,10 +88,15 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  // The worker exports its spans to a collector on loopback, searched like the rest.
+  collector = await startCollector();
   worker = spawnWorker(h, ['--agents', path.join(__dirname, '../support/credential-agents.ts'), '--verbose'], {
     ...env(),
     CREDENTIAL_SERVICE_URL: url,
     DURABLE_AGENT_LOG_LEVEL: 'DEBUG',
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_SERVICE_NAME: 'credentials-test',
+    OTEL_BSP_SCHEDULE_DELAY: '20',
   });
   worker.stdout!.on('data', (d) => (workerOutput += d));
   worker.stderr!.on('data', (d) => (workerOutput += d));
@@ -100,6 +109,7 @@ afterAll(async () => {
     await exited;
   }
   await new Promise((resolve) => service?.close(resolve));
+  await collector?.close();
 });
 
 function filesUnder(dir: string): string[] {
@@ -109,7 +119,7 @@ function filesUnder(dir: string): string[] {
     .map((e) => path.join(e.parentPath, e.name));
 }
 
-test('a tool gets the credential at its call and proves it; history, blobs, export, logs and the vault file hold none of it', async () => {
+test('a tool gets the credential at its call and proves it; history, blobs, export, logs, exported spans and the vault file hold none of it', async () => {
   accepted.set(SECRET, 'first');
   const set = await vaultCli(['set', 'github-token'], `${SECRET}\n`);
   expect(set).toMatchObject({ code: 0 });
@@ -146,6 +156,8 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
   expect(logFiles.length).toBeGreaterThan(0);
   expect(workerOutput).toMatch(/DEBUG|INFO/);
   const history = await historyTexts(h, taskId);
+  // The spans of the task's tool calls have reached the collector (they are searched below).
+  await waitFor('the tool-call spans to be exported', () => collector.spans.filter((sp) => sp.attributes[ATTR.taskId] === taskId && sp.name === 'ToolCall:fetch_repo').length === 2 || undefined, 60_000);
   // The searches see what is there: the task's own words are found where they travel.
   expect(history.some((t) => t.includes('acme/widgets'))).toBe(true);
   expect(blobs.some((f) => readFileSync(f, 'latin1').includes('Widgets are small.'))).toBe(true);
@@ -159,6 +171,7 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
     ),
     ...leaks('export', [readFileSync(exported, 'utf8'), exportRun.out, exportRun.err], [SECRET]),
     ...leaks('worker logs', [workerOutput, ...logFiles.map((f) => readFileSync(f, 'utf8'))], [SECRET]),
+    ...leaks('exported spans', collector.bodies, [SECRET]),
     ...leaks(
       'vault file',
       filesUnder(vaultDir)
