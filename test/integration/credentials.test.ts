@@ -157,7 +157,11 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
   expect(workerOutput).toMatch(/DEBUG|INFO/);
   const history = await historyTexts(h, taskId);
   // The spans of the task's tool calls have reached the collector (they are searched below).
-  await waitFor('the tool-call spans to be exported', () => collector.spans.filter((sp) => sp.attributes[ATTR.taskId] === taskId && sp.name === 'ToolCall:fetch_repo').length === 2 || undefined, 60_000);
+  await waitFor(
+    'the tool-call spans to be exported',
+    () => collector.spans.filter((sp) => sp.attributes[ATTR.taskId] === taskId && sp.name === 'ToolCall:fetch_repo').length === 2 || undefined,
+    60_000,
+  );
   // The searches see what is there: the task's own words are found where they travel.
   expect(history.some((t) => t.includes('acme/widgets'))).toBe(true);
   expect(blobs.some((f) => readFileSync(f, 'latin1').includes('Widgets are small.'))).toBe(true);
