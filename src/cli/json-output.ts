@@ -81,6 +81,10 @@ const approvalFields = {
   expiresAt: z.string(),
   onExpiry: z.enum(['deny', 'block']),
   question: z.strictObject({ server: z.string(), message: z.string(), requestedSchema: z.record(z.string(), z.unknown()) }).optional(),
+  onBehalfOf: z
+    .string()
+    .optional()
+    .meta({ description: 'The verified person who started the task: the call runs on their behalf, with their own vault credentials where they have them (docs/credentials.md).' }),
 };
 export const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
 const approvalRecord = z

@@ -209,6 +209,7 @@ export function renderApproval(taskId: string, a: ApprovalRequest, options: { fu
     `APPROVAL NEEDED (${id}): ${safeLine(a.tool)} [${safeLine(a.effect)}]`,
     ...renderArguments(taskId, a, options.full),
     `  why:       ${safeLine(a.reason)}`,
+    ...(a.onBehalfOf ? [`  for:       ${safeLine(a.onBehalfOf)} (verified starter: runs with their own credentials where they have them)`] : []),
     `  expires:   ${safeLine(a.expiresAt)} (then: ${safeLine(a.onExpiry)})`,
     '  answer it:',
     `    durable-agent approve ${task} ${id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,

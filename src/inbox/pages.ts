@@ -200,6 +200,7 @@ function approvalDetails(taskId: string, a: ApprovalRequest, now: number): Html 
   <dt>Tool</dt><dd><code>${a.tool}</code></dd>
   <dt>Effect</dt><dd><span class="badge ${a.effect}">${a.effect}</span></dd>
   <dt>Reason</dt><dd>${a.reason}</dd>
+  ${a.onBehalfOf ? html`<dt>On behalf of</dt><dd>${a.onBehalfOf} (verified starter: runs with their own credentials where they have them)</dd>` : ''}
   <dt>Expires</dt><dd>${expiry(a.expiresAt, now)}; then: ${a.onExpiry}</dd>
   <dt>Approval id</dt><dd><code>${a.id}</code></dd>
 </dl>

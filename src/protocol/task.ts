@@ -204,6 +204,11 @@ export interface ApprovalRequest {
    * deny to decline. The call then goes on with the answer.
    */
   question?: { server: string; message: string; requestedSchema: Record<string, unknown> };
+  /**
+   * The verified person who started the task: the call runs on their behalf, with their own vault
+   * credentials where they have them (docs/credentials.md). Absent when the starter is not verified.
+   */
+  onBehalfOf?: string;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {

@@ -65,6 +65,16 @@ describe('expiry', () => {
     expect(state.escalations).toMatchObject([{ id: approval.id, level: 'confirm', code: 'approval_requested' }]);
   });
 
+  test('an approval names the verified starter it runs on behalf of, and never a claimed one', () => {
+    const verified = newState();
+    verified.starter = { id: 'ana', roles: [], verified: true, keyId: 'k' };
+    expect(asked(verified).onBehalfOf).toBe('ana');
+    const claimed = newState();
+    claimed.starter = { id: 'ana', roles: [], verified: false, problem: 'unsigned' };
+    expect(asked(claimed)).not.toHaveProperty('onBehalfOf');
+    expect(asked(newState())).not.toHaveProperty('onBehalfOf');
+  });
+
   test('an expired approval is decided by the expiry: no person is recorded as deciding it', () => {
     const state = newState();
     const approval = asked(state);

@@ -155,6 +155,13 @@ describe('every CLI view prints model- and tool-controlled text without its esca
     expect(out).toContain('\\u009b2J');
   });
 
+  test('an approval says on whose behalf the call runs; the name cannot forge a line', () => {
+    expect(renderApproval('t', { ...approval, onBehalfOf: 'ana' })).toContain('  for:       ana (verified starter: runs with their own credentials where they have them)');
+    expect(renderApproval('t', approval)).not.toContain('  for:');
+    const forged = renderApproval('t', { ...approval, onBehalfOf: 'ana\nAPPROVED by everyone' });
+    expect(forged.split('\n').filter((l) => l.startsWith('APPROVED'))).toEqual([]);
+  });
+
   test("a call's event says whose credentials it ran with; a person's name there cannot forge a line", () => {
     const event = { seq: 2, at: 'now', kind: 'tool_succeeded' as const, turn: 1, tool: 'whoami', detail: 'ok' };
     expect(renderEvent({ ...event, credentialsOf: 'ana' })).toBe('[turn 1] ✓ whoami ok [credentials of ana]');

@@ -30,7 +30,14 @@ export type ApprovalExtra = Partial<Pick<ApprovalRecord, 'comment' | 'denyReason
 export type ApprovalAsk = Omit<ApprovalRequest, 'requestedAt' | 'turn' | 'id' | 'expiresAt' | 'onExpiry'>;
 
 export function requestApproval(state: TaskState, request: Omit<ApprovalRequest, 'requestedAt' | 'turn' | 'id'>): ApprovalRequest {
-  const approval: ApprovalRequest = { ...request, id: state.newId(), turn: state.turn, requestedAt: state.now() };
+  const approval: ApprovalRequest = {
+    ...request,
+    id: state.newId(),
+    turn: state.turn,
+    requestedAt: state.now(),
+    // Whose credentials the call would run with: only a verified starter's, never a claimed one's.
+    ...(state.starter?.verified ? { onBehalfOf: state.starter.id } : {}),
+  };
   state.pendingApprovals.push(approval);
   state.phase = 'awaiting_approval';
   state.escalations.push({ id: approval.id, level: 'confirm', code: 'approval_requested', reason: request.reason, turn: state.turn, at: approval.requestedAt });
