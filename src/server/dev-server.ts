@@ -88,8 +88,23 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Record<string, unknown> = {
 export const DEFAULT_SQLITE_PRAGMAS: Readonly<Record<string, string>> = { journal_mode: 'wal', synchronous: 'normal' };
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  if (options.port !== undefined) return startDevServerOn(options.port, options);
+  // A free port is free when asked, not when the server binds it: another process (another test
+  // file's server) may take it in between. Then the server exits at once, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOn(await freePort(options.ip ?? '127.0.0.1'), options);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The server exited because a port it binds was taken meanwhile. */
+class PortTakenError extends Error {}
+
+async function startDevServerOn(port: number, options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
-  const port = options.port ?? (await freePort(ip));
   const dbFile = options.dbFile === undefined ? path.join(stateDir(), 'temporal.db') : options.dbFile;
   const logFile = options.logFile ?? path.join(stateDir(), 'temporal-server.log');
   const binary = options.binary ?? (await provisionTemporalCli());
@@ -113,6 +128,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   // The server writes its log to the file itself, not through a pipe to this process: a server that
   // outlives a SIGKILLed dev (taken back by the next one) would die of SIGPIPE at its next log line.
+  // What this start writes to the log (it is appended to): an earlier start's lines are not its cause.
+  const logStart = (await fs.stat(logFile).catch(() => undefined))?.size ?? 0;
   const logFd = openSync(logFile, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', logFd, logFd], detached: false });
   closeSync(logFd);
@@ -128,8 +145,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   while (!(await isTemporalServing(address))) {
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
-      const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
-      throw new Error(`Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}. Last log lines (${logFile}):\n${tail}`);
+      const log = ((await fs.readFile(logFile).catch(() => undefined)) ?? Buffer.alloc(0)).subarray(logStart).toString('utf8');
+      // The cause is the first error line; a panic that follows it fills the tail with its stack.
+      const firstError = log.split('\n').find((line) => /level=ERROR|^panic:/.test(line));
+      const tail = log.trim().split('\n').slice(-5).join('\n');
+      const message = `Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}.${firstError ? ` First error: ${firstError}` : ''} Last log lines (${logFile}):\n${tail}`;
+      throw exited && /address already in use/.test(log) ? new PortTakenError(message) : new Error(message);
     }
     // Often: the server is up ~0.2 s after the spawn, and a probe of a closed port fails at once.
     await sleep(50);

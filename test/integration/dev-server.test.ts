@@ -75,6 +75,24 @@ test('a start on a port where a server already answers is refused at once, not a
   }
 });
 
+test('a port that something else holds (not Temporal) fails the start with the cause named, not only the panic that follows it', async () => {
+  const net = await import('node:net');
+  const squatter = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  const port = (squatter.address() as import('node:net').AddressInfo).port;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-port-'));
+  try {
+    const logFile = path.join(dir, 'server.log');
+    // An earlier start's lines in the same log are not this one's cause.
+    writeFileSync(logFile, 'time=earlier level=ERROR msg="an older start failed otherwise"\n');
+    const failed = startDevServer({ port, dbFile: null, logFile });
+    await expect(failed).rejects.toThrow(/exited with code \d+\. First error: .*address already in use/);
+    await expect(failed).rejects.not.toThrow(/an older start/);
+  } finally {
+    await new Promise((resolve) => squatter.close(resolve));
+  }
+});
+
 describe('provisioning the Temporal CLI', () => {
   const saved = process.env.DURABLE_AGENT_TEMPORAL_CLI;
   afterEach(() => {
