@@ -8,6 +8,7 @@ import { closeSync, openSync, promises as fs } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { DurableAgentError } from '../errors/durable-agent-error';
 import { SEARCH_ATTRIBUTES } from '../protocol/definitions';
 import { provisionTemporalCli } from './temporal-cli';
 import { stateDir } from './state-dir';
@@ -95,13 +96,16 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     try {
       return await startDevServerOn(await freePort(options.ip ?? '127.0.0.1'), options);
     } catch (err) {
-      if (!(err instanceof PortTakenError) || attempt >= 3) throw err;
+      if (!(err instanceof DevServerPortTakenError) || attempt >= 3) throw err;
     }
   }
 }
 
-/** The server exited because a port it binds was taken meanwhile. */
-class PortTakenError extends Error {}
+/** The dev server exited at its start because a port it binds was taken (by another process, meanwhile). */
+export class DevServerPortTakenError extends DurableAgentError {
+  readonly code = 'dev_server_port_taken';
+  override readonly name = 'DevServerPortTakenError';
+}
 
 async function startDevServerOn(port: number, options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
@@ -150,7 +154,7 @@ async function startDevServerOn(port: number, options: DevServerOptions): Promis
       const firstError = log.split('\n').find((line) => /level=ERROR|^panic:/.test(line));
       const tail = log.trim().split('\n').slice(-5).join('\n');
       const message = `Temporal dev server on ${address} ${exited ?? 'did not become ready in time'}.${firstError ? ` First error: ${firstError}` : ''} Last log lines (${logFile}):\n${tail}`;
-      throw exited && /address already in use/.test(log) ? new PortTakenError(message) : new Error(message);
+      throw exited && /address already in use/.test(log) ? new DevServerPortTakenError(message) : new Error(message);
     }
     // Often: the server is up ~0.2 s after the spawn, and a probe of a closed port fails at once.
     await sleep(50);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { TaskClient } from '../../src/client/task-client';
-import { startDevServer } from '../../src/server/dev-server';
+import { DevServerPortTakenError, startDevServer } from '../../src/server/dev-server';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { answer, callTool, runTask, startHarness, statusWhen } from '../support/harness';
 import { probeEagerDispatch } from '../../bench/eager-probe';
@@ -87,6 +87,7 @@ test('a port that something else holds (not Temporal) fails the start with the c
     writeFileSync(logFile, 'time=earlier level=ERROR msg="an older start failed otherwise"\n');
     const failed = startDevServer({ port, dbFile: null, logFile });
     await expect(failed).rejects.toThrow(/exited with code \d+\. First error: .*address already in use/);
+    await expect(failed).rejects.toBeInstanceOf(DevServerPortTakenError);
     await expect(failed).rejects.not.toThrow(/an older start/);
   } finally {
     await new Promise((resolve) => squatter.close(resolve));

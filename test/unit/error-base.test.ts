@@ -24,6 +24,7 @@ import { RecordingError } from '../../src/replay/recording';
 import { ReplayCannotRunError, ReplayModelError } from '../../src/replay/run-replay';
 import { ForkRefusedError } from '../../src/client/task-client';
 import { ForkBuildRefusedError } from '../../src/client/fork-build';
+import { DevServerPortTakenError } from '../../src/server/dev-server';
 import { BranchRefusedError } from '../../src/client/branch-policy';
 import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedules';
 import { RuleError } from '../../src/testing/messages-api-rules';
@@ -66,6 +67,7 @@ const errors: DurableAgentError[] = [
   new ReplayCannotRunError('no script here'),
   new ForkRefusedError('fork_turn_not_found', 'no turn 7'),
   new ForkBuildRefusedError('no live worker of build b'),
+  new DevServerPortTakenError('address already in use'),
   new BranchRefusedError('t', 'fork', 'sam may not fork t'),
   new ScheduleProblem('bad spec'),
   new ScheduleNotFound('nightly'),
