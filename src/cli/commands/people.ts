@@ -92,7 +92,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
     return await reported(
       client,
       taskId,
-      { action: 'unblock', subject: values.block },
+      { action: 'unblock', subject: values.block, by },
       outcome,
       values.json,
       (answer) => `${taskId} resumed (escalation ${safeLine((answer as { escalationId: string }).escalationId)})`,
@@ -181,7 +181,7 @@ export async function approveCommand(argv: string[]): Promise<number> {
     return await reported(
       client,
       taskId,
-      { action: 'approve', subject: approvalId },
+      { action: 'approve', subject: approvalId, by },
       outcome,
       values.json,
       () => `approved ${approvalId} on ${taskId}${editedInput !== undefined ? ' with edited arguments' : ''}`,
@@ -202,7 +202,7 @@ export async function denyCommand(argv: string[]): Promise<number> {
   const approvalId = named ?? (await onlyPendingApproval(client, taskId));
   try {
     const outcome = await client.decide(taskId, { kind: 'deny', input: { approvalId, by, ...rolesFrom(values), reason: values.reason } });
-    return await reported(client, taskId, { action: 'deny', subject: approvalId }, outcome, values.json, () => `denied ${approvalId} on ${taskId}`);
+    return await reported(client, taskId, { action: 'deny', subject: approvalId, by }, outcome, values.json, () => `denied ${approvalId} on ${taskId}`);
   } catch (err) {
     return refusedDecision(err, taskId, client, values.json);
   }
@@ -254,13 +254,17 @@ function editedArguments(text: string): Record<string, unknown> {
 async function reported(
   client: TaskClient,
   taskId: string,
-  on: { action: 'approve' | 'deny' | 'unblock'; subject: string | undefined },
+  on: { action: 'approve' | 'deny' | 'unblock'; subject: string | undefined; by: string },
   outcome: DecisionOutcome,
   json: boolean | undefined,
   taken: (answer: unknown) => string,
 ): Promise<number> {
-  // This decision is the last one recorded: those before it are ahead.
-  const ahead = outcome.applied ? [] : (await decisionsAhead(client, outcome.decidedOn ?? taskId, on.action, on.subject)).slice(0, -1);
+  // Those recorded before this decision are ahead. This one is the last of its kind and person in
+  // history, unless the server still buffers it (a workflow task was started when it came): then
+  // every decision history shows is ahead of it.
+  const recorded = outcome.applied ? [] : await decisionsAhead(client, outcome.decidedOn ?? taskId, on.action, on.subject);
+  const last = recorded.at(-1);
+  const ahead = last && last.action === on.action && last.by === on.by ? recorded.slice(0, -1) : recorded;
   const behind = ahead.map((d) => `${d.action} by ${d.by}`).join(', ');
   const note = outcome.applied
     ? undefined
