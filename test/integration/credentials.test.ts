@@ -8,7 +8,7 @@
  * fixes it; `vault set` and an unblock let it go on. An MCP server over Streamable HTTP gets its
  * Authorization header from the vault the same way, at each request.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { answer, callTool, parsedResults, spawnWorker, statusWhen, toolResultsOf, useHarness } from '../support/harness';
 import { cliIn } from '../support/cli-in-process';
-import { finished } from '../support/processes';
+import { runCliWithInput, waitFor } from '../support/processes';
 import { CREDENTIAL_AGENT } from '../support/credential-agents';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -29,14 +29,12 @@ import { ToolFailure } from '../../src/errors/tool-failure';
 import { CLIENT_ID, CLIENT_SECRET, startOAuthServer } from '../support/oauth-server';
 import { historyTexts, leaks } from '../support/secret-search';
 import { startCollector } from '../support/otlp-collector';
-import { waitFor } from '../support/processes';
 import { ATTR } from '../../src/telemetry';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { TaskClient } from '../../src/client/task-client';
 
 jest.setTimeout(240_000);
 
-const ROOT = path.resolve(__dirname, '../..');
 const tag = randomBytes(6).toString('hex');
 const SECRET = `ghp_FIRST${tag}${randomBytes(8).toString('hex')}`;
 const SECOND = `ghp_SECOND${tag}${randomBytes(8).toString('hex')}`;
@@ -58,15 +56,7 @@ function env(): NodeJS.ProcessEnv {
 }
 
 /** `durable-agent vault ACTION NAME`, the value (if any) written to its stdin, as an operator would pipe it. */
-async function vaultCli(args: string[], value?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'src/cli/main.ts'), 'vault', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env() },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  child.stdin!.end(value ?? '');
-  return finished(child, ['vault', ...args], 60_000);
-}
+const vaultCli = (args: string[], value?: string) => runCliWithInput(['vault', ...args], value ?? '', env());
 
 beforeAll(async () => {
   vaultDir = path.join(h.tmpDir, 'vault');
