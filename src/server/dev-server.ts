@@ -212,13 +212,36 @@ export async function isPortOpen(address: string, timeoutMs = 2_000): Promise<bo
   });
 }
 
+/**
+ * Ports the kernel never hands out for outgoing connections on Linux (from 32768), macOS or Windows
+ * (from 49152). A port asked of the kernel (port 0) comes from that ephemeral range, where every
+ * client socket of every other process takes ports too: under load one took a chosen port before
+ * the server bound it. Below it, only another server that picks the same random port can.
+ */
+const QUIET_PORTS = { from: 20_000, to: 32_000 } as const;
+
 export async function freePort(ip = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = QUIET_PORTS.from + Math.floor(Math.random() * (QUIET_PORTS.to - QUIET_PORTS.from));
+    if (await canBind(candidate, ip)) return candidate;
+  }
+  return listenOn(0, ip);
+}
+
+async function canBind(port: number, ip: string): Promise<boolean> {
+  return listenOn(port, ip).then(
+    () => true,
+    () => false,
+  );
+}
+
+function listenOn(port: number, ip: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
-    server.listen(0, ip, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.listen(port, ip, () => {
+      const bound = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(bound));
     });
   });
 }

@@ -5,7 +5,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, openSync, readFileSync, rmSync, closeSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/server/dev-server';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -42,18 +42,6 @@ function runAs(dir: string): string[] {
   if (!account) return [];
   chownSync(dir, account.uid, account.gid);
   return account.prefix;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(options: { database?: string; timeoutMs?: number } = {}): Promise<PostgresServer> {
