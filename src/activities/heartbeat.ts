@@ -5,10 +5,20 @@
  * and for a tool a retry too.
  */
 import { Context } from '@temporalio/activity';
+import { releaseDeadWorkersRun } from './sticky-release';
 
 /** How often the timer beats, as a share of the heartbeat timeout: three chances per timeout. */
 const BEATS_PER_TIMEOUT = 3;
 const MIN_INTERVAL_MS = 200;
+
+/**
+ * The timer's interval for a heartbeat timeout. The worker's maxHeartbeatThrottleInterval is set to
+ * it (plugin.ts): the SDK otherwise holds beats back for 80% of the timeout, so a 1 s timeout would
+ * see one beat every 0.8 s, and a beat 0.2 s late would time a live call out.
+ */
+export function heartbeatIntervalMs(timeoutMs: number): number {
+  return Math.max(MIN_INTERVAL_MS, timeoutMs / BEATS_PER_TIMEOUT);
+}
 
 export interface Heartbeats {
   /** Records the details to keep and sends them now; a bare beat() only says "alive" and keeps what was reported. */
@@ -46,9 +56,14 @@ export async function withHeartbeats<T>(ctx: Context, work: (beat: Heartbeats['b
   };
   const timeoutMs = ctx.info.heartbeatTimeoutMs;
   // Local activities have no heartbeat timeout (and no server to beat to).
-  const timer = timeoutMs && !ctx.info.isLocal ? setInterval(send, Math.max(MIN_INTERVAL_MS, timeoutMs / BEATS_PER_TIMEOUT)) : undefined;
+  const timer = timeoutMs && !ctx.info.isLocal ? setInterval(send, heartbeatIntervalMs(timeoutMs)) : undefined;
+  // A retry after a dead worker sends the task's next step past that worker's sticky queue; it runs
+  // beside the work and is awaited before the result goes back (the result schedules the step).
+  const release = releaseDeadWorkersRun(ctx);
   try {
-    return await work(beat, previous, { beat, note, previous });
+    const result = await work(beat, previous, { beat, note, previous });
+    await release;
+    return result;
   } finally {
     clearInterval(timer);
   }

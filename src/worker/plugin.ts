@@ -15,6 +15,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { ReplayWorkerOptions, Worker, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import { ConversationCopies } from '../activities/conversation-copies';
+import { heartbeatIntervalMs } from '../activities/heartbeat';
 import { agentQueue, servedSubagentsProblem, type AgentDefinition } from '../agents/define-agent';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/keys';
 import type { BlobStore } from '../blobs/blob-store';
@@ -24,6 +25,7 @@ import { McpClientPool } from '../mcp/pool';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing } from '../telemetry/worker-tracing';
 import { cachedWorkflowBundle } from './workflow-bundle';
+import { HEARTBEAT_TIMEOUT_MS } from '../workflows/base/activity-options';
 import { checkModels } from '../models/model-capabilities';
 import { openVault } from '../vault/open-vault';
 import { CredentialUnavailableError, openedVault, resolveVaultRef } from '../vault/credentials';
@@ -47,6 +49,14 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
  * only more CPU: raise it for workers that run saturated on purpose.
  */
 export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
+
+/**
+ * The longest the SDK holds a heartbeat back before sending it (the SDK's default is 80% of the
+ * heartbeat timeout, at most 60 s): the activities' own timer interval for HEARTBEAT_TIMEOUT_MS
+ * (333 ms), so every timer beat reaches the server and a 1 s timeout has three chances, not one
+ * beat every 0.8 s. A tool that beats in a tight loop is still held to one call per interval.
+ */
+export const DEFAULT_MAX_HEARTBEAT_THROTTLE_MS = heartbeatIntervalMs(HEARTBEAT_TIMEOUT_MS);
 
 export interface DurableAgentPluginOptions {
   agents: AgentDefinition[];
@@ -215,6 +225,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       // replayed from history when a decision arrives) instead of growing the worker with their number.
       maxCachedWorkflows: options.maxCachedWorkflows ?? Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
       stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? DEFAULT_MAX_HEARTBEAT_THROTTLE_MS,
       ...(tracing ? { sinks: { ...tracing.sinks, ...options.sinks } } : {}),
     };
   }
