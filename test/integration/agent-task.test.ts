@@ -132,7 +132,7 @@ test('a non-idempotent write cannot be declared local', () => {
   ).toThrow('a non-idempotent write cannot be local');
 });
 
-test('a new task schedules its short activities (describe, prepare, ...) with the 5 s heartbeat timeout, so a dead worker holds none of them for 30 s', async () => {
+test('a new task schedules its short activities (describe, prepare, ...) with the heartbeat timeout (HEARTBEAT_TIMEOUT_MS), so a dead worker holds none of them for 30 s', async () => {
   const script = h.script([callTool('list_files', {}), answer('done')]);
   const run = await runTask(h, { agent: 'demo', prompt: 'look around', script });
   expect(run.result).toMatchObject({ outcome: 'answered' });
