@@ -338,7 +338,7 @@ export function recoveryTable(r: RecoveryResult): string {
       ] as const
     ).map(
       ([label, c]) =>
-        `| ${s.stickyTimeoutMs === SDK_DEFAULT_STICKY_TIMEOUT_MS ? '10 s (SDK default, before)' : `${s.stickyTimeoutMs / 1000} s`} | ${label} | ${c.samples.length} | ${ms(c.toolCompletedMs.median)} | ${ms(c.toolCompletedMs.max)} | ${ms(c.workflowTaskCompletedMs.median)} | ${ms(c.workflowTaskCompletedMs.max)} | ${c.samples.reduce((n, x) => n + x.stickyTimeouts, 0)} |`,
+        `| ${s.stickyTimeoutMs === SDK_DEFAULT_STICKY_TIMEOUT_MS ? '10 s (SDK default)' : `${s.stickyTimeoutMs / 1000} s`} | ${label} | ${c.samples.length} | ${ms(c.toolCompletedMs.median)} | ${ms(c.toolCompletedMs.max)} | ${ms(c.workflowTaskCompletedMs.median)} | ${ms(c.workflowTaskCompletedMs.max)} | ${c.samples.reduce((n, x) => n + x.stickyTimeouts, 0)} |`,
     ),
   );
   const c = r.heartbeatCost;

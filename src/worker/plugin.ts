@@ -40,13 +40,13 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 200;
  * How long a task's next workflow task may wait on the sticky queue of the worker that ran its last
  * one before the server hands it to any worker (DURABLE_AGENT_STICKY_TIMEOUT_MS overrides; the SDK's
  * own default is 10 s). After a worker is SIGKILLed, its tasks' next steps wait this long on the dead
- * worker's queue (the server calls a sticky worker gone only 10 s after its last poll), on top of
- * the heartbeat timeout that noticed the dead tool call: with 10 s a task moved again ~16 s after
- * the kill, with 1 s ~7.1 s; 0.5 s measured the same (the server fired it after 0.94 s: it does
- * not honour less than about a second), so 1 s (docs/performance.md). The price: a worker whose workflow task slots stay full longer than
- * this sends some tasks to the shared queue, where they are replayed from history (300 tasks at
- * once on 2 cores: 95 such replays at 1 s, none at 10 s; the same wall time). Correct either way,
- * only more CPU: raise it for workers that run saturated on purpose.
+ * worker's queue (the server calls a sticky worker gone only 10 s after its last poll): with 10 s a
+ * task moved again ~16 s after the kill, with 1 s ~7.1 s. A call retried after a heartbeat timeout
+ * now skips this wait (activities/sticky-release.ts); it still applies to a step that no retry
+ * precedes, such as a signal or a timer that fires after the worker died. The price: a worker whose
+ * workflow task slots stay full longer than this sends some tasks to the shared queue, where they are
+ * replayed from history (300 tasks at once on 2 cores: 95 such replays at 1 s, none at 10 s; the same
+ * wall time). Correct either way, only more CPU: raise it for workers that run saturated on purpose.
  */
 export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
 
