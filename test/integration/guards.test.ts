@@ -2,6 +2,7 @@
  * The seeds' scenarios on a real server: each asserts what ran (the orders service counts real
  * executions) and what the model was told.
  */
+import { temporal } from '@temporalio/proto';
 import { useHarness, answer, callTool, parsedResults, runTask, statusWhen } from '../support/harness';
 
 const h = useHarness();
@@ -41,6 +42,13 @@ test('503 twice then success: retried by Temporal with growing, jittered delays;
   expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(500);
   expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(1_000);
   expect(parsedResults(run.transcript)[0]).toMatchObject({ orders: expect.any(Array), has_more: false });
+  // A failure the tool reported came from a live worker: the retry keeps that worker's sticky queue
+  // (only a heartbeat timeout resets it, sticky-release.ts), so the next step goes back to its cache.
+  const events = (await h.client.handle(run.taskId).fetchHistory()).events!;
+  const retried = events.findIndex((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 3);
+  const next = events.slice(retried + 1).find((e) => e.workflowTaskScheduledEventAttributes);
+  expect(retried).toBeGreaterThan(0);
+  expect(next?.workflowTaskScheduledEventAttributes?.taskQueue?.kind).toBe(temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY);
 });
 
 test('429 with Retry-After: the next attempt waits at least that long', async () => {
