@@ -19,13 +19,20 @@ const HEARTBEAT_TIMEOUT = temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBE
 /** One release per attempt: an activity can run several heartbeat scopes (run-tool's journal check and call). */
 const released = new WeakMap<Context, Promise<void>>();
 
-/** Starts the release for this attempt (once) and returns its promise, which never rejects. */
+/** The longest a call's result waits for the release: a slow server must not hold a finished call back. */
+const MAX_WAIT_MS = 2_000;
+
+/**
+ * Starts the release for this attempt (once) and returns a promise that settles when it is done, or
+ * after MAX_WAIT_MS, and never rejects.
+ */
 export function releaseDeadWorkersRun(ctx: Context): Promise<void> {
   let pending = released.get(ctx);
   if (!pending) {
-    pending = release(ctx).catch((err: unknown) => {
+    const done = release(ctx).catch((err: unknown) => {
       ctx.log.debug('could not reset the sticky queue of a retried call', { error: err instanceof Error ? err.message : String(err) });
     });
+    pending = Promise.race([done, new Promise<void>((resolve) => setTimeout(resolve, MAX_WAIT_MS).unref())]);
     released.set(ctx, pending);
   }
   return pending;
