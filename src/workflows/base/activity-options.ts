@@ -20,7 +20,7 @@ const baseRetry = {
  * tool through the same heartbeat. 1 s (5 s before): the retry starts about a second after a
  * SIGKILL, and the task's next step follows within 2 s (docs/performance.md). The price: the worker
  * beats every 333 ms (about 180 heartbeat calls a minute per running call, 12 times as many as at
- * 5 s), and an event loop stalled for about 0.7 s (a synchronous tool, a long GC pause, an overloaded
+ * 5 s), and an event loop stalled for 0.7-1 s (a synchronous tool, a long GC pause, an overloaded
  * machine) has its call retried while it still runs: a second execution of a read, an "outcome
  * unknown" block for a non-idempotent write. Changing it changes only new runs' activity options:
  * committed histories replay (the SDK does not compare timeouts).
