@@ -32,6 +32,7 @@ const soak = [
   'test/integration/agent-routing.test.ts',
   'test/integration/agents-module.test.ts',
   'test/integration/anthropic-model.test.ts',
+  'test/integration/live-output.test.ts',
   'test/integration/blob-store.test.ts',
   'test/integration/budgets-and-answers.test.ts',
   'test/integration/claim-check.test.ts',
