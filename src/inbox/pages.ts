@@ -592,6 +592,7 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
   <div id="live-notice" role="status" aria-live="polite"></div>
   ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
 </section>
+${open ? html`<section class="card" aria-labelledby="h-output"><h2 id="h-output">Live output</h2><pre id="live-output" aria-live="off"></pre></section>` : ''}
 ${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => (a.question ? questionForms : approvalForms)(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
 ${!s && data.atRest?.approvals.length ? html`<h2>Pending approvals</h2>${data.atRest.approvals.map((a) => atRestApprovalForms(data.taskId, a, layout.csrf, state, now))}` : ''}
 ${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s.budgets, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
@@ -648,5 +649,19 @@ export const TASK_SCRIPT = `'use strict';
     }
     if (v.closed) source.close();
   });
+  // The model's answer as it streams (text and tool calls); a retried call says so and starts over.
+  var output = document.getElementById('live-output');
+  if (output) {
+    var live = new EventSource('/tasks/' + encodeURIComponent(task) + '/output');
+    var append = function (text) { output.appendChild(document.createTextNode(text)); output.scrollTop = output.scrollHeight; };
+    live.addEventListener('output', function (event) {
+      var e = JSON.parse(event.data);
+      if (e.kind === 'call_started') append((output.textContent ? '\\n\\n' : '') + (e.retry ? '[call retried, attempt ' + e.attempt + ']\\n' : ''));
+      else if (e.kind === 'text') append(e.text);
+      else if (e.kind === 'tool_use') append('\\n-> ' + e.name + ' ');
+      else if (e.kind === 'tool_input') append(e.json);
+    });
+    live.addEventListener('end', function () { live.close(); });
+  }
 })();
 `;

@@ -10,6 +10,11 @@ import { openLiveOutputLog } from '../../src/live-output/open-live-output-log';
 import type { LiveOutputLog } from '../../src/live-output/live-output-log';
 import type { LiveOutputEvent } from '../../src/protocol/live-output';
 import { fakeTurns } from '../../src/testing/fake-messages-api';
+import { ApproverDirectory } from '../../src/inbox/approver-directory';
+import { hashPassword } from '../../src/inbox/secret-hash';
+import { InboxServer } from '../../src/inbox/server';
+import { UsedLinks } from '../../src/notifications/links';
+import { Visitor } from '../support/inbox-visitor';
 import { useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
@@ -80,7 +85,39 @@ test('text and tool-call deltas reach a subscriber while the task runs, in order
   for (const cut of [0, 5, Math.floor(events.length / 2), events.length - 1]) {
     expect(await collect(taskId, events[cut]!.offset + 1)).toEqual(events.slice(cut + 1));
   }
+
+  // The inbox serves the same events over SSE to a signed-in person; a browser that reconnects with Last-Event-ID resumes after it.
+  const stateDir = path.join(h.tmpDir, 'inbox-state');
+  const directory = ApproverDirectory.fromJson(JSON.stringify({ approvers: [{ id: 'ana', name: 'Ana Lima', roles: ['ops'], password: await hashPassword('ana-password-1') }] }));
+  const inbox = new InboxServer({ client: h.client, directory, linkKey: Buffer.from('live-output-test-link-key-0123456789'), usedLinks: new UsedLinks(stateDir), liveOutput: log });
+  const visitor = new Visitor(await inbox.start());
+  try {
+    expect((await visitor.get(`/tasks/${taskId}/output`)).status).toBe(303);
+    await visitor.signIn('ana', 'ana-password-1');
+    const whole = await visitor.get(`/tasks/${taskId}/output`);
+    expect(whole.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(sseEvents(await whole.text())).toEqual(events);
+    const cut = Math.floor(events.length / 3);
+    const resumed = await visitor.get(`/tasks/${taskId}/output`, { 'Last-Event-ID': String(events[cut]!.offset) });
+    expect(sseEvents(await resumed.text())).toEqual(events.slice(cut + 1));
+    expect((await visitor.get('/tasks/no-such-task-here/output')).status).toBe(404);
+  } finally {
+    await inbox.stop();
+  }
 });
+
+/** The `output` events of an SSE body; each one's id must be its offset. */
+function sseEvents(body: string): LiveOutputEvent[] {
+  return body
+    .split('\n\n')
+    .filter((block) => block.includes('event: output'))
+    .map((block) => {
+      const id = /^id: (\d+)$/m.exec(block)![1]!;
+      const event = JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as LiveOutputEvent;
+      expect(event.offset).toBe(Number(id));
+      return event;
+    });
+}
 
 test('a worker SIGKILLed mid-stream: the subscriber sees the cut attempt, then the retry marked as one; the cut text never enters history', async () => {
   const cut = 'Partial-words-of-a-dying-attempt: quartz-lemurs-'; // 6 deltas of 8
