@@ -17,7 +17,7 @@ import { UsedLinks } from '../../src/notifications/links';
 import { Visitor } from '../support/inbox-visitor';
 import { useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
-import { sigkill, spawnCli, waitFor } from '../support/processes';
+import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
 
 const h = useHarness();
 const api = useFakeApi();
@@ -186,4 +186,9 @@ test('offsets keep growing across continue-as-new, so one subscription follows t
   const offsets = events.map((e) => e.offset);
   expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
   expect(textOf(events)).toBe('First run, first turn.Second turn, after the rollover.Done across two runs.');
+
+  // Kept until the task is purged, and purged with it.
+  const purged = await runCli(['purge', taskId, '--address', h.server.address, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
+  expect(purged.code).toBe(0);
+  expect(await log.read(taskId, 0)).toEqual([]);
 });

@@ -5,6 +5,9 @@ import path from 'node:path';
 import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
 import { TaskHistory } from '../../history/task-history';
 import type { ModelProgress } from '../../protocol/messages';
+import type { LiveOutputLog } from '../../live-output/live-output-log';
+import { LiveTail } from '../../live-output/live-tail';
+import { openLiveOutputLog } from '../../live-output/open-live-output-log';
 import { defaultScriptRoots, scriptsDir } from '../../models/script-roots';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_NAME_PATTERN } from '../../protocol/definitions';
@@ -241,7 +244,7 @@ export async function watchCommand(argv: string[]): Promise<number> {
   const client = await connectClient(values);
   const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
   try {
-    return await watchTask(client, positionals[0]!, !!values.json, undefined, { full: !!values.full, args });
+    return await watchTask(client, positionals[0]!, !!values.json, undefined, { full: !!values.full, args, liveOutput: openLiveOutputLog(values['blob-store']) });
   } finally {
     await args.close();
   }
@@ -253,17 +256,18 @@ export async function watchTask(
   taskId: string,
   asJson: boolean,
   out: (line: string) => void = (line) => console.log(line),
-  options: { full?: boolean; args?: ApprovalArguments } = {},
+  options: { full?: boolean; args?: ApprovalArguments; liveOutput?: LiveOutputLog } = {},
 ): Promise<number> {
   const args = options.args ?? new ApprovalArguments(client.client, () => openBlobStore());
+  const tail = new LiveTail(options.liveOutput ?? openLiveOutputLog(), taskId);
   try {
-    return await watchLoop(client, taskId, asJson, out, args, !!options.full);
+    return await watchLoop(client, taskId, asJson, out, args, !!options.full, tail);
   } finally {
     if (!options.args) await args.close();
   }
 }
 
-async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, out: (line: string) => void, args: ApprovalArguments, full: boolean): Promise<number> {
+async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, out: (line: string) => void, args: ApprovalArguments, full: boolean, tail: LiveTail): Promise<number> {
   let lastSeq = 0;
   let lastNote = '';
   const shownApprovals = new Set<string>();
@@ -301,7 +305,9 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       out(asJson ? watchLine({ nested: fresh }) : renderNested(taskId, fresh).join('\n'));
     }
     if (view.summary.executionStatus === 'RUNNING') {
-      const progress = await modelProgressOf(client, taskId);
+      const counted = await modelProgressOf(client, taskId);
+      // The heartbeat says how far the answer is; its text comes from the live output log.
+      const progress = counted && { ...counted, tail: await tail.update() };
       const key = progress && `${progress.outputChars}/${progress.thinkingChars}`;
       if (progress && key !== lastProgress && Date.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
         lastProgress = key;
@@ -330,8 +336,9 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
 const PROGRESS_EVERY_MS = 2_000;
 
 /**
- * The model answer streaming in right now, from the pending callModel activity's last heartbeat
- * (its details are the ModelProgress the model reports). Undefined when no answer is streaming.
+ * How far the model answer streaming in right now is, from the pending callModel activity's last
+ * heartbeat (its details are the ModelProgress the model reports, without text). Undefined when no
+ * answer is streaming.
  */
 async function modelProgressOf(client: TaskClient, taskId: string): Promise<ModelProgress | undefined> {
   try {
