@@ -18,6 +18,7 @@ import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureNoWorkerStatus, noWorkerStatusTable } from './no-worker-status';
 import { measureSteering, steeringTable } from './steering';
+import { measureStreaming, streamingTable } from './streaming';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
@@ -140,6 +141,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       writeFileSync(path.join(out, 'steering.md'), steeringTable(r) + '\n');
       console.log('\nSteering and schedules (issue 26):\n');
       console.log(steeringTable(r));
+    }),
+  streaming: () =>
+    withServer(async (h) => {
+      const r = await measureStreaming(h);
+      save('streaming.json', r);
+      writeFileSync(path.join(out, 'streaming.md'), streamingTable(r) + '\n');
+      console.log('\nLive output: the API writes a token -> a subscriber has it:\n');
+      console.log(streamingTable(r));
     }),
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');
