@@ -35,7 +35,8 @@ export async function* followLiveOutput(log: LiveOutputLog, taskId: string, opti
     if (closed) return;
     if (Date.now() - checkedAt >= openCheckMs) {
       checkedAt = Date.now();
-      closed = !(await options.isOpen());
+      // A server that cannot say (restarting, unreachable) leaves the task open: the log is read on.
+      closed = !(await options.isOpen().catch(() => true));
       if (closed) continue;
     }
     await pause(pollMs, options.signal);
