@@ -16,14 +16,15 @@ import { costOf, type PriceTable } from '../models/pricing';
 import type { AgentActivities, CancelledModelCall } from '../protocol/activity-contracts';
 import type { ModelProgress, ModelTurn } from '../protocol/messages';
 import { conversationOf } from './conversation-copies';
-import { toApplicationFailure } from './failure';
+import { finalFailure, toApplicationFailure } from './failure';
+import { fallbackReasonOf } from '../protocol/model-fallback';
 import { withHeartbeats } from './heartbeat';
 import type { ModelSource } from './model-source';
 import type { WorkerResources } from './worker-resources';
 
 export function createCallModel(worker: WorkerResources, models: ModelSource): AgentActivities['callModel'] {
   const { store, withBlobs, prices, inlineChars, conversations } = worker;
-  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft }) => {
+  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft, fallbackAfterAttempts }) => {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     // The call beats throughout: asking the task for its conversation may wait on its worker, reading
@@ -69,7 +70,10 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
         } catch (err) {
           // Cancelled (an interrupt): what the aborted call cost goes to the task in the failure's details.
           if (err instanceof ModelCallAborted) throw cancelledCallFailure(err, prices);
-          throw toApplicationFailure(classifyModelError(err), attempt);
+          const classified = classifyModelError(err);
+          // The task has a next model: an overload or a rate limit that lasted this long goes to it now.
+          if (fallbackAfterAttempts !== undefined && attempt >= fallbackAfterAttempts && fallbackReasonOf(classified.error)) throw finalFailure(classified, attempt);
+          throw toApplicationFailure(classified, attempt);
         } finally {
           abort.dispose();
         }
