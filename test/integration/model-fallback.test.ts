@@ -13,6 +13,7 @@ import { costOf, DEFAULT_PRICES } from '../../src/models/pricing';
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
 import { runMain } from '../support/cli-in-process';
+import { recordTask } from '../../src/replay/record-task';
 import { useHarness, statusWhen } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, spawnCli, waitFor } from '../support/processes';
@@ -66,6 +67,9 @@ test('529 on the primary: the fallback answers, and status, the audit trail and 
   expect(printed.status.fallback).toEqual(status.fallback);
   expect(text.out).toContain(`fallbacks  ${FALLBACK}   calls go to ${FALLBACK}`);
   expect(text.out).toContain(`turn 1: ${PRIMARY} -> ${FALLBACK} (overloaded: overloaded)`);
+  // The export keeps which model answered the turn and why it was not the task's own.
+  const recording = await recordTask(h.client, taskId, { blobStore: h.blobStore });
+  expect(recording.turns).toEqual([expect.objectContaining({ turn: 1, model: FALLBACK, fallback: { from: PRIMARY, reason: 'overloaded', code: 'overloaded' } })]);
 });
 
 test('a 400 never falls back: the task blocks on its own model, and the fallback is never asked', async () => {
