@@ -198,7 +198,7 @@ const fallbackStatus = z
   .strictObject({
     fallbacks: z.array(z.string()).meta({ description: "The task's fallback models, in order." }),
     current: z.string().meta({ description: 'The model calls go to now.' }),
-    model: z.string().optional().meta({ description: 'The fallback answering now; absent while the task\'s own model does.' }),
+    model: z.string().optional().meta({ description: "The fallback answering now; absent while the task's own model does." }),
     switches: z.array(
       z.strictObject({
         at: z.string(),

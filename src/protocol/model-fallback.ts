@@ -82,7 +82,7 @@ export function fallbacksProblem(ids: unknown, label: string, primary?: string):
  */
 export function skipReasonFor(model: string, messages: readonly Message[]): string | undefined {
   const compacted = messages.some((m) => m.role === 'assistant' && m.content.some((b) => b.type === 'compaction' && b.content !== null));
-  if (compacted && !supportsNativeCompaction(model)) return 'the conversation holds the API\'s compaction summary, which only a model with native compaction reads';
+  if (compacted && !supportsNativeCompaction(model)) return "the conversation holds the API's compaction summary, which only a model with native compaction reads";
   return undefined;
 }
 

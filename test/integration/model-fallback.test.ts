@@ -102,7 +102,7 @@ test('a refusal never falls back: the task ends refused with its own model', asy
   expect(status.fallback?.switches).toEqual([]);
 });
 
-test("thinking signed by the primary is left out for the fallback (the strict fake refuses it otherwise), and the task completes", async () => {
+test('thinking signed by the primary is left out for the fallback (the strict fake refuses it otherwise), and the task completes', async () => {
   api.enqueue(
     fakeTurns.thinking('I should list the files first.', fakeTurns.toolUse('toolu_t1', 'list_files', {})),
     ...overloadedThrice(),

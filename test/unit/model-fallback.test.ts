@@ -7,22 +7,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import { classifyModelError } from '../../src/models/classify-model-error';
 import { buildParams } from '../../src/models/anthropic-model';
 import { finalFailure } from '../../src/activities/failure';
-import {
-  fallbackReasonOf,
-  fallbacksProblem,
-  MAX_FALLBACK_MODELS,
-  skipReasonFor,
-  toolTurnLacksThinking,
-  withoutForeignThinking,
-} from '../../src/protocol/model-fallback';
+import { fallbackReasonOf, fallbacksProblem, MAX_FALLBACK_MODELS, skipReasonFor, toolTurnLacksThinking, withoutForeignThinking } from '../../src/protocol/model-fallback';
 import type { Message } from '../../src/protocol/messages';
 import { taskInputSchema, wireProblem } from '../../src/protocol/wire-shapes';
 import { defineAgent } from '../../src/agents/define-agent';
 import { ThinkingSigner } from '../../src/testing/thinking-signature';
 import { checkMessagesRequest } from '../../src/testing/messages-api-rules';
 
-const apiError = (status: number, type: string, message: string) =>
-  Anthropic.APIError.generate(status, { type: 'error', error: { type, message } }, message, new Headers());
+const apiError = (status: number, type: string, message: string) => Anthropic.APIError.generate(status, { type: 'error', error: { type, message } }, message, new Headers());
 
 describe('which failures fall back', () => {
   test.each([
@@ -103,7 +95,10 @@ describe('a conversation made valid for another model', () => {
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }] },
   ];
   const body = (model: string, messages: Message[], thinking = true) => {
-    const params = buildParams({ system: 's', messages, tools: tools.map((t) => ({ ...t })) as never }, { model, maxTokens: 4096, thinking: thinking ? { type: 'enabled', budgetTokens: 2048 } : undefined, promptCaching: 'off' });
+    const params = buildParams(
+      { system: 's', messages, tools: tools.map((t) => ({ ...t })) as never },
+      { model, maxTokens: 4096, thinking: thinking ? { type: 'enabled', budgetTokens: 2048 } : undefined, promptCaching: 'off' },
+    );
     return params;
   };
 
@@ -112,7 +107,7 @@ describe('a conversation made valid for another model', () => {
     expect(checkMessagesRequest(body('claude-haiku-5-5', conversation()), signer)).toMatch(/Invalid `signature` in `thinking` block/);
   });
 
-  test('without the other model\'s thinking, the next call goes without thinking and the fake accepts it', () => {
+  test("without the other model's thinking, the next call goes without thinking and the fake accepts it", () => {
     const messages = conversation();
     const before = messages[0];
     expect(withoutForeignThinking(messages)).toBe(1);

@@ -5,14 +5,7 @@
  * task stays on it (an overloaded model is not asked again every turn).
  */
 import type { ToolError } from '../../protocol/tool-error';
-import {
-  FALLBACK_AFTER_ATTEMPTS,
-  FALLBACK_REASON_TEXT,
-  fallbackReasonOf,
-  skipReasonFor,
-  withoutForeignThinking,
-  type FallbackStatus,
-} from '../../protocol/model-fallback';
+import { FALLBACK_AFTER_ATTEMPTS, FALLBACK_REASON_TEXT, fallbackReasonOf, skipReasonFor, withoutForeignThinking, type FallbackStatus } from '../../protocol/model-fallback';
 import { oneLine } from '../base/one-line';
 import type { TaskState } from './task-state';
 
