@@ -72,6 +72,26 @@ test('529 on the primary: the fallback answers, and status, the audit trail and 
   expect(recording.turns).toEqual([expect.objectContaining({ turn: 1, model: FALLBACK, fallback: { from: PRIMARY, reason: 'overloaded', code: 'overloaded' } })]);
 });
 
+test('a model no longer served (404) moves at once, a rate limit past its retries moves after them: two moves, each with its reason', async () => {
+  const RETIRED = 'claude-retired-3-0'; // not a model the fake serves: 404 not_found_error, as the API answers
+  api.enqueue(fakeErrors.rateLimited(1), fakeErrors.rateLimited(1), fakeErrors.rateLimited(1), fakeTurns.text('Answered by the second fallback.'));
+  const taskId = h.taskId('fallback-chain');
+  const worker = await claudeWorker();
+  const { result, status } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'say hello', model: { provider: 'anthropic', model: RETIRED }, fallbackModels: [PRIMARY, FALLBACK] }, { taskId });
+    const result = await h.client.result(taskId);
+    return { result, status: await h.client.status(taskId) };
+  });
+  expect(result).toMatchObject({ outcome: 'answered', text: 'Answered by the second fallback.', model: FALLBACK });
+  // The retired model once (404 is not retried), the first fallback three times (429), the second once.
+  expect(models()).toEqual([RETIRED, PRIMARY, PRIMARY, PRIMARY, FALLBACK]);
+  expect(status.fallback?.switches.map((s) => [s.from, s.to, s.reason, s.code])).toEqual([
+    [RETIRED, PRIMARY, 'not_served', 'model_not_found'],
+    [PRIMARY, FALLBACK, 'rate_limited', 'rate_limited'],
+  ]);
+  expect(status.fallback?.current).toBe(FALLBACK);
+});
+
 test('a 400 never falls back: the task blocks on its own model, and the fallback is never asked', async () => {
   api.enqueue(fakeErrors.invalidRequest('max_tokens: 999999 > 64000, which is the maximum allowed'));
   const taskId = h.taskId('fallback-400');
