@@ -67,6 +67,15 @@ test('529 on the primary: the fallback answers, and status, the audit trail and 
   expect(printed.status.fallback).toEqual(status.fallback);
   expect(text.out).toContain(`fallbacks  ${FALLBACK}   calls go to ${FALLBACK}`);
   expect(text.out).toContain(`turn 1: ${PRIMARY} -> ${FALLBACK} (overloaded: overloaded)`);
+  // A fork keeps the origin's fallbacks and the model it moved to: its next call goes to the fallback.
+  api.enqueue(fakeTurns.text('The fork answers on the fallback.'));
+  const fork = await (await claudeWorker()).runUntil(async () => {
+    const started = await h.client.fork(taskId, 1, { message: 'Say it again.', blobStore: h.blobStore });
+    return h.client.result(started.taskId);
+  });
+  expect(fork).toMatchObject({ outcome: 'answered', model: FALLBACK });
+  expect(models().at(-1)).toBe(FALLBACK);
+  expect(rejections()).toEqual([]);
   // The export keeps which model answered the turn and why it was not the task's own.
   const recording = await recordTask(h.client, taskId, { blobStore: h.blobStore });
   expect(recording.turns).toEqual([expect.objectContaining({ turn: 1, model: FALLBACK, fallback: { from: PRIMARY, reason: 'overloaded', code: 'overloaded' } })]);

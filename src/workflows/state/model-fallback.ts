@@ -18,7 +18,17 @@ export function fallbacksOf(state: TaskState): readonly string[] {
 
 /** The model calls go to now: a person's `unblock --model` first, else the fallback the task moved to. */
 export function modelIdNow(state: TaskState): string | undefined {
-  return state.modelOverride.model ?? state.fallback?.model;
+  return state.modelOverride.model ?? fallbackNow(state);
+}
+
+/**
+ * The fallback the task moved to, while it is still one of the task's fallbacks: a fork started
+ * with another model (and none of these fallbacks), or an agent whose fallbacks changed, goes back
+ * to its own model instead of one its configuration no longer names.
+ */
+function fallbackNow(state: TaskState): string | undefined {
+  const model = state.fallback?.model;
+  return model !== undefined && fallbacksOf(state).includes(model) ? model : undefined;
 }
 
 /** The activity's early give-up, only while a next model remains (absent: exactly the call of a task without fallbacks). */
@@ -35,7 +45,7 @@ function ownModel(state: TaskState): string {
 function nextCandidates(state: TaskState): readonly string[] {
   if (state.modelOverride.model) return [];
   const chain = fallbacksOf(state);
-  const current = state.fallback?.model;
+  const current = fallbackNow(state);
   return current === undefined ? chain : chain.slice(chain.indexOf(current) + 1);
 }
 
@@ -50,7 +60,7 @@ export function fallBack(state: TaskState, error: ToolError): string | undefined
   const candidates = reason ? nextCandidates(state) : [];
   if (!reason || candidates.length === 0) return undefined;
   const progress = (state.fallback ??= { switches: [], skipped: [] });
-  const from = progress.model ?? ownModel(state);
+  const from = fallbackNow(state) ?? ownModel(state);
   for (const model of candidates) {
     const skip = skipReasonFor(model, state.messages);
     if (skip) {
@@ -77,7 +87,7 @@ export function fallbackStatusOf(state: TaskState): FallbackStatus | undefined {
   return {
     fallbacks: [...fallbacks],
     current: modelIdNow(state) ?? ownModel(state),
-    ...(progress?.model ? { model: progress.model } : {}),
+    ...(fallbackNow(state) ? { model: fallbackNow(state) } : {}),
     switches: (progress?.switches ?? []).map((s) => ({ ...s })),
     skipped: (progress?.skipped ?? []).map((s) => ({ ...s })),
   };
