@@ -8,7 +8,9 @@
  */
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { fakeErrors, fakeTurns, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { FakeMessagesApi, fakeErrors, fakeTurns, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import { createLongAgent } from '../support/long-agents';
+import { needleReader, RIGHT_ANSWER } from '../support/needle';
 import { costOf, DEFAULT_PRICES } from '../../src/models/pricing';
 import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
@@ -219,3 +221,51 @@ test('start refuses a bad --fallback-model before it connects (exit 2, the id an
   expect(scripted.code).toBe(2);
   expect(scripted.err).toContain('--fallback-model needs a Claude model');
 });
+
+test("a fallback without native compaction is passed over, with the reason, while the conversation holds the API's compaction block; the next one takes it", async () => {
+  const OPUS = 'claude-opus-5-5';
+  const reader = needleReader(40, { summary: 'lines', memory: false });
+  let overloads = 0;
+  const compactionApi = new FakeMessagesApi();
+  // The primary is overloaded from the first call after the API compacted the conversation.
+  compactionApi.responder = (record): FakeReply => {
+    const compacted = JSON.stringify(record.body.messages).includes('"type":"compaction"');
+    if (compacted && record.body.model === PRIMARY && overloads < 3) {
+      overloads += 1;
+      return fakeErrors.overloaded();
+    }
+    return reader(record);
+  };
+  await compactionApi.start();
+  try {
+    const taskId = h.taskId('fallback-compacted');
+    const worker = await h.worker([createLongAgent(10_000)], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: compactionApi.url } });
+    const { result, status } = await worker.runUntil(async () => {
+      await h.client.start(
+        {
+          agent: 'long',
+          prompt: 'Read the document page by page, one page per turn, then say which number page 5 holds.',
+          model: { provider: 'anthropic', model: PRIMARY, contextWindowTokens: 100_000 },
+          fallbackModels: [FALLBACK, OPUS],
+          budgets: { turns: 60, toolCalls: 60 },
+        },
+        { taskId },
+      );
+      const result = await h.client.result(taskId);
+      return { result, status: await h.client.status(taskId) };
+    });
+    expect(compactionApi.rejected.map((r) => r.rejected)).toEqual([]);
+    expect(overloads).toBe(3);
+    // Haiku (no native compaction) was passed over with the reason; Opus read the block and still knew page 5.
+    expect(result).toMatchObject({ outcome: 'answered', text: RIGHT_ANSWER, model: OPUS });
+    expect(compactionApi.requests.some((r) => r.body.model === FALLBACK)).toBe(false);
+    expect(status.fallback).toMatchObject({
+      current: OPUS,
+      switches: [{ from: PRIMARY, to: OPUS, reason: 'overloaded' }],
+      skipped: [{ model: FALLBACK, reason: expect.stringContaining('native compaction') }],
+    });
+    expect(status.events.filter((e) => e.kind === 'model_fallback').map((e) => e.detail)).toEqual([expect.stringContaining(`passed over ${FALLBACK}`), expect.stringContaining(`calls go to ${OPUS}`)]);
+  } finally {
+    await compactionApi.stop();
+  }
+}, 300_000);
