@@ -66,6 +66,7 @@ const soak = [
   'test/integration/long-ids.test.ts',
   'test/integration/long-task-real-sizes.test.ts',
   'test/integration/long-task.test.ts',
+  'test/integration/model-fallback.test.ts',
   'test/integration/mcp-server.test.ts',
   'test/integration/mcp-tools.test.ts',
   'test/integration/memory-crash.test.ts',

@@ -19,14 +19,15 @@ import { LiveOutputWriter } from './live-output-writer';
 import type { LiveOutputLog } from '../live-output/live-output-log';
 import type { OutputDelta } from '../protocol/live-output';
 import { conversationOf } from './conversation-copies';
-import { toApplicationFailure } from './failure';
+import { finalFailure, toApplicationFailure } from './failure';
+import { fallbackReasonOf } from '../protocol/model-fallback';
 import { withHeartbeats } from './heartbeat';
 import type { ModelSource } from './model-source';
 import type { WorkerResources } from './worker-resources';
 
 export function createCallModel(worker: WorkerResources, models: ModelSource): AgentActivities['callModel'] {
   const { store, withBlobs, prices, inlineChars, conversations, liveOutput } = worker;
-  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft }) => {
+  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft, fallbackAfterAttempts }) => {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     // The call beats throughout: asking the task for its conversation may wait on its worker, reading
@@ -84,6 +85,8 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
           }
           const classified = classifyModelError(err);
           await live?.end({ error: classified.error.error_class });
+          // The task has a next model: an overload or a rate limit that lasted this long goes to it now.
+          if (fallbackAfterAttempts !== undefined && attempt >= fallbackAfterAttempts && fallbackReasonOf(classified.error)) throw finalFailure(classified, attempt);
           throw toApplicationFailure(classified, attempt);
         } finally {
           abort.dispose();

@@ -15,6 +15,7 @@ import { MEMORY_TOOL_NAME, type MemoryScopeKind } from '../protocol/memory-tool'
 import { memoryTool } from '../memory/memory-tool';
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory-files';
 import { credentialsProblem } from '../vault/vault-names';
+import { fallbacksProblem, modelIdProblem } from '../protocol/model-fallback';
 
 export interface MemoryConfig {
   /** `agent` (default): every task of the agent reads and writes one memory; `task`: each task its own. */
@@ -35,8 +36,11 @@ export interface AgentConfig {
   description?: string;
   system: string;
   tools: ToolDefinition<any, any>[];
-  /** Default: Claude when ANTHROPIC_API_KEY is set on the worker; otherwise a task must choose a model. */
-  model?: ModelChoice;
+  /**
+   * Default: Claude when ANTHROPIC_API_KEY is set on the worker; otherwise a task must choose a model.
+   * `{ id, fallbacks }` is short for a Claude choice with fallback models (docs/model-fallback.md).
+   */
+  model?: ModelChoice | { id: string; fallbacks?: string[] };
   /** Default DEFAULT_MAX_TURNS (20). */
   maxTurns?: number;
   /** Default DEFAULT_BUDGETS; a task may override them. */
@@ -80,7 +84,8 @@ export interface AgentConfig {
   credentials?: Record<string, string>;
 }
 
-export interface AgentDefinition extends AgentConfig {
+export interface AgentDefinition extends Omit<AgentConfig, 'model'> {
+  model?: ModelChoice;
   /** Set when the agent keeps a memory. */
   memorySettings?: MemorySettings;
   tool(name: string): ToolDefinition<any, any> | undefined;
@@ -159,8 +164,11 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   const delegation = delegationOf(config, byName);
+  const { model: _given, ...rest } = config;
+  const model = modelChoiceOf(config);
   return {
-    ...config,
+    ...rest,
+    ...(model ? { model } : {}),
     tools,
     ...(policy ? { policy } : {}),
     ...(memorySettings ? { memorySettings } : {}),
@@ -178,6 +186,23 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       ...(delegation ? { delegation } : {}),
     }),
   };
+}
+
+/** The agent's model choice, `{ id, fallbacks }` read as Claude's; fallbacks checked (a typo fails at worker start). */
+function modelChoiceOf(config: AgentConfig): ModelChoice | undefined {
+  const given = config.model;
+  if (given === undefined) return undefined;
+  const choice: ModelChoice = 'provider' in given ? given : { provider: 'anthropic', model: given.id, ...(given.fallbacks ? { fallbacks: given.fallbacks } : {}) };
+  if (!('provider' in given)) {
+    const problem = modelIdProblem(given.id, 'model.id');
+    if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  }
+  const fallbacks = (choice as { fallbacks?: unknown }).fallbacks;
+  if (fallbacks === undefined) return choice;
+  if (choice.provider !== 'anthropic') throw new TypeError(`Agent "${config.name}": model.fallbacks needs a Claude model (provider 'anthropic'), not '${choice.provider}'`);
+  const problem = fallbacksProblem(fallbacks, 'model.fallbacks', choice.model);
+  if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  return choice;
 }
 
 const PERMISSION_RULES = ['allow', 'confirm', 'deny'] as const;

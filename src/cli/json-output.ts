@@ -133,6 +133,7 @@ export const event = z
       'task_failed',
       'task_cancelled',
       'version_changed',
+      'model_fallback',
     ]),
     turn: count,
     tool: z.string().optional(),
@@ -193,6 +194,26 @@ const contextState = z
   })
   .meta({ id: 'ContextState', description: 'How the task keeps its conversation in the context window, and what compaction and summaries cost (docs/context.md).' });
 
+const fallbackStatus = z
+  .strictObject({
+    fallbacks: z.array(z.string()).meta({ description: "The task's fallback models, in order." }),
+    current: z.string().meta({ description: 'The model calls go to now.' }),
+    model: z.string().optional().meta({ description: "The fallback answering now; absent while the task's own model does." }),
+    switches: z.array(
+      z.strictObject({
+        at: z.string(),
+        turn: count,
+        from: z.string(),
+        to: z.string(),
+        reason: z.enum(['overloaded', 'rate_limited', 'not_served']),
+        code: z.string(),
+        detail: z.string(),
+      }),
+    ),
+    skipped: z.array(z.strictObject({ at: z.string(), turn: count, model: z.string(), reason: z.string() })),
+  })
+  .meta({ id: 'FallbackStatus', description: 'Only for a task with fallback models: the model answering now and every move to the next one (docs/model-fallback.md).' });
+
 const taskStatus = z
   .strictObject({
     agent: z.string(),
@@ -213,6 +234,7 @@ const taskStatus = z
       summaryCostUsd: reading.optional().meta({ description: "The summary calls' own cost budget, once the task has made one (priced models only)." }),
     }),
     unpricedModels: z.array(z.string()),
+    fallback: fallbackStatus.optional(),
     toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
     pendingApprovals: z.array(approvalRequest),
     approvals: z.array(approvalRecord),

@@ -31,6 +31,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_failed: '✗',
   task_cancelled: '■',
   version_changed: '⇡',
+  model_fallback: '↪',
 };
 
 /**
@@ -85,6 +86,14 @@ export function renderEvent(e: TaskEvent): string {
   return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}${on}`;
 }
 
+/** The model answering now, the fallbacks left and every move (docs/model-fallback.md). */
+function renderFallback(f: NonNullable<TaskStatus['fallback']>): string[] {
+  const lines = [`fallbacks  ${safeLine(f.fallbacks.join(', '))}   calls go to ${safeLine(f.current)}`];
+  for (const s of f.switches) lines.push(`  turn ${s.turn}: ${safeLine(s.from)} -> ${safeLine(s.to)} (${safeLine(s.reason)}: ${safeLine(s.code)})`);
+  for (const s of f.skipped) lines.push(`  turn ${s.turn}: passed over ${safeLine(s.model)}: ${safeLine(s.reason)}`);
+  return lines;
+}
+
 export function renderStatus(taskId: string, s: TaskStatus, options: { full?: boolean } = {}): string {
   const lines = [
     `task       ${safeLine(taskId)}`,
@@ -96,6 +105,7 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
+  if (s.fallback) lines.push(...renderFallback(s.fallback));
   if (s.agentVersion || s.build) {
     lines.push(
       `version    agent ${safeLine(s.agentVersion ?? '?')}` +

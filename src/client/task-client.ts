@@ -362,6 +362,8 @@ export class TaskClient {
       // The conversation comes from the origin; the prompt only names the fork for people.
       prompt: options.message ?? `fork of ${forkedFrom}`,
       ...(model ? { model } : {}),
+      // The origin's fallbacks go with its model (a fork told to use another model gets none of them).
+      ...(!options.model && point.fallbackModels ? { fallbackModels: point.fallbackModels } : {}),
       forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}), ...(options.recordedReads ? { recordedReads: true } : {}) },
       ...(options.startedBy ? { startedBy: options.startedBy } : {}),
       ...(options.startedBy && options.startedByRoles?.length ? { startedByRoles: options.startedByRoles } : {}),

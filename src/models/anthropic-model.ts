@@ -9,6 +9,7 @@ import { ToolFailure } from '../errors/tool-failure';
 import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason, Usage } from '../protocol/messages';
 import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, supportsNativeCompaction } from '../protocol/compaction';
 import type { OutputDelta } from '../protocol/live-output';
+import { toolTurnLacksThinking } from '../protocol/model-fallback';
 import type { ThinkingSetting } from '../protocol/task';
 import { abortedCallUsage, estimateInputTokens, type CallPlan } from './call-budget';
 import { ModelCallAborted, type Model, type ModelRequest } from './model';
@@ -214,7 +215,9 @@ interface Defaults {
 }
 
 export function buildParams(request: ModelRequest, defaults: Defaults): Params {
-  const thinking = request.thinking ?? defaults.thinking;
+  // Mid tool loop after a fallback, the turn that asked for the tools lost another model's thinking:
+  // this one call goes without thinking, which the API accepts (protocol/model-fallback.ts).
+  const thinking = toolTurnLacksThinking(request.messages) ? undefined : (request.thinking ?? defaults.thinking);
   const caching = defaults.promptCaching ?? 'conversation';
   const cached = caching === 'off' ? {} : { cache_control: { type: 'ephemeral' as const } };
   const tools = request.tools.map((t, i) =>

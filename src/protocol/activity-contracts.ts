@@ -46,8 +46,13 @@ export interface CallModelInput {
   toolChoice?: 'auto' | 'none';
   /** A person's override (unblock --max-tokens). */
   maxTokens?: number;
-  /** A person's override (unblock --model). */
+  /** A person's override (unblock --model), or the fallback model the task moved to (docs/model-fallback.md). */
   modelId?: string;
+  /**
+   * Set only when the task has a next model to fall back to: an overloaded or rate-limited call
+   * gives up after this many attempts (non-retryable, its code kept) so the task moves on.
+   */
+  fallbackAfterAttempts?: number;
   thinking?: ThinkingSetting;
   /** Assistant turns compaction took out of `messages`. */
   droppedTurns?: number;
@@ -216,8 +221,13 @@ export interface StartClaimInput {
 /** The durable summary (models without native compaction): the turns leaving the conversation, folded into the summary so far. */
 export interface SummarizeTurnsInput {
   model: ModelChoice;
-  /** A person's override (unblock --model). */
+  /** A person's override (unblock --model), or the fallback model the task moved to (docs/model-fallback.md). */
   modelId?: string;
+  /**
+   * Set only when the task has a next model to fall back to: an overloaded or rate-limited call
+   * gives up after this many attempts (non-retryable, its code kept) so the task moves on.
+   */
+  fallbackAfterAttempts?: number;
   /** See CallModelInput.scope: the turns' markers are resolved from it. */
   scope?: string;
   previousSummary?: string;

@@ -8,6 +8,7 @@ import type { ApproverRules } from './approver-policy';
 import type { WireTaskInput } from './wire-shapes';
 import type { ChildTaskSummary, DelegatedSpend } from './delegation';
 import type { BranchPoint } from './fork';
+import type { FallbackProgress, FallbackStatus } from './model-fallback';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
@@ -67,6 +68,8 @@ export interface TaskSnapshot {
   /** Pinned decision numbers (absent in snapshots from before they were pinned: today's apply, limitsFrom). */
   limits?: Partial<TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
+  /** Which fallback model answers, and every move so far (docs/model-fallback.md). */
+  fallback?: FallbackProgress;
   /** Markers of archived audit entries. */
   archive?: string[];
   compactions?: number;
@@ -262,7 +265,9 @@ export type TaskEventKind =
   | 'task_completed'
   | 'task_failed'
   | 'task_cancelled'
-  | 'version_changed';
+  | 'version_changed'
+  /** The task moved to its next model, or passed one over (docs/model-fallback.md). */
+  | 'model_fallback';
 
 export interface TaskEvent {
   seq: number;
@@ -316,6 +321,8 @@ export interface TaskStatus {
   };
   /** Models that answered without a price in the worker's table (their cost counts as 0). */
   unpricedModels: string[];
+  /** Only for a task with fallback models: the model calls go to now and every move (docs/model-fallback.md). */
+  fallback?: FallbackStatus;
   toolCalls: { total: number; succeeded: number; failed: number };
   /** Approvals waiting on a person, with their exact arguments. */
   pendingApprovals: ApprovalRequest[];

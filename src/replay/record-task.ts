@@ -114,6 +114,8 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
   let input: TaskInput | undefined;
   let manifest: AgentManifest | undefined;
   const turns: RecordedTurn[] = [];
+  // Moves to a fallback model already noted on a turn (each run's checkpoints carry all of them).
+  let movesSeen = 0;
   const results = new Map<string, ToolResultBlock>();
   let outcome: RecordedOutcome = { status: 'running' };
   for (const [index, run] of runs.entries()) {
@@ -127,6 +129,9 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     }
     // One model call after another (each waits for the one before it): a call's results, then its turn.
     for await (const { call, reply } of history.modelCalls(run.events)) {
+      // A call made after a move to the next model carries it in its checkpoint (the task's progress).
+      const switches = call.checkpoint?.fallback?.switches ?? [];
+      const moved = switches.length > movesSeen ? switches.at(-1) : undefined;
       // The model's next request holds the results of the last turn's calls, as the model read them.
       const lastMessage = call.messages.at(-1);
       if (lastMessage?.role === 'user' && Array.isArray(lastMessage.content) && lastMessage.content.some((b) => b.type === 'tool_result')) {
@@ -147,7 +152,9 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
         toolCalls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, tool: b.name, input: b.input })),
         usage: turn.usage,
         ...(turn.costUsd !== undefined ? { costUsd: turn.costUsd } : {}),
+        ...(moved ? { fallback: { from: moved.from, reason: moved.reason, code: moved.code } } : {}),
       });
+      movesSeen = Math.max(movesSeen, switches.length);
     }
     for (const event of run.events) {
       const done = event.workflowExecutionCompletedEventAttributes;

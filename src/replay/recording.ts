@@ -63,6 +63,8 @@ export interface RecordedTurn {
   toolCalls: RecordedToolCall[];
   usage: Usage;
   costUsd?: number;
+  /** On the first turn a fallback model answered: the model it replaced and why (docs/model-fallback.md). */
+  fallback?: { from: string; reason: string; code: string };
 }
 
 export interface RecordedOutcome {

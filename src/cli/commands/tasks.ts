@@ -22,9 +22,13 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { printJson, resultOutputJson, startedJson, watchLine } from '../json-output';
 import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
+import { fallbacksProblem } from '../../protocol/model-fallback';
 
-export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
+export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME] [--fallback-model ID]...
                    [--max-turns N] [--max-tool-calls N] [--max-cost-usd X] [--id TASK_ID] [--watch] [--json]
+  --fallback-model (repeatable, in order) replaces the agent's fallback models: a Claude model the task
+  moves to when its model is overloaded, rate-limited past its retries or no longer served, never on a
+  refused request (docs/model-fallback.md)
   --max-turns, --max-tool-calls and --max-cost-usd override the agent's budgets for this task
   (defaults: the agent's budgets, else 20 turns, 50 tool calls, no cost limit; see docs/package.md);
   a task that spends one blocks for a person: durable-agent unblock TASK_ID --as NAME --tool-calls N
@@ -49,6 +53,10 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (!prompt?.trim()) throw usageError('a prompt is required: durable-agent start "what to do" --agent NAME');
   if (values.prompt && positionals[0]) throw usageError('give the prompt once: as an argument or with --prompt');
   if (values.script && values.model) throw usageError('--script and --model are exclusive');
+  const fallbackModels = values['fallback-model'];
+  if (fallbackModels && values.script) throw usageError('--fallback-model needs a Claude model: a scripted model (--script) has no fallbacks');
+  const fallbackProblem = fallbackModels ? fallbacksProblem(fallbackModels, '--fallback-model', values.model) : undefined;
+  if (fallbackProblem) throw usageError(fallbackProblem);
   if (!values['task-queue'] && !AGENT_NAME_PATTERN.test(values.agent)) throw usageError(`--agent "${values.agent}": an agent name is 1-64 letters, digits, ".", "_" or "-"`);
   const maxTurns = intOption(values['max-turns'], 'max-turns');
   const toolCalls = intOption(values['max-tool-calls'], 'max-tool-calls');
@@ -60,6 +68,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     prompt,
     ...(values.script ? { model: scriptedChoice(values.script) } : {}),
     ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
+    ...(fallbackModels ? { fallbackModels } : {}),
     ...(maxTurns ? { maxTurns } : {}),
     ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
     startedBy: process.env.USER ?? 'cli',

@@ -21,6 +21,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     schemaVersion: CURRENT_SNAPSHOT_SCHEMA,
     limits: state.limits,
     ...(state.modelOverride.model || state.modelOverride.maxTokens ? { modelOverride: { ...state.modelOverride } } : {}),
+    ...(state.fallback ? { fallback: structuredCopy(state.fallback) } : {}),
     ...(audit.archive.length ? { archive: [...audit.archive] } : {}),
     ...(conversation.compactions ? { compactions: conversation.compactions, droppedTurns: conversation.droppedTurns } : {}),
     ...(conversation.context ? { context: structuredCopy(conversation.context) } : {}),
@@ -79,6 +80,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   if (!READABLE_SNAPSHOT_SCHEMAS.includes(schema)) throw new Error(`snapshot schema ${schema} is not one this code reads (${READABLE_SNAPSHOT_SCHEMAS.join(', ')})`);
   const { conversation, audit } = state;
   if (snapshot.modelOverride) state.modelOverride = { ...snapshot.modelOverride };
+  if (snapshot.fallback) state.fallback = structuredCopy(snapshot.fallback);
   audit.archive.push(...(snapshot.archive ?? []));
   conversation.compactions = snapshot.compactions ?? 0;
   conversation.droppedTurns = snapshot.droppedTurns ?? 0;

@@ -31,6 +31,7 @@ import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { ChildSpend } from './child-spend';
 import { oneLine } from '../base/one-line';
+import type { FallbackProgress } from '../../protocol/model-fallback';
 import { DEFAULT_LIMITS, type TaskLimits } from '../../rules/task-limits';
 
 /** Refused or superseded signalled decisions itemised in the audit trail per run; the rest are counted. */
@@ -66,6 +67,8 @@ export class TaskState {
   limits: TaskLimits;
   /** A person's overrides for later model calls (unblock --model / --max-tokens). */
   modelOverride: { model?: string; maxTokens?: number } = {};
+  /** Which fallback model answers and every move so far; absent until the task first falls back (model-fallback.ts). */
+  fallback?: FallbackProgress;
   /** The task's blob scope, for `status --all`. */
   scope?: string;
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
