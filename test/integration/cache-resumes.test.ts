@@ -5,7 +5,7 @@
  * prompt) the uninterrupted run's prompt; so the strict fake, which bills caching by
  * byte-identical prefix (prompt-cache.ts), reads as much from the cache as without the resume.
  */
-import { cachedPrefix, CacheResumeBench, cacheReadShare, prefixBreak, RESUME_KINDS, type ResumeRun } from '../support/cache-resumes';
+import { CacheResumeBench, cacheReadShare, prefixBreak, RESUME_KINDS, resumeBreaks, type ResumeRun } from '../support/cache-resumes';
 import { useHarness } from '../support/harness';
 
 const h = useHarness();
@@ -30,13 +30,8 @@ test.each(RESUME_KINDS)(
   async (kind) => {
     const run = await bench.run(kind);
     expect(run.rejected).toEqual([]);
-    const calls = [run.before!, ...run.after.requests];
-    expect(calls.length).toBeGreaterThan(2);
-    for (let i = 1; i < calls.length; i++) {
-      const broken = prefixBreak(calls[i - 1]!, calls[i]!);
-      if (broken) throw new Error(`${kind}: call ${i - 1} after the resume does not send what the call before it cached: ${broken}`);
-    }
-    if (kind !== 'child-wake') expect(run.after.requests.map(cachedPrefix)).toEqual(run.baseline.requests.map(cachedPrefix));
+    expect(run.after.requests.length).toBeGreaterThan(2);
+    expect(resumeBreaks(run)).toEqual([]);
     const share = cacheReadShare(run.after);
     const base = cacheReadShare(run.baseline);
     console.log(`${kind}: cache-read share ${share.toFixed(3)} against ${base.toFixed(3)} uninterrupted`);

@@ -22,6 +22,8 @@ export interface CacheResumeOptions {
   /** Model calls that read pages (each reads two); one more answers. */
   turns: number;
   pageChars: number;
+  /** The Claude model and its window (default: the worker's default model, 200 000 tokens). A small window makes the task summarise. */
+  model?: { model?: string; contextWindowTokens?: number };
   /** The call the resume happens at (crash: killed during it; continue-as-new: every this many turns; fork: at this turn; child: delegated at it). */
   resumeAt: number;
 }
@@ -47,7 +49,9 @@ export interface ResumeRun {
   /** The uninterrupted run's calls that `after` corresponds to, call for call (a child's wake: the same turns of the uninterrupted task). */
   baseline: TaskCalls;
   /** The task's last call before the resume (a fork: its origin's call at the fork's turn), whose prefix the cache holds. */
-  before?: RecordedRequest;
+  before: RecordedRequest;
+  /** The uninterrupted run's call before `baseline`'s first. */
+  baselineBefore: RecordedRequest;
   rejected: string[];
 }
 
@@ -142,6 +146,30 @@ export function prefixBreak(previous: RecordedRequest, next: RecordedRequest): s
 }
 
 /**
+ * Where a resumed run's prompts part from what keeps the cache, or none: each call after the resume
+ * must send the prefix the call before it cached wherever the uninterrupted run's matching call
+ * did (making room in the context window rewrites old blocks with or without a resume), and but
+ * for a child's wake (the lead has its own prompt) the uninterrupted run's prompt up to its last
+ * breakpoint, byte for byte.
+ */
+export function resumeBreaks(run: ResumeRun): string[] {
+  const breaks: string[] = [];
+  const calls = [run.before, ...run.after.requests];
+  const plain = [run.baselineBefore, ...run.baseline.requests];
+  for (let i = 1; i < calls.length; i++) {
+    const broken = prefixBreak(calls[i - 1]!, calls[i]!);
+    const plainBroken = plain[i] ? prefixBreak(plain[i - 1]!, plain[i]!) : undefined;
+    if (broken && !plainBroken) breaks.push(`call ${i - 1} after the ${run.kind} does not send what the call before it cached: ${broken}`);
+    if (run.kind === 'child-wake' || !plain[i]) continue;
+    if (cachedPrefix(calls[i]!) !== cachedPrefix(plain[i]!))
+      breaks.push(`call ${i - 1} after the ${run.kind} is not the uninterrupted prompt: ${prefixBreak(plain[i]!, calls[i]!) ?? 'it stops earlier'}`);
+  }
+  if (run.kind !== 'child-wake' && run.after.requests.length !== run.baseline.requests.length)
+    breaks.push(`${run.after.requests.length} calls after the ${run.kind}, ${run.baseline.requests.length} in the uninterrupted run`);
+  return breaks;
+}
+
+/**
  * One harness: the uninterrupted run and each resume kind, each on a fresh fake API (an empty cache),
  * so no run reads what another run wrote: a resume's share is what its own task kept (a fork's is
  * what its origin, run again on the same fake just before it, left in the cache).
@@ -179,6 +207,11 @@ export class CacheResumeBench {
     return { turns: this.options.turns + 20, toolCalls: 4 * this.options.turns + 20 };
   }
 
+  /** What every task of the bench starts with besides its agent and prompt. */
+  private input() {
+    return { budgets: this.budgets(), ...(this.options.model ? { model: { provider: 'anthropic' as const, ...this.options.model } } : {}) };
+  }
+
   /** The accepted requests made after `from` by the task whose requests `of` picks. */
   private requestsSince(from: number, of: (r: RecordedRequest) => boolean): RecordedRequest[] {
     return this.api.requests.slice(from).filter((r) => r.rejected === undefined && of(r));
@@ -206,9 +239,9 @@ export class CacheResumeBench {
   private async plainRun(): Promise<{ taskId: string; calls: TaskCalls; run: ResumeRun }> {
     const from = this.api.requests.length;
     const taskId = this.h.taskId('cache-plain');
-    await this.runToEnd(taskId, () => this.h.client.start({ agent: 'pager', prompt: PROMPT, budgets: this.budgets() }, { taskId }));
+    await this.runToEnd(taskId, () => this.h.client.start({ agent: 'pager', prompt: PROMPT, ...this.input() }, { taskId }));
     const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'pager'));
-    return { taskId, calls, run: { kind: 'uninterrupted', after: calls, baseline: calls, rejected: this.rejectedSince(from) } };
+    return { taskId, calls, run: { kind: 'uninterrupted', after: calls, baseline: calls, before: calls.requests[0]!, baselineBefore: calls.requests[0]!, rejected: this.rejectedSince(from) } };
   }
 
   private baseline(): TaskCalls {
@@ -234,9 +267,9 @@ export class CacheResumeBench {
     const at = this.options.resumeAt;
     if (kind === 'continue-as-new') {
       const taskId = this.h.taskId('cache-can');
-      await this.runToEnd(taskId, () => this.h.client.start({ agent: 'pager', prompt: PROMPT, budgets: this.budgets(), continueAsNewEveryTurns: at }, { taskId }));
+      await this.runToEnd(taskId, () => this.h.client.start({ agent: 'pager', prompt: PROMPT, ...this.input(), continueAsNewEveryTurns: at }, { taskId }));
       const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'pager'));
-      return { kind, after: this.slice(calls, at), baseline: this.slice(base, at), before: calls.requests[at - 1]!, rejected: this.rejectedSince(from) };
+      return { kind, after: this.slice(calls, at), baseline: this.slice(base, at), before: calls.requests[at - 1]!, baselineBefore: base.requests[at - 1]!, rejected: this.rejectedSince(from) };
     }
     if (kind === 'fork') {
       const fork = await this.h.client.fork(origin!.taskId, at, { blobStore: this.h.blobStore });
@@ -244,14 +277,21 @@ export class CacheResumeBench {
       const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'pager'));
       // The fork goes on from the origin's call at its turn: the calls it makes match the origin's last ones.
       const first = base.requests.length - calls.requests.length;
-      return { kind, after: calls, baseline: this.slice(base, first), before: origin!.calls.requests[first - 1]!, rejected: this.rejectedSince(from) };
+      return { kind, after: calls, baseline: this.slice(base, first), before: origin!.calls.requests[first - 1]!, baselineBefore: base.requests[first - 1]!, rejected: this.rejectedSince(from) };
     }
     if (kind === 'child-wake') {
       const taskId = this.h.taskId('cache-lead');
-      await this.runToEnd(taskId, () => this.h.client.start({ agent: 'lead', prompt: PROMPT, budgets: this.budgets() }, { taskId }));
+      await this.runToEnd(taskId, () => this.h.client.start({ agent: 'lead', prompt: PROMPT, ...this.input() }, { taskId }));
       const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'lead'));
       // The lead's first call after its child answered: the wake.
-      return { kind, after: this.slice(calls, at + 1), baseline: this.slice(base, at + 1, calls.requests.length - at - 1), before: calls.requests[at]!, rejected: this.rejectedSince(from) };
+      return {
+        kind,
+        after: this.slice(calls, at + 1),
+        baseline: this.slice(base, at + 1, calls.requests.length - at - 1),
+        before: calls.requests[at]!,
+        baselineBefore: base.requests[at]!,
+        rejected: this.rejectedSince(from),
+      };
     }
     return this.runCrash(from, base, at);
   }
@@ -280,7 +320,7 @@ export class CacheResumeBench {
       });
       child.stderr!.on('data', (d) => (stderr += d));
       await waitFor('the worker process to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
-      await this.h.client.start({ agent: 'pager', prompt: PROMPT, budgets: this.budgets() }, { taskId });
+      await this.h.client.start({ agent: 'pager', prompt: PROMPT, ...this.input() }, { taskId });
       await waitFor('the call to stream', () => ((held?.stream?.deltas ?? 0) >= 2 ? true : undefined), 120_000);
       if ((await sigkill(child)) !== 'SIGKILL') throw new Error('the worker process was not SIGKILLed');
       await this.runToEnd(taskId);
@@ -290,6 +330,6 @@ export class CacheResumeBench {
     }
     const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'pager'));
     // From the retried call on: the killed call's answer never reached the task.
-    return { kind: 'crash', after: this.slice(calls, at + 1), baseline: this.slice(base, at), before: calls.requests[at]!, rejected: this.rejectedSince(from) };
+    return { kind: 'crash', after: this.slice(calls, at + 1), baseline: this.slice(base, at), before: calls.requests[at]!, baselineBefore: base.requests[at - 1]!, rejected: this.rejectedSince(from) };
   }
 }
