@@ -41,7 +41,7 @@ export const CACHE_TTL_1H_MS = 60 * 60 * 1000;
 /**
  * The documented minimum cacheable prompt length: 4 096 tokens for Claude Opus 4.5, 4.6 and 4.7,
  * Haiku 4.5 and Mythos Preview; 2 048 for the Haiku 3.x models; 1 024 for the others (Sonnet 4.x,
- * Opus 4, 4.1 and 4.8, and the 5.x models, for which the docs give no higher figure).
+ * Opus 4, 4.1 and 4.8; the 5.x models keep it, as no documented figure for them was at hand).
  */
 export function defaultMinimumCacheTokens(model: string): number {
   if (/^claude-(opus-4-[567]|haiku-4-5|mythos-preview)/.test(model)) return 4096;

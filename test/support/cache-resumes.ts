@@ -15,8 +15,14 @@ import { createCacheAgents, LEAD_SYSTEM } from './cache-agents';
 import type { Harness } from './harness';
 import { sigkill, spawnCli, waitFor } from './processes';
 
-export type ResumeKind = 'crash' | 'continue-as-new' | 'fork' | 'child-wake';
+export type ResumeKind = 'crash' | 'continue-as-new' | 'fork' | 'child-wake' | 'child-wake-late';
+/** The resumes whose prompt must keep the cache. */
 export const RESUME_KINDS: ResumeKind[] = ['crash', 'continue-as-new', 'fork', 'child-wake'];
+/**
+ * A child's wake after the child ran longer than the cache's 5-minute lifetime (the fake's clock
+ * moves 6 minutes when the child answers): the bytes are kept, the cache is not. Measured, not required.
+ */
+export const LATE_CHILD_MS = 6 * 60_000;
 
 export interface CacheResumeOptions {
   /** Model calls that read pages (each reads two); one more answers. */
@@ -154,17 +160,18 @@ export function prefixBreak(previous: RecordedRequest, next: RecordedRequest): s
  */
 export function resumeBreaks(run: ResumeRun): string[] {
   const breaks: string[] = [];
+  const ownPrompt = run.kind === 'child-wake' || run.kind === 'child-wake-late';
   const calls = [run.before, ...run.after.requests];
   const plain = [run.baselineBefore, ...run.baseline.requests];
   for (let i = 1; i < calls.length; i++) {
     const broken = prefixBreak(calls[i - 1]!, calls[i]!);
     const plainBroken = plain[i] ? prefixBreak(plain[i - 1]!, plain[i]!) : undefined;
     if (broken && !plainBroken) breaks.push(`call ${i - 1} after the ${run.kind} does not send what the call before it cached: ${broken}`);
-    if (run.kind === 'child-wake' || !plain[i]) continue;
+    if (ownPrompt || !plain[i]) continue;
     if (cachedPrefix(calls[i]!) !== cachedPrefix(plain[i]!))
       breaks.push(`call ${i - 1} after the ${run.kind} is not the uninterrupted prompt: ${prefixBreak(plain[i]!, calls[i]!) ?? 'it stops earlier'}`);
   }
-  if (run.kind !== 'child-wake' && run.after.requests.length !== run.baseline.requests.length)
+  if (!ownPrompt && run.after.requests.length !== run.baseline.requests.length)
     breaks.push(`${run.after.requests.length} calls after the ${run.kind}, ${run.baseline.requests.length} in the uninterrupted run`);
   return breaks;
 }
@@ -177,6 +184,8 @@ export function resumeBreaks(run: ResumeRun): string[] {
 export class CacheResumeBench {
   private api = new FakeMessagesApi();
   private uninterrupted?: { calls: TaskCalls };
+  /** How far the fake's cache clock is ahead of the wall clock (a late child moves it). */
+  private skewMs = 0;
 
   constructor(
     private readonly h: Harness,
@@ -185,7 +194,8 @@ export class CacheResumeBench {
 
   /** Runs `body` against a fresh fake API with the model's answers. */
   private async withFreshApi<T>(body: () => Promise<T>): Promise<T> {
-    this.api = new FakeMessagesApi();
+    this.skewMs = 0;
+    this.api = new FakeMessagesApi({ promptCache: { now: () => Date.now() + this.skewMs } });
     this.api.responder = responder(this.options, this.options.resumeAt);
     await this.api.start();
     try {
@@ -279,7 +289,16 @@ export class CacheResumeBench {
       const first = base.requests.length - calls.requests.length;
       return { kind, after: calls, baseline: this.slice(base, first), before: origin!.calls.requests[first - 1]!, baselineBefore: base.requests[first - 1]!, rejected: this.rejectedSince(from) };
     }
-    if (kind === 'child-wake') {
+    if (kind === 'child-wake' || kind === 'child-wake-late') {
+      if (kind === 'child-wake-late') {
+        const answer = responder(this.options, at);
+        this.api.responder = (record) => {
+          const reply = answer(record);
+          // The child's answer comes LATE_CHILD_MS after its last call, on the cache's clock.
+          if (roleOf(record) === 'child' && reply.kind === 'turn' && reply.content.every((b) => b.type !== 'tool_use')) this.skewMs += LATE_CHILD_MS;
+          return reply;
+        };
+      }
       const taskId = this.h.taskId('cache-lead');
       await this.runToEnd(taskId, () => this.h.client.start({ agent: 'lead', prompt: PROMPT, ...this.input() }, { taskId }));
       const calls = callsOf(this.requestsSince(from, (r) => roleOf(r) === 'lead'));
