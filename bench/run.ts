@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { cacheTable, measureConversationCache } from './conversation-cache';
+import { cacheResumesTable, measureCacheResumes } from './cache-resumes';
 import { clusterTables, measureCluster } from './cluster';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
@@ -219,6 +220,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nWhat a long Claude task costs with and without the conversation cache (strict fake, list prices):\n');
     console.log(cacheTable(rows));
   },
+  'cache-resumes': () =>
+    withServer(async (h) => {
+      const r = await measureCacheResumes(h);
+      save('cache-resumes.json', r);
+      writeFileSync(path.join(out, 'cache-resumes.md'), cacheResumesTable(r) + '\n');
+      console.log('\nThe prompt cache across resumes: cache-read share after each kind of resume vs uninterrupted (issue 39):\n');
+      console.log(cacheResumesTable(r));
+    }),
 };
 
 async function main(): Promise<void> {

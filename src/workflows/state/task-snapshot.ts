@@ -138,12 +138,17 @@ export function fitSnapshot(state: TaskState, ceiling: number): { snapshot: Task
     current = measure();
     if (current.bytes <= ceiling) shrunk.push(`ledger cut to ${state.ledger.size} keys`);
   }
+  let dropped = 0;
   while (current.bytes > ceiling && conversation.messages.length > 3) {
     conversation.messages.splice(1, 2);
     conversation.droppedTurns += 1;
+    dropped += 1;
     current = measure();
   }
-  if (conversation.droppedTurns) {
+  // Only when this fit took turns out: the first prompt is the head of every cached prefix, and a
+  // note rewritten there (over a summary that already says what left) would make the next run's
+  // first call miss the whole conversation's cache.
+  if (dropped) {
     conversation.noteDroppedTurns();
     shrunk.push(`oldest turns (${conversation.droppedTurns} removed in all)`);
     current = measure();
