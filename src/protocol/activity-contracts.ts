@@ -249,6 +249,8 @@ export interface SummaryResult {
 export interface ClassifyToolCallInput {
   agent: string;
   tool: string;
+  /** The model's tool_use id: an export pairs the verdict with its call by it. */
+  toolUseId: string;
   /** The effect the workflow's gate read (a command's own effect, call-effect.ts). */
   effect: ToolEffect;
   /** The prepared arguments (a marker is resolved from scope). */

@@ -44,6 +44,7 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
     verdict = await classifyToolCall({
       agent: ctx.agent,
       tool: tool.name,
+      toolUseId: use.id,
       effect: tool.effect,
       input: prepared.input,
       prompt: state.input.prompt,
