@@ -240,6 +240,7 @@ test('a worker SIGKILLed while the classifier call is in flight: the next worker
   serve({ [prompt]: [fakeTurns.toolUse('toolu_k1', 'write_file', { path: 'killed.txt', content: 'hello' }), fakeTurns.text('written')] }, () => {
     classifierCalls += 1;
     // The first answer never comes in time: the worker dies waiting for it.
+    // biome-ignore lint/suspicious/noThenProperty: the fake API's reply field (not a function, so awaiting the reply leaves it be)
     return classifierCalls === 1 ? { kind: 'slow', delayMs: 120_000, then: verdict('allow', 'asked for') } : verdict('allow', 'the task asks for killed.txt');
   });
   const taskId = h.taskId('sigkill');
