@@ -20,6 +20,7 @@ import { useFakeApi } from '../support/fake-api';
 import { answer, callTool, parsedResults, spawnWorker, startHarness, statusWhen, useHarness, type Harness } from '../support/harness';
 import { sigkill, waitFor } from '../support/processes';
 import { restartServer } from '../support/restarted-server';
+import { recordTask } from '../../src/replay/record-task';
 
 jest.setTimeout(180_000);
 const h = useHarness();
@@ -189,6 +190,14 @@ test('write calls under auto: allow runs with no person, deny goes back to the m
   const billedOutput = api.requests.reduce((sum, r) => sum + (r.billed?.output_tokens ?? 0), 0);
   expect(api.requests.filter(isClassifier).filter((r) => r.billed)).toHaveLength(3);
   expect(status.usage.outputTokens).toBe(billedOutput);
+  // The export (a recording of the task's history) names each call's verdict.
+  const recording = await recordTask(h.client, taskId, { blobStore: h.blobStore });
+  expect(recording.turns.flatMap((t) => t.toolCalls).map((c) => c.classification)).toEqual([
+    { verdict: 'allow', by: 'model', reason: 'the task asks for this file' },
+    { verdict: 'deny', by: 'model', reason: 'operator says no b files' },
+    { verdict: 'ask', by: 'engine', reason: expect.stringMatching(/^the classifier's answer is unreadable/) },
+    { verdict: 'ask', by: 'engine', reason: 'the classifier failed; a person was asked' },
+  ]);
 });
 
 test("an agent's own classifier function is shown the call, its arguments, the starter's prompt and the rules, never a tool result; its throw asks a person", async () => {
