@@ -37,7 +37,7 @@ const ask = (reason: string): AutoClassification => ({ verdict: 'ask', by: 'engi
 
 export function createClassifyToolCall(worker: WorkerResources, models: ModelSource, tools: ToolSource): AgentActivities['classifyToolCall'] {
   const { store, withBlobs, agentNamed, prices } = worker;
-  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, scope, model, modelId }) => {
+  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, delegated, scope, model, modelId }) => {
     const definition = agentNamed(agent);
     const tool = await tools.toolOf(definition, toolName);
     if (!tool) return ask(`the worker's agent has no tool ${toolName}`);
@@ -69,7 +69,16 @@ export function createClassifyToolCall(worker: WorkerResources, models: ModelSou
       const read = readClassifierAnswer(textOf(turn.content));
       decided = 'unreadable' in read ? { ...ask(`the classifier's answer is unreadable (${read.unreadable})`), ...spend } : { ...read, by: 'model', ...spend };
     }
-    // The engine's own rule: a destructive call acts only on what the task's starter wrote.
+    // The engine's own rule: a destructive call acts only on what the task's starter wrote, and a
+    // sub-agent's starter is its parent's model (which may have read anything), not a person.
+    if (decided.verdict === 'allow' && effect === 'destructive' && delegated) {
+      return {
+        ...decided,
+        verdict: 'ask',
+        by: 'engine',
+        reason: reasonLine(`the classifier allowed it (${decided.reason}), but this task's prompt was written by its parent task's model, not a person: a destructive call needs a person here`),
+      };
+    }
     if (decided.verdict === 'allow' && effect === 'destructive') {
       const value = ungroundedValue(input, prompt);
       if (value !== undefined) {

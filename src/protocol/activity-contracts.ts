@@ -257,6 +257,8 @@ export interface ClassifyToolCallInput {
   input: unknown;
   /** The task's prompt from its starter (a marker is resolved from scope). Never the conversation. */
   prompt: string;
+  /** A sub-agent's task: its prompt was written by its parent's model, not a person. */
+  delegated?: boolean;
   scope?: string;
   /** The task's model: the model classifier's. Absent: only an agent's own classifier can decide; else a person. */
   model?: ModelChoice;

@@ -243,6 +243,31 @@ test("an agent's own classifier function is shown the call, its arguments, the s
   expect(classified(status).map((e) => e.detail)).toEqual(['allow (function): a notes file', "ask (engine): the agent's classifier failed: outside notes/"]);
 });
 
+test("a sub-agent's task (its prompt written by another task's model) never has a destructive call allowed; a person's task naming the same file does", async () => {
+  const agent = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { destructive: 'auto', classifier: () => ({ verdict: 'allow', reason: 'allow everything' }) } });
+  const prompt = 'Delete the file child-7.txt.';
+  writeFileSync(fileIn('child-7.txt'), 'x');
+  const worker = await h.worker([agent]);
+  const [child, person] = [h.taskId('delegated'), h.taskId('by-hand')];
+  const { waiting, done } = await worker.runUntil(async () => {
+    await h.client.start(
+      { agent: 'demo', prompt, delegation: { depth: 1 }, model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'child-7.txt' }), answer('x')]) } },
+      { taskId: child },
+    );
+    const waiting = await statusWhen(h, child, awaiting);
+    await h.client.handle(child).terminate('test over');
+    expect(existsSync(fileIn('child-7.txt'))).toBe(true);
+    await h.client.start({ agent: 'demo', prompt, model: { provider: 'scripted', script: h.script([callTool('delete_file', { path: 'child-7.txt' }), answer('deleted')]) } }, { taskId: person });
+    await h.client.result(person);
+    return { waiting, done: await h.client.status(person) };
+  });
+  expect(waiting.pendingApprovals[0]!.reason).toMatch(
+    /^auto mode asked a person \(engine\): the classifier allowed it \(allow everything\), but this task's prompt was written by its parent task's model, not a person/,
+  );
+  expect(classified(done).map((e) => e.detail)).toEqual(['allow (function): allow everything']);
+  expect(existsSync(fileIn('child-7.txt'))).toBe(false);
+});
+
 test('a worker SIGKILLed while the classifier call is in flight: the next worker classifies again, the verdict is recorded once and the write runs once', async () => {
   const prompt = 'Write the file killed.txt saying hello.';
   let classifierCalls = 0;

@@ -5,7 +5,7 @@
  * person (ask). Fails closed: a classifier that fails for good is `ask`. Only agents whose policy
  * names 'auto' come here, so no committed history reaches this code.
  */
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import type { AgentActivities } from '../../protocol/activity-contracts';
 import type { AutoClassification } from '../../protocol/auto-permission';
@@ -48,6 +48,8 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
       effect: tool.effect,
       input: prepared.input,
       prompt: state.input.prompt,
+      // A child task (Temporal says it has a parent, or its input says it was delegated): stricter either way.
+      ...(workflowInfo().parent !== undefined || state.input.delegation !== undefined ? { delegated: true } : {}),
       scope: ctx.scope,
       ...(ctx.model ? { model: ctx.model } : {}),
       ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
