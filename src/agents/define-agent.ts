@@ -257,6 +257,10 @@ function autoProblem(p: Record<string, unknown>): string | undefined {
   if (p.classifier !== undefined && typeof p.classifier !== 'function') return `policy.classifier must be a function (call) => { verdict, reason }, got ${shown(p.classifier)}`;
   const tools = (p.tools ?? {}) as Record<string, unknown>;
   const usesAuto = p.write === 'auto' || p.destructive === 'auto' || Object.values(tools).includes('auto');
+  // Four eyes: a classifier allowing what the starter's own prompt asks for would be the starter approving.
+  if (usesAuto && p.forbidSelfApproval === true) {
+    return `policy.forbidSelfApproval asks for a second person on every call, and an 'auto' rule lets a classifier allow calls on the starter's own prompt: use one or the other`;
+  }
   // Settings for a classifier nothing consults are a mistake (a rule meant as 'auto' written otherwise).
   if (!usesAuto && (p.autoRules !== undefined || p.classifier !== undefined)) {
     return `policy.${p.autoRules !== undefined ? 'autoRules' : 'classifier'} is set, but no rule is 'auto' (write, destructive or a tool's): nothing would consult it`;

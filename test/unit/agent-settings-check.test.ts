@@ -14,6 +14,7 @@ test.each([
   [{ policy: { write: 'auto', classifier: 'model' } }, /policy\.classifier must be a function \(call\) => \{ verdict, reason \}, got "model"/],
   [{ policy: { write: 'confirm', autoRules: ['no deletes'] } }, /^Agent "reader": policy\.autoRules is set, but no rule is 'auto' \(write, destructive or a tool's\): nothing would consult it$/],
   [{ policy: { classifier: () => ({ verdict: 'allow', reason: 'x' }) } }, /policy\.classifier is set, but no rule is 'auto'/],
+  [{ policy: { destructive: 'auto', forbidSelfApproval: true } }, /policy\.forbidSelfApproval asks for a second person on every call, and an 'auto' rule lets a classifier allow/],
   [{ policy: { write: 'auto', autoRule: ['x'] } }, /policy has no field "autoRule" \(its fields: .*autoRules, classifier\)/],
   [{ policy: { tools: { delete_file: 'never' } } }, /policy\.tools\.delete_file must be one of/],
   [{ policy: { tools: ['deny'] } }, /policy\.tools must be an object of tool name to rule/],
