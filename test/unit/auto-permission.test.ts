@@ -1,4 +1,6 @@
 /** The `auto` mode's fixed parts: how a classifier's answer is read, and the engine's rule for destructive calls. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { AUTO_CLASSIFIER_SYSTEM, autoClassifierMessage, oversizedView, readClassifierAnswer, ungroundedValue, AUTO_VIEW_CHARS } from '../../src/rules/auto-permission';
 
 test.each([
@@ -41,4 +43,15 @@ test('the classifier is shown the prompt, the rules and the call, labelled; a vi
   expect(oversizedView(view)).toBeUndefined();
   expect(oversizedView({ ...view, prompt: 'x'.repeat(AUTO_VIEW_CHARS + 1) })).toMatch(/prompt is over/);
   expect(oversizedView({ ...view, input: { content: 'x'.repeat(AUTO_VIEW_CHARS) } })).toMatch(/arguments are over/);
+});
+
+test('docs/auto-permissions.md quotes the fixed prompt verbatim', () => {
+  const page = readFileSync(path.join(__dirname, '../../docs/auto-permissions.md'), 'utf8');
+  const quoted = page
+    .split('\n')
+    .filter((line) => line.startsWith('> '))
+    .map((line) => line.slice(2))
+    .join(' ');
+  // The page wraps the prompt's lines, so line breaks (the prompt's own and the page's) read as spaces.
+  expect(quoted).toBe(AUTO_CLASSIFIER_SYSTEM.replace(/\n/g, ' '));
 });
