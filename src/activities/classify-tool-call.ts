@@ -37,7 +37,7 @@ const ask = (reason: string): AutoClassification => ({ verdict: 'ask', by: 'engi
 
 export function createClassifyToolCall(worker: WorkerResources, models: ModelSource, tools: ToolSource): AgentActivities['classifyToolCall'] {
   const { store, withBlobs, agentNamed, prices } = worker;
-  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, delegated, scope, model, modelId }) => {
+  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, delegated, budgetSpent, scope, model, modelId }) => {
     const definition = agentNamed(agent);
     const tool = await tools.toolOf(definition, toolName);
     if (!tool) return ask(`the worker's agent has no tool ${toolName}`);
@@ -51,6 +51,7 @@ export function createClassifyToolCall(worker: WorkerResources, models: ModelSou
       decided = await byFunction(() => classifier(view));
     } else {
       if (!model) return ask('the task has no model to classify with');
+      if (budgetSpent) return ask(`${budgetSpent} The classifier model is not called past a spent budget`);
       const attempt = Context.current().info.attempt;
       let turn;
       try {

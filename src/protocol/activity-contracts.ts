@@ -259,6 +259,8 @@ export interface ClassifyToolCallInput {
   prompt: string;
   /** A sub-agent's task: its prompt was written by its parent's model, not a person. */
   delegated?: boolean;
+  /** Set when the task's token or USD budget is spent (why): the model classifier is then not called. */
+  budgetSpent?: string;
   scope?: string;
   /** The task's model: the model classifier's. Absent: only an agent's own classifier can decide; else a person. */
   model?: ModelChoice;

@@ -15,6 +15,7 @@ import { taskErrorFrom } from '../base/activity-failures';
 import { classifierCallOptions } from '../base/activity-options';
 import { callKey } from '../base/canonical-key';
 import { oneLine } from '../base/one-line';
+import { spentSpendBudget } from '../state/budget-meter';
 import type { Answer, TurnContext } from './turn-context';
 
 const { classifyToolCall } = proxyActivities<AgentActivities>(classifierCallOptions);
@@ -39,6 +40,8 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
   const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
   if (ledger.action !== 'run') return paths.confirm(gateReason);
 
+  // A spent budget is a hard cap: no classifier model call past it (an agent's own function still runs).
+  const spent = spentSpendBudget(state);
   let verdict: AutoClassification;
   try {
     verdict = await classifyToolCall({
@@ -51,6 +54,7 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
       // A child task (Temporal says it has a parent, or its input says it was delegated): stricter either way.
       ...(workflowInfo().parent !== undefined || state.input.delegation !== undefined ? { delegated: true } : {}),
       scope: ctx.scope,
+      ...(spent ? { budgetSpent: spent.reason } : {}),
       ...(ctx.model ? { model: ctx.model } : {}),
       ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
     });
