@@ -16,6 +16,7 @@ import { classifierCallOptions } from '../base/activity-options';
 import { callKey } from '../base/canonical-key';
 import { oneLine } from '../base/one-line';
 import { spentSpendBudget } from '../state/budget-meter';
+import { modelIdNow } from '../state/model-fallback';
 import type { Answer, TurnContext } from './turn-context';
 
 const { classifyToolCall } = proxyActivities<AgentActivities>(classifierCallOptions);
@@ -56,7 +57,8 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
       scope: ctx.scope,
       ...(spent ? { budgetSpent: spent.reason } : {}),
       ...(ctx.model ? { model: ctx.model } : {}),
-      ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
+      // The model the task's turns use now: a person's override, else the fallback it moved to.
+      ...(modelIdNow(state) ? { modelId: modelIdNow(state) } : {}),
     });
   } catch (err) {
     if (isCancellation(err)) throw err;
