@@ -7,6 +7,7 @@ import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/
 import type { AgentActivities } from '../protocol/activity-contracts';
 import { loadForkPoint } from './branch-activities';
 import { createCallModel } from './call-model';
+import { createClassifyToolCall } from './classify-tool-call';
 import { decisionReceivedAt } from './decision-received-at';
 import type { ActivityDependencies } from './dependencies';
 import { createDescribeAgent } from './describe-agent';
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     summarizeTurns: createSummarizeTurns(worker, models),
     prepareToolCall: keepAlive(createPrepareToolCall(worker, tools)),
     runTool: createRunTool(worker, tools),
+    classifyToolCall: keepAlive(createClassifyToolCall(worker, models, tools)),
     notify: keepAlive(createNotify(worker, deps)),
     storeAudit: keepAlive(createStoreAudit(worker)),
     loadText: keepAlive(createLoadText(worker)),

@@ -181,7 +181,8 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       model,
       maxTurns,
       ...(config.budgets ? { budgets: config.budgets } : {}),
-      ...(policy ? { policy } : {}),
+      // The agent's own classifier is a function: it stays on the worker (the activity reads it there).
+      ...(policy ? { policy: manifestPolicy(policy) } : {}),
       ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
       ...(delegation ? { delegation } : {}),
     }),
@@ -205,10 +206,18 @@ function modelChoiceOf(config: AgentConfig): ModelChoice | undefined {
   return choice;
 }
 
-const PERMISSION_RULES = ['allow', 'confirm', 'deny'] as const;
+const PERMISSION_RULES = ['allow', 'confirm', 'deny', 'auto'] as const;
 /** A value as a reader recognises it: a short string quoted, anything else described. */
 const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : describeValue(value));
-const POLICY_FIELDS = ['write', 'destructive', 'tools', 'approvalTimeoutMs', 'onExpiry', 'approvers', 'forbidSelfApproval'];
+const POLICY_FIELDS = ['write', 'destructive', 'tools', 'approvalTimeoutMs', 'onExpiry', 'approvers', 'forbidSelfApproval', 'autoRules', 'classifier'];
+/** The longest rule in `policy.autoRules`: one line for the classifier. */
+const AUTO_RULE_CHARS = 500;
+
+/** The policy the workflow gets: everything but the agent's classifier function. */
+function manifestPolicy(policy: PermissionPolicy): PermissionPolicy {
+  const { classifier: _kept, ...rest } = policy;
+  return rest;
+}
 
 /** Why `policy` is not a permission policy (the field and what it allows), or undefined. */
 export function policyProblem(policy: unknown): string | undefined {
@@ -235,6 +244,27 @@ export function policyProblem(policy: unknown): string | undefined {
   }
   if (p.onExpiry !== undefined && p.onExpiry !== 'deny' && p.onExpiry !== 'block') return `policy.onExpiry must be 'deny' or 'block', got ${shown(p.onExpiry)}`;
   if (p.forbidSelfApproval !== undefined && typeof p.forbidSelfApproval !== 'boolean') return `policy.forbidSelfApproval must be true or false, got ${shown(p.forbidSelfApproval)}`;
+  return autoProblem(p);
+}
+
+/** Why the `auto` settings are wrong (docs/auto-permissions.md), or undefined. */
+function autoProblem(p: Record<string, unknown>): string | undefined {
+  if (p.autoRules !== undefined) {
+    if (!Array.isArray(p.autoRules)) return `policy.autoRules must be an array of one-line rules, got ${shown(p.autoRules)}`;
+    const bad = p.autoRules.findIndex((r) => typeof r !== 'string' || !r.trim() || r.length > AUTO_RULE_CHARS || /[\r\n]/.test(r));
+    if (bad >= 0) return `policy.autoRules[${bad}] must be one non-empty line of at most ${AUTO_RULE_CHARS} characters, got ${shown(p.autoRules[bad])}`;
+  }
+  if (p.classifier !== undefined && typeof p.classifier !== 'function') return `policy.classifier must be a function (call) => { verdict, reason }, got ${shown(p.classifier)}`;
+  const tools = (p.tools ?? {}) as Record<string, unknown>;
+  const usesAuto = p.write === 'auto' || p.destructive === 'auto' || Object.values(tools).includes('auto');
+  // Four eyes: a classifier allowing what the starter's own prompt asks for would be the starter approving.
+  if (usesAuto && p.forbidSelfApproval === true) {
+    return `policy.forbidSelfApproval asks for a second person on every call, and an 'auto' rule lets a classifier allow calls on the starter's own prompt: use one or the other`;
+  }
+  // Settings for a classifier nothing consults are a mistake (a rule meant as 'auto' written otherwise).
+  if (!usesAuto && (p.autoRules !== undefined || p.classifier !== undefined)) {
+    return `policy.${p.autoRules !== undefined ? 'autoRules' : 'classifier'} is set, but no rule is 'auto' (write, destructive or a tool's): nothing would consult it`;
+  }
   return undefined;
 }
 

@@ -120,6 +120,7 @@ export const event = z
       'task_forked',
       'model_replied',
       'tool_called',
+      'tool_classified',
       'tool_succeeded',
       'tool_failed',
       'approval_requested',

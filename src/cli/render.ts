@@ -18,6 +18,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_forked: '⑂',
   model_replied: '◆',
   tool_called: '→',
+  tool_classified: '⚖',
   tool_succeeded: '✓',
   tool_failed: '✗',
   approval_requested: '?',

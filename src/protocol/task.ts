@@ -253,6 +253,7 @@ export type TaskEventKind =
   | 'task_forked'
   | 'model_replied'
   | 'tool_called'
+  | 'tool_classified'
   | 'tool_succeeded'
   | 'tool_failed'
   | 'approval_requested'

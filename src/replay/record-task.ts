@@ -13,7 +13,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import { resolveMessages } from '../blobs/claim-check';
 import type { TaskClient } from '../client/task-client';
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { manifestIn, TaskHistory, type PayloadList } from '../history/task-history';
+import { classificationsIn, manifestIn, TaskHistory, type PayloadList } from '../history/task-history';
 import type { AssistantBlock, Message, ToolResultBlock, Usage } from '../protocol/messages';
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, type ToolError } from '../protocol/tool-error';
@@ -117,6 +117,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
   // Moves to a fallback model already noted on a turn (each run's checkpoints carry all of them).
   let movesSeen = 0;
   const results = new Map<string, ToolResultBlock>();
+  const classifications = new Map<string, NonNullable<RecordedToolCall['classification']>>();
   let outcome: RecordedOutcome = { status: 'running' };
   for (const [index, run] of runs.entries()) {
     if (index === 0) input = await history.decode<TaskInput>(run.events[0]?.workflowExecutionStartedEventAttributes?.input);
@@ -156,6 +157,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
       });
       movesSeen = Math.max(movesSeen, switches.length);
     }
+    for (const [useId, verdict] of await classificationsIn(run.events, history.converter)) classifications.set(useId, { verdict: verdict.verdict, reason: verdict.reason, by: verdict.by });
     for (const event of run.events) {
       const done = event.workflowExecutionCompletedEventAttributes;
       if (done) {
@@ -193,7 +195,8 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
       // unless a policy refused it before anyone was asked (a spent budget).
       const ranAfterAsking = asked && result && !(result.isError && /"error_class":"policy"/.test(result.content));
       const approval = decided ?? (ranAfterAsking ? { decision: 'approved' as const } : asked && !result ? { decision: 'undecided' as const } : undefined);
-      return { ...call, ...(result ? { result } : {}), ...(approval ? { approval } : {}) };
+      const classification = classifications.get(call.id);
+      return { ...call, ...(result ? { result } : {}), ...(approval ? { approval } : {}), ...(classification ? { classification } : {}) };
     });
   }
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };

@@ -11,6 +11,7 @@
  * Version 1 files (before the script was carried) still load; one whose script path is not here
  * cannot run (run-replay.ts), which is never a regression.
  */
+import type { AutoDecider, AutoVerdict } from '../protocol/auto-permission';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { canonicalJson } from '../protocol/canonical-json';
@@ -51,6 +52,8 @@ export interface RecordedToolCall {
   result?: { content: string; isError: boolean };
   /** Set when the policy asked a person before the call could run. */
   approval?: { decision: ApprovalDecision; reason?: string /** Who approved, as the task recorded it. */; by?: string };
+  /** The `auto` classifier's verdict on the call (docs/auto-permissions.md), as the task recorded it. */
+  classification?: { verdict: AutoVerdict; reason: string; by: AutoDecider };
 }
 
 export interface RecordedTurn {

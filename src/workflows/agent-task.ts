@@ -112,6 +112,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           tools: toolbox.tools,
           nowMs: () => Date.now(),
           policy: manifest.policy ?? {},
+          model: manifest.model,
           scope,
           chain: `${info.workflowId}:${info.firstExecutionRunId}`,
           awaitApproval: (approval) => people.awaitApproval(approval),

@@ -44,6 +44,13 @@ beforeAll(async () => {
     createLongAgent(400),
     ...teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted it')]) }),
     rememberer,
+    // The `auto` mode with the agent's own classifier: its verdicts are `tool_classified` events.
+    defineAgent({
+      name: 'classified',
+      system: 'You write files.',
+      tools: createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }).tools.filter((t) => t.name === 'write_file'),
+      policy: { write: 'auto', classifier: () => ({ verdict: 'allow', reason: 'a note the task asks for' }) },
+    }),
   ];
   worker = runInBackground(await h.worker(agents));
 });
@@ -116,6 +123,18 @@ test('a long task, started and watched: start --watch prints JSON Lines; status 
     const listed = await printed('list.schema.json', ['list', '--agent', 'long', ...blobs()]);
     return listed.some((t: { taskId: string }) => t.taskId === taskId) || undefined;
   });
+});
+
+test('an auto-mode task: start --watch and status print its tool_classified events', async () => {
+  const taskId = h.taskId('json-auto');
+  const script = h.script([callTool('write_file', { path: 'json-auto.txt', content: 'x' }), answer('written')]);
+  const { code, out } = await run(['start', 'Write json-auto.txt.', '--agent', 'classified', '--script', script, '--id', taskId, '--watch']);
+  expect(code).toBe(0);
+  expect(lines(out).filter((l) => l.event?.kind === 'tool_classified')).toEqual([
+    expect.objectContaining({ event: expect.objectContaining({ tool: 'write_file', detail: 'allow (function): a note the task asks for' }) }),
+  ]);
+  const view = await printed('status.schema.json', ['status', taskId]);
+  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'tool_classified')).toHaveLength(1);
 });
 
 test('start prints the task it started; approve and deny print applied; message and interrupt applied or queued; cancel applied', async () => {
