@@ -31,6 +31,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_failed: '✗',
   task_cancelled: '■',
   version_changed: '⇡',
+  answer_graded: '★',
 };
 
 /**

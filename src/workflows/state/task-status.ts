@@ -4,6 +4,7 @@ import { DEFAULT_SUMMARY_TOKENS } from '../../protocol/agent-settings';
 import type { TaskState } from './task-state';
 import { addSpend } from './child-spend';
 import { emptySpend } from '../../protocol/delegation';
+import { outcomeStatusOf } from './grades';
 
 /** A budget reading's `held`: what running children hold of it, shown only when they hold some. */
 const held = (amount: number) => (amount > 0 ? { held: amount } : {});
@@ -54,6 +55,7 @@ export function statusOf(state: TaskState): TaskStatus {
     ...(state.lineage.length ? { lineage: state.lineage.map((p) => ({ ...p })) } : {}),
     ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
     ...buildOf(state),
+    ...outcomeStatusOf(state),
     ...(state.result ? { result: state.result } : {}),
   };
 }
