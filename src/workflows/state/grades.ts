@@ -15,16 +15,18 @@ export function recordGrade(state: TaskState, result: GradeAnswerResult, maxAtte
     ...(result.score !== undefined ? { score: result.score } : {}),
     reasons: result.reasons,
     model: result.model,
-    usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+    usage: { ...result.usage },
     ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
     at: state.now(),
   };
   state.grades.push(grade);
   state.usage.inputTokens += grade.usage.inputTokens;
   state.usage.outputTokens += grade.usage.outputTokens;
+  state.usage.cacheWriteTokens += grade.usage.cacheWriteTokens ?? 0;
+  state.usage.cacheReadTokens += grade.usage.cacheReadTokens ?? 0;
   if (grade.costUsd !== undefined) state.costUsd += grade.costUsd;
   else if (!result.model.startsWith('scripted:') && !state.unpricedModels.includes(result.model)) state.unpricedModels.push(result.model);
-  const tokens = grade.usage.inputTokens + grade.usage.outputTokens;
+  const tokens = grade.usage.inputTokens + grade.usage.outputTokens + (grade.usage.cacheWriteTokens ?? 0) + (grade.usage.cacheReadTokens ?? 0);
   const spend = `[${tokens} tokens${grade.costUsd !== undefined ? `, $${grade.costUsd.toFixed(4)}` : ''}]`;
   state.audit.record('answer_graded', `attempt ${grade.attempt} of ${maxAttempts} ${grade.pass ? 'passed' : 'failed'}${grade.score !== undefined ? ` (score ${grade.score})` : ''} ${spend}: ${oneLine(grade.reasons)}`);
   return grade;
@@ -39,11 +41,13 @@ export function gradeGuidance(grade: Grade, maxAttempts: number): string {
 export function outcomeStatusOf(state: TaskState): { outcome?: OutcomeStatus } {
   const spec = state.manifest?.outcome;
   if (!spec) return {};
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  const usage = { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 };
   let costUsd = 0;
   for (const g of state.grades) {
     usage.inputTokens += g.usage.inputTokens;
     usage.outputTokens += g.usage.outputTokens;
+    usage.cacheWriteTokens += g.usage.cacheWriteTokens ?? 0;
+    usage.cacheReadTokens += g.usage.cacheReadTokens ?? 0;
     costUsd += g.costUsd ?? 0;
   }
   const last = state.grades.at(-1);

@@ -1,0 +1,199 @@
+/**
+ * Graded outcomes (docs/outcomes.md) on a real dev server, through the real @anthropic-ai/sdk
+ * against the strict fake Messages API: an answer that passes its grade on the first attempt; a
+ * failing grade that goes back to the task as a user message and a second answer that passes; a
+ * task out of attempts that ends outcome_failed with every grade; the grader's request holding only
+ * the prompt, the answer and the evidence the rubric names; a worker SIGKILLed while its grader call
+ * is in flight, after which the answer is graded once.
+ */
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { createDataConverter } from '../../src/codec';
+import { GRADER_SYSTEM } from '../../src/protocol/outcome';
+import type { FakeReply, RecordedRequest } from '../../src/testing/fake-messages-api';
+import { fakeTurns } from '../../src/testing/fake-messages-api';
+import { spawnWorker, useHarness } from '../support/harness';
+import { useFakeApi } from '../support/fake-api';
+import { sigkill, waitFor } from '../support/processes';
+import gradedAgents, { AGENT_SYSTEM, RUBRIC } from '../support/graded-agents';
+
+jest.setTimeout(240_000);
+
+const h = useHarness();
+const api = useFakeApi();
+const modelEnv = () => ({ anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url });
+
+const PROMPT = 'What is the status of order o-1, and when will it arrive?';
+const isGrader = (r: RecordedRequest) => JSON.stringify(r.body.system ?? '').includes('You grade the answer');
+const graderCalls = () => api.requests.filter((r) => !r.rejected && isGrader(r));
+const agentCalls = () => api.requests.filter((r) => !r.rejected && !isGrader(r));
+const grade = (pass: boolean, reasons: string, score = pass ? 0.9 : 0.2): FakeReply => fakeTurns.text(JSON.stringify({ pass, score, reasons }));
+const textOfMessage = (m: unknown) => JSON.stringify(m);
+
+/**
+ * The agent: its first call reads the order and the internal notes; every later call answers,
+ * numbered by how many answers it gave. The grader: the replies the test queues, in order.
+ */
+function respondWith(graderReplies: FakeReply[]) {
+  let answers = 0;
+  api.requests.length = 0;
+  api.responder = (request) => {
+    if (isGrader(request)) return graderReplies.shift() ?? grade(false, 'no grade queued');
+    if (request.body.messages.length === 1) {
+      return { kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_lookup', name: 'lookup_order', input: { order_id: 'o-1' } }, { type: 'tool_use', id: 'toolu_notes', name: 'internal_notes', input: { order_id: 'o-1' } }] };
+    }
+    answers += 1;
+    return fakeTurns.text(`ANSWER-${answers}: order o-1 is shipped.${answers > 1 ? ' It arrives on 2026-12-02.' : ''}`);
+  };
+}
+
+async function runTask(agent: string, prefix: string) {
+  const taskId = h.taskId(prefix);
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  return worker.runUntil(async () => {
+    await h.client.start({ agent, prompt: PROMPT }, { taskId });
+    const result = await h.client.result(taskId);
+    return { taskId, result, status: await h.client.status(taskId) };
+  });
+}
+
+async function expectReplays(taskId: string): Promise<void> {
+  const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
+  await expect(Worker.runReplayHistory({ workflowBundle: h.bundle, dataConverter: createDataConverter() }, history, taskId)).resolves.toBeUndefined();
+}
+
+test('an answer that passes on its first attempt: answered, one grade, the grader saw only the prompt, the answer and the named evidence', async () => {
+  respondWith([grade(true, 'States the status shipped as looked up.')]);
+  const { taskId, result, status } = await runTask('graded3', 'pass-first');
+  expect(api.rejected).toEqual([]);
+  expect(result.outcome).toBe('answered');
+  expect(result.text).toContain('ANSWER-1');
+  expect(result.grades).toHaveLength(1);
+  expect(result.grades![0]).toMatchObject({ attempt: 1, pass: true, score: 0.9, reasons: 'States the status shipped as looked up.' });
+  expect(status.outcome).toMatchObject({ maxAttempts: 3, attempts: 1, passed: true });
+  expect(status.events.some((e) => e.kind === 'answer_graded')).toBe(true);
+
+  // The grader's request: its own instructions, one user message, no tools, nothing else of the conversation.
+  const [graderCall] = graderCalls();
+  expect(graderCalls()).toHaveLength(1);
+  const body = graderCall!.body;
+  expect(JSON.stringify(body.system)).toContain(GRADER_SYSTEM.slice(0, 60));
+  expect(JSON.stringify(body.system)).not.toContain(AGENT_SYSTEM);
+  expect(body.tools ?? []).toEqual([]);
+  expect(body.messages).toHaveLength(1);
+  const seen = textOfMessage(body.messages[0]);
+  expect(seen).toContain(PROMPT);
+  expect(seen).toContain('ANSWER-1');
+  expect(seen).toContain(RUBRIC);
+  // The evidence named (lookup_order's result), and not the tool the rubric does not name.
+  expect(seen).toContain('2026-12-02');
+  expect(seen).toContain('lookup_order');
+  expect(seen).not.toContain('PRIVATE-NOTE');
+  expect(seen).not.toContain('internal_notes');
+
+  // The grader's tokens and cost count in the task's, as the fake billed them.
+  const billed = graderCall!.billed!;
+  const gradeUsage = result.grades![0]!.usage;
+  expect([gradeUsage.inputTokens, gradeUsage.outputTokens, gradeUsage.cacheWriteTokens ?? 0, gradeUsage.cacheReadTokens ?? 0]).toEqual([
+    billed.input_tokens,
+    billed.output_tokens,
+    billed.cache_creation_input_tokens,
+    billed.cache_read_input_tokens,
+  ]);
+  expect(result.grades![0]!.costUsd).toBeGreaterThan(0);
+  const agentCost = status.costUsd - status.outcome!.costUsd;
+  expect(status.outcome!.costUsd).toBeCloseTo(result.grades![0]!.costUsd!, 10);
+  expect(agentCost).toBeGreaterThan(0);
+  expect(status.usage.outputTokens).toBe(api.billed.reduce((n, b) => n + b.output_tokens, 0));
+  await expectReplays(taskId);
+});
+
+test('a failing grade goes back to the task as a user message with the reasons; the second answer passes', async () => {
+  respondWith([grade(false, 'REASON-7: the delivery date is missing.'), grade(true, 'Status and date both stated.')]);
+  const { taskId, result, status } = await runTask('graded3', 'fail-then-pass');
+  expect(api.rejected).toEqual([]);
+  expect(result.outcome).toBe('answered');
+  expect(result.text).toContain('ANSWER-2');
+  expect(result.grades!.map((g) => [g.attempt, g.pass])).toEqual([
+    [1, false],
+    [2, true],
+  ]);
+  expect(status.outcome).toMatchObject({ attempts: 2, passed: true });
+
+  // The second answer's request: the first answer, then a user message with the grader's reasons.
+  const calls = agentCalls();
+  expect(calls).toHaveLength(3);
+  const messages = calls[2]!.body.messages as { role: string; content: unknown }[];
+  const last = messages.at(-1)!;
+  expect(last.role).toBe('user');
+  expect(JSON.stringify(last.content)).toContain('REASON-7: the delivery date is missing.');
+  expect(JSON.stringify(messages.at(-2))).toContain('ANSWER-1');
+  // The first request went without it.
+  expect(JSON.stringify(calls[1]!.body.messages)).not.toContain('REASON-7');
+  // The second grade read the second answer.
+  expect(textOfMessage(graderCalls()[1]!.body.messages[0])).toContain('ANSWER-2');
+  await expectReplays(taskId);
+});
+
+test('out of attempts: the task ends outcome_failed, with every grade kept', async () => {
+  respondWith([grade(false, 'FIRST: no date.'), grade(false, 'SECOND: still no date.', 0.4)]);
+  // Two answers allowed (maxAttempts 2), and the grader fails both.
+  const { taskId, result, status } = await runTask('graded2', 'out-of-attempts');
+  expect(api.rejected).toEqual([]);
+  expect(result.outcome).toBe('outcome_failed');
+  expect(result.text).toContain('ANSWER-2');
+  expect(result.grades!.map((g) => [g.attempt, g.pass, g.reasons])).toEqual([
+    [1, false, 'FIRST: no date.'],
+    [2, false, 'SECOND: still no date.'],
+  ]);
+  expect(status.agentStatus).toBe('completed');
+  expect(status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false });
+  expect(status.outcome!.grades).toHaveLength(2);
+  expect(status.outcome!.usage.outputTokens).toBe(graderCalls().reduce((n, r) => n + r.billed!.output_tokens, 0));
+  // Only one retry: two answers, two grades, no third answer.
+  expect(agentCalls()).toHaveLength(3);
+  expect(graderCalls()).toHaveLength(2);
+  await expectReplays(taskId);
+});
+
+test('a worker SIGKILLed while its grader call is in flight: the retry grades the answer once, and the task does not answer again', async () => {
+  // The first grader call streams one delta and stalls until its client goes away (the killed worker).
+  respondWith([{ ...grade(true, 'never delivered'), stream: { chunkChars: 4, holdAfterDeltas: 1 } } as FakeReply, grade(true, 'GRADED-AFTER-KILL')]);
+  const taskId = h.taskId('kill-grading');
+  const doomed = spawnWorker(h, ['--agents', path.join(__dirname, '../support/graded-agents.ts')], { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: api.url });
+  try {
+    await h.client.start({ agent: 'graded3', prompt: PROMPT }, { taskId });
+    await waitFor('the grader call held mid-stream', () => {
+      const call = graderCalls()[0];
+      return call && (call.stream?.deltas ?? 0) >= 1 && call.stream?.ended === undefined ? call : undefined;
+    }, 120_000);
+    await waitFor('gradeAnswer running on the doomed worker', async () => {
+      const d = await h.client.handle(taskId).describe();
+      const started = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+      return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'gradeAnswer' && a.state === started) || undefined;
+    }, 60_000);
+  } finally {
+    await sigkill(doomed);
+  }
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  const { result, status } = await worker.runUntil(async () => ({ result: await h.client.result(taskId), status: await h.client.status(taskId) }));
+  expect(api.rejected).toEqual([]);
+  expect(result.outcome).toBe('answered');
+  // Graded once: one grade, the retry's.
+  expect(result.grades).toHaveLength(1);
+  expect(result.grades![0]).toMatchObject({ attempt: 1, pass: true, reasons: 'GRADED-AFTER-KILL' });
+  expect(status.outcome).toMatchObject({ attempts: 1, passed: true });
+  // Two grader requests (the killed one left mid-stream), two agent calls: the answer was not asked again.
+  expect(graderCalls().map((r) => r.stream?.ended)).toEqual(['client_gone', 'finished']);
+  expect(agentCalls()).toHaveLength(2);
+  // One gradeAnswer activity in the history, started twice, completed once.
+  const events = (await h.client.handle(taskId).fetchHistory()).events!;
+  const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'gradeAnswer');
+  expect(scheduled).toHaveLength(1);
+  const completed = events.filter((e) => e.activityTaskCompletedEventAttributes && String(e.activityTaskCompletedEventAttributes.scheduledEventId) === String(scheduled[0]!.eventId));
+  expect(completed).toHaveLength(1);
+  const started = events.find((e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled[0]!.eventId));
+  expect(started!.activityTaskStartedEventAttributes!.attempt).toBe(2);
+  await expectReplays(taskId);
+});
