@@ -36,7 +36,13 @@ export function createGradeAnswer(worker: WorkerResources, models: ModelSource):
           ...(modelId ? { model: modelId } : {}),
         });
         const grade = readGrade(textOf(turn.content));
-        if (!grade) throw new ToolFailure('semantic', 'unreadable_grade', 'The grader answered without a JSON grade ({"pass": ..., "reasons": ...}).', 'Check the grader model; a person may unblock the task to grade again.');
+        if (!grade)
+          throw new ToolFailure(
+            'semantic',
+            'unreadable_grade',
+            'The grader answered without a JSON grade ({"pass": ..., "reasons": ...}).',
+            'Check the grader model; a person may unblock the task to grade again.',
+          );
         const costUsd = costOf(turn.model, turn.usage, prices);
         return { ...grade, model: turn.model, usage: turn.usage, ...(costUsd === undefined ? {} : { costUsd }) };
       } catch (err) {

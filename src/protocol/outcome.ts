@@ -103,7 +103,9 @@ export const GRADER_MAX_TOKENS = 1_024;
 /** The one user message the grader reads. */
 export function gradingMessage(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'answer' | 'evidence'>): string {
   const evidence = input.evidence.length
-    ? input.evidence.map((e) => `<tool_result tool=${JSON.stringify(e.tool)} input=${JSON.stringify(JSON.stringify(e.input))}${e.isError ? ' error="true"' : ''}>\n${e.result}\n</tool_result>`).join('\n')
+    ? input.evidence
+        .map((e) => `<tool_result tool=${JSON.stringify(e.tool)} input=${JSON.stringify(JSON.stringify(e.input))}${e.isError ? ' error="true"' : ''}>\n${e.result}\n</tool_result>`)
+        .join('\n')
     : '(none)';
   return `<task>\n${input.prompt}\n</task>\n\n<evidence>\n${evidence}\n</evidence>\n\n<answer>\n${input.answer}\n</answer>\n\n<rubric>\n${input.rubric}\n</rubric>`;
 }
@@ -153,7 +155,8 @@ export function outcomeProblem(outcome: unknown, tools: ReadonlySet<string>, mcp
   if (o.evidence !== undefined) {
     if (!Array.isArray(o.evidence)) return `outcome.evidence must be a list of "${EVIDENCE_TOOL_PREFIX}NAME" entries`;
     for (const entry of o.evidence) {
-      if (typeof entry !== 'string' || !entry.startsWith(EVIDENCE_TOOL_PREFIX)) return `outcome.evidence entries must be "${EVIDENCE_TOOL_PREFIX}NAME" (a tool's results), got ${JSON.stringify(entry)}`;
+      if (typeof entry !== 'string' || !entry.startsWith(EVIDENCE_TOOL_PREFIX))
+        return `outcome.evidence entries must be "${EVIDENCE_TOOL_PREFIX}NAME" (a tool's results), got ${JSON.stringify(entry)}`;
       const name = entry.slice(EVIDENCE_TOOL_PREFIX.length);
       const server = name.includes('__') ? name.split('__')[0]! : undefined;
       if (!tools.has(name) && !(server && mcpServers.has(server))) return `outcome.evidence names tool "${name}", which the agent does not have`;

@@ -11,6 +11,7 @@
  * Version 1 files (before the script was carried) still load; one whose script path is not here
  * cannot run (run-replay.ts), which is never a regression.
  */
+import type { Grade } from '../protocol/outcome';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { canonicalJson } from '../protocol/canonical-json';
@@ -72,6 +73,8 @@ export interface RecordedOutcome {
   outcome?: string;
   text?: string;
   error?: ToolError;
+  /** A graded outcome's grades (docs/outcomes.md), every one, as the result kept them. */
+  grades?: Grade[];
 }
 
 export interface RecordingBody {

@@ -41,7 +41,13 @@ function respondWith(graderReplies: FakeReply[]) {
   api.responder = (request) => {
     if (isGrader(request)) return graderReplies.shift() ?? grade(false, 'no grade queued');
     if (request.body.messages.length === 1) {
-      return { kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_lookup', name: 'lookup_order', input: { order_id: 'o-1' } }, { type: 'tool_use', id: 'toolu_notes', name: 'internal_notes', input: { order_id: 'o-1' } }] };
+      return {
+        kind: 'turn',
+        content: [
+          { type: 'tool_use', id: 'toolu_lookup', name: 'lookup_order', input: { order_id: 'o-1' } },
+          { type: 'tool_use', id: 'toolu_notes', name: 'internal_notes', input: { order_id: 'o-1' } },
+        ],
+      };
     }
     answers += 1;
     return fakeTurns.text(`ANSWER-${answers}: order o-1 is shipped.${answers > 1 ? ' It arrives on 2026-12-02.' : ''}`);
@@ -164,15 +170,23 @@ test('a worker SIGKILLed while its grader call is in flight: the retry grades th
   const doomed = spawnWorker(h, ['--agents', path.join(__dirname, '../support/graded-agents.ts')], { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: api.url });
   try {
     await h.client.start({ agent: 'graded3', prompt: PROMPT }, { taskId });
-    await waitFor('the grader call held mid-stream', () => {
-      const call = graderCalls()[0];
-      return call && (call.stream?.deltas ?? 0) >= 1 && call.stream?.ended === undefined ? call : undefined;
-    }, 120_000);
-    await waitFor('gradeAnswer running on the doomed worker', async () => {
-      const d = await h.client.handle(taskId).describe();
-      const started = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-      return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'gradeAnswer' && a.state === started) || undefined;
-    }, 60_000);
+    await waitFor(
+      'the grader call held mid-stream',
+      () => {
+        const call = graderCalls()[0];
+        return call && (call.stream?.deltas ?? 0) >= 1 && call.stream?.ended === undefined ? call : undefined;
+      },
+      120_000,
+    );
+    await waitFor(
+      'gradeAnswer running on the doomed worker',
+      async () => {
+        const d = await h.client.handle(taskId).describe();
+        const started = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+        return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'gradeAnswer' && a.state === started) || undefined;
+      },
+      60_000,
+    );
   } finally {
     await sigkill(doomed);
   }

@@ -28,7 +28,10 @@ export function recordGrade(state: TaskState, result: GradeAnswerResult, maxAtte
   else if (!result.model.startsWith('scripted:') && !state.unpricedModels.includes(result.model)) state.unpricedModels.push(result.model);
   const tokens = grade.usage.inputTokens + grade.usage.outputTokens + (grade.usage.cacheWriteTokens ?? 0) + (grade.usage.cacheReadTokens ?? 0);
   const spend = `[${tokens} tokens${grade.costUsd !== undefined ? `, $${grade.costUsd.toFixed(4)}` : ''}]`;
-  state.audit.record('answer_graded', `attempt ${grade.attempt} of ${maxAttempts} ${grade.pass ? 'passed' : 'failed'}${grade.score !== undefined ? ` (score ${grade.score})` : ''} ${spend}: ${oneLine(grade.reasons)}`);
+  state.audit.record(
+    'answer_graded',
+    `attempt ${grade.attempt} of ${maxAttempts} ${grade.pass ? 'passed' : 'failed'}${grade.score !== undefined ? ` (score ${grade.score})` : ''} ${spend}: ${oneLine(grade.reasons)}`,
+  );
   return grade;
 }
 
