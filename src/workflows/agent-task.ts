@@ -9,6 +9,7 @@
  *   model-call.ts the model call, compaction and blocks on model failures
  *   context-fit.ts room in the context window: native compaction, a summary, trimming last
  *   rollover.ts   continue-as-new between turns, the audit archive
+ *   grading.ts    a graded outcome: the answer graded, guidance for another, or outcome_failed
  *   task-state.ts the state itself (conversation, budgets, approvals, audit trail, snapshot)
  */
 import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation } from '@temporalio/workflow';
