@@ -44,6 +44,17 @@ beforeAll(async () => {
     createLongAgent(400),
     ...teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted it')]) }),
     rememberer,
+    // A graded outcome (docs/outcomes.md) whose scripted grader fails every answer: outcome_failed, both grades in status and result.
+    defineAgent({
+      name: 'graded',
+      system: 'You answer.',
+      tools: [],
+      outcome: {
+        rubric: 'The answer names a delivery date.',
+        maxAttempts: 2,
+        grader: { provider: 'scripted', script: h.script([answer('{"pass": false, "score": 0.2, "reasons": "no delivery date"}')]) },
+      },
+    }),
   ];
   worker = runInBackground(await h.worker(agents));
 });
@@ -335,6 +346,22 @@ test('vault set, rotate, list and revoke print what their schemas describe, and 
   const listed = valid('vault-list.schema.json', await change(['list']));
   expect(listed.entries).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'github-token', version: 2 })]));
   expect(valid('vault-change.schema.json', await change(['revoke', 'github-token']))).toMatchObject({ action: 'revoked', entry: { name: 'github-token' } });
+});
+
+test('a graded task out of attempts: status prints its outcome with every grade, result prints outcome_failed with the grades', async () => {
+  const taskId = h.taskId('json-graded');
+  await h.client.start({ agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('soon'), answer('very soon')]) } }, { taskId });
+  expect(await printed('result.schema.json', ['result', taskId])).toMatchObject({
+    outcome: 'outcome_failed',
+    text: 'very soon',
+    grades: [
+      { attempt: 1, pass: false },
+      { attempt: 2, pass: false },
+    ],
+  });
+  const view = await printed('status.schema.json', ['status', taskId]);
+  expect(view.status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false, grades: [{ reasons: 'no delivery date', score: 0.2 }, { reasons: 'no delivery date' }] });
+  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'answer_graded')).toHaveLength(2);
 });
 
 test('every published schema met real output in this file', () => {
