@@ -6,6 +6,8 @@
  * the prompt, the answer and the evidence the rubric names; a worker SIGKILLed while its grader call
  * is in flight, after which the answer is graded once.
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
@@ -16,6 +18,7 @@ import { fakeTurns } from '../../src/testing/fake-messages-api';
 import { spawnWorker, useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
+import { runMain } from '../support/cli-in-process';
 import gradedAgents, { AGENT_SYSTEM, RUBRIC } from '../support/graded-agents';
 
 jest.setTimeout(240_000);
@@ -54,15 +57,19 @@ function respondWith(graderReplies: FakeReply[]) {
   };
 }
 
-async function runTask(agent: string, prefix: string) {
+/** Runs a task to its end; `closed` runs while the worker still serves it (a closed task's status query needs one). */
+async function runTask(agent: string, prefix: string, closed: (taskId: string) => Promise<void> = async () => {}) {
   const taskId = h.taskId(prefix);
   const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
   return worker.runUntil(async () => {
     await h.client.start({ agent, prompt: PROMPT }, { taskId });
     const result = await h.client.result(taskId);
+    await closed(taskId);
     return { taskId, result, status: await h.client.status(taskId) };
   });
 }
+
+const cli = (...args: string[]) => runMain([...args, '--address', h.server.address, '--task-queue', h.taskQueue]);
 
 async function expectReplays(taskId: string): Promise<void> {
   const history = await h.client.client.workflow.getHandle(taskId).fetchHistory();
@@ -145,7 +152,13 @@ test('a failing grade goes back to the task as a user message with the reasons; 
 test('out of attempts: the task ends outcome_failed, with every grade kept', async () => {
   respondWith([grade(false, 'FIRST: no date.'), grade(false, 'SECOND: still no date.', 0.4)]);
   // Two answers allowed (maxAttempts 2), and the grader fails both.
-  const { taskId, result, status } = await runTask('graded2', 'out-of-attempts');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'graded-export-'));
+  let rendered = '';
+  const { taskId, result, status } = await runTask('graded2', 'out-of-attempts', async (id) => {
+    rendered = (await cli('status', id)).out;
+    const exported = await cli('export', id, '--out', path.join(dir, 'graded.json'), '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`);
+    expect(exported.code).toBe(0);
+  });
   expect(api.rejected).toEqual([]);
   expect(result.outcome).toBe('outcome_failed');
   expect(result.text).toContain('ANSWER-2');
@@ -157,6 +170,14 @@ test('out of attempts: the task ends outcome_failed, with every grade kept', asy
   expect(status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false });
   expect(status.outcome!.grades).toHaveLength(2);
   expect(status.outcome!.usage.outputTokens).toBe(graderCalls().reduce((n, r) => n + r.billed!.output_tokens, 0));
+  // `status` shows the outcome and each grade; the export keeps every grade, and counts the grader's spend.
+  expect(rendered).toContain('outcome    failed (outcome_failed): 2 of 2 attempts graded');
+  expect(rendered).toContain('attempt 1 (turn 2) fail 0.2 by claude-opus-4-5: FIRST: no date.');
+  expect(rendered).toContain('attempt 2 (turn 3) fail 0.4 by claude-opus-4-5: SECOND: still no date.');
+  const recording = JSON.parse(readFileSync(path.join(dir, 'graded.json'), 'utf8'));
+  expect(recording.outcome).toMatchObject({ status: 'completed', outcome: 'outcome_failed' });
+  expect(recording.outcome.grades.map((g: { reasons: string }) => g.reasons)).toEqual(['FIRST: no date.', 'SECOND: still no date.']);
+  expect(recording.costUsd).toBeCloseTo(status.costUsd, 5);
   // Only one retry: two answers, two grades, no third answer.
   expect(agentCalls()).toHaveLength(3);
   expect(graderCalls()).toHaveLength(2);
