@@ -15,7 +15,7 @@ import { createDataConverter } from '../../src/codec';
 import { GRADER_SYSTEM } from '../../src/protocol/outcome';
 import type { FakeReply, RecordedRequest } from '../../src/testing/fake-messages-api';
 import { fakeTurns } from '../../src/testing/fake-messages-api';
-import { spawnWorker, useHarness } from '../support/harness';
+import { spawnWorker, statusWhen, useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
 import { runMain } from '../support/cli-in-process';
@@ -38,7 +38,7 @@ const textOfMessage = (m: unknown) => JSON.stringify(m);
  * The agent: its first call reads the order and the internal notes; every later call answers,
  * numbered by how many answers it gave. The grader: the replies the test queues, in order.
  */
-function respondWith(graderReplies: FakeReply[]) {
+function respondWith(graderReplies: FakeReply[], agentUsage?: { input: number; output: number }) {
   let answers = 0;
   api.requests.length = 0;
   api.responder = (request) => {
@@ -50,10 +50,11 @@ function respondWith(graderReplies: FakeReply[]) {
           { type: 'tool_use', id: 'toolu_lookup', name: 'lookup_order', input: { order_id: 'o-1' } },
           { type: 'tool_use', id: 'toolu_notes', name: 'internal_notes', input: { order_id: 'o-1' } },
         ],
+        ...(agentUsage ? { usage: agentUsage } : {}),
       };
     }
     answers += 1;
-    return fakeTurns.text(`ANSWER-${answers}: order o-1 is shipped.${answers > 1 ? ' It arrives on 2026-12-02.' : ''}`);
+    return fakeTurns.text(`ANSWER-${answers}: order o-1 is shipped.${answers > 1 ? ' It arrives on 2026-12-02.' : ''}`, agentUsage ? { usage: agentUsage } : {});
   };
 }
 
@@ -181,6 +182,29 @@ test('out of attempts: the task ends outcome_failed, with every grade kept', asy
   // Only one retry: two answers, two grades, no third answer.
   expect(agentCalls()).toHaveLength(3);
   expect(graderCalls()).toHaveLength(2);
+  await expectReplays(taskId);
+});
+
+test("the grader's tokens count against the task's token budget: a grade that spends it blocks the task before another answer", async () => {
+  // The agent's calls bill 110 tokens each, the grader's 5,100: 1,000 tokens last the agent's two calls, not the grade.
+  respondWith([{ ...grade(false, 'not yet'), usage: { input: 5_000, output: 100 } } as FakeReply], { input: 100, output: 10 });
+  const taskId = h.taskId('grader-budget');
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  const { blocked, result } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'graded3', prompt: PROMPT, budgets: { tokens: 1_000 } }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
+    // Nobody raises the budget: the task ends with what it has.
+    if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
+    return { blocked, result: await h.client.result(taskId) };
+  });
+  expect(api.rejected).toEqual([]);
+  expect(blocked.blocked).toMatchObject({ code: 'token_budget' });
+  expect(blocked.budgets.tokens).toMatchObject({ used: 2 * 110 + 5_100, limit: 1_000 });
+  expect(blocked.outcome).toMatchObject({ attempts: 1, usage: { inputTokens: 5_000, outputTokens: 100 } });
+  expect(result.outcome).toBe('budget_exhausted');
+  // The failing grade's guidance was never answered: two agent calls, one grade.
+  expect(agentCalls()).toHaveLength(2);
+  expect(graderCalls()).toHaveLength(1);
   await expectReplays(taskId);
 });
 
