@@ -4,9 +4,10 @@
  * failing grade that goes back to the task as a user message and a second answer that passes; a
  * task out of attempts that ends outcome_failed with every grade; the grader's request holding only
  * the prompt, the answer and the evidence the rubric names; a worker SIGKILLed while its grader call
- * is in flight, after which the answer is graded once.
+ * is in flight, after which the answer is graded once; the grader's tokens in the token budget; `eval` grading a
+ * replay by the same rubric.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -19,6 +20,8 @@ import { spawnWorker, statusWhen, useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
 import { runMain } from '../support/cli-in-process';
+import { recordTask } from '../../src/replay';
+import { evalRecordings } from '../../src/testing';
 import gradedAgents, { AGENT_SYSTEM, RUBRIC } from '../support/graded-agents';
 
 jest.setTimeout(240_000);
@@ -206,6 +209,30 @@ test("the grader's tokens count against the task's token budget: a grade that sp
   expect(agentCalls()).toHaveLength(2);
   expect(graderCalls()).toHaveLength(1);
   await expectReplays(taskId);
+});
+
+test("eval grades a replay's answer by the agent's own rubric: a failing grade is a regression with the grader's reasons, a passing one passes", async () => {
+  respondWith([grade(true, 'ok')]);
+  const { taskId } = await runTask('graded3', 'for-eval');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'graded-eval-'));
+  writeFileSync(path.join(dir, 'graded.json'), JSON.stringify(await recordTask(h.client, taskId, { blobStore: h.blobStore })));
+  writeFileSync(path.join(dir, 'graded.expect.json'), JSON.stringify({ outcome: 'answered', grade: {} }));
+  // The replay runs the recorded model (Claude, through the fake); the grader is the same model.
+  const options = { client: h.client, connection: h.connection, workflowBundle: h.bundle, modelEnv: modelEnv(), agents: gradedAgents() };
+  respondWith([grade(false, 'EVAL-REASON: no date', 0.3)]);
+  const failing = await evalRecordings(dir, options);
+  expect(failing.regressions.map((r) => r.name)).toEqual(['graded']);
+  expect(failing.rows[0]!.failures).toEqual(['grade failed (score 0.3): EVAL-REASON: no date']);
+  // One grader call, after the replay: the prompt, the replay's answer and the named evidence only.
+  expect(graderCalls()).toHaveLength(1);
+  const seen = textOfMessage(graderCalls()[0]!.body.messages);
+  expect(seen).toContain(RUBRIC);
+  expect(seen).toContain('ANSWER-1');
+  expect(seen).toContain('2026-12-02');
+  expect(seen).not.toContain('PRIVATE-NOTE');
+  respondWith([grade(true, 'states status and date')]);
+  const passing = await evalRecordings(dir, options);
+  expect(passing.passed).toBe(true);
 });
 
 test('a worker SIGKILLed while its grader call is in flight: the retry grades the answer once, and the task does not answer again', async () => {
