@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { createDataConverter } from '../../src/codec';
 import { GRADER_SYSTEM } from '../../src/protocol/outcome';
 import type { FakeReply, RecordedRequest } from '../../src/testing/fake-messages-api';
-import { fakeTurns } from '../../src/testing/fake-messages-api';
+import { fakeErrors, fakeTurns } from '../../src/testing/fake-messages-api';
 import { spawnWorker, statusWhen, useHarness } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
 import { sigkill, waitFor } from '../support/processes';
@@ -208,6 +208,31 @@ test("the grader's tokens count against the task's token budget: a grade that sp
   // The failing grade's guidance was never answered: two agent calls, one grade.
   expect(agentCalls()).toHaveLength(2);
   expect(graderCalls()).toHaveLength(1);
+  await expectReplays(taskId);
+});
+
+test("the grader call has the model's retry classes: a 529 is retried by itself; a 400 blocks the task, and an unblock grades the same answer again", async () => {
+  respondWith([fakeErrors.overloaded(), grade(false, 'RETRIED-529: no date'), fakeErrors.invalidRequest('grader request refused'), grade(true, 'GRADED-AFTER-UNBLOCK')]);
+  const taskId = h.taskId('grader-retries');
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  const { blocked, result } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'graded3', prompt: PROMPT }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
+    if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
+    return { blocked, result: await h.client.result(taskId) };
+  });
+  // The 529 was retried within the activity: its grade is the first; the 400 was not retried, it blocked.
+  expect(blocked.blocked).toMatchObject({ code: 'grader_invalid_request' });
+  expect(blocked.outcome).toMatchObject({ attempts: 1, grades: [{ pass: false, reasons: 'RETRIED-529: no date' }] });
+  expect(result.outcome).toBe('answered');
+  expect(result.grades!.map((g) => [g.attempt, g.pass, g.reasons])).toEqual([
+    [1, false, 'RETRIED-529: no date'],
+    [2, true, 'GRADED-AFTER-UNBLOCK'],
+  ]);
+  // Four grader requests (529, grade, 400, grade after the unblock), one answer per grade: the blocked answer was graded again, not answered again.
+  expect(graderCalls()).toHaveLength(4);
+  expect(agentCalls()).toHaveLength(3);
+  expect(textOfMessage(graderCalls()[3]!.body.messages)).toContain('ANSWER-2');
   await expectReplays(taskId);
 });
 
