@@ -17,6 +17,10 @@ import { gradeReplay, replayEvidence } from '../../src/replay/grade-replay';
 import type { RecordingBody } from '../../src/replay/recording';
 import { defineTool } from '../../src/tools/define-tool';
 import { evidenceIn } from '../../src/workflows/turn/grading';
+import { recordGrade } from '../../src/workflows/state/grades';
+import { TaskState } from '../../src/workflows/state/task-state';
+import { restoreTask, snapshotOf } from '../../src/workflows/state/task-snapshot';
+import { statusOf } from '../../src/workflows/state/task-status';
 
 const lookup = defineTool({
   name: 'lookup_order',
@@ -148,4 +152,34 @@ test("eval's grade: the agent's outcome or the expectation's own rubric, by the 
   expect(await gradeReplay(replayed('x'), { rubric: 'own' }, { replayModel, model: grader('{"pass": true}') })).toEqual([]);
   await expect(gradeReplay(replayed('x'), { rubric: 'own' }, { replayModel, model: grader('looks fine') })).rejects.toThrow(/without a JSON grade/);
   expect(replayEvidence(replayed('x'), ['lookup_order'])).toEqual([{ tool: 'lookup_order', input: { id: 'o-1' }, result: '{"status":"shipped"}' }]);
+});
+
+test('grades are counted in the task spend, shown in status and carried across continue-as-new; a task without them writes the snapshot it wrote before', () => {
+  const clock = { now: () => new Date('2026-11-27T10:00:00Z'), newId: () => 'id' };
+  const input = { agent: 'support', prompt: 'Where is o-1?' };
+  const manifest = defineAgent({ ...base, outcome: { rubric: 'r', maxAttempts: 3 } }).manifest(model);
+  const state = new TaskState(input, clock);
+  state.begin(manifest);
+  expect(snapshotOf(state)).not.toHaveProperty('grades');
+  expect(statusOf(state).outcome).toEqual({ maxAttempts: 3, attempts: 0, grades: [], usage: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 }, costUsd: 0 });
+  state.startTurn();
+  recordGrade(state, { pass: false, score: 0.2, reasons: 'no date', model: 'claude-x', usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 5 }, costUsd: 0.01 }, 3);
+  expect(state.usage).toMatchObject({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 5 });
+  expect(state.costUsd).toBeCloseTo(0.01);
+  expect(statusOf(state).outcome).toMatchObject({ attempts: 1, costUsd: 0.01 });
+  expect(state.audit.events.at(-1)).toMatchObject({ kind: 'answer_graded', detail: 'attempt 1 of 3 failed (score 0.2) [115 tokens, $0.0100]: no date' });
+  const restored = restoreTask(input, clock, JSON.parse(JSON.stringify(snapshotOf(state))));
+  restored.adoptManifest(manifest);
+  expect(restored.grades).toEqual(state.grades);
+  expect(statusOf(restored).outcome).toMatchObject({ attempts: 1, grades: [{ attempt: 1, turn: 1, pass: false, reasons: 'no date' }] });
+  // A grade with no price names its model among the unpriced ones, as a model turn does.
+  recordGrade(restored, { pass: true, reasons: 'ok', model: 'claude-unpriced', usage: { inputTokens: 1, outputTokens: 1 } }, 3);
+  expect(restored.unpricedModels).toContain('claude-unpriced');
+  expect(statusOf(restored).outcome).toMatchObject({ attempts: 2, passed: true });
+  expect(restored.complete('answered').grades).toHaveLength(2);
+  // An agent without an outcome: no `outcome` in status, no `grades` in its result.
+  const plain = new TaskState(input, clock);
+  plain.begin(defineAgent(base).manifest(model));
+  expect(statusOf(plain)).not.toHaveProperty('outcome');
+  expect(plain.complete('answered')).not.toHaveProperty('grades');
 });
