@@ -17,6 +17,8 @@ import { gradeReplay, replayEvidence } from '../../src/replay/grade-replay';
 import type { RecordingBody } from '../../src/replay/recording';
 import { defineTool } from '../../src/tools/define-tool';
 import { evidenceIn } from '../../src/workflows/turn/grading';
+import { taskPage } from '../../src/inbox/pages';
+import type { TaskStatus } from '../../src/protocol/task';
 import { recordGrade } from '../../src/workflows/state/grades';
 import { TaskState } from '../../src/workflows/state/task-state';
 import { restoreTask, snapshotOf } from '../../src/workflows/state/task-snapshot';
@@ -182,4 +184,34 @@ test('grades are counted in the task spend, shown in status and carried across c
   plain.begin(defineAgent(base).manifest(model));
   expect(statusOf(plain)).not.toHaveProperty('outcome');
   expect(plain.complete('answered')).not.toHaveProperty('grades');
+});
+
+test("the inbox task page shows a graded outcome: verdict, attempts, the grader's cost and each grade's reasons, escaped", () => {
+  const status = {
+    agent: 'support',
+    agentStatus: 'completed',
+    phase: 'completed',
+    turn: 3,
+    budgets: { turns: { used: 3, limit: 20, left: 17 }, toolCalls: { used: 0, limit: 50, left: 50 } },
+    pendingApprovals: [],
+    approvals: [],
+    events: [],
+    outcome: {
+      maxAttempts: 2,
+      attempts: 2,
+      passed: false,
+      usage: { inputTokens: 10, outputTokens: 2 },
+      costUsd: 0.0123,
+      grades: [
+        { attempt: 1, turn: 2, pass: false, score: 0.2, reasons: 'no <b>date</b>', model: 'm', usage: { inputTokens: 5, outputTokens: 1 }, at: 'now' },
+        { attempt: 2, turn: 3, pass: false, reasons: 'still none', model: 'm', usage: { inputTokens: 5, outputTokens: 1 }, at: 'now' },
+      ],
+    },
+    result: { outcome: 'outcome_failed', text: 'soon', turns: 3, toolCalls: 0, usage: { inputTokens: 10, outputTokens: 2 }, costUsd: 0.02, model: 'm' },
+  } as unknown as TaskStatus;
+  const out = taskPage({ csrf: 'c' }, { taskId: 't-1', summary: { taskId: 't-1', runId: 'r', executionStatus: 'COMPLETED', startTime: new Date(0) }, status, recent: [] });
+  expect(out).toContain('<dt>Outcome</dt><dd>failed (outcome_failed): 2 of 2 attempts graded, grader $0.0123');
+  expect(out).toContain('<li>attempt 1: fail 0.2 — no &lt;b&gt;date&lt;/b&gt;</li>');
+  expect(out).toContain('<li>attempt 2: fail — still none</li>');
+  expect(out).toContain('Result (outcome_failed):');
 });
