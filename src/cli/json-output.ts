@@ -226,7 +226,7 @@ const taskStatus = z
   .strictObject({
     agent: z.string(),
     untakenDecisions: count.optional().meta({ description: 'Decisions sent as signals in this run that changed nothing (the first 100 are in `decisions`).' }),
-    phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
+    phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'grading', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
     agentStatus,
     model: z.string(),
     turn: count,

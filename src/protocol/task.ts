@@ -246,7 +246,8 @@ export const AGENT_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'b
 export const CONTINUED_RUN_STATUS = 'continued';
 
 /** Finer than AgentStatus: what the task is doing right now. */
-export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tools' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
+/** `grading`: a graded outcome's grader judges the answer (docs/outcomes.md). */
+export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tools' | 'grading' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
 
 export type TaskEventKind =
   | 'task_started'

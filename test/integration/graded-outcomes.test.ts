@@ -284,6 +284,8 @@ test('a worker SIGKILLed while its grader call is in flight: the retry grades th
       },
       60_000,
     );
+    // While the grader judges, status says so.
+    expect((await h.client.status(taskId)).phase).toBe('grading');
   } finally {
     await sigkill(doomed);
   }

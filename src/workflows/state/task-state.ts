@@ -42,6 +42,7 @@ const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   running: 'running',
   calling_model: 'running',
   running_tools: 'running',
+  grading: 'running',
   awaiting_approval: 'awaiting_approval',
   blocked: 'blocked',
   completed: 'completed',

@@ -30,6 +30,7 @@ export async function gradeTheAnswer(run: Run, people: People, spec: OutcomeSpec
   const answer = state.conversation.answerText();
   const evidence = evidenceIn(state.messages, evidenceTools(spec));
   for (;;) {
+    state.phase = 'grading';
     try {
       const result = await gradeAnswer({
         model: spec.grader ?? taskModel,
