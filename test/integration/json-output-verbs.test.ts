@@ -251,6 +251,22 @@ test('memory list, show and clear print what their schemas describe', async () =
   expect(await printed('memory-clear.schema.json', ['memory', 'rememberer', 'clear', ...blobs()])).toMatchObject({ cleared: 0 });
 });
 
+test('a graded task out of attempts: status prints its outcome with every grade, result prints outcome_failed with the grades', async () => {
+  const taskId = h.taskId('json-graded');
+  await h.client.start({ agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('soon'), answer('very soon')]) } }, { taskId });
+  expect(await printed('result.schema.json', ['result', taskId])).toMatchObject({
+    outcome: 'outcome_failed',
+    text: 'very soon',
+    grades: [
+      { attempt: 1, pass: false },
+      { attempt: 2, pass: false },
+    ],
+  });
+  const view = await printed('status.schema.json', ['status', taskId]);
+  expect(view.status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false, grades: [{ reasons: 'no delivery date', score: 0.2 }, { reasons: 'no delivery date' }] });
+  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'answer_graded')).toHaveLength(2);
+});
+
 test('replay and eval (their own worker, as child processes) print the trajectories and the rows their schemas describe', async () => {
   const env = { DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir, DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}` };
   const replayed = await runCli(['replay', small, '--as', 'ana', '--json', ...at(), ...blobs()], env, 120_000);
@@ -346,22 +362,6 @@ test('vault set, rotate, list and revoke print what their schemas describe, and 
   const listed = valid('vault-list.schema.json', await change(['list']));
   expect(listed.entries).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'github-token', version: 2 })]));
   expect(valid('vault-change.schema.json', await change(['revoke', 'github-token']))).toMatchObject({ action: 'revoked', entry: { name: 'github-token' } });
-});
-
-test('a graded task out of attempts: status prints its outcome with every grade, result prints outcome_failed with the grades', async () => {
-  const taskId = h.taskId('json-graded');
-  await h.client.start({ agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('soon'), answer('very soon')]) } }, { taskId });
-  expect(await printed('result.schema.json', ['result', taskId])).toMatchObject({
-    outcome: 'outcome_failed',
-    text: 'very soon',
-    grades: [
-      { attempt: 1, pass: false },
-      { attempt: 2, pass: false },
-    ],
-  });
-  const view = await printed('status.schema.json', ['status', taskId]);
-  expect(view.status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false, grades: [{ reasons: 'no delivery date', score: 0.2 }, { reasons: 'no delivery date' }] });
-  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'answer_graded')).toHaveLength(2);
 });
 
 test('every published schema met real output in this file', () => {
