@@ -618,6 +618,7 @@ async function recordUnmarkedPaths(h: Harness): Promise<void> {
   await recordMcpQuestion(h, round);
   await recordHousePaths(h, round);
   await recordAutoPermissions(h, round);
+  await recordGradedOutcome(h, round);
 }
 
 /**
@@ -656,6 +657,27 @@ async function recordAutoPermissions(h: Harness, round: string): Promise<void> {
       await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
     },
     [agent],
+  );
+}
+
+/**
+ * A graded outcome (docs/outcomes.md): a scripted grader fails both answers, so the history holds a
+ * grade, the grader's guidance, a second answer, its grade and the end, outcome_failed.
+ */
+async function recordGradedOutcome(h: Harness, round: string): Promise<void> {
+  const grader = h.script([answer('{"pass": false, "score": 0.2, "reasons": "The answer names no delivery date."}')]);
+  const graded = defineAgent({
+    name: 'graded',
+    system: 'You answer questions about orders.',
+    tools: [],
+    outcome: { rubric: 'The answer names a delivery date.', maxAttempts: 2, grader: { provider: 'scripted', script: grader } },
+  });
+  await record(
+    h,
+    `${round}-graded-outcome`,
+    { agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('Soon.'), answer('Very soon.')]) } },
+    undefined,
+    [graded],
   );
 }
 

@@ -38,6 +38,7 @@ const soak = [
   'test/integration/budgets-and-answers.test.ts',
   'test/integration/claim-check.test.ts',
   'test/integration/claude-strict.test.ts',
+  'test/integration/graded-outcomes.test.ts',
   'test/integration/cli.test.ts',
   'test/integration/codec.test.ts',
   'test/integration/context-compaction.test.ts',

@@ -16,6 +16,8 @@ import { memoryTool } from '../memory/memory-tool';
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory-files';
 import { credentialsProblem } from '../vault/vault-names';
 import { fallbacksProblem, modelIdProblem } from '../protocol/model-fallback';
+import { outcomeProblem, type OutcomeSpec } from '../protocol/outcome';
+import { modelChoiceSchema } from '../protocol/wire-shapes';
 
 export interface MemoryConfig {
   /** `agent` (default): every task of the agent reads and writes one memory; `task`: each task its own. */
@@ -82,6 +84,14 @@ export interface AgentConfig {
    * the definition, and neither names nor values go into the manifest, history or blobs (docs/credentials.md).
    */
   credentials?: Record<string, string>;
+  /**
+   * A graded outcome (docs/outcomes.md): when the task answers, a grader model scores the answer
+   * against `rubric`, seeing only the task's prompt, the answer and the `evidence` named
+   * (`tool:NAME`: that tool's results). A failing grade goes back to the task as guidance and it
+   * answers again, up to `maxAttempts` answers; then the task ends `outcome_failed`. `grader`:
+   * another model choice; default the task's own model. Default off.
+   */
+  outcome?: OutcomeSpec;
 }
 
 export interface AgentDefinition extends Omit<AgentConfig, 'model'> {
@@ -161,6 +171,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   if (config.messagesWhileBusy !== undefined && !MESSAGES_WHILE_BUSY.includes(config.messagesWhileBusy)) {
     throw new TypeError(`Agent "${config.name}": messagesWhileBusy must be one of ${MESSAGES_WHILE_BUSY.join(', ')}`);
   }
+  const outcome = outcomeOf(config, new Set(tools.map((t) => t.name)), serverNames);
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   const delegation = delegationOf(config, byName);
@@ -185,6 +196,7 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       ...(policy ? { policy: manifestPolicy(policy) } : {}),
       ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
       ...(delegation ? { delegation } : {}),
+      ...(outcome ? { outcome } : {}),
     }),
   };
 }
@@ -275,6 +287,24 @@ export function budgetsProblem(budgets: unknown): string | undefined {
   if (parsed.success) return undefined;
   const message = (parsed.error.issues[0]?.message ?? 'not valid').replace(/`/g, '');
   return message.startsWith('budgets') ? message : `budgets: ${message}`;
+}
+
+/** The outcome with every field checked (a typo must fail at worker start, not grade by a rubric nobody wrote), or undefined. */
+function outcomeOf(config: AgentConfig, tools: ReadonlySet<string>, servers: ReadonlySet<string>): OutcomeSpec | undefined {
+  const problem = outcomeProblem(config.outcome, tools, servers);
+  if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  const outcome = config.outcome;
+  if (!outcome) return undefined;
+  if (outcome.grader !== undefined) {
+    const parsed = modelChoiceSchema.safeParse(outcome.grader);
+    if (!parsed.success) throw new TypeError(`Agent "${config.name}": outcome.grader: ${(parsed.error.issues[0]?.message ?? 'not a model choice').replace(/`/g, '')}`);
+  }
+  return {
+    rubric: outcome.rubric,
+    maxAttempts: outcome.maxAttempts,
+    ...(outcome.evidence?.length ? { evidence: [...outcome.evidence] } : {}),
+    ...(outcome.grader ? { grader: outcome.grader } : {}),
+  };
 }
 
 function memorySettingsOf(config: AgentConfig): MemorySettings | undefined {

@@ -33,6 +33,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_cancelled: '■',
   version_changed: '⇡',
   model_fallback: '↪',
+  answer_graded: '★',
 };
 
 /**
@@ -95,6 +96,16 @@ function renderFallback(f: NonNullable<TaskStatus['fallback']>): string[] {
   return lines;
 }
 
+/** A graded outcome (docs/outcomes.md): attempts, the grader's spend, then each grade on a line. */
+function renderOutcome(o: NonNullable<TaskStatus['outcome']>): string[] {
+  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  const tokens = o.usage.inputTokens + o.usage.outputTokens + (o.usage.cacheWriteTokens ?? 0) + (o.usage.cacheReadTokens ?? 0);
+  return [
+    `outcome    ${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded (grader ${tokens} tokens, $${o.costUsd.toFixed(4)})`,
+    ...o.grades.map((g) => `  attempt ${g.attempt} (turn ${g.turn}) ${g.pass ? 'pass' : 'fail'}${g.score !== undefined ? ` ${g.score}` : ''} by ${safeLine(g.model)}: ${safeLine(g.reasons)}`),
+  ];
+}
+
 export function renderStatus(taskId: string, s: TaskStatus, options: { full?: boolean } = {}): string {
   const lines = [
     `task       ${safeLine(taskId)}`,
@@ -116,6 +127,7 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
     );
   }
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  if (s.outcome) lines.push(...renderOutcome(s.outcome));
   for (const c of s.children ?? []) {
     const spent = c.spent ? ` (spent ${c.spent.turns} turns, ${c.spent.toolCalls} tool calls, $${c.spent.costUsd.toFixed(4)})` : ` (holds ${c.slice.turns} turns, ${c.slice.toolCalls} tool calls)`;
     lines.push(`sub-agent  ${safeLine(c.agent)} ${safeLine(c.taskId)} ${safeLine(c.state)}${spent}`);

@@ -572,6 +572,12 @@ function transcriptList(messages: Message[]): Html {
   })}</ol>`;
 }
 
+/** A graded outcome (docs/outcomes.md): the verdict, attempts, the grader's cost and each grade's reasons. */
+function outcomeItem(o: NonNullable<TaskPageData['status']>['outcome'] & object): Html {
+  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  return html`<dt>Outcome</dt><dd>${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded, grader $${o.costUsd.toFixed(4)}<ol class="grades">${o.grades.map((g) => html`<li>attempt ${g.attempt}: ${g.pass ? 'pass' : 'fail'}${g.score !== undefined ? ` ${g.score}` : ''} — ${g.reasons}</li>`)}</ol></dd>`;
+}
+
 export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data: TaskPageData, state?: FormState, now = Date.now()): string {
   const s = data.status;
   const open = data.summary.executionStatus === 'RUNNING';
@@ -586,6 +592,7 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
     <dt>Agent</dt><dd>${data.summary.agent ?? s?.agent ?? '?'}</dd>
     <dt>Status</dt><dd><span id="live-status" data-status="${agentStatus}">${agentStatus}</span>${s ? html` · phase <span id="live-phase">${s.phase}</span> · turn <span id="live-turn">${s.turn}</span>` : ''}</dd>
     ${s ? html`<dt>Budgets</dt><dd>turns ${s.budgets.turns.used}/${s.budgets.turns.limit}, tool calls ${s.budgets.toolCalls.used}/${s.budgets.toolCalls.limit}${s.budgets.tokens ? `, tokens ${s.budgets.tokens.used}/${s.budgets.tokens.limit}` : ''}${s.budgets.costUsd ? `, cost $${s.budgets.costUsd.used.toFixed(4)}/$${s.budgets.costUsd.limit}` : ''}</dd>` : ''}
+    ${s?.outcome ? outcomeItem(s.outcome) : ''}
   </dl>
   ${data.note ? html`<p${data.atRest ? trusted(' class="status error no-worker"') : ''}>${data.note}</p>` : ''}
   <div id="live-result" role="status" aria-live="polite">${result ? html`<p class="status ok"><strong>Result (${result.outcome}):</strong> ${result.text}</p>` : ''}${data.failure ? html`<p class="status error">Failed: ${data.failure.detail}</p>` : ''}</div>

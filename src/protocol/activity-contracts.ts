@@ -8,6 +8,7 @@ import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
+import type { GradeAnswerInput, GradeAnswerResult } from './outcome';
 
 export interface DescribeAgentInput {
   agent: string;
@@ -279,6 +280,8 @@ export interface AgentActivities {
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;
   callModel(input: CallModelInput): Promise<ModelTurn>;
   summarizeTurns(input: SummarizeTurnsInput): Promise<SummaryResult>;
+  /** A graded outcome's grader: the prompt, the answer and the named evidence, graded against the rubric (docs/outcomes.md). */
+  gradeAnswer(input: GradeAnswerInput): Promise<GradeAnswerResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
   /** Stores audit entries that left the task's state; returns the marker text that refers to them. */
   storeAudit(input: StoreAuditInput): Promise<string>;

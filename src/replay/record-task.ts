@@ -162,7 +162,7 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
       const done = event.workflowExecutionCompletedEventAttributes;
       if (done) {
         const result = await decode<TaskResult>(done.result);
-        outcome = { status: 'completed', outcome: result.outcome, text: result.text };
+        outcome = { status: 'completed', outcome: result.outcome, text: result.text, ...(result.grades?.length ? { grades: result.grades } : {}) };
       }
       const failed = event.workflowExecutionFailedEventAttributes;
       if (failed) {
@@ -207,6 +207,12 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     if (t.usage.cacheReadTokens) usage.cacheReadTokens = (usage.cacheReadTokens ?? 0) + t.usage.cacheReadTokens;
     if (t.usage.cacheWriteTokens) usage.cacheWriteTokens = (usage.cacheWriteTokens ?? 0) + t.usage.cacheWriteTokens;
     costUsd += t.costUsd ?? 0;
+  }
+  // A graded outcome's grader calls are the task's spend too (docs/outcomes.md).
+  for (const g of outcome.grades ?? []) {
+    usage.inputTokens += g.usage.inputTokens;
+    usage.outputTokens += g.usage.outputTokens;
+    costUsd += g.costUsd ?? 0;
   }
   return sealRecording({
     format: RECORDING_FORMAT,

@@ -12,6 +12,7 @@
  * cannot run (run-replay.ts), which is never a regression.
  */
 import type { AutoDecider, AutoVerdict } from '../protocol/auto-permission';
+import type { Grade } from '../protocol/outcome';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { canonicalJson } from '../protocol/canonical-json';
@@ -77,6 +78,8 @@ export interface RecordedOutcome {
   outcome?: string;
   text?: string;
   error?: ToolError;
+  /** A graded outcome's grades (docs/outcomes.md), every one, as the result kept them. */
+  grades?: Grade[];
 }
 
 export interface RecordingBody {

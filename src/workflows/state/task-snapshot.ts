@@ -50,6 +50,8 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     ...(state.readRecording ? { readRecording: state.readRecording } : {}),
     ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
     ...(state.buildOf() ? { build: state.buildOf()!.buildId } : {}),
+    // Only once graded: a task without an outcome writes the snapshot it wrote before outcomes existed.
+    ...(state.grades.length ? { grades: state.grades.map((g) => ({ ...g })) } : {}),
   };
 }
 
@@ -110,6 +112,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   if (snapshot.delegated) state.children.spent = snapshot.delegated;
   state.lineage = [...(snapshot.lineage ?? [])];
   if (snapshot.readRecording) state.readRecording = snapshot.readRecording;
+  state.grades.push(...(snapshot.grades ?? []));
   if (snapshot.agentVersion || snapshot.build) {
     state.previousVersions = { ...(snapshot.agentVersion ? { agentVersion: snapshot.agentVersion } : {}), ...(snapshot.build ? { build: snapshot.build } : {}) };
   }

@@ -26,6 +26,7 @@ import {
   type VerifiedIdentity,
 } from '../../protocol/task';
 import type { ToolError } from '../../protocol/tool-error';
+import type { Grade } from '../../protocol/outcome';
 import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
@@ -42,6 +43,7 @@ const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   running: 'running',
   calling_model: 'running',
   running_tools: 'running',
+  grading: 'running',
   awaiting_approval: 'awaiting_approval',
   blocked: 'blocked',
   completed: 'completed',
@@ -85,6 +87,8 @@ export class TaskState {
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;
+  /** A graded outcome's grades, in order (docs/outcomes.md); empty for an agent without one. */
+  readonly grades: Grade[] = [];
   /** The model that answered last (a label), for status and the result. */
   model: string;
   /** Events, escalations, decisions and approval records, bounded in state. */
@@ -323,6 +327,7 @@ export class TaskState {
       model: this.model,
       ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
       ...(this.children.any ? { delegated: this.children.spent } : {}),
+      ...(this.grades.length ? { grades: this.grades.map((g) => ({ ...g })) } : {}),
     };
   }
 

@@ -10,6 +10,7 @@ function fallbackOf(state: TaskState): Pick<TaskStatus, 'fallback'> {
   const fallback = fallbackStatusOf(state);
   return fallback ? { fallback } : {};
 }
+import { outcomeStatusOf } from './grades';
 
 /** A budget reading's `held`: what running children hold of it, shown only when they hold some. */
 const held = (amount: number) => (amount > 0 ? { held: amount } : {});
@@ -61,6 +62,7 @@ export function statusOf(state: TaskState): TaskStatus {
     ...(state.lineage.length ? { lineage: state.lineage.map((p) => ({ ...p })) } : {}),
     ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
     ...buildOf(state),
+    ...outcomeStatusOf(state),
     ...(state.result ? { result: state.result } : {}),
   };
 }
