@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
 import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { cacheTable, measureConversationCache } from './conversation-cache';
+import { cacheResumesTable, measureCacheResumes } from './cache-resumes';
 import { clusterTables, measureCluster } from './cluster';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
@@ -18,6 +19,7 @@ import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureNoWorkerStatus, noWorkerStatusTable } from './no-worker-status';
 import { measureSteering, steeringTable } from './steering';
+import { measureStreaming, streamingTable } from './streaming';
 import { measureRealSizes, REAL_SIZE_TURNS } from './real-sizes';
 import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
@@ -141,6 +143,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       console.log('\nSteering and schedules (issue 26):\n');
       console.log(steeringTable(r));
     }),
+  streaming: () =>
+    withServer(async (h) => {
+      const r = await measureStreaming(h);
+      save('streaming.json', r);
+      writeFileSync(path.join(out, 'streaming.md'), streamingTable(r) + '\n');
+      console.log('\nLive output: the API writes a token -> a subscriber has it:\n');
+      console.log(streamingTable(r));
+    }),
   memory: async () => {
     console.log('\nWorker memory with tasks waiting for approval:');
     const rows = await measureWaitingMemory([0, 1_000, 10_000]);
@@ -210,6 +220,14 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     console.log('\nWhat a long Claude task costs with and without the conversation cache (strict fake, list prices):\n');
     console.log(cacheTable(rows));
   },
+  'cache-resumes': () =>
+    withServer(async (h) => {
+      const r = await measureCacheResumes(h);
+      save('cache-resumes.json', r);
+      writeFileSync(path.join(out, 'cache-resumes.md'), cacheResumesTable(r) + '\n');
+      console.log('\nThe prompt cache across resumes: cache-read share after each kind of resume vs uninterrupted (issue 39):\n');
+      console.log(cacheResumesTable(r));
+    }),
 };
 
 async function main(): Promise<void> {

@@ -617,6 +617,68 @@ async function recordUnmarkedPaths(h: Harness): Promise<void> {
   await recordSubagents(h, round);
   await recordMcpQuestion(h, round);
   await recordHousePaths(h, round);
+  await recordAutoPermissions(h, round);
+  await recordGradedOutcome(h, round);
+}
+
+/**
+ * The `auto` permission rule (issue 40 part 3, opt-in, so no older path changed): the agent's own
+ * classifier allows a write and denies another, and a destructive call on a file the prompt never
+ * names goes to a person, who approves it.
+ */
+async function recordAutoPermissions(h: Harness, round: string): Promise<void> {
+  const agent = createDemoAgent({
+    workspaceDir: h.workspaceDir,
+    ordersUrl: h.orders.url,
+    policy: {
+      write: 'auto',
+      destructive: 'auto',
+      classifier: (call) => ((call.input as { path?: string }).path === 'auto-denied.txt' ? { verdict: 'deny', reason: 'not this file' } : { verdict: 'allow', reason: 'the task asks for it' }),
+    },
+  });
+  await record(
+    h,
+    `${round}-auto-permissions`,
+    {
+      agent: 'demo',
+      prompt: 'Write auto-notes.txt and auto-denied.txt.',
+      model: {
+        provider: 'scripted',
+        script: h.script([
+          callTool('write_file', { path: 'auto-notes.txt', content: 'notes' }),
+          callTool('write_file', { path: 'auto-denied.txt', content: 'no' }),
+          callTool('delete_file', { path: 'auto-notes.txt.bak' }),
+          answer('done'),
+        ]),
+      },
+    },
+    async (taskId) => {
+      const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+      await h.client.approve(taskId, { approvalId: approval!.id, by: 'recorder' });
+    },
+    [agent],
+  );
+}
+
+/**
+ * A graded outcome (docs/outcomes.md): a scripted grader fails both answers, so the history holds a
+ * grade, the grader's guidance, a second answer, its grade and the end, outcome_failed.
+ */
+async function recordGradedOutcome(h: Harness, round: string): Promise<void> {
+  const grader = h.script([answer('{"pass": false, "score": 0.2, "reasons": "The answer names no delivery date."}')]);
+  const graded = defineAgent({
+    name: 'graded',
+    system: 'You answer questions about orders.',
+    tools: [],
+    outcome: { rubric: 'The answer names a delivery date.', maxAttempts: 2, grader: { provider: 'scripted', script: grader } },
+  });
+  await record(
+    h,
+    `${round}-graded-outcome`,
+    { agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('Soon.'), answer('Very soon.')]) } },
+    undefined,
+    [graded],
+  );
 }
 
 /** A question from an MCP server (elicitation, from the reference server-everything), answered by a person. */

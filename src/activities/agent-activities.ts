@@ -7,9 +7,11 @@ import { requireTrustedKeysFor, trustedKeysFromEnvironment } from '../approvers/
 import type { AgentActivities } from '../protocol/activity-contracts';
 import { loadForkPoint } from './branch-activities';
 import { createCallModel } from './call-model';
+import { createClassifyToolCall } from './classify-tool-call';
 import { decisionReceivedAt } from './decision-received-at';
 import type { ActivityDependencies } from './dependencies';
 import { createDescribeAgent } from './describe-agent';
+import { createGradeAnswer } from './grade-answer';
 import { keepAlive } from './heartbeat';
 import { createLoadText } from './load-text';
 import { modelSource } from './model-source';
@@ -37,8 +39,10 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     describeAgent: keepAlive(createDescribeAgent(worker, models, tools, { approverKeys, wholeConversations: deps.wholeConversations })),
     callModel: createCallModel(worker, models),
     summarizeTurns: createSummarizeTurns(worker, models),
+    gradeAnswer: createGradeAnswer(worker, models),
     prepareToolCall: keepAlive(createPrepareToolCall(worker, tools)),
     runTool: createRunTool(worker, tools),
+    classifyToolCall: keepAlive(createClassifyToolCall(worker, models, tools)),
     notify: keepAlive(createNotify(worker, deps)),
     storeAudit: keepAlive(createStoreAudit(worker)),
     loadText: keepAlive(createLoadText(worker)),

@@ -15,15 +15,19 @@ import type { DeclaredCapabilities } from '../models/model-capabilities';
 import { costOf, type PriceTable } from '../models/pricing';
 import type { AgentActivities, CancelledModelCall } from '../protocol/activity-contracts';
 import type { ModelProgress, ModelTurn } from '../protocol/messages';
+import { LiveOutputWriter } from './live-output-writer';
+import type { LiveOutputLog } from '../live-output/live-output-log';
+import type { OutputDelta } from '../protocol/live-output';
 import { conversationOf } from './conversation-copies';
-import { toApplicationFailure } from './failure';
+import { finalFailure, toApplicationFailure } from './failure';
+import { fallbackReasonOf } from '../protocol/model-fallback';
 import { withHeartbeats } from './heartbeat';
 import type { ModelSource } from './model-source';
 import type { WorkerResources } from './worker-resources';
 
 export function createCallModel(worker: WorkerResources, models: ModelSource): AgentActivities['callModel'] {
-  const { store, withBlobs, prices, inlineChars, conversations } = worker;
-  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft }) => {
+  const { store, withBlobs, prices, inlineChars, conversations, liveOutput } = worker;
+  return async ({ model, system, messages: whole, conversation, tools, scope, toolChoice, maxTokens, modelId, thinking, droppedTurns, compaction, spendLeft, fallbackAfterAttempts }) => {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     // The call beats throughout: asking the task for its conversation may wait on its worker, reading
@@ -34,10 +38,12 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
         const messages = whole ?? (await conversationOf(ctx, conversation, conversations));
         const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
         const abort = abortOnCancellation(ctx);
+        let live: LiveOutputWriter | undefined;
         try {
           const chosen = models.modelFor(model);
           // What the model declared it does itself; the engine does the rest (model-capabilities.ts).
           const can = models.capabilitiesOf(chosen);
+          live = can.streaming ? liveWriter(ctx, liveOutput(), modelId ?? chosen.id) : undefined;
           const native = compaction !== undefined && can.nativeCompaction;
           const request: ModelRequest = {
             system,
@@ -49,12 +55,17 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
             ...(thinking && can.thinking ? { thinking } : {}),
             ...(droppedTurns ? { droppedTurns } : {}),
             ...(native ? { compaction } : {}),
-            ...(can.streaming ? { onProgress: (p: ModelProgress) => note(p) } : {}),
+            // The heartbeat carries how far the answer is, not its text: a heartbeat's details can
+            // land in history (an attempt that times out), and no token goes there. Text goes to
+            // the live output log instead, which `watch` reads.
+            ...(can.streaming ? { onProgress: (p: ModelProgress) => note({ ...p, tail: '' }) } : {}),
+            ...(live ? { onOutput: (d: OutputDelta) => live!.delta(d) } : {}),
             signal: abort.signal,
           };
           // A budget that is a hard cap: the call goes with a max_tokens its maximum fits in, or not at all.
           if (spendLeft && chosen.plan) request.maxTokens = fitMaxTokens(chosen.plan(request), spendLeft, prices);
           const answered = await chosen.complete(request);
+          await live?.end({ stopReason: answered.stopReason });
           // The task asked for native compaction and the model has none: the task is told so (its own
           // answer for the model), and keeps a durable summary from then on.
           const turn = compaction && !native ? { ...withoutCacheTokens(answered, can), nativeCompaction: 'unsupported' as const } : withoutCacheTokens(answered, can);
@@ -67,9 +78,16 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
           const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
           return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
         } catch (err) {
-          // Cancelled (an interrupt): what the aborted call cost goes to the task in the failure's details.
-          if (err instanceof ModelCallAborted) throw cancelledCallFailure(err, prices);
-          throw toApplicationFailure(classifyModelError(err), attempt);
+          if (err instanceof ModelCallAborted) {
+            await live?.end({ error: 'cancelled' });
+            // Cancelled (an interrupt): what the aborted call cost goes to the task in the failure's details.
+            throw cancelledCallFailure(err, prices);
+          }
+          const classified = classifyModelError(err);
+          await live?.end({ error: classified.error.error_class });
+          // The task has a next model: an overload or a rate limit that lasted this long goes to it now.
+          if (fallbackAfterAttempts !== undefined && attempt >= fallbackAfterAttempts && fallbackReasonOf(classified.error)) throw finalFailure(classified, attempt);
+          throw toApplicationFailure(classified, attempt);
         } finally {
           abort.dispose();
         }
@@ -78,6 +96,14 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
       { keepPrevious: false },
     );
   };
+}
+
+/** The call's live output writer, when the worker keeps live output. */
+function liveWriter(ctx: Context, log: LiveOutputLog | undefined, model: string): LiveOutputWriter | undefined {
+  const { workflowExecution, activityId, attempt } = ctx.info;
+  if (!log || !workflowExecution) return undefined;
+  const call = { taskId: workflowExecution.workflowId, runId: workflowExecution.runId, callId: `${workflowExecution.runId}/${activityId}`, attempt, model };
+  return new LiveOutputWriter(log, call, (message) => ctx.log.warn(message));
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { AgentDefinition } from '../agents/define-agent';
 import type { BlobStore } from '../blobs/blob-store';
 import type { McpClientPool } from '../mcp/pool';
+import type { LiveOutputLog } from '../live-output/live-output-log';
 import type { MemoryLog } from '../memory/memory-log';
 import type { ModelEnvironment } from '../models/create-model';
 import type { Model } from '../models/model';
@@ -47,6 +48,11 @@ export interface ActivityDependencies {
    * LocalBlobStore's folder when one is given, else where DURABLE_AGENT_BLOB_STORE points (openMemoryLog()).
    */
   memoryLog?: MemoryLog;
+  /**
+   * Where model calls stream their live output for `watch`, the inbox and TaskClient.stream
+   * (docs/live-output.md); `false` streams nothing. Default: beside the blob store, like memoryLog.
+   */
+  liveOutput?: LiveOutputLog | false;
   /** Each run's latest conversation, so a model call's input carries only the change (conversation-copies.ts). Default: a new one per worker. */
   conversations?: ConversationCopies;
   /**

@@ -41,3 +41,12 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
   const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempt - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
+
+/**
+ * A transient failure this attempt ends for good, class and code kept: the task has a next model
+ * to try (docs/model-fallback.md), which waiting out this one's retry budget would only delay.
+ */
+export function finalFailure(classified: Classified, attempt: number): ApplicationFailure {
+  const error = { ...classified.error, attempts: attempt, retryable: false };
+  return ApplicationFailure.create({ message: error.detail, type: error.error_class, nonRetryable: true, details: [error] });
+}

@@ -48,12 +48,13 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
     const gate = gateToolCall(toolName, new Map([[toolName, tool.manifest]]), definition.policy ?? {});
     if (gate.action === 'refuse') throw fail(gate.error);
     // Calls from tasks started before this check (no scope) carry no approval record: left as they ran.
-    if (gate.action === 'confirm' && !approval && scope) {
+    // An `auto` call runs with the classifier's allow (or a person's approval) named, like a confirmed one.
+    if ((gate.action === 'confirm' || gate.action === 'classify') && !approval && scope) {
       throw fail(
         toolError(
           'policy',
           'approval_required',
-          `${toolName} is a ${tool.effect} action and needs a person's approval; none came with this call, so it did not run.`,
+          `${toolName} is a ${tool.effect} action and needs a person's approval${gate.action === 'classify' ? " or the auto classifier's allow" : ''}; none came with this call, so it did not run.`,
           'Do not retry it; ask the user.',
         ),
       );

@@ -17,6 +17,8 @@ import type { BranchDependencies } from './branch-activities';
 import { ConversationCopies } from './conversation-copies';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, type ActivityDependencies } from './dependencies';
 import { carryTaskMemory, memoryLogOf, type MemoryDependencies } from './memory-activity';
+import { liveOutputOf } from './live-output-writer';
+import type { LiveOutputLog } from '../live-output/live-output-log';
 import { openVault } from '../vault/open-vault';
 import type { Vault } from '../vault/vault';
 
@@ -39,6 +41,8 @@ export interface WorkerResources {
   conversations: ConversationCopies;
   /** The vault credentials are resolved from (opened at first use). */
   vault(): Vault;
+  /** Where model calls stream their live output (opened at first use); undefined when the worker streams none. */
+  liveOutput(): LiveOutputLog | undefined;
 }
 
 export function workerResources(deps: ActivityDependencies): WorkerResources {
@@ -77,7 +81,9 @@ export function workerResources(deps: ActivityDependencies): WorkerResources {
   const memory = { log: memoryLogOf(deps), store, withBlobs };
   let vault: Vault | undefined = typeof deps.vault === 'function' ? undefined : deps.vault;
   const openedVault = (): Vault => (vault ??= typeof deps.vault === 'function' ? deps.vault() : openVault());
+  const liveOutput = liveOutputOf(deps);
   return {
+    liveOutput,
     vault: openedVault,
     agentNamed,
     store,

@@ -15,6 +15,9 @@ import { MEMORY_TOOL_NAME, type MemoryScopeKind } from '../protocol/memory-tool'
 import { memoryTool } from '../memory/memory-tool';
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits } from '../memory/memory-files';
 import { credentialsProblem } from '../vault/vault-names';
+import { fallbacksProblem, modelIdProblem } from '../protocol/model-fallback';
+import { outcomeProblem, type OutcomeSpec } from '../protocol/outcome';
+import { modelChoiceSchema } from '../protocol/wire-shapes';
 
 export interface MemoryConfig {
   /** `agent` (default): every task of the agent reads and writes one memory; `task`: each task its own. */
@@ -35,8 +38,11 @@ export interface AgentConfig {
   description?: string;
   system: string;
   tools: ToolDefinition<any, any>[];
-  /** Default: Claude when ANTHROPIC_API_KEY is set on the worker; otherwise a task must choose a model. */
-  model?: ModelChoice;
+  /**
+   * Default: Claude when ANTHROPIC_API_KEY is set on the worker; otherwise a task must choose a model.
+   * `{ id, fallbacks }` is short for a Claude choice with fallback models (docs/model-fallback.md).
+   */
+  model?: ModelChoice | { id: string; fallbacks?: string[] };
   /** Default DEFAULT_MAX_TURNS (20). */
   maxTurns?: number;
   /** Default DEFAULT_BUDGETS; a task may override them. */
@@ -78,9 +84,18 @@ export interface AgentConfig {
    * the definition, and neither names nor values go into the manifest, history or blobs (docs/credentials.md).
    */
   credentials?: Record<string, string>;
+  /**
+   * A graded outcome (docs/outcomes.md): when the task answers, a grader model scores the answer
+   * against `rubric`, seeing only the task's prompt, the answer and the `evidence` named
+   * (`tool:NAME`: that tool's results). A failing grade goes back to the task as guidance and it
+   * answers again, up to `maxAttempts` answers; then the task ends `outcome_failed`. `grader`:
+   * another model choice; default the task's own model. Default off.
+   */
+  outcome?: OutcomeSpec;
 }
 
-export interface AgentDefinition extends AgentConfig {
+export interface AgentDefinition extends Omit<AgentConfig, 'model'> {
+  model?: ModelChoice;
   /** Set when the agent keeps a memory. */
   memorySettings?: MemorySettings;
   tool(name: string): ToolDefinition<any, any> | undefined;
@@ -156,11 +171,15 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   if (config.messagesWhileBusy !== undefined && !MESSAGES_WHILE_BUSY.includes(config.messagesWhileBusy)) {
     throw new TypeError(`Agent "${config.name}": messagesWhileBusy must be one of ${MESSAGES_WHILE_BUSY.join(', ')}`);
   }
+  const outcome = outcomeOf(config, new Set(tools.map((t) => t.name)), serverNames);
   const maxTurns = config.maxTurns ?? config.budgets?.turns ?? DEFAULT_MAX_TURNS;
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new TypeError(`Agent "${config.name}": maxTurns must be >= 1`);
   const delegation = delegationOf(config, byName);
+  const { model: _given, ...rest } = config;
+  const model = modelChoiceOf(config);
   return {
-    ...config,
+    ...rest,
+    ...(model ? { model } : {}),
     tools,
     ...(policy ? { policy } : {}),
     ...(memorySettings ? { memorySettings } : {}),
@@ -173,17 +192,44 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
       model,
       maxTurns,
       ...(config.budgets ? { budgets: config.budgets } : {}),
-      ...(policy ? { policy } : {}),
+      // The agent's own classifier is a function: it stays on the worker (the activity reads it there).
+      ...(policy ? { policy: manifestPolicy(policy) } : {}),
       ...(config.messagesWhileBusy && config.messagesWhileBusy !== 'queue' ? { messagesWhileBusy: config.messagesWhileBusy } : {}),
       ...(delegation ? { delegation } : {}),
+      ...(outcome ? { outcome } : {}),
     }),
   };
 }
 
-const PERMISSION_RULES = ['allow', 'confirm', 'deny'] as const;
+/** The agent's model choice, `{ id, fallbacks }` read as Claude's; fallbacks checked (a typo fails at worker start). */
+function modelChoiceOf(config: AgentConfig): ModelChoice | undefined {
+  const given = config.model;
+  if (given === undefined) return undefined;
+  const choice: ModelChoice = 'provider' in given ? given : { provider: 'anthropic', model: given.id, ...(given.fallbacks ? { fallbacks: given.fallbacks } : {}) };
+  if (!('provider' in given)) {
+    const problem = modelIdProblem(given.id, 'model.id');
+    if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  }
+  const fallbacks = (choice as { fallbacks?: unknown }).fallbacks;
+  if (fallbacks === undefined) return choice;
+  if (choice.provider !== 'anthropic') throw new TypeError(`Agent "${config.name}": model.fallbacks needs a Claude model (provider 'anthropic'), not '${choice.provider}'`);
+  const problem = fallbacksProblem(fallbacks, 'model.fallbacks', choice.model);
+  if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  return choice;
+}
+
+const PERMISSION_RULES = ['allow', 'confirm', 'deny', 'auto'] as const;
 /** A value as a reader recognises it: a short string quoted, anything else described. */
 const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : describeValue(value));
-const POLICY_FIELDS = ['write', 'destructive', 'tools', 'approvalTimeoutMs', 'onExpiry', 'approvers', 'forbidSelfApproval'];
+const POLICY_FIELDS = ['write', 'destructive', 'tools', 'approvalTimeoutMs', 'onExpiry', 'approvers', 'forbidSelfApproval', 'autoRules', 'classifier'];
+/** The longest rule in `policy.autoRules`: one line for the classifier. */
+const AUTO_RULE_CHARS = 500;
+
+/** The policy the workflow gets: everything but the agent's classifier function. */
+function manifestPolicy(policy: PermissionPolicy): PermissionPolicy {
+  const { classifier: _kept, ...rest } = policy;
+  return rest;
+}
 
 /** Why `policy` is not a permission policy (the field and what it allows), or undefined. */
 export function policyProblem(policy: unknown): string | undefined {
@@ -210,6 +256,27 @@ export function policyProblem(policy: unknown): string | undefined {
   }
   if (p.onExpiry !== undefined && p.onExpiry !== 'deny' && p.onExpiry !== 'block') return `policy.onExpiry must be 'deny' or 'block', got ${shown(p.onExpiry)}`;
   if (p.forbidSelfApproval !== undefined && typeof p.forbidSelfApproval !== 'boolean') return `policy.forbidSelfApproval must be true or false, got ${shown(p.forbidSelfApproval)}`;
+  return autoProblem(p);
+}
+
+/** Why the `auto` settings are wrong (docs/auto-permissions.md), or undefined. */
+function autoProblem(p: Record<string, unknown>): string | undefined {
+  if (p.autoRules !== undefined) {
+    if (!Array.isArray(p.autoRules)) return `policy.autoRules must be an array of one-line rules, got ${shown(p.autoRules)}`;
+    const bad = p.autoRules.findIndex((r) => typeof r !== 'string' || !r.trim() || r.length > AUTO_RULE_CHARS || /[\r\n]/.test(r));
+    if (bad >= 0) return `policy.autoRules[${bad}] must be one non-empty line of at most ${AUTO_RULE_CHARS} characters, got ${shown(p.autoRules[bad])}`;
+  }
+  if (p.classifier !== undefined && typeof p.classifier !== 'function') return `policy.classifier must be a function (call) => { verdict, reason }, got ${shown(p.classifier)}`;
+  const tools = (p.tools ?? {}) as Record<string, unknown>;
+  const usesAuto = p.write === 'auto' || p.destructive === 'auto' || Object.values(tools).includes('auto');
+  // Four eyes: a classifier allowing what the starter's own prompt asks for would be the starter approving.
+  if (usesAuto && p.forbidSelfApproval === true) {
+    return `policy.forbidSelfApproval asks for a second person on every call, and an 'auto' rule lets a classifier allow calls on the starter's own prompt: use one or the other`;
+  }
+  // Settings for a classifier nothing consults are a mistake (a rule meant as 'auto' written otherwise).
+  if (!usesAuto && (p.autoRules !== undefined || p.classifier !== undefined)) {
+    return `policy.${p.autoRules !== undefined ? 'autoRules' : 'classifier'} is set, but no rule is 'auto' (write, destructive or a tool's): nothing would consult it`;
+  }
   return undefined;
 }
 
@@ -220,6 +287,24 @@ export function budgetsProblem(budgets: unknown): string | undefined {
   if (parsed.success) return undefined;
   const message = (parsed.error.issues[0]?.message ?? 'not valid').replace(/`/g, '');
   return message.startsWith('budgets') ? message : `budgets: ${message}`;
+}
+
+/** The outcome with every field checked (a typo must fail at worker start, not grade by a rubric nobody wrote), or undefined. */
+function outcomeOf(config: AgentConfig, tools: ReadonlySet<string>, servers: ReadonlySet<string>): OutcomeSpec | undefined {
+  const problem = outcomeProblem(config.outcome, tools, servers);
+  if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
+  const outcome = config.outcome;
+  if (!outcome) return undefined;
+  if (outcome.grader !== undefined) {
+    const parsed = modelChoiceSchema.safeParse(outcome.grader);
+    if (!parsed.success) throw new TypeError(`Agent "${config.name}": outcome.grader: ${(parsed.error.issues[0]?.message ?? 'not a model choice').replace(/`/g, '')}`);
+  }
+  return {
+    rubric: outcome.rubric,
+    maxAttempts: outcome.maxAttempts,
+    ...(outcome.evidence?.length ? { evidence: [...outcome.evidence] } : {}),
+    ...(outcome.grader ? { grader: outcome.grader } : {}),
+  };
 }
 
 function memorySettingsOf(config: AgentConfig): MemorySettings | undefined {

@@ -10,7 +10,7 @@ import type { NestedPending } from '../client/child-tasks';
 import type { TaskResult } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
 import { ERROR_CLASSES } from '../protocol/tool-error';
-import { AGENT_STATUSES } from '../protocol/task';
+import { AGENT_STATUSES, TASK_OUTCOMES } from '../protocol/task';
 import type { ModelProgress } from '../protocol/messages';
 import { safeJson } from './render';
 
@@ -120,6 +120,7 @@ export const event = z
       'task_forked',
       'model_replied',
       'tool_called',
+      'tool_classified',
       'tool_succeeded',
       'tool_failed',
       'approval_requested',
@@ -133,6 +134,8 @@ export const event = z
       'task_failed',
       'task_cancelled',
       'version_changed',
+      'model_fallback',
+      'answer_graded',
     ]),
     turn: count,
     tool: z.string().optional(),
@@ -164,9 +167,36 @@ const child = z
   })
   .meta({ id: 'ChildTask', description: "A sub-agent's child task as its parent counts it." });
 
+/** One grade of a graded outcome (docs/outcomes.md). */
+export const gradeJson = z
+  .strictObject({
+    attempt: count,
+    turn: count,
+    pass: z.boolean(),
+    score: z.number().min(0).max(1).optional(),
+    reasons: z.string(),
+    model: z.string(),
+    usage,
+    costUsd: z.number().optional(),
+    at: z.string(),
+  })
+  .meta({ id: 'Grade', description: "The grader's verdict on one answer, with what grading it cost." });
+
+/** A graded task's outcome in status (docs/outcomes.md). */
+export const outcomeStatusJson = z
+  .strictObject({
+    maxAttempts: count,
+    attempts: count,
+    grades: z.array(gradeJson),
+    usage,
+    costUsd: z.number(),
+    passed: z.boolean().optional(),
+  })
+  .meta({ id: 'OutcomeStatus', description: 'Attempts, every grade and what the grader spent (also counted in the task usage and cost).' });
+
 export const taskResultJson = z
   .strictObject({
-    outcome: z.enum(['answered', 'max_turns', 'budget_exhausted', 'refused', 'max_tokens', 'cancelled']),
+    outcome: z.enum(TASK_OUTCOMES as [TaskResult['outcome'], ...TaskResult['outcome'][]]),
     text: z.string(),
     turns: count,
     toolCalls: count,
@@ -175,6 +205,7 @@ export const taskResultJson = z
     model: z.string(),
     finalCallWithoutTools: z.boolean().optional(),
     delegated: spend.optional(),
+    grades: z.array(gradeJson).optional(),
   })
   .meta({ id: 'TaskResult', title: 'TaskResult', description: "A closed task's result: `durable-agent result TASK_ID --json` when the task did not fail." });
 
@@ -193,11 +224,31 @@ const contextState = z
   })
   .meta({ id: 'ContextState', description: 'How the task keeps its conversation in the context window, and what compaction and summaries cost (docs/context.md).' });
 
+const fallbackStatus = z
+  .strictObject({
+    fallbacks: z.array(z.string()).meta({ description: "The task's fallback models, in order." }),
+    current: z.string().meta({ description: 'The model calls go to now.' }),
+    model: z.string().optional().meta({ description: "The fallback answering now; absent while the task's own model does." }),
+    switches: z.array(
+      z.strictObject({
+        at: z.string(),
+        turn: count,
+        from: z.string(),
+        to: z.string(),
+        reason: z.enum(['overloaded', 'rate_limited', 'not_served']),
+        code: z.string(),
+        detail: z.string(),
+      }),
+    ),
+    skipped: z.array(z.strictObject({ at: z.string(), turn: count, model: z.string(), reason: z.string() })),
+  })
+  .meta({ id: 'FallbackStatus', description: 'Only for a task with fallback models: the model answering now and every move to the next one (docs/model-fallback.md).' });
+
 const taskStatus = z
   .strictObject({
     agent: z.string(),
     untakenDecisions: count.optional().meta({ description: 'Decisions sent as signals in this run that changed nothing (the first 100 are in `decisions`).' }),
-    phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
+    phase: z.enum(['starting', 'running', 'calling_model', 'running_tools', 'grading', 'awaiting_approval', 'blocked', 'completed', 'failed', 'cancelled']),
     agentStatus,
     model: z.string(),
     turn: count,
@@ -213,6 +264,7 @@ const taskStatus = z
       summaryCostUsd: reading.optional().meta({ description: "The summary calls' own cost budget, once the task has made one (priced models only)." }),
     }),
     unpricedModels: z.array(z.string()),
+    fallback: fallbackStatus.optional(),
     toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
     pendingApprovals: z.array(approvalRequest),
     approvals: z.array(approvalRecord),
@@ -250,6 +302,7 @@ const taskStatus = z
       .strictObject({ deploymentName: z.string(), buildId: z.string() })
       .optional()
       .meta({ description: 'The Worker Deployment build this run is on (Pinned: it finishes there, or moves at a continue-as-new); absent when unversioned.' }),
+    outcome: outcomeStatusJson.optional(),
     result: taskResultJson.optional(),
   })
   .meta({ id: 'TaskStatus', description: "The `status` query's answer: phase, turn, budgets, tool calls, approvals, events." });

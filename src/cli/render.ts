@@ -18,6 +18,7 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_forked: '⑂',
   model_replied: '◆',
   tool_called: '→',
+  tool_classified: '⚖',
   tool_succeeded: '✓',
   tool_failed: '✗',
   approval_requested: '?',
@@ -31,6 +32,8 @@ const MARK: Record<TaskEvent['kind'], string> = {
   task_failed: '✗',
   task_cancelled: '■',
   version_changed: '⇡',
+  model_fallback: '↪',
+  answer_graded: '★',
 };
 
 /**
@@ -85,6 +88,24 @@ export function renderEvent(e: TaskEvent): string {
   return `[turn ${e.turn}] ${MARK[e.kind] ?? '·'} ${who}${safeLine(e.detail)}${on}`;
 }
 
+/** The model answering now, the fallbacks left and every move (docs/model-fallback.md). */
+function renderFallback(f: NonNullable<TaskStatus['fallback']>): string[] {
+  const lines = [`fallbacks  ${safeLine(f.fallbacks.join(', '))}   calls go to ${safeLine(f.current)}`];
+  for (const s of f.switches) lines.push(`  turn ${s.turn}: ${safeLine(s.from)} -> ${safeLine(s.to)} (${safeLine(s.reason)}: ${safeLine(s.code)})`);
+  for (const s of f.skipped) lines.push(`  turn ${s.turn}: passed over ${safeLine(s.model)}: ${safeLine(s.reason)}`);
+  return lines;
+}
+
+/** A graded outcome (docs/outcomes.md): attempts, the grader's spend, then each grade on a line. */
+function renderOutcome(o: NonNullable<TaskStatus['outcome']>): string[] {
+  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  const tokens = o.usage.inputTokens + o.usage.outputTokens + (o.usage.cacheWriteTokens ?? 0) + (o.usage.cacheReadTokens ?? 0);
+  return [
+    `outcome    ${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded (grader ${tokens} tokens, $${o.costUsd.toFixed(4)})`,
+    ...o.grades.map((g) => `  attempt ${g.attempt} (turn ${g.turn}) ${g.pass ? 'pass' : 'fail'}${g.score !== undefined ? ` ${g.score}` : ''} by ${safeLine(g.model)}: ${safeLine(g.reasons)}`),
+  ];
+}
+
 export function renderStatus(taskId: string, s: TaskStatus, options: { full?: boolean } = {}): string {
   const lines = [
     `task       ${safeLine(taskId)}`,
@@ -96,6 +117,7 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
+  if (s.fallback) lines.push(...renderFallback(s.fallback));
   if (s.agentVersion || s.build) {
     lines.push(
       `version    agent ${safeLine(s.agentVersion ?? '?')}` +
@@ -105,6 +127,7 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
     );
   }
   if (s.lastError) lines.push(`last error ${renderError(s.lastError)}`);
+  if (s.outcome) lines.push(...renderOutcome(s.outcome));
   for (const c of s.children ?? []) {
     const spent = c.spent ? ` (spent ${c.spent.turns} turns, ${c.spent.toolCalls} tool calls, $${c.spent.costUsd.toFixed(4)})` : ` (holds ${c.slice.turns} turns, ${c.slice.toolCalls} tool calls)`;
     lines.push(`sub-agent  ${safeLine(c.agent)} ${safeLine(c.taskId)} ${safeLine(c.state)}${spent}`);

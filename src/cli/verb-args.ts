@@ -119,6 +119,7 @@ export const VERB_ARGS = {
       prompt: { type: 'string' },
       script: { type: 'string' },
       model: { type: 'string' },
+      'fallback-model': { type: 'string', multiple: true },
       'max-turns': { type: 'string' },
       'max-tool-calls': { type: 'string' },
       'max-cost-usd': { type: 'string' },

@@ -51,6 +51,10 @@ import {
 import { loadConnectionConfig } from './connection-config';
 import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
+import { followLiveOutput } from '../live-output/follow-live-output';
+import type { LiveOutputLog } from '../live-output/live-output-log';
+import { openLiveOutputLog } from '../live-output/open-live-output-log';
+import type { LiveOutputEvent } from '../protocol/live-output';
 import { createDataConverter, type CodecOptions } from '../codec';
 import type { DecisionSigner } from '../approvers/signer';
 import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend } from './send-decision';
@@ -235,6 +239,9 @@ export class TaskClient {
     readonly signer?: DecisionSigner,
   ) {}
 
+  /** The live output log stream() reads by default, opened at its first use. */
+  private liveOutput: LiveOutputLog | undefined;
+
   /**
    * Connects through Temporal's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, ...),
    * with the project's payload codecs (createDataConverter) so it reads what workers compressed.
@@ -355,6 +362,8 @@ export class TaskClient {
       // The conversation comes from the origin; the prompt only names the fork for people.
       prompt: options.message ?? `fork of ${forkedFrom}`,
       ...(model ? { model } : {}),
+      // The origin's fallbacks go with its model (a fork told to use another model gets none of them).
+      ...(!options.model && point.fallbackModels ? { fallbackModels: point.fallbackModels } : {}),
       forkOf: { taskId: origin, turn: atTurn, ...(options.message ? { message: options.message } : {}), ...(options.recordedReads ? { recordedReads: true } : {}) },
       ...(options.startedBy ? { startedBy: options.startedBy } : {}),
       ...(options.startedBy && options.startedByRoles?.length ? { startedByRoles: options.startedByRoles } : {}),
@@ -612,6 +621,25 @@ export class TaskClient {
   /** Waits for the task to close and returns its result; throws the task's failure if it failed. */
   async result(taskId: string): Promise<TaskResult> {
     return this.withNotFound(taskId, () => this.handle(taskId).result() as Promise<TaskResult>);
+  }
+
+  /**
+   * The task's live output (docs/live-output.md): text and tool-call deltas of its model calls as
+   * they stream, each with an offset. From `from` (the last event's offset + 1 to resume exactly;
+   * default the start) until the task closes or `signal` aborts. `log` defaults to the one beside
+   * DURABLE_AGENT_BLOB_STORE, where workers write it.
+   */
+  async *stream(taskId: string, options: { from?: number; signal?: AbortSignal; log?: LiveOutputLog; pollMs?: number } = {}): AsyncGenerator<LiveOutputEvent> {
+    // Refused now for a task that does not exist, rather than waiting on output that never comes.
+    await this.describe(taskId);
+    const log = options.log ?? (this.liveOutput ??= openLiveOutputLog());
+    const isOpen = async () => (await this.handle(taskId).describe()).status.name === 'RUNNING';
+    yield* followLiveOutput(log, taskId, {
+      isOpen,
+      ...(options.from !== undefined ? { from: options.from } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    });
   }
 
   async describe(taskId: string): Promise<TaskSummary> {

@@ -35,6 +35,8 @@ export interface ForkPoint {
   agent: string;
   /** The origin's model choice from its input, if it named one (a fork keeps it unless told otherwise). */
   model?: ModelChoice;
+  /** The origin's fallback models from its input, if it named them (kept with its model: docs/model-fallback.md). */
+  fallbackModels?: string[];
   /** The origin's blob scope, which the state's references point into. */
   originScope: string;
 }
@@ -138,7 +140,13 @@ function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: s
     messages: call.messages,
     lineage: [{ taskId, turn }, ...(checkpoint.lineage ?? [])],
   };
-  return { snapshot, agent: input.agent, ...(input.model ? { model: input.model } : {}), originScope: `${taskId}/${firstRunId}` };
+  return {
+    snapshot,
+    agent: input.agent,
+    ...(input.model ? { model: input.model } : {}),
+    ...(input.fallbackModels ? { fallbackModels: input.fallbackModels } : {}),
+    originScope: `${taskId}/${firstRunId}`,
+  };
 }
 
 /** The ids of the stored content a state refers to (messages, archived audit entries). */

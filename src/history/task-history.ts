@@ -10,6 +10,7 @@
  * The pure parts (decodePayloads, modelCallsIn, startInputOf, manifestIn, undecidedSignals,
  * eventTimeMs) read events already in hand, so a committed history can be read without a server.
  */
+import type { AutoClassification } from '../protocol/auto-permission';
 import type { Client } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
@@ -72,6 +73,28 @@ export async function* modelCallsIn(events: readonly HistoryEvent[], converter: 
       reply: async () => (completed ? decodePayloads<ModelTurn>(converter, completed.result) : undefined),
     };
   }
+}
+
+/**
+ * The `auto` classifier's verdicts in these events, by the call's tool_use id: a completed
+ * classifyToolCall's answer, or `ask` when it failed for good (the workflow then asked a person).
+ */
+export async function classificationsIn(events: readonly HistoryEvent[], converter: LoadedDataConverter): Promise<Map<string, AutoClassification>> {
+  const out = new Map<string, AutoClassification>();
+  const scheduled = new Map<string, string>();
+  for (const event of events) {
+    const attributes = event.activityTaskScheduledEventAttributes;
+    if (attributes?.activityType?.name === 'classifyToolCall') {
+      const input = await decodePayloads<{ toolUseId?: string }>(converter, attributes.input);
+      if (typeof input?.toolUseId === 'string') scheduled.set(String(event.eventId), input.toolUseId);
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    const useId = scheduled.get(String(completed?.scheduledEventId ?? event.activityTaskFailedEventAttributes?.scheduledEventId ?? event.activityTaskTimedOutEventAttributes?.scheduledEventId ?? ''));
+    if (useId === undefined) continue;
+    if (completed) out.set(useId, await decodePayloads<AutoClassification>(converter, completed.result));
+    else out.set(useId, { verdict: 'ask', by: 'engine', reason: 'the classifier failed; a person was asked' });
+  }
+  return out;
 }
 
 /** The input a run started with (its TaskInput: the first run's, or a continue-as-new's with `resume`). */

@@ -572,6 +572,12 @@ function transcriptList(messages: Message[]): Html {
   })}</ol>`;
 }
 
+/** A graded outcome (docs/outcomes.md): the verdict, attempts, the grader's cost and each grade's reasons. */
+function outcomeItem(o: NonNullable<TaskPageData['status']>['outcome'] & object): Html {
+  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  return html`<dt>Outcome</dt><dd>${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded, grader $${o.costUsd.toFixed(4)}<ol class="grades">${o.grades.map((g) => html`<li>attempt ${g.attempt}: ${g.pass ? 'pass' : 'fail'}${g.score !== undefined ? ` ${g.score}` : ''} — ${g.reasons}</li>`)}</ol></dd>`;
+}
+
 export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data: TaskPageData, state?: FormState, now = Date.now()): string {
   const s = data.status;
   const open = data.summary.executionStatus === 'RUNNING';
@@ -586,12 +592,14 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
     <dt>Agent</dt><dd>${data.summary.agent ?? s?.agent ?? '?'}</dd>
     <dt>Status</dt><dd><span id="live-status" data-status="${agentStatus}">${agentStatus}</span>${s ? html` · phase <span id="live-phase">${s.phase}</span> · turn <span id="live-turn">${s.turn}</span>` : ''}</dd>
     ${s ? html`<dt>Budgets</dt><dd>turns ${s.budgets.turns.used}/${s.budgets.turns.limit}, tool calls ${s.budgets.toolCalls.used}/${s.budgets.toolCalls.limit}${s.budgets.tokens ? `, tokens ${s.budgets.tokens.used}/${s.budgets.tokens.limit}` : ''}${s.budgets.costUsd ? `, cost $${s.budgets.costUsd.used.toFixed(4)}/$${s.budgets.costUsd.limit}` : ''}</dd>` : ''}
+    ${s?.outcome ? outcomeItem(s.outcome) : ''}
   </dl>
   ${data.note ? html`<p${data.atRest ? trusted(' class="status error no-worker"') : ''}>${data.note}</p>` : ''}
   <div id="live-result" role="status" aria-live="polite">${result ? html`<p class="status ok"><strong>Result (${result.outcome}):</strong> ${result.text}</p>` : ''}${data.failure ? html`<p class="status error">Failed: ${data.failure.detail}</p>` : ''}</div>
   <div id="live-notice" role="status" aria-live="polite"></div>
   ${open ? html`<noscript><p>Live updates need JavaScript; <a href="">reload</a> to see progress.</p></noscript>` : ''}
 </section>
+${open ? html`<section class="card" aria-labelledby="h-output"><h2 id="h-output">Live output</h2><pre id="live-output" aria-live="off"></pre></section>` : ''}
 ${s && s.pendingApprovals.length ? html`<h2>Pending approvals</h2>${s.pendingApprovals.map((a) => (a.question ? questionForms : approvalForms)(data.taskId, a, layout.csrf, state, now, policyProblem(s, layout.approver, { kind: 'approve', tool: a.tool, effect: a.effect })))}` : ''}
 ${!s && data.atRest?.approvals.length ? html`<h2>Pending approvals</h2>${data.atRest.approvals.map((a) => atRestApprovalForms(data.taskId, a, layout.csrf, state, now))}` : ''}
 ${s?.blocked ? unblockForm(data.taskId, s.blocked, layout.csrf, state, s.budgets, policyProblem(s, layout.approver, { kind: 'unblock' })) : ''}
@@ -648,5 +656,19 @@ export const TASK_SCRIPT = `'use strict';
     }
     if (v.closed) source.close();
   });
+  // The model's answer as it streams (text and tool calls); a retried call says so and starts over.
+  var output = document.getElementById('live-output');
+  if (output) {
+    var live = new EventSource('/tasks/' + encodeURIComponent(task) + '/output');
+    var append = function (text) { output.appendChild(document.createTextNode(text)); output.scrollTop = output.scrollHeight; };
+    live.addEventListener('output', function (event) {
+      var e = JSON.parse(event.data);
+      if (e.kind === 'call_started') append((output.textContent ? '\\n\\n' : '') + (e.retry ? '[call retried, attempt ' + e.attempt + ']\\n' : ''));
+      else if (e.kind === 'text') append(e.text);
+      else if (e.kind === 'tool_use') append('\\n-> ' + e.name + ' ');
+      else if (e.kind === 'tool_input') append(e.json);
+    });
+    live.addEventListener('end', function () { live.close(); });
+  }
 })();
 `;

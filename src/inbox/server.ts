@@ -18,6 +18,9 @@ import type { Approver, ApproverDirectory } from './approver-directory';
 import { liveStatus, liveView, pendingNow, shownStatus, taskPageData, waitingTasks } from './inbox-data';
 import { argumentsHash } from '../client/pending-at-rest';
 import type { DecisionOutcome } from '../client/send-decision';
+import { followLiveOutput } from '../live-output/follow-live-output';
+import type { LiveOutputLog } from '../live-output/live-output-log';
+import { openLiveOutputLog } from '../live-output/open-live-output-log';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
 import { UsedLinks, verifyLink } from '../notifications/links';
@@ -53,6 +56,8 @@ export interface InboxOptions {
    * reads them so people see what they approve. Without it such approvals say they cannot be shown.
    */
   blobStore?: BlobStore;
+  /** Where workers write live output (docs/live-output.md), served at /tasks/ID/output. Default: beside DURABLE_AGENT_BLOB_STORE. */
+  liveOutput?: LiveOutputLog;
 }
 
 const PRE_SESSION_COOKIE = 'da_pre';
@@ -75,6 +80,7 @@ export class InboxServer {
   private readonly limiters: { byName: SignInLimiter; byAddress: SignInLimiter };
   private readonly streams = new Set<http.ServerResponse>();
   private readonly args: ApprovalArguments;
+  private liveOutputLog: LiveOutputLog | undefined;
 
   constructor(private readonly options: InboxOptions) {
     this.sessions = new SessionStore(options.sessions);
@@ -126,9 +132,10 @@ export class InboxServer {
       if (path === '/') return this.inbox(res, session);
       const download = /^\/tasks\/([^/]+)\/approvals\/([^/]+)\/arguments$/.exec(path);
       if (download) return this.argumentsFile(res, decodePart(download[1]!), decodePart(download[2]!));
-      const task = /^\/tasks\/([^/]+)(\/events)?$/.exec(path);
+      const task = /^\/tasks\/([^/]+)(\/events|\/output)?$/.exec(path);
       if (task) {
         const taskId = decodePart(task[1]!);
+        if (task[2] === '/output') return this.output(req, res, session, taskId, url.searchParams.get('from'));
         return task[2] ? this.events(req, res, session, taskId) : this.task(res, session, taskId);
       }
       throw new HttpError(404, `Nothing at ${path}.`, { title: 'Not found' });
@@ -319,6 +326,41 @@ export class InboxServer {
         await new Promise((r) => setTimeout(r, pollMs));
       }
     } finally {
+      this.streams.delete(res);
+      res.end();
+    }
+  }
+
+  /**
+   * The task's live output as server-sent events, one per log event, its offset as the event id: a
+   * browser's EventSource that reconnects sends Last-Event-ID and resumes after it (`?from=N` starts
+   * at offset N). Ends when the task closes, the session ends, or after 10 minutes (EventSource
+   * then reconnects and the session is checked again).
+   */
+  private async output(req: http.IncomingMessage, res: http.ServerResponse, session: Session, taskId: string, fromParam: string | null): Promise<void> {
+    const lastId = req.headers['last-event-id'];
+    const from = typeof lastId === 'string' && /^\d{1,15}$/.test(lastId) ? Number(lastId) + 1 : fromParam && /^\d{1,15}$/.test(fromParam) ? Number(fromParam) : 0;
+    // The task must exist: a typo is a 404 page, not a stream that waits for nothing.
+    await this.options.client.describe(taskId).catch((err: unknown) => {
+      if (err instanceof TaskNotFoundError) throw new HttpError(404, `There is no task "${taskId}" in this namespace.`, { title: 'No such task' });
+      throw err;
+    });
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    res.flushHeaders();
+    this.streams.add(res);
+    const stop = new AbortController();
+    req.on('close', () => stop.abort());
+    const until = setTimeout(() => stop.abort(), 10 * 60 * 1000);
+    const log = (this.liveOutputLog ??= this.options.liveOutput ?? openLiveOutputLog());
+    const isOpen = async () => !!this.sessions.get(session.id) && (await this.options.client.describe(taskId)).executionStatus === 'RUNNING';
+    try {
+      for await (const event of followLiveOutput(log, taskId, { from, isOpen, signal: stop.signal })) {
+        if (!this.sessions.get(session.id)) break;
+        res.write(`id: ${event.offset}\nevent: output\ndata: ${JSON.stringify(event)}\n\n`);
+      }
+      if (!stop.signal.aborted) res.write('event: end\ndata: {}\n\n');
+    } finally {
+      clearTimeout(until);
       this.streams.delete(res);
       res.end();
     }

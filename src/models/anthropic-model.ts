@@ -8,6 +8,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ToolFailure } from '../errors/tool-failure';
 import type { AssistantBlock, Message, ModelProgress, ModelTurn, StopReason, Usage } from '../protocol/messages';
 import { COMPACTION_BETA, COMPACTION_EDIT_TYPE, supportsNativeCompaction } from '../protocol/compaction';
+import type { OutputDelta } from '../protocol/live-output';
+import { toolTurnLacksThinking } from '../protocol/model-fallback';
 import type { ThinkingSetting } from '../protocol/task';
 import { abortedCallUsage, estimateInputTokens, type CallPlan } from './call-budget';
 import { ModelCallAborted, type Model, type ModelRequest } from './model';
@@ -119,6 +121,12 @@ export class AnthropicModel implements Model {
     const options: Anthropic.RequestOptions = signal ? { signal } : {};
     const stream = native ? this.compactingStream(params, request.compaction!.triggerTokens, options) : this.client.messages.stream(params, options);
     const progress = new ProgressMeter(request.onProgress);
+    // Live output is advisory: a subscriber's trouble must not fail the call.
+    const output = (delta: OutputDelta) => {
+      try {
+        request.onOutput?.(delta);
+      } catch {}
+    };
     // What the stream says the call has cost so far, for a call aborted mid-way (an interrupt).
     const streamed: { usage?: Usage; outputChars: number } = { outputChars: 0 };
     // The SDK's timeout covers only the wait for response headers: a stream that goes silent
@@ -137,13 +145,18 @@ export class AnthropicModel implements Model {
       arm();
       if (event.type === 'message_start') streamed.usage = usageOf(event.message.usage);
       else if (event.type === 'message_delta') streamed.usage = deltaUsage(streamed.usage, event.usage);
+      if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+        output({ type: 'tool_use', block: event.index, name: event.content_block.name, toolUseId: event.content_block.id });
+      }
       if (event.type !== 'content_block_delta') return;
       const delta = event.delta;
       if (delta.type === 'text_delta') {
         progress.text(delta.text);
+        output({ type: 'text', block: event.index, text: delta.text });
         streamed.outputChars += delta.text.length;
       } else if (delta.type === 'input_json_delta') {
         progress.output(delta.partial_json.length);
+        output({ type: 'tool_input', block: event.index, json: delta.partial_json });
         streamed.outputChars += delta.partial_json.length;
       } else if (delta.type === 'thinking_delta') {
         progress.thought(delta.thinking.length);
@@ -202,7 +215,9 @@ interface Defaults {
 }
 
 export function buildParams(request: ModelRequest, defaults: Defaults): Params {
-  const thinking = request.thinking ?? defaults.thinking;
+  // Mid tool loop after a fallback, the turn that asked for the tools lost another model's thinking:
+  // this one call goes without thinking, which the API accepts (protocol/model-fallback.ts).
+  const thinking = toolTurnLacksThinking(request.messages) ? undefined : (request.thinking ?? defaults.thinking);
   const caching = defaults.promptCaching ?? 'conversation';
   const cached = caching === 'off' ? {} : { cache_control: { type: 'ephemeral' as const } };
   const tools = request.tools.map((t, i) =>

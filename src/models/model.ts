@@ -1,6 +1,7 @@
 /** A model answers one turn of a conversation in Anthropic's Messages format. */
 import { DurableAgentError } from '../errors/durable-agent-error';
 import type { Message, ModelProgress, ModelTurn, ToolSpec, Usage } from '../protocol/messages';
+import type { OutputDelta } from '../protocol/live-output';
 import type { ThinkingSetting } from '../protocol/task';
 import type { CallPlan } from './call-budget';
 import type { ModelCapabilities } from './model-capabilities';
@@ -34,6 +35,8 @@ export interface ModelRequest {
   compaction?: { triggerTokens: number };
   /** Called as the answer streams in; the activity heartbeats with it. Only for a model that declares `capabilities.streaming`. */
   onProgress?(progress: ModelProgress): void;
+  /** Called with each piece of answer text and tool call as it streams in (live output). Only for a model that declares `capabilities.streaming`. */
+  onOutput?(delta: OutputDelta): void;
   /**
    * Aborts the call (the activity's cancellation: an interrupt). The model then throws
    * ModelCallAborted with what the call cost so far.

@@ -2,11 +2,13 @@
  * The activities' signatures, shared by the worker that implements them and the workflow that
  * proxies them (a type-only import there).
  */
-import type { AgentManifest } from './agent-manifest';
+import type { AgentManifest, ToolEffect } from './agent-manifest';
+import type { AutoClassification } from './auto-permission';
 import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
+import type { GradeAnswerInput, GradeAnswerResult } from './outcome';
 
 export interface DescribeAgentInput {
   agent: string;
@@ -46,8 +48,13 @@ export interface CallModelInput {
   toolChoice?: 'auto' | 'none';
   /** A person's override (unblock --max-tokens). */
   maxTokens?: number;
-  /** A person's override (unblock --model). */
+  /** A person's override (unblock --model), or the fallback model the task moved to (docs/model-fallback.md). */
   modelId?: string;
+  /**
+   * Set only when the task has a next model to fall back to: an overloaded or rate-limited call
+   * gives up after this many attempts (non-retryable, its code kept) so the task moves on.
+   */
+  fallbackAfterAttempts?: number;
   thinking?: ThinkingSetting;
   /** Assistant turns compaction took out of `messages`. */
   droppedTurns?: number;
@@ -216,8 +223,13 @@ export interface StartClaimInput {
 /** The durable summary (models without native compaction): the turns leaving the conversation, folded into the summary so far. */
 export interface SummarizeTurnsInput {
   model: ModelChoice;
-  /** A person's override (unblock --model). */
+  /** A person's override (unblock --model), or the fallback model the task moved to (docs/model-fallback.md). */
   modelId?: string;
+  /**
+   * Set only when the task has a next model to fall back to: an overloaded or rate-limited call
+   * gives up after this many attempts (non-retryable, its code kept) so the task moves on.
+   */
+  fallbackAfterAttempts?: number;
   /** See CallModelInput.scope: the turns' markers are resolved from it. */
   scope?: string;
   previousSummary?: string;
@@ -234,7 +246,31 @@ export interface SummaryResult {
   model: string;
 }
 
+/** An `auto` call, before it runs: what the classifier is shown comes from these, resolved on the worker. */
+export interface ClassifyToolCallInput {
+  agent: string;
+  tool: string;
+  /** The model's tool_use id: an export pairs the verdict with its call by it. */
+  toolUseId: string;
+  /** The effect the workflow's gate read (a command's own effect, call-effect.ts). */
+  effect: ToolEffect;
+  /** The prepared arguments (a marker is resolved from scope). */
+  input: unknown;
+  /** The task's prompt from its starter (a marker is resolved from scope). Never the conversation. */
+  prompt: string;
+  /** A sub-agent's task: its prompt was written by its parent's model, not a person. */
+  delegated?: boolean;
+  /** Set when the task's token or USD budget is spent (why): the model classifier is then not called. */
+  budgetSpent?: string;
+  scope?: string;
+  /** The task's model: the model classifier's. Absent: only an agent's own classifier can decide; else a person. */
+  model?: ModelChoice;
+  modelId?: string;
+}
+
 export interface AgentActivities {
+  /** The `auto` rule's verdict on one call: allow, deny or ask a person, with a one-line reason (docs/auto-permissions.md). */
+  classifyToolCall(input: ClassifyToolCallInput): Promise<AutoClassification>;
   /** The time (ms) the server recorded the signalled decision with this proof in the task's current run, or null. */
   decisionReceivedAt(input: DecisionReceivedAtInput): Promise<number | null>;
   /** Why a signed start may not count (its proof was used by another execution of the id), or null. */
@@ -244,6 +280,8 @@ export interface AgentActivities {
   describeAgent(input: DescribeAgentInput): Promise<AgentManifest>;
   callModel(input: CallModelInput): Promise<ModelTurn>;
   summarizeTurns(input: SummarizeTurnsInput): Promise<SummaryResult>;
+  /** A graded outcome's grader: the prompt, the answer and the named evidence, graded against the rubric (docs/outcomes.md). */
+  gradeAnswer(input: GradeAnswerInput): Promise<GradeAnswerResult>;
   runTool(input: RunToolInput): Promise<ToolOutcome>;
   /** Stores audit entries that left the task's state; returns the marker text that refers to them. */
   storeAudit(input: StoreAuditInput): Promise<string>;

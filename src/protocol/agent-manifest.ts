@@ -7,6 +7,7 @@ import type { Budgets, ModelChoice, PermissionPolicy } from './agent-settings';
 import type { ToolEffect } from './tool-effect';
 import type { TrustedKey } from './decision-proof';
 import type { DelegationManifest } from './delegation';
+import type { OutcomeSpec } from './outcome';
 
 export type { ToolEffect };
 
@@ -59,6 +60,8 @@ export interface AgentManifest {
    * workers of an older release, which need the whole conversation, still take the calls.
    */
   wholeConversations?: boolean;
+  /** The agent's graded outcome (docs/outcomes.md); absent: answers are not graded, and the task runs as before outcomes existed. */
+  outcome?: OutcomeSpec;
   /**
    * The context window the task's own model declares (`capabilities.contextWindowTokens`, a custom
    * model only: a Claude choice carries its window in `model`). Absent: the task's pinned default.

@@ -1,5 +1,6 @@
 /** An agent's settings, read by the task input, the manifest and the workflow: model, budgets, permission policy. */
 import type { ApproverRules } from './approver-policy';
+import type { AutoClassifierFunction } from './auto-permission';
 
 // Chosen when a task starts and recorded in its input: its schema is the task input's (wire-shapes.ts).
 export type { ModelChoice, ThinkingSetting } from './wire-shapes';
@@ -31,13 +32,16 @@ export const DEFAULT_SUMMARY_TOKENS = 500_000;
 
 export const DEFAULT_BUDGETS: Budgets = { turns: DEFAULT_MAX_TURNS, toolCalls: 50, toolCallsPerTurn: 8, correctionsPerTool: 3 };
 
-/** The agent's permission policy per effect (and per tool, which wins). */
-export type PermissionRule = 'allow' | 'confirm' | 'deny';
+/**
+ * The agent's permission policy per effect (and per tool, which wins). 'auto': a classifier decides
+ * allow, deny or ask a person for each call (docs/auto-permissions.md).
+ */
+export type PermissionRule = 'allow' | 'confirm' | 'deny' | 'auto';
 
 export interface PermissionPolicy {
   /** Default 'confirm'. */
   write?: PermissionRule;
-  /** Default 'confirm'. */
+  /** Default 'confirm'; never 'auto' unless named here (or per tool). */
   destructive?: PermissionRule;
   /** Per-tool rules, e.g. `{ delete_file: 'deny' }`. */
   tools?: Record<string, PermissionRule>;
@@ -49,6 +53,13 @@ export interface PermissionPolicy {
   approvers?: ApproverRules;
   /** The task's starter may not approve its own task's calls. Default false. See docs/approvers.md. */
   forbidSelfApproval?: boolean;
+  /** The agent's own rules for the `auto` classifier, each one line, shown to it after its fixed prompt. */
+  autoRules?: string[];
+  /**
+   * The agent's own classifier for `auto` calls, run on the worker inside an activity, instead of the
+   * model classifier. Never sent to the workflow (the manifest leaves it out).
+   */
+  classifier?: AutoClassifierFunction;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;

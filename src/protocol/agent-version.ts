@@ -1,6 +1,6 @@
 /**
  * The agent definition's own version: a hash of what decides how the agent behaves (system prompt,
- * model, tool names and schemas, policy, budgets, turn limit, sub-agents), computed from the
+ * model, tool names and schemas, policy, budgets, turn limit, sub-agents, graded outcome), computed from the
  * manifest the run received from its worker. Worker settings (approver keys, whole conversations)
  * are left out: the same agent served by two workers has one version. Sandbox-safe (@noble/hashes).
  */
@@ -20,6 +20,8 @@ export function agentVersionOf(manifest: AgentManifest): string {
     policy: manifest.policy ?? null,
     messagesWhileBusy: manifest.messagesWhileBusy ?? null,
     delegation: manifest.delegation ?? null,
+    // Only when set: an agent without an outcome keeps the version it had before outcomes existed.
+    ...(manifest.outcome ? { outcome: manifest.outcome } : {}),
     tools: manifest.tools.map((t) => ({
       name: t.name,
       description: t.description,

@@ -6,3 +6,4 @@ export * from './agent-manifest';
 export * from './activity-contracts';
 export * from './delegation';
 export * from './fork';
+export * from './outcome';

@@ -8,6 +8,8 @@ import type { ApproverRules } from './approver-policy';
 import type { WireTaskInput } from './wire-shapes';
 import type { ChildTaskSummary, DelegatedSpend } from './delegation';
 import type { BranchPoint } from './fork';
+import type { FallbackProgress, FallbackStatus } from './model-fallback';
+import type { Grade, OutcomeStatus } from './outcome';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BUDGETS, DEFAULT_MAX_TURNS } from './agent-settings';
@@ -67,6 +69,8 @@ export interface TaskSnapshot {
   /** Pinned decision numbers (absent in snapshots from before they were pinned: today's apply, limitsFrom). */
   limits?: Partial<TaskLimits>;
   modelOverride?: { model?: string; maxTokens?: number };
+  /** Which fallback model answers, and every move so far (docs/model-fallback.md). */
+  fallback?: FallbackProgress;
   /** Markers of archived audit entries. */
   archive?: string[];
   compactions?: number;
@@ -107,6 +111,8 @@ export interface TaskSnapshot {
   agentVersion?: string;
   /** The build (Worker Deployment Versioning) the previous run ran on, absent when unversioned. */
   build?: string;
+  /** A graded outcome's grades so far (absent when none was given). */
+  grades?: Grade[];
 }
 
 export const DEFAULT_CONTINUE_AS_NEW_EVERY_TURNS = 100;
@@ -243,13 +249,15 @@ export const AGENT_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'b
 export const CONTINUED_RUN_STATUS = 'continued';
 
 /** Finer than AgentStatus: what the task is doing right now. */
-export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tools' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
+/** `grading`: a graded outcome's grader judges the answer (docs/outcomes.md). */
+export type TaskPhase = 'starting' | 'running' | 'calling_model' | 'running_tools' | 'grading' | 'awaiting_approval' | 'blocked' | 'completed' | 'failed' | 'cancelled';
 
 export type TaskEventKind =
   | 'task_started'
   | 'task_forked'
   | 'model_replied'
   | 'tool_called'
+  | 'tool_classified'
   | 'tool_succeeded'
   | 'tool_failed'
   | 'approval_requested'
@@ -262,7 +270,11 @@ export type TaskEventKind =
   | 'task_completed'
   | 'task_failed'
   | 'task_cancelled'
-  | 'version_changed';
+  | 'version_changed'
+  /** The task moved to its next model, or passed one over (docs/model-fallback.md). */
+  | 'model_fallback'
+  /** A graded outcome's grader judged an answer (docs/outcomes.md). */
+  | 'answer_graded';
 
 export interface TaskEvent {
   seq: number;
@@ -316,6 +328,8 @@ export interface TaskStatus {
   };
   /** Models that answered without a price in the worker's table (their cost counts as 0). */
   unpricedModels: string[];
+  /** Only for a task with fallback models: the model calls go to now and every move (docs/model-fallback.md). */
+  fallback?: FallbackStatus;
   toolCalls: { total: number; succeeded: number; failed: number };
   /** Approvals waiting on a person, with their exact arguments. */
   pendingApprovals: ApprovalRequest[];
@@ -350,6 +364,8 @@ export interface TaskStatus {
   agentVersion?: string;
   /** The Worker Deployment build this run is on (Pinned: it finishes there, or moves at a continue-as-new); absent when unversioned. */
   build?: { deploymentName: string; buildId: string };
+  /** A graded outcome (docs/outcomes.md): attempts, every grade, the grader's tokens and cost; absent for an agent without one. */
+  outcome?: OutcomeStatus;
   result?: TaskResult;
 }
 
@@ -377,7 +393,12 @@ export type TaskOutcome =
   /** The answer was still cut at max_tokens after the continuations allowed. */
   | 'max_tokens'
   /** Cancelled on request; `text` is what the model had said so far. */
-  | 'cancelled';
+  | 'cancelled'
+  /** A graded outcome's every attempt failed its grade; `text` is the last answer, `grades` every grade (docs/outcomes.md). */
+  | 'outcome_failed';
+
+/** Every task outcome, for the CLI's schemas and renderings. */
+export const TASK_OUTCOMES: readonly TaskOutcome[] = ['answered', 'max_turns', 'budget_exhausted', 'refused', 'max_tokens', 'cancelled', 'outcome_failed'];
 
 export interface TaskResult {
   outcome: TaskOutcome;
@@ -391,6 +412,8 @@ export interface TaskResult {
   finalCallWithoutTools?: boolean;
   /** What the task's child tasks spent (theirs included), beside its own `turns`, `toolCalls`, `usage` and `costUsd`. */
   delegated?: DelegatedSpend;
+  /** A graded outcome's grades, every one, in order (their tokens and cost are in `usage` and `costUsd`). */
+  grades?: Grade[];
 }
 
 export interface TranscriptView {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { type DecisionProof, proofShapeProblem, rolesShapeProblem } from './decision-proof';
 import { describeValue } from './describe-value';
 import { MAX_DELEGATION_DEPTH } from './delegation';
+import { fallbacksProblem } from './model-fallback';
 
 /** Longest text a person may send in one field (a message, a reason, a comment). */
 export const MAX_TEXT_CHARS = 32_000;
@@ -189,6 +190,8 @@ export const modelChoiceSchema = z.discriminatedUnion(
       thinking: thinkingSettingSchema.optional(),
       /** The model's context window in tokens, for compaction before it is exceeded. Default 200 000. */
       contextWindowTokens: integerIn('model.contextWindowTokens', 1_000, 100_000_000).optional(),
+      /** Models tried in order when this one is overloaded, rate-limited past its retries or no longer served (docs/model-fallback.md). */
+      fallbacks: ruled<string[]>((value) => fallbacksProblem(value, '`model.fallbacks`')).optional(),
     }),
     /** A Model object registered on the worker under this name (createAgentWorker's `models`). */
     exactObject('`model`', MODEL_SHAPE, { provider: z.literal('custom'), name: text('name', { max: MAX_ID_CHARS, nonEmpty: true }) }),
@@ -230,6 +233,8 @@ export const taskInputSchema = exactObject('the task input', '{agent, prompt, ..
   prompt: text('prompt', { max: MAX_PROMPT_CHARS, nonEmpty: true }),
   /** Default: the agent's own model choice. */
   model: modelChoiceSchema.optional(),
+  /** Claude models to fall back to, in order, instead of the agent's `model.fallbacks` (docs/model-fallback.md). */
+  fallbackModels: ruled<string[]>((value) => fallbacksProblem(value, '`fallbackModels`')).optional(),
   /** Default: the agent's maxTurns, else DEFAULT_MAX_TURNS. Same as budgets.turns. */
   maxTurns: integerIn('maxTurns', 1, 100_000).optional(),
   budgets: taskBudgetsSchema.optional(),

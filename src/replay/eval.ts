@@ -15,6 +15,7 @@ import { callsOf, loadRecording, RecordingError, type Recording } from './record
 import { replayRecording, type ReplayOptions } from './run-replay';
 import { outcomeOf } from './trajectory-diff';
 import type { AgentDefinition } from '../agents/define-agent';
+import { gradeExpectationSchema, gradeReplay } from './grade-replay';
 
 const callPattern = z.union([z.string().min(1), z.object({ tool: z.string().min(1), input: z.record(z.string(), z.unknown()).optional() }).strict()]);
 
@@ -28,6 +29,8 @@ export const expectationsSchema = z
     forbiddenTools: z.array(callPattern).optional(),
     maxTurns: z.number().int().min(1).optional(),
     maxCostUsd: z.number().min(0).optional(),
+    /** The replay's answer graded against a rubric: `{}` the agent's outcome, or `{ rubric, evidence?, grader? }` (docs/outcomes.md). */
+    grade: gradeExpectationSchema.optional(),
   })
   .strict();
 export type Expectations = z.infer<typeof expectationsSchema>;
@@ -128,6 +131,13 @@ export async function evalCases(cases: EvalCase[], options: EvalOptions): Promis
       if (agents && !current) throw new Error(`no current agent named "${c.recording.agent}"`);
       const { replayed, replayId } = await replayRecording(c.recording, { ...replayOptions, ...(current ? { current } : {}) });
       const failures = checkExpectations(replayed, c.expectations);
+      if (c.expectations.grade) {
+        const agentOutcome = current ? current.manifest(c.recording.manifest.model).outcome : c.recording.manifest.outcome;
+        const replayModel = replayOptions.model ?? current?.model ?? c.recording.modelChoice ?? c.recording.manifest.model;
+        failures.push(
+          ...(await gradeReplay(replayed, c.expectations.grade, { ...(agentOutcome ? { agentOutcome } : {}), replayModel, ...(replayOptions.modelEnv ? { modelEnv: replayOptions.modelEnv } : {}) })),
+        );
+      }
       rows.push({
         ...base,
         replayId,

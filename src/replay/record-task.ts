@@ -13,7 +13,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import { resolveMessages } from '../blobs/claim-check';
 import type { TaskClient } from '../client/task-client';
 import type { AgentManifest } from '../protocol/agent-manifest';
-import { manifestIn, TaskHistory, type PayloadList } from '../history/task-history';
+import { classificationsIn, manifestIn, TaskHistory, type PayloadList } from '../history/task-history';
 import type { AssistantBlock, Message, ToolResultBlock, Usage } from '../protocol/messages';
 import type { TaskInput, TaskResult } from '../protocol/task';
 import { isToolError, type ToolError } from '../protocol/tool-error';
@@ -114,7 +114,10 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
   let input: TaskInput | undefined;
   let manifest: AgentManifest | undefined;
   const turns: RecordedTurn[] = [];
+  // Moves to a fallback model already noted on a turn (each run's checkpoints carry all of them).
+  let movesSeen = 0;
   const results = new Map<string, ToolResultBlock>();
+  const classifications = new Map<string, NonNullable<RecordedToolCall['classification']>>();
   let outcome: RecordedOutcome = { status: 'running' };
   for (const [index, run] of runs.entries()) {
     if (index === 0) input = await history.decode<TaskInput>(run.events[0]?.workflowExecutionStartedEventAttributes?.input);
@@ -127,6 +130,9 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     }
     // One model call after another (each waits for the one before it): a call's results, then its turn.
     for await (const { call, reply } of history.modelCalls(run.events)) {
+      // A call made after a move to the next model carries it in its checkpoint (the task's progress).
+      const switches = call.checkpoint?.fallback?.switches ?? [];
+      const moved = switches.length > movesSeen ? switches.at(-1) : undefined;
       // The model's next request holds the results of the last turn's calls, as the model read them.
       const lastMessage = call.messages.at(-1);
       if (lastMessage?.role === 'user' && Array.isArray(lastMessage.content) && lastMessage.content.some((b) => b.type === 'tool_result')) {
@@ -147,13 +153,16 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
         toolCalls: content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, tool: b.name, input: b.input })),
         usage: turn.usage,
         ...(turn.costUsd !== undefined ? { costUsd: turn.costUsd } : {}),
+        ...(moved ? { fallback: { from: moved.from, reason: moved.reason, code: moved.code } } : {}),
       });
+      movesSeen = Math.max(movesSeen, switches.length);
     }
+    for (const [useId, verdict] of await classificationsIn(run.events, history.converter)) classifications.set(useId, { verdict: verdict.verdict, reason: verdict.reason, by: verdict.by });
     for (const event of run.events) {
       const done = event.workflowExecutionCompletedEventAttributes;
       if (done) {
         const result = await decode<TaskResult>(done.result);
-        outcome = { status: 'completed', outcome: result.outcome, text: result.text };
+        outcome = { status: 'completed', outcome: result.outcome, text: result.text, ...(result.grades?.length ? { grades: result.grades } : {}) };
       }
       const failed = event.workflowExecutionFailedEventAttributes;
       if (failed) {
@@ -186,7 +195,8 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
       // unless a policy refused it before anyone was asked (a spent budget).
       const ranAfterAsking = asked && result && !(result.isError && /"error_class":"policy"/.test(result.content));
       const approval = decided ?? (ranAfterAsking ? { decision: 'approved' as const } : asked && !result ? { decision: 'undecided' as const } : undefined);
-      return { ...call, ...(result ? { result } : {}), ...(approval ? { approval } : {}) };
+      const classification = classifications.get(call.id);
+      return { ...call, ...(result ? { result } : {}), ...(approval ? { approval } : {}), ...(classification ? { classification } : {}) };
     });
   }
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -197,6 +207,12 @@ export async function recordTask(client: TaskClient, taskId: string, options: Re
     if (t.usage.cacheReadTokens) usage.cacheReadTokens = (usage.cacheReadTokens ?? 0) + t.usage.cacheReadTokens;
     if (t.usage.cacheWriteTokens) usage.cacheWriteTokens = (usage.cacheWriteTokens ?? 0) + t.usage.cacheWriteTokens;
     costUsd += t.costUsd ?? 0;
+  }
+  // A graded outcome's grader calls are the task's spend too (docs/outcomes.md).
+  for (const g of outcome.grades ?? []) {
+    usage.inputTokens += g.usage.inputTokens;
+    usage.outputTokens += g.usage.outputTokens;
+    costUsd += g.costUsd ?? 0;
   }
   return sealRecording({
     format: RECORDING_FORMAT,

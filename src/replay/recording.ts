@@ -11,6 +11,8 @@
  * Version 1 files (before the script was carried) still load; one whose script path is not here
  * cannot run (run-replay.ts), which is never a regression.
  */
+import type { AutoDecider, AutoVerdict } from '../protocol/auto-permission';
+import type { Grade } from '../protocol/outcome';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { canonicalJson } from '../protocol/canonical-json';
@@ -51,6 +53,8 @@ export interface RecordedToolCall {
   result?: { content: string; isError: boolean };
   /** Set when the policy asked a person before the call could run. */
   approval?: { decision: ApprovalDecision; reason?: string /** Who approved, as the task recorded it. */; by?: string };
+  /** The `auto` classifier's verdict on the call (docs/auto-permissions.md), as the task recorded it. */
+  classification?: { verdict: AutoVerdict; reason: string; by: AutoDecider };
 }
 
 export interface RecordedTurn {
@@ -63,6 +67,8 @@ export interface RecordedTurn {
   toolCalls: RecordedToolCall[];
   usage: Usage;
   costUsd?: number;
+  /** On the first turn a fallback model answered: the model it replaced and why (docs/model-fallback.md). */
+  fallback?: { from: string; reason: string; code: string };
 }
 
 export interface RecordedOutcome {
@@ -72,6 +78,8 @@ export interface RecordedOutcome {
   outcome?: string;
   text?: string;
   error?: ToolError;
+  /** A graded outcome's grades (docs/outcomes.md), every one, as the result kept them. */
+  grades?: Grade[];
 }
 
 export interface RecordingBody {

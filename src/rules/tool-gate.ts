@@ -7,7 +7,12 @@ import type { ToolEffect, ToolManifest } from '../protocol/agent-manifest';
 import type { PermissionPolicy, PermissionRule } from '../protocol/task';
 import { toolError, type ToolError } from '../protocol/tool-error';
 
-export type GateDecision = { action: 'run'; tool: ToolManifest } | { action: 'confirm'; tool: ToolManifest; reason: string } | { action: 'refuse'; error: ToolError };
+export type GateDecision =
+  | { action: 'run'; tool: ToolManifest }
+  | { action: 'confirm'; tool: ToolManifest; reason: string }
+  /** The `auto` rule: a classifier decides allow, deny or ask a person (docs/auto-permissions.md). */
+  | { action: 'classify'; tool: ToolManifest; reason: string }
+  | { action: 'refuse'; error: ToolError };
 
 const KNOWN_EFFECTS: ToolEffect[] = ['read', 'write', 'destructive'];
 
@@ -28,6 +33,7 @@ export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManife
       error: toolError('policy', 'not_permitted', `The agent's policy does not allow ${name} (${effect}).`, 'Do not retry it; tell the user it needs doing by someone else.'),
     };
   }
+  if (rule === 'auto') return { action: 'classify', tool, reason: `${name} is a ${effect} action; the agent's policy lets a classifier decide.` };
   return { action: 'confirm', tool, reason: `${name} is a ${effect} action; the agent's policy asks a person first.` };
 }
 

@@ -288,8 +288,9 @@ export class FakeMessagesApi extends LoopbackHttpServer {
 
   private messageFor(record: RecordedRequest, reply: Extract<FakeReply, { kind: 'turn' }>): WireMessage {
     const content: WireBlock[] = reply.content.map((block) => {
-      if (block.type === 'thinking') return { type: 'thinking', thinking: block.thinking, signature: this.signer.sign(block.thinking) };
-      if (block.type === 'redacted_thinking') return { type: 'redacted_thinking', data: this.signer.redactedData() };
+      // Signed for the model that answers: another model refuses the block (thinking-signature.ts).
+      if (block.type === 'thinking') return { type: 'thinking', thinking: block.thinking, signature: this.signer.sign(block.thinking, record.body.model) };
+      if (block.type === 'redacted_thinking') return { type: 'redacted_thinking', data: this.signer.redactedData(record.body.model) };
       return block;
     });
     const hasTools = content.some((b) => b.type === 'tool_use');

@@ -337,10 +337,10 @@ function checkThinking(body: Record<string, unknown>, turns: Turn[], signer: Thi
   // A block that is passed back must be the one the API issued.
   for (const turn of turns) {
     turn.blocks.forEach((b, j) => {
-      if (b.type === 'thinking' && !signer.verify(b.thinking, b.signature)) {
+      if (b.type === 'thinking' && !signer.verify(b.thinking, b.signature, body.model as string)) {
         fail(`messages.${turn.index}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
       }
-      if (b.type === 'redacted_thinking' && !signer.verifyRedacted(b.data)) {
+      if (b.type === 'redacted_thinking' && !signer.verifyRedacted(b.data, body.model as string)) {
         fail(`messages.${turn.index}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`);
       }
     });

@@ -16,6 +16,8 @@ export interface StreamPacing {
   errorAfterDeltas?: { after: number; errorType?: string; message?: string };
   /** Stop sending after this many deltas and keep the stream open until the client goes away (a worker killed mid-stream). */
   holdAfterDeltas?: number;
+  /** Told of each delta as it is written (its number from 1, and performance.now()): how a bench times the way to a subscriber. */
+  onDelta?: (delta: number, sentAt: number) => void;
 }
 
 /** What became of a stream, live: deltas sent so far, and how it ended once it did. */
@@ -138,6 +140,7 @@ export async function writeMessageStream(
       send('content_block_delta', { type: 'content_block_delta', index, delta });
       sent.outputChars += outputCharsOf(delta);
       const deltas = ++progress.deltas;
+      pacing.onDelta?.(deltas, performance.now());
       if (pacing.cutAfterDeltas !== undefined && deltas >= pacing.cutAfterDeltas) {
         res.socket?.destroy();
         progress.ended = 'cut';

@@ -9,6 +9,7 @@
  *   model-call.ts the model call, compaction and blocks on model failures
  *   context-fit.ts room in the context window: native compaction, a summary, trimming last
  *   rollover.ts   continue-as-new between turns, the audit archive
+ *   grading.ts    a graded outcome: the answer graded, guidance for another, or outcome_failed
  *   task-state.ts the state itself (conversation, budgets, approvals, audit trail, snapshot)
  */
 import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, isCancellation } from '@temporalio/workflow';
@@ -25,6 +26,7 @@ import { Rollover } from './turn/rollover';
 import { beginRun, configureRun, forkPointOf, type Run } from './run/run-setup';
 import { Toolbox } from './run/toolbox';
 import { runTurnTools } from './turn/turn-tools';
+import { gradeTheAnswer } from './turn/grading';
 import { budgetNote, spentSpendBudget } from './state/budget-meter';
 import { Delegation, delegationDepth, spendOf } from './run/delegation';
 
@@ -102,6 +104,12 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       if (uses.length > 0) state.conversation.clearAnswerParts();
       if (uses.length === 0 || withoutTools) {
         if (!withoutTools && goesOnWithoutTools(run, reply)) continue;
+        // A graded outcome (opt-in: an agent without one never gets here): a failing grade is guidance, and the task answers again.
+        if (!withoutTools && manifest.outcome) {
+          const verdict = await gradeTheAnswer(run, people, manifest.outcome, manifest.model);
+          if (verdict === 'retry') continue;
+          if (verdict === 'failed') return await finish('outcome_failed');
+        }
         return await finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
       }
 
@@ -112,6 +120,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           tools: toolbox.tools,
           nowMs: () => Date.now(),
           policy: manifest.policy ?? {},
+          model: manifest.model,
           scope,
           chain: `${info.workflowId}:${info.firstExecutionRunId}`,
           awaitApproval: (approval) => people.awaitApproval(approval),

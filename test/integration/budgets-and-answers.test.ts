@@ -122,7 +122,7 @@ test.each([
   [
     'a policy that is not allowed',
     "export default [defineAgent({ name: 'lax', system: 's', tools: [], policy: { write: 'bogus' } })];",
-    /Agent "lax": policy\.write must be one of 'allow', 'confirm', 'deny', got "bogus"/,
+    /Agent "lax": policy\.write must be one of 'allow', 'confirm', 'deny', 'auto', got "bogus"/,
   ],
 ])('worker --agents with %s: one line, exit 2, before connecting', async (what, body, message) => {
   const file = path.join(h.tmpDir, `bad-${what.replace(/\W+/g, '-')}.mjs`);

@@ -44,6 +44,24 @@ beforeAll(async () => {
     createLongAgent(400),
     ...teamAgents({ workspaceDir: h.workspaceDir }, { ordersUrl: h.orders.url, researcherScript: h.script([callTool('delete_file', { path: 'inbox/customer-note.txt' }), answer('deleted it')]) }),
     rememberer,
+    // The `auto` mode with the agent's own classifier: its verdicts are `tool_classified` events.
+    defineAgent({
+      name: 'classified',
+      system: 'You write files.',
+      tools: createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url }).tools.filter((t) => t.name === 'write_file'),
+      policy: { write: 'auto', classifier: () => ({ verdict: 'allow', reason: 'a note the task asks for' }) },
+    }),
+    // A graded outcome (docs/outcomes.md) whose scripted grader fails every answer: outcome_failed, both grades in status and result.
+    defineAgent({
+      name: 'graded',
+      system: 'You answer.',
+      tools: [],
+      outcome: {
+        rubric: 'The answer names a delivery date.',
+        maxAttempts: 2,
+        grader: { provider: 'scripted', script: h.script([answer('{"pass": false, "score": 0.2, "reasons": "no delivery date"}')]) },
+      },
+    }),
   ];
   worker = runInBackground(await h.worker(agents));
 });
@@ -116,6 +134,18 @@ test('a long task, started and watched: start --watch prints JSON Lines; status 
     const listed = await printed('list.schema.json', ['list', '--agent', 'long', ...blobs()]);
     return listed.some((t: { taskId: string }) => t.taskId === taskId) || undefined;
   });
+});
+
+test('an auto-mode task: start --watch and status print its tool_classified events', async () => {
+  const taskId = h.taskId('json-auto');
+  const script = h.script([callTool('write_file', { path: 'json-auto.txt', content: 'x' }), answer('written')]);
+  const { code, out } = await run(['start', 'Write json-auto.txt.', '--agent', 'classified', '--script', script, '--id', taskId, '--watch']);
+  expect(code).toBe(0);
+  expect(lines(out).filter((l) => l.event?.kind === 'tool_classified')).toEqual([
+    expect.objectContaining({ event: expect.objectContaining({ tool: 'write_file', detail: 'allow (function): a note the task asks for' }) }),
+  ]);
+  const view = await printed('status.schema.json', ['status', taskId]);
+  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'tool_classified')).toHaveLength(1);
 });
 
 test('start prints the task it started; approve and deny print applied; message and interrupt applied or queued; cancel applied', async () => {
@@ -238,6 +268,22 @@ test('memory list, show and clear print what their schemas describe', async () =
   expect(await printed('memory-show.schema.json', ['memory', 'rememberer', 'show', '/memories/a.md', ...blobs()])).toMatchObject({ content: 'The vault code is 4711.' });
   expect(await printed('memory-clear.schema.json', ['memory', 'rememberer', 'clear', '/memories/a.md', ...blobs()])).toMatchObject({ path: '/memories/a.md', cleared: 1 });
   expect(await printed('memory-clear.schema.json', ['memory', 'rememberer', 'clear', ...blobs()])).toMatchObject({ cleared: 0 });
+});
+
+test('a graded task out of attempts: status prints its outcome with every grade, result prints outcome_failed with the grades', async () => {
+  const taskId = h.taskId('json-graded');
+  await h.client.start({ agent: 'graded', prompt: 'When does o-1 arrive?', model: { provider: 'scripted', script: h.script([answer('soon'), answer('very soon')]) } }, { taskId });
+  expect(await printed('result.schema.json', ['result', taskId])).toMatchObject({
+    outcome: 'outcome_failed',
+    text: 'very soon',
+    grades: [
+      { attempt: 1, pass: false },
+      { attempt: 2, pass: false },
+    ],
+  });
+  const view = await printed('status.schema.json', ['status', taskId]);
+  expect(view.status.outcome).toMatchObject({ maxAttempts: 2, attempts: 2, passed: false, grades: [{ reasons: 'no delivery date', score: 0.2 }, { reasons: 'no delivery date' }] });
+  expect(view.status.events.filter((e: { kind: string }) => e.kind === 'answer_graded')).toHaveLength(2);
 });
 
 test('replay and eval (their own worker, as child processes) print the trajectories and the rows their schemas describe', async () => {

@@ -7,7 +7,8 @@
  * unblock, a cancel, the durable summary, continued runs, memory, signalled decisions, sub-agents,
  * fast reads, a local tool, a spent turn budget, an MCP question, tool failures, results by
  * reference, a fork's first run, a rewind, an interrupt, native compaction, a schedule's fire, a
- * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window.
+ * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window; later, the
+ * opt-in `auto` rule (allowed, denied and asked verdicts) and a graded outcome whose grader fails both answers.
  *
  * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by the builds before it (rounds 1 to 7:
  * none, v2-, r3- to r7-). Every one holds patch markers this code no longer asks, and the SDK fails
@@ -48,6 +49,8 @@ export const COMMITTED_HISTORIES = [
   'r8-sigkill-mid-write',
   'r8-repeated-write-approval',
   'r8-declared-window',
+  'r8-auto-permissions',
+  'r8-graded-outcome',
 ] as const;
 
 /** Histories of the builds before patch markers were retired, replayed against ARCHIVE_BUILD only. */

@@ -6,8 +6,8 @@ export class Visitor {
     private readonly origin: string = base,
   ) {}
 
-  async get(url: string): Promise<Response> {
-    return this.keep(await fetch(new URL(url, this.base), { redirect: 'manual', headers: { cookie: this.cookieHeader() } }));
+  async get(url: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.keep(await fetch(new URL(url, this.base), { redirect: 'manual', headers: { ...headers, cookie: this.cookieHeader() } }));
   }
 
   /** Fields as pairs when one repeats (checkboxes); `origin` null sends none. */

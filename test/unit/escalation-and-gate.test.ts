@@ -44,3 +44,12 @@ test('the policy: per-effect rules, and a per-tool rule wins', () => {
   expect(gateToolCall('drop_it', tools, { destructive: 'allow', tools: { drop_it: 'deny' } }).action).toBe('refuse');
   expect(gateToolCall('read_it', tools, { tools: { read_it: 'confirm' } }).action).toBe('confirm');
 });
+
+test("auto: a classifier decides, and write: 'auto' never makes a destructive call auto", () => {
+  expect(gateToolCall('write_it', tools, { write: 'auto' }).action).toBe('classify');
+  expect(gateToolCall('drop_it', tools, { write: 'auto' }).action).toBe('confirm');
+  expect(gateToolCall('odd_it', tools, { write: 'auto' }).action).toBe('confirm');
+  expect(gateToolCall('drop_it', tools, { destructive: 'auto' }).action).toBe('classify');
+  expect(gateToolCall('write_it', tools, { write: 'auto', tools: { write_it: 'confirm' } }).action).toBe('confirm');
+  expect(gateToolCall('read_it', tools, { write: 'auto' }).action).toBe('run');
+});

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { costOf, DEFAULT_PRICES } from '../../src/models/pricing';
 import { FakeMessagesApi, fakeTurns } from '../../src/testing/fake-messages-api';
-import { CACHE_LOOKBACK_BLOCKS, PromptCache } from '../../src/testing/prompt-cache';
+import { CACHE_LOOKBACK_BLOCKS, defaultMinimumCacheTokens, PromptCache } from '../../src/testing/prompt-cache';
 
 const cc = { type: 'ephemeral' };
 const big = (tag: string) => `${tag} ${'lorem ipsum dolor sit amet '.repeat(200)}`; // about 1,400 tokens
@@ -60,9 +60,61 @@ test(`a cached prefix more than ${CACHE_LOOKBACK_BLOCKS} blocks before the break
   expect(cache.use(request(near)).cache_read_input_tokens).toBeGreaterThan(1024);
 });
 
+test('the minimum cacheable length is the documented one for each model', () => {
+  const documented: Record<string, number> = {
+    'claude-opus-4-5-20251101': 4096,
+    'claude-opus-4-6': 4096,
+    'claude-opus-4-7': 4096,
+    'claude-haiku-4-5-20251001': 4096,
+    'claude-mythos-preview': 4096,
+    'claude-3-5-haiku-20241022': 2048,
+    'claude-3-haiku-20240307': 2048,
+    'claude-opus-4-8': 1024,
+    'claude-opus-4-1-20250805': 1024,
+    'claude-sonnet-4-6': 1024,
+    'claude-sonnet-4-5-20250929': 1024,
+    'claude-sonnet-5-5': 1024,
+  };
+  expect(Object.fromEntries(Object.keys(documented).map((m) => [m, defaultMinimumCacheTokens(m)]))).toEqual(documented);
+  // A 1,400-token prompt is cached on Sonnet 5.5, not on Opus 4.6.
+  const cache = new PromptCache();
+  for (let i = 0; i < 2; i++) expect(cache.use(request([user(big('a'), true)], 'claude-opus-4-6')).cache_read_input_tokens).toBe(0);
+  cache.use(request([user(big('a'), true)]));
+  expect(cache.use(request([user(big('a'), true)])).cache_read_input_tokens).toBeGreaterThan(1024);
+});
+
+test('a breakpoint with ttl "1h" keeps its prefix for an hour; the default, five minutes', () => {
+  let now = 0;
+  const cache = new PromptCache({ now: () => now });
+  const hour = {
+    model: 'claude-sonnet-5-5',
+    system: [{ type: 'text', text: 'sys' }],
+    messages: [{ role: 'user', content: [{ type: 'text', text: big('h'), cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+  };
+  cache.use(hour);
+  cache.use(request([user(big('a'), true)]));
+  now = 30 * 60_000;
+  expect(cache.use(hour).cache_read_input_tokens).toBeGreaterThan(1024);
+  expect(cache.use(request([user(big('a'), true)])).cache_read_input_tokens).toBe(0);
+});
+
+test('a changed tool_choice or thinking setting misses the messages but still reads the tools and system prompt', () => {
+  const cache = new PromptCache();
+  const tools = [{ name: 't', description: big('tool'), input_schema: { type: 'object' }, cache_control: cc }];
+  const body = { ...request([user(big('a'), true)]), tools };
+  const first = cache.use(body);
+  expect(cache.use(body).cache_read_input_tokens).toBe(first.cache_creation_input_tokens);
+  for (const changed of [{ tool_choice: { type: 'none' } }, { thinking: { type: 'adaptive' } }]) {
+    const usage = cache.use({ ...body, ...changed });
+    expect(usage.cache_read_input_tokens).toBeGreaterThan(1024);
+    // The tools and system prompt are read; the 1,400-token message is not.
+    expect(usage.cache_read_input_tokens).toBeLessThan(first.cache_creation_input_tokens - 1_000);
+  }
+});
+
 describe('the bill of a cached conversation, cross-checked by hand against the documented pricing rules', () => {
   // Documented for Claude Opus 4.5, USD per million tokens: input $5, 5-minute cache write $6.25
-  // (1.25 x input), cache hit $0.50 (0.1 x input), output $25. Minimum cacheable prompt: 1,024 tokens.
+  // (1.25 x input), cache hit $0.50 (0.1 x input), output $25. Minimum cacheable prompt: 4,096 tokens.
   const model = 'claude-opus-4-5';
   const api = new FakeMessagesApi();
   let client: Anthropic;
@@ -89,25 +141,25 @@ describe('the bill of a cached conversation, cross-checked by hand against the d
       DEFAULT_PRICES,
     );
 
-  test('a 1,030-token system prompt is written once at 1.25 x input, then read at 0.1 x input', async () => {
+  test('a 4,096-token system prompt is written once at 1.25 x input, then read at 0.1 x input', async () => {
     api.enqueue(fakeTurns.text('ok'), fakeTurns.text('ok'));
-    const first = (await ask(4_095)).usage; // 4,120 characters: 1,030 tokens
-    expect(first).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 1_030, cache_read_input_tokens: 0, output_tokens: 8 });
-    // 9 x $5 + 1,030 x $6.25 + 8 x $25 = $6,682.50 per million requests
-    expect(bill(first)).toBeCloseTo(0.0066825, 10);
-    const second = (await ask(4_095)).usage;
-    expect(second).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 1_030, output_tokens: 8 });
-    // 9 x $5 + 1,030 x $0.50 + 8 x $25 = $760 per million requests
-    expect(bill(second)).toBeCloseTo(0.00076, 10);
+    const first = (await ask(16_359)).usage; // 16,384 characters: 4,096 tokens
+    expect(first).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 4_096, cache_read_input_tokens: 0, output_tokens: 8 });
+    // 9 x $5 + 4,096 x $6.25 + 8 x $25 = $25,845 per million requests
+    expect(bill(first)).toBeCloseTo(0.025845, 10);
+    const second = (await ask(16_359)).usage;
+    expect(second).toMatchObject({ input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 4_096, output_tokens: 8 });
+    // 9 x $5 + 4,096 x $0.50 + 8 x $25 = $2,293 per million requests
+    expect(bill(second)).toBeCloseTo(0.002293, 10);
   });
 
-  test('a system prompt under the 1,024-token minimum is billed as plain input every time', async () => {
+  test('a system prompt under the 4,096-token minimum is billed as plain input every time', async () => {
     api.enqueue(fakeTurns.text('ok'), fakeTurns.text('ok'));
     for (let i = 0; i < 2; i++) {
-      const usage = (await ask(4_000)).usage; // 4,025 characters: 1,007 tokens, + 9 for the message
-      expect(usage).toMatchObject({ input_tokens: 1_016, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
-      // 1,016 x $5 + 8 x $25 = $5,280 per million requests
-      expect(bill(usage)).toBeCloseTo(0.00528, 10);
+      const usage = (await ask(16_000)).usage; // 16,025 characters: 4,007 tokens, + 9 for the message
+      expect(usage).toMatchObject({ input_tokens: 4_016, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+      // 4,016 x $5 + 8 x $25 = $20,280 per million requests
+      expect(bill(usage)).toBeCloseTo(0.02028, 10);
     }
   });
 

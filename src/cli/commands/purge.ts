@@ -7,6 +7,8 @@
  */
 import type { BlobStore } from '../../blobs/blob-store';
 import { BLOB_STORE_ENV, openBlobStore } from '../../blobs/open-blob-store';
+import type { LiveOutputLog } from '../../live-output/live-output-log';
+import { openLiveOutputLog } from '../../live-output/open-live-output-log';
 import { TaskNotFoundError, type TaskClient } from '../../client/task-client';
 import { WORKFLOW_TYPE } from '../../protocol/definitions';
 import { familyJournalPrefix } from '../../forks/effect-journal';
@@ -49,21 +51,24 @@ export async function purgeCommand(argv: string[]): Promise<number> {
   const closedBefore = values['closed-before'] ? parseClosedBefore(values['closed-before']) : undefined;
 
   let store: BlobStore;
+  let live: LiveOutputLog;
   try {
     store = openBlobStore(values['blob-store'], { cacheBytes: 0 });
+    live = openLiveOutputLog(values['blob-store']);
   } catch (err) {
     throw usageError((err as Error).message);
   }
   const client = await connectClient(values);
   try {
-    if (taskId) return await purgeOne(client, store, taskId, { force: !!values.force, json: !!values.json });
-    return await purgeClosed(client, store, closedBefore!, !!values.json);
+    if (taskId) return await purgeOne(client, store, live, taskId, { force: !!values.force, json: !!values.json });
+    return await purgeClosed(client, store, live, closedBefore!, !!values.json);
   } finally {
     await store.close();
+    await live.close();
   }
 }
 
-async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, options: { force: boolean; json: boolean }): Promise<number> {
+async function purgeOne(client: TaskClient, store: BlobStore, live: LiveOutputLog, taskId: string, options: { force: boolean; json: boolean }): Promise<number> {
   let known = true;
   try {
     const summary = await client.describe(taskId);
@@ -81,7 +86,7 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
     known = false;
   }
   const scopes = await store.scopes();
-  const blobs = await purgeTask(store, scopes, taskId);
+  const blobs = await purgeTask(store, live, scopes, taskId);
   const kept = await journalKept(store, scopes, taskId);
   if (options.json)
     printJson(purgeTaskJson, {
@@ -98,7 +103,7 @@ async function purgeOne(client: TaskClient, store: BlobStore, taskId: string, op
   return EXIT.ok;
 }
 
-async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, json: boolean): Promise<number> {
+async function purgeClosed(client: TaskClient, store: BlobStore, live: LiveOutputLog, before: Date, json: boolean): Promise<number> {
   // ContinuedAsNew runs close too, while their task goes on in the next run: only final closes count.
   const query = `WorkflowType = '${WORKFLOW_TYPE}' AND CloseTime < '${before.toISOString()}' AND ExecutionStatus != 'ContinuedAsNew'`;
   const taskIds = new Set<string>();
@@ -125,7 +130,7 @@ async function purgeClosed(client: TaskClient, store: BlobStore, before: Date, j
       continue;
     }
     const kept = await journalKept(store, scopes, taskId);
-    purged.push({ taskId, blobs: await purgeTask(store, scopes, taskId), ...(kept ? { keptJournalRecords: kept } : {}) });
+    purged.push({ taskId, blobs: await purgeTask(store, live, scopes, taskId), ...(kept ? { keptJournalRecords: kept } : {}) });
   }
   const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
   if (json) {
@@ -165,7 +170,9 @@ async function journalKept(store: BlobStore, scopes: readonly string[], taskId: 
   return records;
 }
 
-async function purgeTask(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
+/** The task's blobs (their count is the answer) and its live output. */
+async function purgeTask(store: BlobStore, live: LiveOutputLog, scopes: readonly string[], taskId: string): Promise<number> {
+  await live.remove(taskId);
   let blobs = 0;
   for (const scope of scopesOfTask(scopes, taskId)) blobs += await store.purgeScope(scope);
   return blobs;

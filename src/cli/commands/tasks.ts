@@ -5,6 +5,9 @@ import path from 'node:path';
 import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
 import { TaskHistory } from '../../history/task-history';
 import type { ModelProgress } from '../../protocol/messages';
+import type { LiveOutputLog } from '../../live-output/live-output-log';
+import { LiveTail } from '../../live-output/live-tail';
+import { openLiveOutputLog } from '../../live-output/open-live-output-log';
 import { defaultScriptRoots, scriptsDir } from '../../models/script-roots';
 import { scriptFile } from '../../models/scripted-model';
 import { AGENT_NAME_PATTERN } from '../../protocol/definitions';
@@ -19,9 +22,13 @@ import { CliError, EXIT, usageError } from '../cli-error';
 import { printJson, resultOutputJson, startedJson, watchLine } from '../json-output';
 import { connectClient } from '../connect';
 import { renderApproval, renderBlocked, renderError, renderEvent, renderNested, renderResult, renderSummaries, renderView, safeJson, safeLine } from '../render';
+import { fallbacksProblem } from '../../protocol/model-fallback';
 
-export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME]
+export const tasksHelp = `durable-agent start [PROMPT] --agent NAME [--prompt TEXT] [--script FILE | --model NAME] [--fallback-model ID]...
                    [--max-turns N] [--max-tool-calls N] [--max-cost-usd X] [--id TASK_ID] [--watch] [--json]
+  --fallback-model (repeatable, in order) replaces the agent's fallback models: a Claude model the task
+  moves to when its model is overloaded, rate-limited past its retries or no longer served, never on a
+  refused request (docs/model-fallback.md)
   --max-turns, --max-tool-calls and --max-cost-usd override the agent's budgets for this task
   (defaults: the agent's budgets, else 20 turns, 50 tool calls, no cost limit; see docs/package.md);
   a task that spends one blocks for a person: durable-agent unblock TASK_ID --as NAME --tool-calls N
@@ -46,6 +53,10 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (!prompt?.trim()) throw usageError('a prompt is required: durable-agent start "what to do" --agent NAME');
   if (values.prompt && positionals[0]) throw usageError('give the prompt once: as an argument or with --prompt');
   if (values.script && values.model) throw usageError('--script and --model are exclusive');
+  const fallbackModels = values['fallback-model'];
+  if (fallbackModels && values.script) throw usageError('--fallback-model needs a Claude model: a scripted model (--script) has no fallbacks');
+  const fallbackProblem = fallbackModels ? fallbacksProblem(fallbackModels, '--fallback-model', values.model) : undefined;
+  if (fallbackProblem) throw usageError(fallbackProblem);
   if (!values['task-queue'] && !AGENT_NAME_PATTERN.test(values.agent)) throw usageError(`--agent "${values.agent}": an agent name is 1-64 letters, digits, ".", "_" or "-"`);
   const maxTurns = intOption(values['max-turns'], 'max-turns');
   const toolCalls = intOption(values['max-tool-calls'], 'max-tool-calls');
@@ -57,6 +68,7 @@ export async function startCommand(argv: string[]): Promise<number> {
     prompt,
     ...(values.script ? { model: scriptedChoice(values.script) } : {}),
     ...(values.model ? { model: { provider: 'anthropic', model: values.model } satisfies ModelChoice } : {}),
+    ...(fallbackModels ? { fallbackModels } : {}),
     ...(maxTurns ? { maxTurns } : {}),
     ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
     startedBy: process.env.USER ?? 'cli',
@@ -241,7 +253,7 @@ export async function watchCommand(argv: string[]): Promise<number> {
   const client = await connectClient(values);
   const args = new ApprovalArguments(client.client, () => openBlobStore(values['blob-store']));
   try {
-    return await watchTask(client, positionals[0]!, !!values.json, undefined, { full: !!values.full, args });
+    return await watchTask(client, positionals[0]!, !!values.json, undefined, { full: !!values.full, args, liveOutput: openLiveOutputLog(values['blob-store']) });
   } finally {
     await args.close();
   }
@@ -253,17 +265,18 @@ export async function watchTask(
   taskId: string,
   asJson: boolean,
   out: (line: string) => void = (line) => console.log(line),
-  options: { full?: boolean; args?: ApprovalArguments } = {},
+  options: { full?: boolean; args?: ApprovalArguments; liveOutput?: LiveOutputLog } = {},
 ): Promise<number> {
   const args = options.args ?? new ApprovalArguments(client.client, () => openBlobStore());
+  const tail = new LiveTail(options.liveOutput ?? openLiveOutputLog(), taskId);
   try {
-    return await watchLoop(client, taskId, asJson, out, args, !!options.full);
+    return await watchLoop(client, taskId, asJson, out, args, !!options.full, tail);
   } finally {
     if (!options.args) await args.close();
   }
 }
 
-async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, out: (line: string) => void, args: ApprovalArguments, full: boolean): Promise<number> {
+async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, out: (line: string) => void, args: ApprovalArguments, full: boolean, tail: LiveTail): Promise<number> {
   let lastSeq = 0;
   let lastNote = '';
   const shownApprovals = new Set<string>();
@@ -301,7 +314,9 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
       out(asJson ? watchLine({ nested: fresh }) : renderNested(taskId, fresh).join('\n'));
     }
     if (view.summary.executionStatus === 'RUNNING') {
-      const progress = await modelProgressOf(client, taskId);
+      const counted = await modelProgressOf(client, taskId);
+      // The heartbeat says how far the answer is; its text comes from the live output log.
+      const progress = counted && { ...counted, tail: await tail.update() };
       const key = progress && `${progress.outputChars}/${progress.thinkingChars}`;
       if (progress && key !== lastProgress && Date.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
         lastProgress = key;
@@ -330,8 +345,9 @@ async function watchLoop(client: TaskClient, taskId: string, asJson: boolean, ou
 const PROGRESS_EVERY_MS = 2_000;
 
 /**
- * The model answer streaming in right now, from the pending callModel activity's last heartbeat
- * (its details are the ModelProgress the model reports). Undefined when no answer is streaming.
+ * How far the model answer streaming in right now is, from the pending callModel activity's last
+ * heartbeat (its details are the ModelProgress the model reports, without text). Undefined when no
+ * answer is streaming.
  */
 async function modelProgressOf(client: TaskClient, taskId: string): Promise<ModelProgress | undefined> {
   try {

@@ -57,6 +57,26 @@ export const modelCallOptions: ActivityOptions = {
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 
+/**
+ * The `auto` classifier's call (a model call, or the agent's function): the model's retry classes,
+ * a few attempts; a call that fails for good means a person decides (auto-permission.ts).
+ */
+export const classifierCallOptions: ActivityOptions = {
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+  retry: { ...baseRetry, maximumAttempts: 4 },
+};
+
+/**
+ * A graded outcome's grader call: the model call's retry classes and attempts, and a heartbeat, so a
+ * grader call whose worker died is retried within HEARTBEAT_TIMEOUT_MS and its grade recorded once.
+ */
+export const gradeCallOptions: ActivityOptions = {
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+  retry: { ...baseRetry, maximumAttempts: 10 },
+};
+
 /** The durable summary's call: a few attempts, then the oldest turns are trimmed instead (the task never waits on it). */
 export const summaryCallOptions: ActivityOptions = {
   startToCloseTimeout: '5m',

@@ -76,7 +76,7 @@ export class TaskHandlers {
     }
     try {
       const policy = state.manifest?.messagesWhileBusy ?? 'queue';
-      const busy = state.phase === 'calling_model' || state.phase === 'running_tools';
+      const busy = state.phase === 'calling_model' || state.phase === 'running_tools' || state.phase === 'grading';
       if (!interrupt && policy === 'reject' && busy) {
         return state.recordUntakenDecision('message', message.by, 'refused', 'the task was busy: this agent takes messages only while it waits (send it again then, or interrupt)');
       }

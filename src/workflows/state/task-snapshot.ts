@@ -21,6 +21,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     schemaVersion: CURRENT_SNAPSHOT_SCHEMA,
     limits: state.limits,
     ...(state.modelOverride.model || state.modelOverride.maxTokens ? { modelOverride: { ...state.modelOverride } } : {}),
+    ...(state.fallback ? { fallback: structuredCopy(state.fallback) } : {}),
     ...(audit.archive.length ? { archive: [...audit.archive] } : {}),
     ...(conversation.compactions ? { compactions: conversation.compactions, droppedTurns: conversation.droppedTurns } : {}),
     ...(conversation.context ? { context: structuredCopy(conversation.context) } : {}),
@@ -49,6 +50,8 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     ...(state.readRecording ? { readRecording: state.readRecording } : {}),
     ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
     ...(state.buildOf() ? { build: state.buildOf()!.buildId } : {}),
+    // Only once graded: a task without an outcome writes the snapshot it wrote before outcomes existed.
+    ...(state.grades.length ? { grades: state.grades.map((g) => ({ ...g })) } : {}),
   };
 }
 
@@ -79,6 +82,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   if (!READABLE_SNAPSHOT_SCHEMAS.includes(schema)) throw new Error(`snapshot schema ${schema} is not one this code reads (${READABLE_SNAPSHOT_SCHEMAS.join(', ')})`);
   const { conversation, audit } = state;
   if (snapshot.modelOverride) state.modelOverride = { ...snapshot.modelOverride };
+  if (snapshot.fallback) state.fallback = structuredCopy(snapshot.fallback);
   audit.archive.push(...(snapshot.archive ?? []));
   conversation.compactions = snapshot.compactions ?? 0;
   conversation.droppedTurns = snapshot.droppedTurns ?? 0;
@@ -108,6 +112,7 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   if (snapshot.delegated) state.children.spent = snapshot.delegated;
   state.lineage = [...(snapshot.lineage ?? [])];
   if (snapshot.readRecording) state.readRecording = snapshot.readRecording;
+  state.grades.push(...(snapshot.grades ?? []));
   if (snapshot.agentVersion || snapshot.build) {
     state.previousVersions = { ...(snapshot.agentVersion ? { agentVersion: snapshot.agentVersion } : {}), ...(snapshot.build ? { build: snapshot.build } : {}) };
   }
@@ -136,12 +141,17 @@ export function fitSnapshot(state: TaskState, ceiling: number): { snapshot: Task
     current = measure();
     if (current.bytes <= ceiling) shrunk.push(`ledger cut to ${state.ledger.size} keys`);
   }
+  let dropped = 0;
   while (current.bytes > ceiling && conversation.messages.length > 3) {
     conversation.messages.splice(1, 2);
     conversation.droppedTurns += 1;
+    dropped += 1;
     current = measure();
   }
-  if (conversation.droppedTurns) {
+  // Only when this fit took turns out: the first prompt is the head of every cached prefix, and a
+  // note rewritten there (over a summary that already says what left) would make the next run's
+  // first call miss the whole conversation's cache.
+  if (dropped) {
     conversation.noteDroppedTurns();
     shrunk.push(`oldest turns (${conversation.droppedTurns} removed in all)`);
     current = measure();

@@ -26,11 +26,13 @@ import {
   type VerifiedIdentity,
 } from '../../protocol/task';
 import type { ToolError } from '../../protocol/tool-error';
+import type { Grade } from '../../protocol/outcome';
 import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { ChildSpend } from './child-spend';
 import { oneLine } from '../base/one-line';
+import type { FallbackProgress } from '../../protocol/model-fallback';
 import { DEFAULT_LIMITS, type TaskLimits } from '../../rules/task-limits';
 
 /** Refused or superseded signalled decisions itemised in the audit trail per run; the rest are counted. */
@@ -41,6 +43,7 @@ const PHASE_TO_STATUS: Record<TaskPhase, AgentStatus> = {
   running: 'running',
   calling_model: 'running',
   running_tools: 'running',
+  grading: 'running',
   awaiting_approval: 'awaiting_approval',
   blocked: 'blocked',
   completed: 'completed',
@@ -66,6 +69,8 @@ export class TaskState {
   limits: TaskLimits;
   /** A person's overrides for later model calls (unblock --model / --max-tokens). */
   modelOverride: { model?: string; maxTokens?: number } = {};
+  /** Which fallback model answers and every move so far; absent until the task first falls back (model-fallback.ts). */
+  fallback?: FallbackProgress;
   /** The task's blob scope, for `status --all`. */
   scope?: string;
   /** Consecutive model errors (invalid calls) per tool: the self-correction bound. */
@@ -82,6 +87,8 @@ export class TaskState {
   budgets: Budgets;
   lastError?: ToolError;
   result?: TaskResult;
+  /** A graded outcome's grades, in order (docs/outcomes.md); empty for an agent without one. */
+  readonly grades: Grade[] = [];
   /** The model that answered last (a label), for status and the result. */
   model: string;
   /** Events, escalations, decisions and approval records, bounded in state. */
@@ -320,6 +327,7 @@ export class TaskState {
       model: this.model,
       ...(finalCallWithoutTools ? { finalCallWithoutTools } : {}),
       ...(this.children.any ? { delegated: this.children.spent } : {}),
+      ...(this.grades.length ? { grades: this.grades.map((g) => ({ ...g })) } : {}),
     };
   }
 

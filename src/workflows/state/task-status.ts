@@ -4,6 +4,13 @@ import { DEFAULT_SUMMARY_TOKENS } from '../../protocol/agent-settings';
 import type { TaskState } from './task-state';
 import { addSpend } from './child-spend';
 import { emptySpend } from '../../protocol/delegation';
+import { fallbackStatusOf } from './model-fallback';
+
+function fallbackOf(state: TaskState): Pick<TaskStatus, 'fallback'> {
+  const fallback = fallbackStatusOf(state);
+  return fallback ? { fallback } : {};
+}
+import { outcomeStatusOf } from './grades';
 
 /** A budget reading's `held`: what running children hold of it, shown only when they hold some. */
 const held = (amount: number) => (amount > 0 ? { held: amount } : {});
@@ -34,6 +41,7 @@ export function statusOf(state: TaskState): TaskStatus {
       ...summaryBudgets(state),
     },
     unpricedModels: [...state.unpricedModels],
+    ...fallbackOf(state),
     toolCalls: { ...state.toolCalls },
     pendingApprovals: state.pendingApprovals.map((a) => ({ ...a })),
     approvals: audit.approvals.map((a) => ({ ...a })),
@@ -54,6 +62,7 @@ export function statusOf(state: TaskState): TaskStatus {
     ...(state.lineage.length ? { lineage: state.lineage.map((p) => ({ ...p })) } : {}),
     ...(state.agentVersion ? { agentVersion: state.agentVersion } : {}),
     ...buildOf(state),
+    ...outcomeStatusOf(state),
     ...(state.result ? { result: state.result } : {}),
   };
 }

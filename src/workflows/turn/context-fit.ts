@@ -14,6 +14,7 @@ import { summaryCallOptions } from '../base/activity-options';
 import { newContextState } from '../state/conversation';
 import type { Run } from '../run/run-setup';
 import type { TaskState } from '../state/task-state';
+import { modelIdNow } from '../state/model-fallback';
 
 const { summarizeTurns } = proxyActivities<AgentActivities>(summaryCallOptions);
 
@@ -53,7 +54,7 @@ export async function fitContext(run: Run, model: ModelChoice, contextWindowToke
   try {
     const result = await summarizeTurns({
       model,
-      ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
+      ...(modelIdNow(state) ? { modelId: modelIdNow(state) } : {}),
       scope: run.scope,
       ...(previous ? { previousSummary: previous } : {}),
       messages: conversation.messages.slice(1, 1 + 2 * pairs),

@@ -14,6 +14,7 @@ import { escalationLevel } from '../people/escalation-policy';
 import type { People } from '../people/people';
 import type { Run } from '../run/run-setup';
 import { checkpointOf } from '../state/task-snapshot';
+import { fallBack, fallbackAfterAttempts, modelIdNow } from '../state/model-fallback';
 
 /** Budgets are hard caps: a cancelled call is aborted on the worker, which says what it cost. */
 const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
@@ -104,6 +105,8 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   if (isCancellation(err)) throw err;
   const error = taskErrorFrom(err);
   if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
+  // Overloaded, rate-limited past its retries or no longer served: the next model, when the task has one.
+  if (fallBack(state, error)) return callModelOrBlock(run, people, request, compacted);
   if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
   state.lastError = error;
   await people.block(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
@@ -181,13 +184,14 @@ function sliceLeft(run: Run): { spendLeft?: { costUsd?: number; tokens?: number 
   };
 }
 
-/** Per-call settings: the task's blob scope and a person's overrides (unblock --model / --max-tokens). */
+/** Per-call settings: the task's blob scope, a person's overrides (unblock --model / --max-tokens) and the fallback model the task moved to. */
 function modelSettings(run: Run) {
   const { state, scope } = run;
   return {
     ...(scope ? { scope } : {}),
-    ...(state.modelOverride.model ? { modelId: state.modelOverride.model } : {}),
+    ...(modelIdNow(state) ? { modelId: modelIdNow(state) } : {}),
     ...(state.modelOverride.maxTokens ? { maxTokens: state.modelOverride.maxTokens } : {}),
+    ...fallbackAfterAttempts(state),
     ...(state.droppedTurns ? { droppedTurns: state.droppedTurns } : {}),
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import type { AgentActivities } from '../../protocol/activity-contracts';
-import type { ApprovalRecord, ApprovalRequest, PermissionPolicy } from '../../protocol/task';
+import type { ApprovalRecord, ApprovalRequest, ModelChoice, PermissionPolicy } from '../../protocol/task';
 import type { ToolError } from '../../protocol/tool-error';
 import type { Delegation } from '../run/delegation';
 import type { FastReads } from '../base/fast-reads';
@@ -17,6 +17,8 @@ export interface TurnContext {
   nowMs: () => number;
   /** The permission policy (the manifest's, else none: every effect runs by its default). */
   policy: PermissionPolicy;
+  /** The task's model: the `auto` rule's model classifier (auto-permission.ts). */
+  model?: ModelChoice;
   /** Waits durably for a person's decision on `approval` (or its expiry). */
   awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord>;
   /** Notifies people (inform level): notifier activity plus an event in status. */

@@ -11,6 +11,7 @@ import { notApprovedError } from '../../rules/approvals';
 import { gateToolCall } from '../../rules/tool-gate';
 import { errorBlock } from '../../rules/tool-result-content';
 import { askApproval } from '../people/approvals';
+import { classifyThenRun } from './auto-permission';
 import { toolsForCall } from './call-effect';
 import { callKey } from '../base/canonical-key';
 import { escalationLevel } from '../people/escalation-policy';
@@ -112,6 +113,14 @@ function guardedAnswer(ctx: TurnContext, use: ToolUseBlock, index: number, outco
     return afterCall(ctx, use, callKeyUsed, answer, outcome);
   };
   if (gate.action === 'refuse') return Promise.resolve(settle(key, refuse(gate.error), false));
+  if (gate.action === 'classify') {
+    const tool = gate.tool;
+    return classifyThenRun(ctx, tool, use, gate.reason, {
+      refuse,
+      confirm: (reason) => confirmThenRun(ctx, tool, use, reason, refuse),
+      run: (input, reuseKey, approval) => execute(ctx, tool, use, true, input, reuseKey, approval),
+    }).then((decided) => settle(decided.key, decided.answer));
+  }
   if (gate.action === 'confirm' || ledgerSays?.action === 'confirm') {
     const reason = gate.action === 'confirm' ? gate.reason : (ledgerSays as { reason: string }).reason;
     return confirmThenRun(ctx, gate.tool, use, reason, refuse).then((confirmed) => settle(confirmed.key, confirmed.answer));

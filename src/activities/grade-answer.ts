@@ -1,0 +1,53 @@
+/**
+ * gradeAnswer: a graded outcome's grader (docs/outcomes.md). One model call in its own context: the
+ * fixed grader instructions, then one message with the task's prompt, the evidence the rubric names,
+ * the answer and the rubric; nothing else of the conversation. Failures are classified as the model
+ * call's are (same retry classes); a reply that holds no grade is `semantic` (not retried blindly).
+ */
+import { Context } from '@temporalio/activity';
+import { resolveText } from '../blobs/claim-check';
+import { ToolFailure } from '../errors/tool-failure';
+import { classifyModelError } from '../models/classify-model-error';
+import { costOf } from '../models/pricing';
+import type { AgentActivities } from '../protocol/activity-contracts';
+import { textOf } from '../protocol/messages';
+import { GRADER_SYSTEM, gradingMessage, readGrade } from '../protocol/outcome';
+import { toApplicationFailure } from './failure';
+import { withHeartbeats } from './heartbeat';
+import type { ModelSource } from './model-source';
+import type { WorkerResources } from './worker-resources';
+
+export function createGradeAnswer(worker: WorkerResources, models: ModelSource): AgentActivities['gradeAnswer'] {
+  const { store, withBlobs, prices } = worker;
+  return async ({ model, modelId, scope, rubric, prompt, answer, evidence, maxTokens }) => {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    return withHeartbeats(ctx, async () => {
+      // A long answer or tool result travels by reference: the grader reads the content itself.
+      const resolve = (text: string) => (scope ? withBlobs(() => resolveText(store(), scope, text)) : Promise.resolve(text));
+      const resolvedEvidence = await Promise.all(evidence.map(async (e) => ({ ...e, result: await resolve(e.result) })));
+      const message = gradingMessage({ rubric, prompt, answer: await resolve(answer), evidence: resolvedEvidence });
+      try {
+        const turn = await models.modelFor(model).complete({
+          system: GRADER_SYSTEM,
+          messages: [{ role: 'user', content: message }],
+          tools: [],
+          maxTokens,
+          ...(modelId ? { model: modelId } : {}),
+        });
+        const grade = readGrade(textOf(turn.content));
+        if (!grade)
+          throw new ToolFailure(
+            'semantic',
+            'unreadable_grade',
+            'The grader answered without a JSON grade ({"pass": ..., "reasons": ...}).',
+            'Check the grader model; a person may unblock the task to grade again.',
+          );
+        const costUsd = costOf(turn.model, turn.usage, prices);
+        return { ...grade, model: turn.model, usage: turn.usage, ...(costUsd === undefined ? {} : { costUsd }) };
+      } catch (err) {
+        throw toApplicationFailure(classifyModelError(err), attempt);
+      }
+    });
+  };
+}
