@@ -149,7 +149,7 @@ test('a worker SIGKILLed mid-stream: the subscriber sees the cut attempt, then t
     const history = new TaskHistory(h.client.client);
     await waitFor(
       'a heartbeat with the progress',
-      async () => ((await history.pendingHeartbeats(taskId, 'callModel')) as { outputChars?: number }[]).some((d) => (d?.outputChars ?? 0) >= 6 * 8) || undefined,
+      async () => ((await history.pendingHeartbeats(taskId, 'callModel')) as { outputChars?: number }[]).some((d) => (d?.outputChars ?? 0) > 0) || undefined,
       30_000,
     );
     expect(await sigkill(child)).toBe('SIGKILL');
