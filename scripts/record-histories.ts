@@ -22,7 +22,7 @@ import teamAgents from '../test/support/team-agents';
 import crashAgents from '../test/support/crash-agents';
 import { spawnWorker } from '../test/support/harness';
 import { sigkill } from '../test/support/processes';
-import { FakeMessagesApi, fakeTurns, type FakeReply } from '../src/testing/fake-messages-api';
+import { FakeMessagesApi, fakeErrors, fakeTurns, type FakeReply } from '../src/testing/fake-messages-api';
 import { ScriptedModel } from '../src/models/scripted-model';
 import { McpClientPool } from '../src/mcp/pool';
 import mcpAgents from '../test/support/mcp-agents';
@@ -619,6 +619,7 @@ async function recordUnmarkedPaths(h: Harness): Promise<void> {
   await recordHousePaths(h, round);
   await recordAutoPermissions(h, round);
   await recordGradedOutcome(h, round);
+  await recordModelFallback(h, round);
 }
 
 /**
@@ -775,6 +776,25 @@ async function recordFakeApiPaths(h: Harness, round: string): Promise<void> {
       undefined,
       [createLongAgent(12_000)],
       { modelEnv },
+    );
+  } finally {
+    await api.stop();
+  }
+}
+
+/** Model fallback (docs/model-fallback.md, opt-in): the primary is overloaded through its three attempts, the fallback answers. */
+async function recordModelFallback(h: Harness, round: string): Promise<void> {
+  const api = new FakeMessagesApi();
+  await api.start();
+  try {
+    api.enqueue(fakeErrors.overloaded(), fakeErrors.overloaded(), fakeErrors.overloaded(), fakeTurns.text('answered by the fallback'));
+    await record(
+      h,
+      `${round}-model-fallback`,
+      { agent: 'steered', prompt: 'say hello', model: { provider: 'anthropic', model: 'claude-sonnet-5-5' }, fallbackModels: ['claude-haiku-5-5'] },
+      undefined,
+      [defineAgent({ name: 'steered', system: 'You write.', tools: [], model: { provider: 'anthropic' } })],
+      { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url } },
     );
   } finally {
     await api.stop();

@@ -8,7 +8,8 @@
  * fast reads, a local tool, a spent turn budget, an MCP question, tool failures, results by
  * reference, a fork's first run, a rewind, an interrupt, native compaction, a schedule's fire, a
  * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window; later, the
- * opt-in `auto` rule (allowed, denied and asked verdicts) and a graded outcome whose grader fails both answers.
+ * opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader fails both answers
+ * and a move to a fallback model after the primary was overloaded.
  *
  * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by the builds before it (rounds 1 to 7:
  * none, v2-, r3- to r7-). Every one holds patch markers this code no longer asks, and the SDK fails
@@ -51,6 +52,7 @@ export const COMMITTED_HISTORIES = [
   'r8-declared-window',
   'r8-auto-permissions',
   'r8-graded-outcome',
+  'r8-model-fallback',
 ] as const;
 
 /** Histories of the builds before patch markers were retired, replayed against ARCHIVE_BUILD only. */
