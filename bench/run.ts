@@ -81,7 +81,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     }),
   levers: () =>
     withServer(async (h) => {
-      console.log('\nLevers on the overhead per turn (each variant, the floor and the LangGraph peer, rounds alternating):');
+      console.log('\nLevers on the overhead per turn (each variant, the floor, the LangGraph and DBOS peers, rounds alternating):');
       // The same kind of server as the default one (a SQLite file in WAL mode), eager dispatch off.
       const dbFile = path.join(os.tmpdir(), `durable-agent-bench-eager-off-${process.pid}.db`);
       const eagerOff = await startHarness({ dbFile, dynamicConfig: { 'system.enableActivityEagerExecution': false } });

@@ -44,7 +44,14 @@ function runAs(dir: string): string[] {
   return account.prefix;
 }
 
-export async function startPostgres(options: { database?: string; timeoutMs?: number } = {}): Promise<PostgresServer> {
+export interface StartPostgresOptions {
+  database?: string;
+  timeoutMs?: number;
+  /** Server settings (`-c NAME=VALUE`) over the fast, crash-unsafe defaults below; a benchmark that times commits sets the durability it compares. */
+  settings?: Record<string, string>;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? 60_000);
   const bin = postgresBin();
@@ -91,6 +98,8 @@ export async function startPostgres(options: { database?: string; timeoutMs?: nu
       'max_connections=40',
       '-c',
       'shared_buffers=16MB',
+      // A later -c for the same setting wins.
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ]);
     child = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', out, out] });
     closeSync(out);
