@@ -20,6 +20,8 @@ export interface PostgresServer {
   dir: string;
   /** A URL for another database on the same server, created now. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown: sessions end) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -78,7 +80,6 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     });
 
     const port = await freePort();
-    const out = openSync(logFile, 'a');
     const [postgres, serverArgs] = command('postgres', [
       '-D',
       data,
@@ -101,13 +102,28 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       // A later -c for the same setting wins.
       ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ]);
-    child = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', out, out] });
-    closeSync(out);
+    // The server process of the moment: restart() replaces it on the same port and data.
+    let exited!: Promise<number | null>;
+    const launch = async (until: number) => {
+      const logFd = openSync(logFile, 'a');
+      const started = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', logFd, logFd] });
+      closeSync(logFd);
+      child = started;
+      exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      await waitUntilReady(`${admin}/postgres`, until, exited, log);
+    };
+    const shutdown = async () => {
+      const server = child!;
+      if (server.exitCode === null && server.signalCode === null) {
+        server.kill('SIGINT'); // "fast" shutdown: ends sessions, no waiting for clients.
+        const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    };
     process.once('exit', killOnExit);
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-
     const admin = `postgres://postgres@127.0.0.1:${port}`;
-    await waitUntilReady(`${admin}/postgres`, deadline, exited, log);
+    await launch(deadline);
 
     const createDatabase = async (name: string) => {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TypeError(`database name ${name}: lower-case letters, digits and _`);
@@ -121,20 +137,18 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       return `${admin}/${name}`;
     };
     const url = await createDatabase(options.database ?? 'durable_agent_test');
-    const server = child;
     return {
       url,
       port,
       dir,
       createDatabase,
+      async restart() {
+        await shutdown();
+        await launch(Date.now() + (options.timeoutMs ?? 60_000));
+      },
       async stop() {
         process.removeListener('exit', killOnExit);
-        if (server.exitCode === null && server.signalCode === null) {
-          server.kill('SIGINT'); // "fast" shutdown: ends sessions, no waiting for clients.
-          const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await shutdown();
         rmSync(dir, { recursive: true, force: true });
       },
     };
