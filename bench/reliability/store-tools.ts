@@ -54,7 +54,7 @@ export const APPROVAL_TOOLS: readonly StoreToolName[] = ['cancel_order'];
 export const WRITE_TOOLS: readonly StoreToolName[] = ['refund_order', 'cancel_order', 'change_address'];
 
 /** The sub-agent every engine offers to a lead task: a clerk with the store's tools. */
-export const CLERK_AGENT = 'store-clerk';
+export const CLERK_AGENT = 'store_clerk';
 export const DELEGATE_TOOL = 'delegate_to_store_clerk';
 export const DELEGATE_DESCRIPTION = 'Hand a self-contained piece of store work to the store clerk, a sub-agent with the store tools; returns its final answer.';
 export const DELEGATE_INPUT = z.object({ task: z.string().min(1) });
