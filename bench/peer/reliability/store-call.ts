@@ -25,7 +25,11 @@ export interface ToolAnswer {
 
 /** Statuses that say "later": rate limited, overloaded, unavailable, a repeat of a write still being handled. */
 const RETRYABLE_STATUS = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
-export const STORE_CALL_TIMEOUT_MS = 10_000;
+/**
+ * The per-call timeout every engine of the suite gets (TOOL_TIMEOUT_MS of engines/durable-agents.ts,
+ * not imported: that module would load durable-agent's own code into the peer's worker process).
+ */
+export const STORE_CALL_TIMEOUT_MS = 3_000;
 
 /**
  * Calls `tool`; `idempotencyKey` goes with writes (the peers' docs ask that side effects be made
