@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ENGINES } from './engines';
+import { DEFAULT_ENGINES, ENGINES } from './engines';
 import { FAULT_CLASSES, type FaultClass } from './faults';
 import { runSuite } from './harness';
 import { figuresOf, reliabilitySvg, reliabilityTable } from './report';
@@ -47,7 +47,7 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
     if (!task) throw new Error(`no task ${id}`);
     return task;
   });
-  const engineNames = args.engines ?? Object.keys(ENGINES);
+  const engineNames = args.engines ?? DEFAULT_ENGINES;
   const engines = engineNames.map((name) => {
     const make = ENGINES[name];
     if (!make) throw new Error(`no engine ${name}; known: ${Object.keys(ENGINES).join(', ')}`);

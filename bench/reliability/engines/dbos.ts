@@ -43,7 +43,7 @@ export class DbosEngine implements Engine {
 
   constructor(private readonly options: DbosEngineOptions = {}) {
     const keys = options.idempotencyKeys !== false;
-    this.name = keys ? 'dbos-postgres' : 'dbos-postgres, no idempotency keys';
+    this.name = keys ? 'dbos-postgres' : 'dbos-postgres-no-keys';
     this.description = `DBOS Transact workflow (a step per model call and per store call, approvals by setEvent/recv/send, the clerk as a child workflow) on PostgreSQL; a new process's launch recovers the workflow${keys ? '; writes carry an idempotency key' : ''}`;
   }
 

@@ -28,7 +28,7 @@ export class LangGraphEngine implements Engine {
   readonly description: string;
   constructor(private readonly options: LangGraphEngineOptions = {}) {
     const keys = options.idempotencyKeys !== false;
-    this.name = keys ? 'langgraph-sqlite' : 'langgraph-sqlite, no idempotency keys';
+    this.name = keys ? 'langgraph-sqlite' : 'langgraph-sqlite-no-keys';
     this.description = `LangGraph.js StateGraph (model, review-by-interrupt, tools with a RetryPolicy) checkpointed to SQLite with durability 'sync'; resumed from the thread's last checkpoint by a new process${keys ? '; writes carry an idempotency key' : ''}`;
   }
 
