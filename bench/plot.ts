@@ -61,21 +61,23 @@ export interface BarSeries {
 
 /** A dependency-free SVG bar chart: one group per category, one bar per series in each. */
 export function groupedBarChartSvg(title: string, groups: string[], series: BarSeries[], options: { yMax?: number; yLabel?: string } = {}): string {
-  const width = Math.max(W, 120 + groups.length * (series.length * 22 + 30));
-  const height = H + 40;
+  const width = Math.max(W, 120 + groups.length * Math.max(110, series.length * 22 + 30));
+  const height = H + 60;
   const bottom = M.bottom + 40;
+  const top = M.top + 20;
   const yMax = options.yMax ?? niceCeil(Math.max(...series.flatMap((s) => s.values.filter((v) => !Number.isNaN(v)))));
   const plotW = width - M.left - M.right;
   const groupW = plotW / Math.max(1, groups.length);
   const barW = Math.min(22, (groupW - 20) / Math.max(1, series.length));
-  const y = (v: number) => height - bottom - (v / yMax) * (height - M.top - bottom);
+  const y = (v: number) => height - bottom - (v / yMax) * (height - top - bottom);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * yMax);
+  const tick = (t: number) => (yMax <= 1 ? t.toFixed(2) : round(t));
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="${width / 2}" y="18" text-anchor="middle" font-size="14">${escape(title)}</text>`,
-    ...ticks.map((t) => `<line x1="${M.left}" x2="${width - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(t) + 4}" text-anchor="end">${round(t)}</text>`),
-    `<text x="14" y="${(height - bottom + M.top) / 2}" text-anchor="middle" transform="rotate(-90 14 ${(height - bottom + M.top) / 2})">${escape(options.yLabel ?? '')}</text>`,
+    ...ticks.map((t) => `<line x1="${M.left}" x2="${width - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(t) + 4}" text-anchor="end">${tick(t)}</text>`),
+    `<text x="14" y="${(height - bottom + top) / 2}" text-anchor="middle" transform="rotate(-90 14 ${(height - bottom + top) / 2})">${escape(options.yLabel ?? '')}</text>`,
   ];
   groups.forEach((g, gi) => {
     const x0 = M.left + gi * groupW + (groupW - barW * series.length) / 2;

@@ -218,7 +218,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
 async function main(): Promise<void> {
   // Options (`--quick`, `--engines a,b`, ...) belong to the benchmark named before them.
   const args = process.argv.slice(2);
-  const wanted = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--quick'].includes(args[i - 1]!)));
+  const wanted = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--quick', '--parallel', '--sequential'].includes(args[i - 1]!)));
   const unknown = wanted.filter((name) => !BENCHMARKS[name]);
   if (unknown.length) {
     console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);

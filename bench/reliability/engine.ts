@@ -18,9 +18,12 @@ import type { ReliabilityTask } from './tasks';
 export interface RunEnv {
   /** The task: its prompt is the first user message; `agent` says whether it may delegate. */
   task: ReliabilityTask;
-  /** Base URL of this run's store (the orders service). */
+  /**
+   * Base URL of this run's store (the orders service). A new store for every run, on the same port
+   * for every run of a suite: an engine may start a worker for the next run ahead of it.
+   */
   storeUrl: string;
-  /** Base URL of this run's fake Messages API (give it to the SDK as baseURL, any API key). */
+  /** Base URL of this run's fake Messages API (give it to the SDK as baseURL, any API key); the same port for a whole suite too. */
   apiUrl: string;
   /** The model id to ask for (one the strict fake knows). */
   model: string;

@@ -10,11 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { canonicalJson } from '../../src/protocol/canonical-json';
+import { freePort } from '../../src/server/dev-server';
 import { DEFAULT_ANTHROPIC_MODEL } from '../../src/models/anthropic-model';
 import { FakeMessagesApi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import { type Effect, type GateRequest, type OrdersFault, OrdersService } from '../../src/testing/orders-service';
 import type { Engine, EngineRun, PendingApproval, RunOutcome } from './engine';
-import { type FaultClass, HELD_MS, killBoundaries, modelFaultFor, toolFaultGate } from './faults';
+import { type FaultClass, HELD_MS, isToolFaultClass, killBoundaries, modelFaultFor, toolFaultGate } from './faults';
 import { storeOrders } from './store-tools';
 import { expectedSnapshot, type ReliabilityTask } from './tasks';
 import { TrajectoryModel } from './trajectory-model';
@@ -30,7 +31,7 @@ export interface RunRecord {
   outcome: RunOutcome;
   /** Effects in the store's log that repeat an earlier one (same kind, order and amount or address). */
   duplicateEffects: number;
-  /** Decisions the person had to make again: an approval asked for again after it was given. */
+  /** Decisions the person had to make again: actions (tool and arguments) asked for again after the person had decided them, each counted once. */
   decisionsLost: number;
   /** Decisions sent while no worker ran that the engine said it could not take. */
   decisionsUndelivered: number;
@@ -46,9 +47,11 @@ export interface RunRecord {
 export interface PlanOptions {
   /** Kill or restart at this external call. */
   boundary?: number;
+  /** Ports for the run's store and fake API (a suite keeps the same ones). Default: any free ones. */
+  ports?: { store: number; api: number };
 }
 
-const SHORT_TIMEOUT_MS = 180_000;
+const SHORT_TIMEOUT_MS = Number(process.env.REL_TIMEOUT_MS ?? 180_000);
 const LONG_TIMEOUT_MS = 900_000;
 
 /** One run of one task on one engine under one fault class. */
@@ -58,7 +61,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   const api = new FakeMessagesApi();
   const model = new TrajectoryModel();
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-run-'));
-  await Promise.all([store.start(), api.start()]);
+  await Promise.all([store.start(plan.ports?.store ?? 0), api.start(plan.ports?.api ?? 0)]);
   const initial = store.snapshot();
 
   // Every external call, store and model API alike, counted in arrival order: the boundaries.
@@ -68,7 +71,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   const triggered = new Promise<void>((resolve) => (trigger = resolve));
   const at = plan.boundary;
   const disruptive = faultClass === 'kill' || faultClass === 'server-restart';
-  const toolFaults = faultClass === 'tool-faults' ? toolFaultGate() : undefined;
+  const toolFaults = isToolFaultClass(faultClass) ? toolFaultGate(faultClass) : undefined;
   // A kill holds the call until its caller dies; a restart holds it a moment while the server goes down and up.
   const holdMs = faultClass === 'kill' ? HELD_MS : 1_500;
   store.gate = (request: GateRequest): OrdersFault | undefined => {
@@ -129,7 +132,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
       const pending = await current.pendingApproval().catch(() => undefined);
       if (!pending || decidedIds.has(pending.id)) continue;
       const key = approvalKey(pending);
-      if (decided.has(key)) decisionsLost += 1;
+      if (decided.get(key) === 1) decisionsLost += 1;
       decided.set(key, (decided.get(key) ?? 0) + 1);
       decidedIds.add(pending.id);
       if (downForDecision) {
@@ -208,8 +211,10 @@ export interface SuiteOptions {
   faultClasses: FaultClass[];
   /** Repetitions per (task, fault class): pass^k is reported for k = 1..reps. */
   reps: number;
-  /** Kill boundaries per task per repetition: all when unset; else this many, spread evenly. */
+  /** Kill boundaries per task per repetition: all when unset; else this many, the repetitions taking turns (killBoundaries). */
   killSample?: number;
+  /** Run the engines at the same time (each on its own store and API ports). Default false. */
+  parallel?: boolean;
   log?: (line: string) => void;
 }
 
@@ -223,9 +228,10 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
       `  ${r.engine} | ${r.faultClass}${r.boundary ? `@${r.boundary}` : ''} | ${r.task} #${r.rep}: ${r.passed ? 'pass' : 'FAIL'} (${r.outcome.status}; dup ${r.duplicateEffects}, lost ${r.decisionsLost}, ${r.tokens} tokens, ${r.externalCalls} calls, ${(r.durationMs / 1000).toFixed(1)} s)${r.passed ? '' : ` ${r.diff || r.outcome.error || r.outcome.text || ''}`.slice(0, 300)}`,
     );
   };
-  for (const engine of options.engines) {
+  const runEngine = async (engine: Engine) => {
     log(`\n${engine.name}: ${engine.description}`);
     await engine.open();
+    const ports = { store: await freePort(), api: await freePort() };
     try {
       const boundaries = new Map<string, number>();
       for (const faultClass of options.faultClasses) {
@@ -237,15 +243,15 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
           if (faultClass === 'decision-while-down' && !task.approval) continue;
           for (let rep = 1; rep <= options.reps; rep++) {
             if (faultClass === 'kill') {
-              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note));
+              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports));
               boundaries.set(task.id, n);
-              for (const boundary of killBoundaries(n, options.killSample)) note(await runOnce(engine, task, faultClass, rep, { boundary }));
+              for (const boundary of killBoundaries(n, options.killSample, rep, options.reps)) note(await runOnce(engine, task, faultClass, rep, { boundary, ports }));
             } else if (faultClass === 'server-restart') {
-              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note));
+              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports));
               boundaries.set(task.id, n);
-              note(await runOnce(engine, task, faultClass, rep, { boundary: Math.max(1, Math.ceil(n / 2)) }));
+              note(await runOnce(engine, task, faultClass, rep, { boundary: Math.max(1, Math.ceil(n / 2)), ports }));
             } else {
-              const r = await runOnce(engine, task, faultClass, rep);
+              const r = await runOnce(engine, task, faultClass, rep, { ports });
               note(r);
               if (faultClass === 'clean' && rep === 1) boundaries.set(task.id, r.externalCalls);
             }
@@ -255,15 +261,17 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
     } finally {
       await engine.close();
     }
-  }
+  };
+  if (options.parallel) await Promise.all(options.engines.map(runEngine));
+  else for (const engine of options.engines) await runEngine(engine);
   return records;
 }
 
 /** The external calls of a clean run of the task (from the records, else a clean run now). */
-async function cleanCalls(engine: Engine, task: ReliabilityTask, records: RunRecord[], note: (r: RunRecord) => void): Promise<number> {
+async function cleanCalls(engine: Engine, task: ReliabilityTask, records: RunRecord[], note: (r: RunRecord) => void, ports: PlanOptions['ports']): Promise<number> {
   const clean = records.find((r) => r.engine === engine.name && r.task === task.id && r.faultClass === 'clean' && r.passed);
   if (clean) return clean.externalCalls;
-  const r = await runOnce(engine, task, 'clean', 1);
+  const r = await runOnce(engine, task, 'clean', 1, { ports });
   note(r);
   return r.externalCalls;
 }

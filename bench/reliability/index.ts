@@ -2,7 +2,8 @@
  * `npm run bench -- reliability [--quick] [--engines a,b] [--tasks t01,t02] [--reps K] [--kill-sample S]`:
  * every task on every engine under every fault class, K times; writes bench/results/reliability.json,
  * reliability.md and docs/images/reliability.svg.
- * `--quick`: the five tasks of QUICK_TASK_IDS, K = 2, kill boundaries sampled (2 per task and repetition).
+ * `--quick`: the five tasks of QUICK_TASK_IDS, K = 2, one kill boundary per task and repetition (the two
+ * repetitions at different boundaries), the engines run side by side.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ export interface ReliabilityArgs {
   faultClasses?: FaultClass[];
   reps?: number;
   killSample?: number;
+  parallel?: boolean;
 }
 
 export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
@@ -35,12 +37,14 @@ export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
     ...(list('--faults') ? { faultClasses: list('--faults') as FaultClass[] } : {}),
     ...(value('--reps') ? { reps: Number(value('--reps')) } : {}),
     ...(value('--kill-sample') ? { killSample: Number(value('--kill-sample')) } : {}),
+    ...(argv.includes('--parallel') ? { parallel: true } : argv.includes('--sequential') ? { parallel: false } : {}),
   };
 }
 
 export async function measureReliability(args: ReliabilityArgs, outDir: string, imagesDir: string): Promise<void> {
   const reps = args.reps ?? (args.quick ? 2 : 4);
-  const killSample = args.killSample ?? (args.quick ? 2 : undefined);
+  const killSample = args.killSample ?? (args.quick ? 1 : undefined);
+  const parallel = args.parallel ?? args.quick;
   const taskIds = args.tasks ?? (args.quick ? QUICK_TASK_IDS : TASKS.map((t) => t.id));
   const tasks = taskIds.map((id) => {
     const task = TASKS.find((t) => t.id === id);
@@ -58,10 +62,15 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
   const started = Date.now();
   console.log(
     `\nReliability: ${tasks.length} tasks x ${engines.length} engines x ${faultClasses.length} fault classes, k = ${reps}` +
-      (killSample ? `; kill boundaries sampled: ${killSample} per task and repetition, spread evenly (not every boundary)` : '; a kill at every boundary'),
+      (killSample ? `; kill boundaries sampled: ${killSample} per task and repetition, the repetitions at different ones (not every boundary)` : '; a kill at every boundary') +
+      (parallel ? '; engines side by side' : ''),
   );
-  const records = await runSuite({ tasks, engines, faultClasses, reps, ...(killSample ? { killSample } : {}) });
-  const figures = figuresOf(records, reps);
+  const records = await runSuite({ tasks, engines, faultClasses, reps, parallel, ...(killSample ? { killSample } : {}) });
+  const figures = figuresOf(
+    records,
+    reps,
+    engines.map((e) => e.name),
+  );
   const variant = args.quick ? 'quick' : 'full';
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
   mkdirSync(outDir, { recursive: true });

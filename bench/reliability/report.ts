@@ -29,9 +29,11 @@ function choose(n: number, k: number): number {
   return r;
 }
 
-export function figuresOf(records: RunRecord[], reps: number): Figures[] {
+/** `order`: the engines' order in the report (default: as they first appear in the records). */
+export function figuresOf(records: RunRecord[], reps: number, order: string[] = []): Figures[] {
   const out: Figures[] = [];
-  const engines = [...new Set(records.map((r) => r.engine))];
+  const seen = [...new Set(records.map((r) => r.engine))];
+  const engines = [...order.filter((e) => seen.includes(e)), ...seen.filter((e) => !order.includes(e))];
   for (const engine of engines) {
     const clean = new Map<string, number[]>();
     for (const r of records.filter((x) => x.engine === engine && x.faultClass === 'clean')) clean.set(r.task, [...(clean.get(r.task) ?? []), r.tokens]);

@@ -35,6 +35,15 @@ export class DurableAgentEngine implements Engine {
   private client?: TaskClient;
   private closeClient?: () => Promise<void>;
   private bundle?: { codePath: string };
+  /**
+   * A worker process started ahead for the next killable run (its start takes seconds): it serves a
+   * queue of its own, idle until a run starts its task there. Only for the same store and API URLs
+   * (the harness keeps them for a whole suite).
+   */
+  private spare?: { child: ChildProcess; taskQueue: string; urls: string };
+  private spares = 0;
+  /** The in-process worker of runs that will not be killed, kept while the store and API URLs stay the same. */
+  private resident?: { taskQueue: string; urls: string; stop(): Promise<void> };
 
   async open(): Promise<void> {
     installQuietRuntime();
@@ -65,49 +74,73 @@ export class DurableAgentEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    if (this.spare) await sigkill(this.spare.child);
+    this.spare = undefined;
+    await this.resident?.stop();
+    this.resident = undefined;
     await this.closeClient?.();
     await this.connection?.close();
     await this.server?.stop();
     if (this.dbDir) rmSync(this.dbDir, { recursive: true, force: true });
   }
 
+  /** `durable-agent worker --agents` for this run's store and API, serving `taskQueue`. */
+  private workerProcess(taskQueue: string, env: RunEnv): ChildProcess {
+    const child = spawnCli(['worker', '--agents', AGENTS_MODULE, '--address', this.server!.address, '--task-queue', taskQueue, '--workspace', this.dbDir!, '--bundle', this.bundle!.codePath], {
+      STORE_URL: env.storeUrl,
+      ANTHROPIC_API_KEY: 'sk-ant-bench',
+      ANTHROPIC_BASE_URL: env.apiUrl,
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4_000)));
+    child.on('exit', (code) => {
+      if (code) process.stderr.write(`durable-agent worker on ${taskQueue} exited by itself (${code}):\n${stderr}\n`);
+    });
+    return child;
+  }
+
   async start(env: RunEnv, options: StartOptions): Promise<EngineRun> {
     const client = this.client!;
-    const taskQueue = `rel-${env.runId}`;
+    const urls = `${env.storeUrl} ${env.apiUrl}`;
+    let taskQueue = `rel-${env.runId}`;
     const taskId = env.runId;
     const workers: { stop(): Promise<void> }[] = [];
     let child: ChildProcess | undefined;
-    const inProcessWorker = async () => {
+    const inProcessWorker = async (queue: string) => {
       const worker: AgentWorker = await createAgentWorker({
         agents: durableStoreAgents(env.storeUrl),
         connection: this.connection!,
         namespace: 'default',
-        taskQueue,
+        taskQueue: queue,
         workflowBundle: this.bundle!,
         modelEnv: { anthropicApiKey: 'sk-ant-bench', anthropicBaseURL: env.apiUrl },
       });
       const running = worker.run();
-      workers.push({
+      return {
         stop: async () => {
           worker.shutdown();
           await running.catch(() => undefined);
         },
-      });
+      };
     };
-    const spawnWorker = () => {
-      child = spawnCli(['worker', '--agents', AGENTS_MODULE, '--address', this.server!.address, '--task-queue', taskQueue, '--workspace', env.workDir, '--bundle', this.bundle!.codePath], {
-        STORE_URL: env.storeUrl,
-        ANTHROPIC_API_KEY: 'sk-ant-bench',
-        ANTHROPIC_BASE_URL: env.apiUrl,
-      });
-      let stderr = '';
-      child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4_000)));
-      child.on('exit', (code) => {
-        if (code) process.stderr.write(`durable-agent worker of ${env.runId} exited by itself (${code}):\n${stderr}\n`);
-      });
-    };
-    if (options.killable) spawnWorker();
-    else await inProcessWorker();
+    if (options.killable) {
+      if (this.spare?.urls === urls && this.spare.child.exitCode === null && this.spare.child.signalCode === null) {
+        ({ child, taskQueue } = this.spare);
+      } else {
+        if (this.spare) await sigkill(this.spare.child);
+        child = this.workerProcess(taskQueue, env);
+      }
+      // The next killable run's worker, started while this one runs.
+      const spareQueue = `rel-spare-${process.pid}-${++this.spares}`;
+      this.spare = { child: this.workerProcess(spareQueue, env), taskQueue: spareQueue, urls };
+    } else {
+      if (this.resident?.urls !== urls) {
+        await this.resident?.stop();
+        const queue = `rel-resident-${process.pid}-${++this.spares}`;
+        this.resident = { taskQueue: queue, urls, ...(await inProcessWorker(queue)) };
+      }
+      taskQueue = this.resident.taskQueue;
+    }
 
     await client.start(
       { agent: env.task.agent === 'lead' ? LEAD_AGENT : STORE_AGENT, prompt: env.task.trajectory.prompt, model: { provider: 'anthropic', model: env.model }, startedBy: 'bench' },
@@ -116,15 +149,22 @@ export class DurableAgentEngine implements Engine {
 
     const run: EngineRun = {
       outcome: async (timeoutMs) => {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<RunOutcome>((resolve) => {
-          timer = setTimeout(() => resolve({ status: 'failed', error: `no outcome in ${timeoutMs} ms` }), timeoutMs);
-        });
+        let over = false;
         const result = client.result(taskId).then(
           (r): RunOutcome => (r.outcome === 'answered' ? { status: 'answered', text: r.text } : { status: 'failed', text: r.text, error: r.outcome }),
           (err: Error): RunOutcome => ({ status: 'failed', error: err.message }),
         );
-        return Promise.race([result, timeout]).finally(() => clearTimeout(timer));
+        // A task blocked for a person (the engine's escalation) waits for one: here that ends the run.
+        const blockedOrTimeout = (async (): Promise<RunOutcome> => {
+          const deadline = Date.now() + timeoutMs;
+          while (!over && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 500));
+            const blocked = await blockedIn(client, taskId);
+            if (blocked) return { status: 'failed', error: `blocked for a person: ${blocked}` };
+          }
+          return { status: 'failed', error: `no outcome in ${timeoutMs} ms` };
+        })();
+        return Promise.race([result, blockedOrTimeout]).finally(() => (over = true));
       },
       pendingApproval: async () => {
         const status = await client.status(taskId).catch(() => undefined);
@@ -144,7 +184,7 @@ export class DurableAgentEngine implements Engine {
       },
       resume: async () => {
         // A worker in this process takes over: a standby worker, as deployments run one.
-        await inProcessWorker();
+        workers.push(await inProcessWorker(taskQueue));
       },
       dispose: async () => {
         if (child) await sigkill(child);
@@ -157,4 +197,18 @@ export class DurableAgentEngine implements Engine {
     };
     return run;
   }
+}
+
+/** Why the task or one of its running sub-agent tasks (at any depth) is blocked for a person, if one is. */
+async function blockedIn(client: TaskClient, taskId: string, depth = 0): Promise<string | undefined> {
+  const status = await client.status(taskId).catch(() => undefined);
+  if (!status) return undefined;
+  if (status.agentStatus === 'blocked') return `${taskId}: ${status.blocked?.code ?? ''} ${status.blocked?.reason ?? ''}`.trim();
+  if (depth > 3) return undefined;
+  for (const child of status.children ?? []) {
+    if (child.state !== 'running' && child.state !== 'waiting') continue;
+    const why = await blockedIn(client, child.taskId, depth + 1);
+    if (why) return why;
+  }
+  return undefined;
 }
