@@ -1,6 +1,7 @@
 /**
  * One LangGraph worker process of a reliability run (started by bench/reliability/engines/langgraph.ts,
- * which may SIGKILL it at any moment). `node -r tsx/cjs langgraph-worker.ts CONFIG.json`:
+ * which may SIGKILL it at any moment), or its work in-process for a run that will not be killed.
+ * `node -r tsx/cjs langgraph-worker.ts CONFIG.json`:
  * - mode `run`: a new thread starts from the task's prompt; a thread with a checkpoint resumes from
  *   it (`invoke(null)`), which is how LangGraph continues after a crash;
  * - mode `decide`: a person's decision, sent as LangGraph's users send one: `invoke(new Command({ resume }))`
@@ -33,12 +34,12 @@ function writeWhole(file: string, data: unknown): void {
   renameSync(`${file}.tmp`, file);
 }
 
-async function main(): Promise<void> {
-  const cfg = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LangGraphWorkerConfig;
+/** One worker's work: run (or resume) the thread until it ends or stops at an interrupt. Also called in-process, for runs the harness will not kill. */
+export async function runLangGraphWorker(cfg: LangGraphWorkerConfig, signal?: AbortSignal): Promise<void> {
   const saver = SqliteSaver.fromConnString(cfg.dbFile);
   const graph = buildStoreAgent({ storeUrl: cfg.storeUrl, apiUrl: cfg.apiUrl, model: cfg.model, agent: cfg.agent, idempotencyKeys: cfg.idempotencyKeys }, saver);
   // 'sync': each step's checkpoint is written before the next step starts (durable-agent's guarantee).
-  const config = { configurable: { thread_id: cfg.threadId }, durability: 'sync' as const, recursionLimit: 2_000 };
+  const config = { configurable: { thread_id: cfg.threadId }, durability: 'sync' as const, recursionLimit: 2_000, ...(signal ? { signal } : {}) };
   try {
     const started = (await saver.getTuple(config)) !== undefined;
     if (cfg.mode === 'decide') await graph.invoke(new Command({ resume: cfg.decision }), config);
@@ -58,4 +59,4 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+if (require.main === module) void runLangGraphWorker(JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LangGraphWorkerConfig);

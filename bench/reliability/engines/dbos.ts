@@ -5,7 +5,8 @@
  * whose recovery resumes the pending workflow from its last checkpointed step. The outcome, the
  * pending approval and a person's decision go through DBOSClient (bench/peer/reliability/dbos-client.ts),
  * from this process: a decision is a message stored in PostgreSQL, so it is kept while every worker
- * is down. Restarting the server restarts PostgreSQL under the running worker.
+ * is down. Restarting the server restarts PostgreSQL under the running worker. A run the harness
+ * will not kill runs the same worker code in the harness's process instead.
  *
  * DBOS's packages live in bench/peer (installed by the bench on first use), so this file loads the
  * peer's modules by path.
@@ -21,6 +22,7 @@ import type { Engine, EngineRun, RunEnv, StartOptions } from '../engine';
 const ROOT = path.resolve(__dirname, '../../..');
 const WORKER = path.join(ROOT, 'bench/peer/reliability/dbos-worker.ts');
 const CLIENT_MODULE = '../../peer/reliability/dbos-client';
+const loadWorker = () => require(WORKER) as { runDbosWorker(config: unknown, stop?: Promise<void>): Promise<void> };
 
 interface DbosRunClient {
   outcome(): Promise<{ status: 'answered'; text: string } | { status: 'failed'; error: string } | undefined>;
@@ -62,25 +64,31 @@ export class DbosEngine implements Engine {
     await this.postgres!.restart();
   }
 
-  async start(env: RunEnv, _options: StartOptions): Promise<EngineRun> {
+  async start(env: RunEnv, options: StartOptions): Promise<EngineRun> {
     this.runs += 1;
     // A system database per run: recovery in a new process takes over every pending workflow of its database.
     const systemDatabaseUrl = await this.postgres!.createDatabase(`dbos_run_${this.runs}`);
     const workflowId = env.runId;
+    const config = {
+      systemDatabaseUrl,
+      workflowId,
+      input: { prompt: env.task.trajectory.prompt, agent: env.task.agent, storeUrl: env.storeUrl, apiUrl: env.apiUrl, model: env.model, idempotencyKeys: this.options.idempotencyKeys !== false },
+    };
     const configFile = path.join(env.workDir, 'dbos-worker.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        systemDatabaseUrl,
-        workflowId,
-        input: { prompt: env.task.trajectory.prompt, agent: env.task.agent, storeUrl: env.storeUrl, apiUrl: env.apiUrl, model: env.model, idempotencyKeys: this.options.idempotencyKeys !== false },
-      }),
-    );
+    writeFileSync(configFile, JSON.stringify(config));
     let worker: ChildProcess | undefined;
+    // A run that will not be killed runs its worker's work in this process (no process start per run).
+    let inProcess: Promise<void> | undefined;
+    let stopInProcess!: () => void;
+    const stopped = new Promise<void>((resolve) => (stopInProcess = resolve));
     let launches = 0;
     const alive = () => worker !== undefined && worker.exitCode === null && worker.signalCode === null;
     const launch = () => {
       launches += 1;
+      if (!options.killable) {
+        inProcess = loadWorker().runDbosWorker(config, stopped);
+        return;
+      }
       const log = openSync(path.join(env.workDir, `worker-${launches}.log`), 'a');
       worker = spawn(process.execPath, ['--require', 'tsx/cjs', WORKER, configFile], { cwd: ROOT, stdio: ['ignore', log, log] });
       closeSync(log);
@@ -121,12 +129,18 @@ export class DbosEngine implements Engine {
           return { delivered: false, detail: (err as Error).message };
         }
       },
-      kill: stopWorker,
+      async kill() {
+        if (!options.killable) throw new Error('kill() on a run started with killable: false');
+        await stopWorker();
+      },
       async resume() {
-        if (!alive()) launch();
+        if (options.killable && !alive()) launch();
       },
       async dispose() {
         await stopWorker();
+        // An in-process worker still running (the harness gave up on the run) stops and shuts DBOS down.
+        stopInProcess();
+        await inProcess?.catch(() => undefined);
         await client.close();
       },
     };

@@ -6,6 +6,7 @@
  * process that resumes the thread with `Command({ resume })`, as LangGraph's users send one: LangGraph
  * keeps no inbox, so the decision exists only once that process has run the graph.
  *
+ * A run the harness will not kill runs the same worker code in the harness's process instead.
  * LangGraph has no server: restarting one does not apply. Its packages live in bench/peer (installed
  * by the bench on first use), which is why only the worker process loads them.
  */
@@ -17,6 +18,7 @@ import type { Engine, EngineRun, PendingApproval, RunEnv, RunOutcome, StartOptio
 
 const ROOT = path.resolve(__dirname, '../../..');
 const WORKER = path.join(ROOT, 'bench/peer/reliability/langgraph-worker.ts');
+const loadWorker = () => require(WORKER) as { runLangGraphWorker(config: unknown, signal?: AbortSignal): Promise<void> };
 
 export interface LangGraphEngineOptions {
   /** Send an Idempotency-Key with each write (default true, as LangGraph's durable-execution guide asks for idempotent side effects). */
@@ -39,7 +41,7 @@ export class LangGraphEngine implements Engine {
 
   async close(): Promise<void> {}
 
-  async start(env: RunEnv, _options: StartOptions): Promise<EngineRun> {
+  async start(env: RunEnv, options: StartOptions): Promise<EngineRun> {
     const files = { dbFile: path.join(env.workDir, 'checkpoints.sqlite'), pendingFile: path.join(env.workDir, 'pending.json'), outcomeFile: path.join(env.workDir, 'outcome.json') };
     const base = {
       threadId: env.runId,
@@ -52,11 +54,21 @@ export class LangGraphEngine implements Engine {
       ...files,
     };
     let worker: ChildProcess | undefined;
+    // A run that will not be killed runs its worker's work in this process (no process start per run).
+    let inProcess: Promise<void> | undefined;
+    let inProcessDone = true;
+    const stopInProcess = new AbortController();
     let launches = 0;
-    const alive = () => worker !== undefined && worker.exitCode === null && worker.signalCode === null;
-    // Every worker is a separate process (killable or not): the same code path either way.
+    const alive = () => (options.killable ? worker !== undefined && worker.exitCode === null && worker.signalCode === null : !inProcessDone);
     const launch = (extra: { mode: 'run' | 'decide'; decision?: { approve: boolean } }) => {
       launches += 1;
+      if (!options.killable) {
+        inProcessDone = false;
+        inProcess = loadWorker()
+          .runLangGraphWorker({ ...base, ...extra }, stopInProcess.signal)
+          .finally(() => (inProcessDone = true));
+        return;
+      }
       const configFile = path.join(env.workDir, `worker-${launches}.json`);
       writeFileSync(configFile, JSON.stringify({ ...base, ...extra }));
       const log = openSync(path.join(env.workDir, `worker-${launches}.log`), 'a');
@@ -84,12 +96,13 @@ export class LangGraphEngine implements Engine {
         return request ? { id: request.id, tool: request.tool, input: request.input } : undefined;
       },
       async decide(_approval, approve) {
-        if (alive()) await exited(worker!);
+        if (alive()) await (options.killable ? exited(worker!) : inProcess);
         rmSync(files.pendingFile, { force: true });
         launch({ mode: 'decide', decision: { approve } });
         return { delivered: true, detail: 'a new process resumed the thread with Command({ resume })' };
       },
       async kill() {
+        if (!options.killable) throw new Error('kill() on a run started with killable: false');
         if (!alive()) return;
         const child = worker!;
         child.kill('SIGKILL');
@@ -99,6 +112,12 @@ export class LangGraphEngine implements Engine {
         if (!alive()) launch({ mode: 'run' });
       },
       async dispose() {
+        if (!options.killable) {
+          // A run still going when the harness gives up on it is aborted (LangGraph's config.signal).
+          stopInProcess.abort();
+          await inProcess?.catch(() => undefined);
+          return;
+        }
         if (alive()) {
           const child = worker!;
           child.kill('SIGKILL');
