@@ -61,6 +61,8 @@ export interface LeversResult {
   rows: LeverRow[];
   eagerDispatch: { default: EagerCounts; 'eager off': EagerCounts };
   peerUnavailable?: string;
+  /** Why the DBOS peer stopped being measured part-way, if it did (its rows then hold the rounds before). */
+  dbosFailed?: string;
   /** The DBOS peer: its package versions and PostgreSQL settings, or why it did not run. */
   dbos: { packages: Record<string, string>; postgresSettings: Record<string, string> } | { unavailable: string };
 }
@@ -93,6 +95,7 @@ async function alternateRounds(
   const samples = new Map<string, number[][]>();
   const add = (name: string, turnMs: number[]) => samples.set(name, [...(samples.get(name) ?? []), turnMs]);
   let peerUnavailable: string | undefined;
+  let dbosFailed: string | undefined;
   for (let round = 0; round < rounds; round++) {
     for (const lever of levers) {
       add(lever.name, await engineTurns(servers[lever.server], turns, { ...(lever.local !== undefined ? { local: lever.local } : {}), ...(lever.worker ? { worker: lever.worker } : {}) }));
@@ -105,7 +108,15 @@ async function alternateRounds(
     const peer = await peerTurns(turns);
     if (Array.isArray(peer)) add(LANGGRAPH, peer);
     else peerUnavailable = peer.unavailable;
-    if (dbos) add(DBOS_PEER, await dbos.turns(turns));
+    if (dbos && !dbosFailed) {
+      // A peer that breaks mid-run (its database, its launch) is reported, not allowed to end the bench.
+      try {
+        add(DBOS_PEER, await dbos.turns(turns));
+      } catch (err) {
+        dbosFailed = `round ${round + 1}: ${(err as Error).message.split('\n')[0]}`;
+        console.log(`  dbos-postgres: stopped measuring (${dbosFailed})`);
+      }
+    }
     console.log(`  round ${round + 1}: ` + [...samples].map(([name, runs]) => `${name} ${summarize(runs.at(-1)!, 2).median} ms`).join('; '));
   }
   const rows: LeverRow[] = [...samples].map(([name, runs]) => {
@@ -123,7 +134,7 @@ async function alternateRounds(
     const row = rows.find((r) => r.name === lever.name)!;
     row.vsBare = Number((row.medianMs / (lever.local === false ? bare.remote : bare.local).medianMs).toFixed(2));
   }
-  return { turns, rounds, rows, ...(peerUnavailable ? { peerUnavailable } : {}) };
+  return { turns, rounds, rows, ...(peerUnavailable ? { peerUnavailable } : {}), ...(dbosFailed ? { dbosFailed } : {}) };
 }
 
 export function leversTable(r: LeversResult): string {
