@@ -147,9 +147,11 @@ export class DurableAgentEngine implements Engine {
       { taskId, taskQueue },
     );
 
+    // What the run's outcome() still waits on: dispose() lets it settle before the engine closes its connections.
+    const inFlight: Promise<unknown>[] = [];
+    let over = false;
     const run: EngineRun = {
       outcome: async (timeoutMs) => {
-        let over = false;
         const result = client.result(taskId).then(
           (r): RunOutcome => (r.outcome === 'answered' ? { status: 'answered', text: r.text } : { status: 'failed', text: r.text, error: r.outcome }),
           (err: Error): RunOutcome => ({ status: 'failed', error: err.message }),
@@ -164,6 +166,7 @@ export class DurableAgentEngine implements Engine {
           }
           return { status: 'failed', error: `no outcome in ${timeoutMs} ms` };
         })();
+        inFlight.push(result, blockedOrTimeout);
         return Promise.race([result, blockedOrTimeout]).finally(() => (over = true));
       },
       pendingApproval: async () => {
@@ -188,11 +191,13 @@ export class DurableAgentEngine implements Engine {
       },
       dispose: async () => {
         if (child) await sigkill(child);
+        over = true;
         await client
           .handle(taskId)
           .terminate('reliability bench: run over')
           .catch(() => undefined);
         await Promise.all(workers.map((w) => w.stop()));
+        await Promise.all(inFlight);
       },
     };
     return run;
