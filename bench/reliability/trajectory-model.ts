@@ -38,6 +38,8 @@ export interface TrajectoryModelStats {
 
 export class TrajectoryModel {
   private readonly issued = new Map<string, IssuedCall>();
+  /** Per trajectory, the latest tool result read: where a compacted conversation goes on from. */
+  private readonly lastSeen = new Map<string, { call: IssuedCall; block: ToolResult }>();
   readonly stats: TrajectoryModelStats = { toolCalls: 0, repeats: 0, givenUp: 0, summaries: 0 };
 
   constructor(private readonly lookup: (key: string) => Trajectory | undefined = trajectoryByKey) {}
@@ -51,13 +53,23 @@ export class TrajectoryModel {
     }
     const messages = body.messages as { role: string; content: unknown }[];
     const last = this.latestKnownResult(messages);
-    if (!last) {
-      const key = taggedKey(messages);
-      const trajectory = key ? this.lookup(key) : undefined;
-      if (!trajectory) return text('I do not know which task this is.');
-      return this.stepReply(trajectory, 0, 1, []);
+    if (last) {
+      this.lastSeen.set(last.call.key, last);
+      return this.afterResult(last.call, last.block);
     }
-    const { call, block } = last;
+    const key = taggedKey(messages);
+    const trajectory = key ? this.lookup(key) : undefined;
+    if (!trajectory) return text('I do not know which task this is.');
+    // A conversation that goes on without any result of ours in it was compacted (its old turns
+    // folded into a summary): the model carries on from the summary, i.e. from the last result it
+    // read. A new conversation (no assistant turn yet) starts the trajectory.
+    const seen = messages.some((m) => m.role === 'assistant') ? this.lastSeen.get(trajectory.key) : undefined;
+    if (seen) return this.afterResult(seen.call, seen.block);
+    return this.stepReply(trajectory, 0, 1, []);
+  };
+
+  /** The reply to a tool result of `call`: the next step, the same one again, or giving up. */
+  private afterResult(call: IssuedCall, block: ToolResult): FakeReply {
     const trajectory = this.lookup(call.key)!;
     const step = trajectory.steps[call.step]!;
     const answer = usableAnswer(step, call.input, block);
@@ -68,7 +80,7 @@ export class TrajectoryModel {
     }
     this.stats.repeats += 1;
     return this.stepReply(trajectory, call.step, call.attempt + 1, call.answers, call.input);
-  };
+  }
 
   private stepReply(trajectory: Trajectory, index: number, attempt: number, answers: Answers, sameInput?: Record<string, unknown>): FakeReply {
     const step: Step | undefined = trajectory.steps[index];
@@ -124,8 +136,8 @@ function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolRes
     value = JSON.parse(raw);
     // durable-agent sends a flagged answer (valid, with a note such as "more pages") as { data, note }.
     if (value && typeof value === 'object' && 'data' in value && 'note' in value) value = value.data;
-    // ... and an approved call's answer as { approval, result }.
-    if (value && typeof value === 'object' && 'approval' in value && 'result' in value) value = value.result;
+    // ... an approved call's answer as { approval, result }, a read answered from its ledger as { ledger, result }.
+    if (value && typeof value === 'object' && ('approval' in value || 'ledger' in value) && 'result' in value) value = value.result;
   } catch {
     value = raw;
   }
@@ -144,10 +156,9 @@ function systemText(system: unknown): string {
   return '';
 }
 
-/** `KEY` of the first `[task KEY]` in the first user message. */
+/** `KEY` of the first `[task KEY]` of the conversation: its prompt's, or where a compaction summary quotes it. */
 function taggedKey(messages: { role: string; content: unknown }[]): string | undefined {
   const first = messages.find((m) => m.role === 'user');
-  if (!first) return undefined;
-  const content = typeof first.content === 'string' ? first.content : JSON.stringify(first.content);
-  return /\[task ([\w-]+)\]/.exec(content)?.[1];
+  const firstText = first ? (typeof first.content === 'string' ? first.content : JSON.stringify(first.content)) : '';
+  return (/\[task ([\w-]+)\]/.exec(firstText) ?? /\[task ([\w-]+)\]/.exec(JSON.stringify(messages)))?.[1];
 }
