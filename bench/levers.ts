@@ -1,7 +1,8 @@
 /**
- * The cheap levers on a turn's overhead, each measured against the same LangGraph.js + SQLite peer
- * and the in-process floor in one run (`npm run bench -- levers`): the bench agent (zero-latency
- * model and tool, one tool call per turn) run with one lever changed at a time. Rounds alternate
+ * The cheap levers on a turn's overhead, each measured against the same two peers (LangGraph.js +
+ * SQLite, an in-process checkpointer; DBOS Transact on PostgreSQL, a durable-execution engine) and
+ * the in-process floor in one run (`npm run bench -- levers`): the bench agent (zero-latency model
+ * and tool, one tool call per turn) run with one lever changed at a time. Rounds alternate
  * the variants so a slow minute on a shared machine hits them all alike; each variant's number is
  * the median over rounds of its per-round median turn.
  */
@@ -10,6 +11,7 @@ import type { AgentWorkerOptions } from '../src/worker/create-worker';
 import { probeEagerDispatch, type EagerCounts } from './eager-probe';
 import { bareTurns } from './bare-temporal';
 import { engineTurns, floorTurns, peerTurns } from './overhead';
+import { DBOS_POSTGRES_SETTINGS, startDbosPeer, type DbosPeer } from './dbos-peer';
 import { summarize } from './stats';
 
 export interface Lever {
@@ -36,6 +38,8 @@ export const BARE = 'bare Temporal SDK workflow, no engine';
 export const BARE_LOCAL = 'bare Temporal SDK workflow, local tool';
 /** The bare workflow as earlier sessions measured it: the model got only the last 80 messages. */
 export const BARE_LOCAL_WINDOW = 'bare Temporal SDK workflow, local tool, last 80 messages only';
+export const LANGGRAPH = 'langgraph-sqlite';
+export const DBOS_PEER = 'dbos-postgres';
 
 export interface LeverRow {
   name: string;
@@ -43,8 +47,10 @@ export interface LeverRow {
   medianMs: number;
   perRoundMedianMs: number[];
   p95Ms: number;
-  /** medianMs / the peer's. */
+  /** medianMs / the LangGraph peer's. */
   vsPeer?: number;
+  /** medianMs / the DBOS peer's. */
+  vsDbos?: number;
   /** An engine variant's medianMs / the bare SDK workflow's with the same kind of tool call. */
   vsBare?: number;
 }
@@ -55,6 +61,10 @@ export interface LeversResult {
   rows: LeverRow[];
   eagerDispatch: { default: EagerCounts; 'eager off': EagerCounts };
   peerUnavailable?: string;
+  /** Why the DBOS peer stopped being measured part-way, if it did (its rows then hold the rounds before). */
+  dbosFailed?: string;
+  /** The DBOS peer: its package versions and PostgreSQL settings, or why it did not run. */
+  dbos: { packages: Record<string, string>; postgresSettings: Record<string, string> } | { unavailable: string };
 }
 
 export async function measureLevers(servers: { default: Harness; 'eager off': Harness }, turns = 200, rounds = 3, levers = LEVERS): Promise<LeversResult> {
@@ -63,9 +73,29 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
   for (const h of Object.values(servers)) await engineTurns(h, 10);
   await bareTurns(servers.default, 10);
   await floorTurns(10);
+  // DBOS's PostgreSQL lives for the whole run, as the dev servers do.
+  const dbos = await startDbosPeer();
+  if ('unavailable' in dbos) console.log(`  dbos-postgres: not measured (${dbos.unavailable})`);
+  else await dbos.turns(10);
+  try {
+    const dbosInfo = 'unavailable' in dbos ? dbos : { packages: dbos.versions(), postgresSettings: { ...DBOS_POSTGRES_SETTINGS } };
+    return { ...(await alternateRounds(servers, 'unavailable' in dbos ? undefined : dbos, turns, rounds, levers)), eagerDispatch, dbos: dbosInfo };
+  } finally {
+    if (!('unavailable' in dbos)) await dbos.stop();
+  }
+}
+
+async function alternateRounds(
+  servers: { default: Harness; 'eager off': Harness },
+  dbos: DbosPeer | undefined,
+  turns: number,
+  rounds: number,
+  levers: Lever[],
+): Promise<Omit<LeversResult, 'eagerDispatch' | 'dbos'>> {
   const samples = new Map<string, number[][]>();
   const add = (name: string, turnMs: number[]) => samples.set(name, [...(samples.get(name) ?? []), turnMs]);
   let peerUnavailable: string | undefined;
+  let dbosFailed: string | undefined;
   for (let round = 0; round < rounds; round++) {
     for (const lever of levers) {
       add(lever.name, await engineTurns(servers[lever.server], turns, { ...(lever.local !== undefined ? { local: lever.local } : {}), ...(lever.worker ? { worker: lever.worker } : {}) }));
@@ -76,16 +106,27 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
     add(BARE_LOCAL_WINDOW, await bareTurns(servers.default, turns, { local: true, window: 80 }));
     add('floor', await floorTurns(turns));
     const peer = await peerTurns(turns);
-    if (Array.isArray(peer)) add('langgraph-sqlite', peer);
+    if (Array.isArray(peer)) add(LANGGRAPH, peer);
     else peerUnavailable = peer.unavailable;
+    if (dbos && !dbosFailed) {
+      // A peer that breaks mid-run (its database, its launch) is reported, not allowed to end the bench.
+      try {
+        add(DBOS_PEER, await dbos.turns(turns));
+      } catch (err) {
+        dbosFailed = `round ${round + 1}: ${(err as Error).message.split('\n')[0]}`;
+        console.log(`  dbos-postgres: stopped measuring (${dbosFailed})`);
+      }
+    }
     console.log(`  round ${round + 1}: ` + [...samples].map(([name, runs]) => `${name} ${summarize(runs.at(-1)!, 2).median} ms`).join('; '));
   }
   const rows: LeverRow[] = [...samples].map(([name, runs]) => {
     const perRound = runs.map((r) => summarize(r, 2).median);
     return { name, medianMs: summarize(perRound, 2).median, perRoundMedianMs: perRound, p95Ms: summarize(runs.flat(), 2).p95 };
   });
-  const peer = rows.find((r) => r.name === 'langgraph-sqlite');
+  const peer = rows.find((r) => r.name === LANGGRAPH);
   if (peer) for (const row of rows) row.vsPeer = Number((row.medianMs / peer.medianMs).toFixed(2));
+  const dbosRow = rows.find((r) => r.name === DBOS_PEER);
+  if (dbosRow) for (const row of rows) row.vsDbos = Number((row.medianMs / dbosRow.medianMs).toFixed(2));
   // The engine's own share: each variant against the bare SDK running the same kind of tool call
   // (a fast read runs locally from its second call on, so the default compares with the local row).
   const bare = { remote: rows.find((r) => r.name === BARE)!, local: rows.find((r) => r.name === BARE_LOCAL)! };
@@ -93,16 +134,16 @@ export async function measureLevers(servers: { default: Harness; 'eager off': Ha
     const row = rows.find((r) => r.name === lever.name)!;
     row.vsBare = Number((row.medianMs / (lever.local === false ? bare.remote : bare.local).medianMs).toFixed(2));
   }
-  return { turns, rounds, rows, eagerDispatch, ...(peerUnavailable ? { peerUnavailable } : {}) };
+  return { turns, rounds, rows, ...(peerUnavailable ? { peerUnavailable } : {}), ...(dbosFailed ? { dbosFailed } : {}) };
 }
 
 export function leversTable(r: LeversResult): string {
   return [
-    '| variant | median per turn | per round | p95 | x LangGraph | x bare SDK |',
-    '|---|---:|---|---:|---:|---:|',
+    '| variant | median per turn | per round | p95 | x LangGraph | x DBOS | x bare SDK |',
+    '|---|---:|---|---:|---:|---:|---:|',
     ...r.rows.map(
       (row) =>
-        `| ${row.name} | ${row.medianMs} ms | ${row.perRoundMedianMs.join(', ')} | ${row.p95Ms} ms | ${row.vsPeer === undefined ? '' : `x${row.vsPeer}`} | ${row.vsBare === undefined ? '' : `x${row.vsBare}`} |`,
+        `| ${row.name} | ${row.medianMs} ms | ${row.perRoundMedianMs.join(', ')} | ${row.p95Ms} ms | ${row.vsPeer === undefined ? '' : `x${row.vsPeer}`} | ${row.vsDbos === undefined ? '' : `x${row.vsDbos}`} | ${row.vsBare === undefined ? '' : `x${row.vsBare}`} |`,
     ),
   ].join('\n');
 }

@@ -51,3 +51,51 @@ function niceCeil(v: number): number {
 
 const round = (v: number) => (v >= 10 ? v.toFixed(0) : v.toFixed(1));
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+export interface BarSeries {
+  label: string;
+  color: string;
+  /** One value per group; NaN draws no bar (not measured) and says so. */
+  values: number[];
+}
+
+/** A dependency-free SVG bar chart: one group per category, one bar per series in each. */
+export function groupedBarChartSvg(title: string, groups: string[], series: BarSeries[], options: { yMax?: number; yLabel?: string } = {}): string {
+  const width = Math.max(W, 120 + groups.length * Math.max(110, series.length * 22 + 30));
+  const height = H + 60;
+  const bottom = M.bottom + 40;
+  const top = M.top + 20;
+  const yMax = options.yMax ?? niceCeil(Math.max(...series.flatMap((s) => s.values.filter((v) => !Number.isNaN(v)))));
+  const plotW = width - M.left - M.right;
+  const groupW = plotW / Math.max(1, groups.length);
+  const barW = Math.min(22, (groupW - 20) / Math.max(1, series.length));
+  const y = (v: number) => height - bottom - (v / yMax) * (height - top - bottom);
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * yMax);
+  const tick = (t: number) => (yMax <= 1 ? t.toFixed(2) : round(t));
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${width / 2}" y="18" text-anchor="middle" font-size="14">${escape(title)}</text>`,
+    ...ticks.map((t) => `<line x1="${M.left}" x2="${width - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/><text x="${M.left - 6}" y="${y(t) + 4}" text-anchor="end">${tick(t)}</text>`),
+    `<text x="14" y="${(height - bottom + top) / 2}" text-anchor="middle" transform="rotate(-90 14 ${(height - bottom + top) / 2})">${escape(options.yLabel ?? '')}</text>`,
+  ];
+  groups.forEach((g, gi) => {
+    const x0 = M.left + gi * groupW + (groupW - barW * series.length) / 2;
+    series.forEach((s, si) => {
+      const v = s.values[gi]!;
+      const x = x0 + si * barW;
+      if (Number.isNaN(v)) parts.push(`<text x="${x + barW / 2}" y="${y(0) - 4}" text-anchor="middle" font-size="9" fill="#888">n/a</text>`);
+      else
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${s.color}"/>`,
+          `<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y(v) - 3).toFixed(1)}" text-anchor="middle" font-size="9">${v.toFixed(2)}</text>`,
+        );
+    });
+    parts.push(`<text x="${M.left + gi * groupW + groupW / 2}" y="${height - bottom + 16}" text-anchor="middle" font-size="11">${escape(g)}</text>`);
+  });
+  for (const [k, s] of series.entries()) {
+    parts.push(`<rect x="${M.left + 10 + k * 150}" y="${height - 22}" width="12" height="10" fill="${s.color}"/><text x="${M.left + 28 + k * 150}" y="${height - 13}">${escape(s.label)}</text>`);
+  }
+  parts.push('</svg>');
+  return parts.join('\n') + '\n';
+}

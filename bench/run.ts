@@ -29,6 +29,7 @@ import { deployTable, measureDeploy } from './deploy';
 import { measureMoveAtContinueAsNew, moveTable } from './deploy-move';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
 import { DEFAULT_SQLITE_PRAGMAS } from '../src/server/dev-server';
+import { measureReliability, parseReliabilityArgs } from './reliability';
 
 const out = path.join(__dirname, 'results');
 // Recorded with each result: the embedded server's defaults (a SQLite file in WAL mode, normal syncs).
@@ -83,7 +84,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     }),
   levers: () =>
     withServer(async (h) => {
-      console.log('\nLevers on the overhead per turn (each variant, the floor and the LangGraph peer, rounds alternating):');
+      console.log('\nLevers on the overhead per turn (each variant, the floor, the LangGraph and DBOS peers, rounds alternating):');
       // The same kind of server as the default one (a SQLite file in WAL mode), eager dispatch off.
       const dbFile = path.join(os.tmpdir(), `durable-agent-bench-eager-off-${process.pid}.db`);
       const eagerOff = await startHarness({ dbFile, dynamicConfig: { 'system.enableActivityEagerExecution': false } });
@@ -212,6 +213,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       console.log('\nDelegation per turn: a lead with 10 parallel children of 20 turns vs a single task (issue 26):\n');
       console.log(subagentsTable(r));
     }),
+  // Tasks under faults and kills, engine beside engine (issue 39): `-- reliability --quick` for the 5-task, k = 2 variant.
+  reliability: () => measureReliability(parseReliabilityArgs(process.argv.slice(2)), out, path.join(__dirname, '..', 'docs', 'images')),
   caching: async () => {
     const h = await startHarness();
     const rows = await measureConversationCache(h).finally(() => h.close());
@@ -231,14 +234,17 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
 };
 
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
+  // Options (`--quick`, `--engines a,b`, ...) belong to the benchmark named before them.
+  const args = process.argv.slice(2);
+  const wanted = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--quick', '--parallel', '--sequential'].includes(args[i - 1]!)));
   const unknown = wanted.filter((name) => !BENCHMARKS[name]);
   if (unknown.length) {
     console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     process.exit(2);
   }
-  // `cluster` runs only when named: it brings up PostgreSQL and a Temporal cluster (a Go build on first use).
-  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS).filter((n) => n !== 'cluster')) await BENCHMARKS[name]!();
+  // `cluster` runs only when named: it brings up PostgreSQL and a Temporal cluster (a Go build on first use);
+  // so does `reliability`, whose full variant runs for hours.
+  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS).filter((n) => n !== 'cluster' && n !== 'reliability')) await BENCHMARKS[name]!();
   console.log(`\nResults in ${path.relative(process.cwd(), out)}/`);
 }
 

@@ -84,6 +84,7 @@ const soak = [
   'test/integration/query-during-local-call.test.ts',
   'test/integration/readme-tour.test.ts',
   'test/integration/recording-self-contained.test.ts',
+  'test/integration/reliability-slice.test.ts', // two tasks of the reliability benchmark on two engines, clean, killed, decided while down
   'test/integration/sandbox-boundary.test.ts',
   'test/integration/schedules.test.ts',
   'test/integration/shared-store-crash.test.ts',

@@ -20,6 +20,8 @@ export interface PostgresServer {
   dir: string;
   /** A URL for another database on the same server, created now. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown: sessions end) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -44,7 +46,14 @@ function runAs(dir: string): string[] {
   return account.prefix;
 }
 
-export async function startPostgres(options: { database?: string; timeoutMs?: number } = {}): Promise<PostgresServer> {
+export interface StartPostgresOptions {
+  database?: string;
+  timeoutMs?: number;
+  /** Server settings (`-c NAME=VALUE`) over the fast, crash-unsafe defaults below; a benchmark that times commits sets the durability it compares. */
+  settings?: Record<string, string>;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const started = Date.now();
   const deadline = started + (options.timeoutMs ?? 60_000);
   const bin = postgresBin();
@@ -71,7 +80,6 @@ export async function startPostgres(options: { database?: string; timeoutMs?: nu
     });
 
     const port = await freePort();
-    const out = openSync(logFile, 'a');
     const [postgres, serverArgs] = command('postgres', [
       '-D',
       data,
@@ -91,14 +99,31 @@ export async function startPostgres(options: { database?: string; timeoutMs?: nu
       'max_connections=40',
       '-c',
       'shared_buffers=16MB',
+      // A later -c for the same setting wins.
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ]);
-    child = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', out, out] });
-    closeSync(out);
+    // The server process of the moment: restart() replaces it on the same port and data.
+    let exited!: Promise<number | null>;
+    const launch = async (until: number) => {
+      const logFd = openSync(logFile, 'a');
+      const started = spawn(postgres, serverArgs, { cwd: dir, stdio: ['ignore', logFd, logFd] });
+      closeSync(logFd);
+      child = started;
+      exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      await waitUntilReady(`${admin}/postgres`, until, exited, log);
+    };
+    const shutdown = async () => {
+      const server = child!;
+      if (server.exitCode === null && server.signalCode === null) {
+        server.kill('SIGINT'); // "fast" shutdown: ends sessions, no waiting for clients.
+        const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    };
     process.once('exit', killOnExit);
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-
     const admin = `postgres://postgres@127.0.0.1:${port}`;
-    await waitUntilReady(`${admin}/postgres`, deadline, exited, log);
+    await launch(deadline);
 
     const createDatabase = async (name: string) => {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TypeError(`database name ${name}: lower-case letters, digits and _`);
@@ -112,20 +137,18 @@ export async function startPostgres(options: { database?: string; timeoutMs?: nu
       return `${admin}/${name}`;
     };
     const url = await createDatabase(options.database ?? 'durable_agent_test');
-    const server = child;
     return {
       url,
       port,
       dir,
       createDatabase,
+      async restart() {
+        await shutdown();
+        await launch(Date.now() + (options.timeoutMs ?? 60_000));
+      },
       async stop() {
         process.removeListener('exit', killOnExit);
-        if (server.exitCode === null && server.signalCode === null) {
-          server.kill('SIGINT'); // "fast" shutdown: ends sessions, no waiting for clients.
-          const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await shutdown();
         rmSync(dir, { recursive: true, force: true });
       },
     };
