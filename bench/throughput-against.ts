@@ -8,7 +8,7 @@
  * version (a subset of ours: the same code), else installed from its own lock with `npm ci`.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startDevServer } from '../src/server/dev-server';
@@ -27,6 +27,9 @@ export interface Build {
 export interface AgainstMeasurement extends ThroughputRow {
   build: string;
   round: number;
+  /** CPU time of the worker process (all threads) and of the dev server over the run, per task. */
+  workerCpuMsPerTask: number;
+  serverCpuMsPerTask: number;
   /** 1-minute load average before and after the measurement (2 cores here: above 2 means waiting). */
   loadBefore: number;
   loadAfter: number;
@@ -70,7 +73,10 @@ export function checkout(ref: string): { build: Build; nodeModules: AgainstResul
   const dir = path.join(os.tmpdir(), `durable-agent-against-${commit.slice(0, 12)}-${process.pid}`);
   git(['worktree', 'add', '--detach', '--force', dir, commit]);
   const remove = () => {
-    rmSync(path.join(dir, 'node_modules'), { force: true, recursive: true });
+    // A link to ours is unlinked, never followed; an installed folder is REF's own.
+    const modules = path.join(dir, 'node_modules');
+    if (existsSync(modules) && lstatSync(modules).isSymbolicLink()) unlinkSync(modules);
+    else rmSync(modules, { force: true, recursive: true });
     git(['worktree', 'remove', '--force', dir]);
   };
   try {
@@ -94,12 +100,26 @@ export function checkout(ref: string): { build: Build; nodeModules: AgainstResul
 }
 
 /** One measurement: a fresh server, a worker process of `build`, N tasks. */
-async function measureOnce(build: Build, tasks: number, cache: number, home: string, cpuProfDir?: string): Promise<ThroughputRow> {
+/** A process's CPU seconds so far (user + system), from /proc; 0 where there is none. */
+function cpuSecondsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+type OneRun = ThroughputRow & { workerCpuSeconds: number; serverCpuSeconds: number };
+
+async function measureOnce(build: Build, tasks: number, cache: number, home: string, cpuProfDir?: string): Promise<OneRun> {
   const dbDir = path.join(os.tmpdir(), `durable-agent-against-db-${process.pid}`);
   mkdirSync(dbDir, { recursive: true });
   const server = await startDevServer({ dbFile: path.join(dbDir, `temporal-${Date.now()}.db`), logFile: path.join(dbDir, 'server.log') });
   try {
     const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfDir, `${path.basename(build.dir)}-${cache}`)}`] : [];
+    const serverCpuFrom = cpuSecondsOf(server.process.pid);
     const child = spawn(process.execPath, [...profile, '--import', 'tsx', RUNNER, server.address, String(tasks), String(cache)], {
       cwd: build.dir,
       // Each build bundles and stores blobs in a state folder of its own, the same across its rounds.
@@ -111,7 +131,8 @@ async function measureOnce(build: Build, tasks: number, cache: number, home: str
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     const line = out.split('\n').find((l) => l.startsWith('THROUGHPUT '));
     if (code !== 0 || !line) throw new Error(`${build.label}: the throughput run exited ${code}: ${out.slice(-2000)}`);
-    return JSON.parse(line.slice('THROUGHPUT '.length)) as ThroughputRow;
+    const row = JSON.parse(line.slice('THROUGHPUT '.length)) as ThroughputRow & { workerCpuSeconds: number };
+    return { ...row, serverCpuSeconds: Number((cpuSecondsOf(server.process.pid) - serverCpuFrom).toFixed(2)) };
   } finally {
     await server.stop();
     rmSync(dbDir, { recursive: true, force: true });
@@ -134,9 +155,20 @@ export async function measureAgainst(options: AgainstOptions): Promise<AgainstRe
         for (const build of order) {
           const loadBefore = os.loadavg()[0]!;
           const row = await measureOnce(build, tasks, cache, path.join(homes, build === ours ? 'this' : 'ref'), options.cpuProfDir);
-          const m: AgainstMeasurement = { build: build.label, round, ...row, loadBefore: round2(loadBefore), loadAfter: round2(os.loadavg()[0]!) };
+          const { workerCpuSeconds, serverCpuSeconds, ...rest } = row;
+          const m: AgainstMeasurement = {
+            build: build.label,
+            round,
+            ...rest,
+            workerCpuMsPerTask: round2((workerCpuSeconds * 1000) / tasks),
+            serverCpuMsPerTask: round2((serverCpuSeconds * 1000) / tasks),
+            loadBefore: round2(loadBefore),
+            loadAfter: round2(os.loadavg()[0]!),
+          };
           measurements.push(m);
-          console.log(`  round ${round}, ${build.label === 'this' ? 'this build' : build.label}, cache ${cache}: ${m.tasksPerSecond} tasks/s (load ${m.loadBefore} -> ${m.loadAfter})`);
+          console.log(
+            `  round ${round}, ${build.label === 'this' ? 'this build' : build.label}, cache ${cache}: ${m.tasksPerSecond} tasks/s, CPU per task: worker ${m.workerCpuMsPerTask} ms, server ${m.serverCpuMsPerTask} ms (load ${m.loadBefore} -> ${m.loadAfter})`,
+          );
         }
       }
     }
@@ -154,15 +186,17 @@ function round2(n: number): number {
 /** One row per round and cache size: both builds side by side, the load each ran under. */
 export function againstTable(r: AgainstResult): string {
   const [ours, ref] = r.builds as [Build, Build];
-  const head = `| round | maxCachedWorkflows | this build (${ours.commit.slice(0, 7)}) tasks/s | ${ref.label} (${ref.commit.slice(0, 7)}) tasks/s | ratio | load avg (1 min) this; ref |`;
-  const lines = [head, '|---:|---:|---:|---:|---:|---|'];
+  const head = `| round | maxCachedWorkflows | this build (${ours.commit.slice(0, 7)}) tasks/s | ${ref.label} (${ref.commit.slice(0, 7)}) tasks/s | ratio | worker CPU ms/task this; ref | server CPU ms/task this; ref | load avg (1 min) this; ref |`;
+  const lines = [head, '|---:|---:|---:|---:|---:|---|---|---|'];
   const caches = [...new Set(r.measurements.map((m) => m.maxCachedWorkflows))];
   for (const cache of caches) {
     for (let round = 1; round <= r.rounds; round++) {
       const a = r.measurements.find((m) => m.round === round && m.maxCachedWorkflows === cache && m.build === 'this');
       const b = r.measurements.find((m) => m.round === round && m.maxCachedWorkflows === cache && m.build !== 'this');
       if (!a || !b) continue;
-      lines.push(`| ${round} | ${cache} | ${a.tasksPerSecond} | ${b.tasksPerSecond} | x${(a.tasksPerSecond / b.tasksPerSecond).toFixed(2)} | ${a.loadBefore}-${a.loadAfter}; ${b.loadBefore}-${b.loadAfter} |`);
+      lines.push(
+        `| ${round} | ${cache} | ${a.tasksPerSecond} | ${b.tasksPerSecond} | x${(a.tasksPerSecond / b.tasksPerSecond).toFixed(2)} | ${a.workerCpuMsPerTask}; ${b.workerCpuMsPerTask} | ${a.serverCpuMsPerTask}; ${b.serverCpuMsPerTask} | ${a.loadBefore}-${a.loadAfter}; ${b.loadBefore}-${b.loadAfter} |`,
+      );
     }
   }
   return lines.join('\n');
