@@ -14,7 +14,7 @@ import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
 import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
-import { againstTable, measureAgainst } from './throughput-against';
+import { type AgainstResult, againstTable, measureAgainst } from './throughput-against';
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureNoWorkerStatus, noWorkerStatusTable } from './no-worker-status';
@@ -122,11 +122,16 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
         ref: against,
         ...(flags.has('rounds') ? { rounds: positive('rounds') } : {}),
         ...(flags.has('tasks') ? { tasks: positive('tasks') } : {}),
+        ...(flags.has('caches') ? { caches: flags.get('caches')!.split(',').map(Number) } : {}),
         ...(flags.has('cpu-prof') ? { cpuProfDir: path.resolve(flags.get('cpu-prof')!) } : {}),
       });
-      // The plain run's rows stay beside the comparison (each part says when it was measured).
-      saveThroughput({ against: r });
-      writeFileSync(path.join(out, 'throughput.md'), againstTable(r) + '\n');
+      // The plain run's rows stay beside the comparisons; the last few runs are kept (each says when
+      // it was measured, on which commits): one run on a busy machine is one sample.
+      const file = path.join(out, 'throughput.json');
+      const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { against?: AgainstResult | AgainstResult[] }).against : undefined;
+      const runs = [...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]), r].slice(-4);
+      saveThroughput({ against: runs });
+      writeFileSync(path.join(out, 'throughput.md'), runs.map((run) => `Measured ${run.measuredAt}, ${run.tasks} tasks at once:\n\n${againstTable(run)}`).join('\n\n') + '\n');
       console.log(`\n${againstTable(r)}`);
       return;
     }

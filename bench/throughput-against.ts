@@ -143,6 +143,7 @@ export async function measureAgainst(options: AgainstOptions): Promise<AgainstRe
   const rounds = options.rounds ?? 2;
   const tasks = options.tasks ?? 1_000;
   const caches = options.caches ?? [2_000, 200];
+  if (caches.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`--caches takes whole numbers from 1 separated by commas, not ${caches.join(',')}`);
   const ref = checkout(options.ref);
   const homes = path.join(os.tmpdir(), `durable-agent-against-home-${process.pid}`);
   const ours: Build = { label: 'this', commit: git(['rev-parse', 'HEAD']), dir: ROOT };
