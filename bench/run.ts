@@ -2,7 +2,7 @@
  * `npm run bench [-- NAME...]`: runs the benchmarks (all, or the named ones) and writes
  * bench/results/ (JSON per benchmark, Markdown tables, and the per-turn plot).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startHarness, type Harness } from '../test/support/harness';
@@ -15,6 +15,7 @@ import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
 import { leversTable, measureLevers } from './levers';
 import { measureThroughput, TOOL_CALLS_PER_TASK, WORKER_SETTINGS } from './throughput';
+import { type AgainstResult, againstTable, measureAgainst } from './throughput-against';
 import { measureWaitingMemory } from './waiting-memory';
 import { decisionTable, measureDecisionCost } from './decisions';
 import { measureNoWorkerStatus, noWorkerStatusTable } from './no-worker-status';
@@ -52,6 +53,26 @@ async function withServer<T>(run: (h: Harness) => Promise<T>): Promise<T> {
     await h.close();
     rmSync(dbDir, { recursive: true, force: true });
   }
+}
+
+/** throughput.json holds the plain run's rows and the last comparison with an older build (--against): each run replaces its own part. */
+function saveThroughput(part: Record<string, unknown>): void {
+  const file = path.join(out, 'throughput.json');
+  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  // The rows keep their own measuredAt (previous's overrides save's); a comparison carries its own.
+  if ('against' in part) save('throughput.json', { ...previous, ...part });
+  else save('throughput.json', { ...part, ...(previous.against ? { against: previous.against } : {}) });
+}
+
+/** `--name value` options (today only the throughput bench's); the rest are benchmark names. */
+const flags = new Map<string, string>();
+/** Options that take no value. */
+const BOOLEAN_FLAGS = ['--quick', '--parallel', '--sequential'];
+
+function positive(name: string): number {
+  const n = Number(flags.get(name));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} takes a whole number from 1, not ${flags.get(name)}`);
+  return n;
 }
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -98,14 +119,35 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       console.log(`\nactivities dispatched eagerly: default server ${JSON.stringify(r.eagerDispatch.default)}, eager off ${JSON.stringify(r.eagerDispatch['eager off'])}\n`);
       console.log(leversTable(r));
     }),
-  throughput: () =>
-    withServer(async (h) => {
+  throughput: async () => {
+    const against = flags.get('against');
+    if (against) {
+      console.log(`\nThroughput on one worker, ${flags.get('tasks') ?? 1_000} tasks at once: this build and ${against}, alternating:`);
+      const r = await measureAgainst({
+        ref: against,
+        ...(flags.has('rounds') ? { rounds: positive('rounds') } : {}),
+        ...(flags.has('tasks') ? { tasks: positive('tasks') } : {}),
+        ...(flags.has('caches') ? { caches: flags.get('caches')!.split(',').map(Number) } : {}),
+        ...(flags.has('cpu-prof') ? { cpuProfDir: path.resolve(flags.get('cpu-prof')!) } : {}),
+      });
+      // The plain run's rows stay beside the comparisons; the last few runs are kept (each says when
+      // it was measured, on which commits): one run on a busy machine is one sample.
+      const file = path.join(out, 'throughput.json');
+      const earlier = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { against?: AgainstResult | AgainstResult[] }).against : undefined;
+      const runs = [...(earlier === undefined ? [] : Array.isArray(earlier) ? earlier : [earlier]), r].slice(-4);
+      saveThroughput({ against: runs });
+      writeFileSync(path.join(out, 'throughput.md'), runs.map((run) => `Measured ${run.measuredAt}, ${run.tasks} tasks at once:\n\n${againstTable(run)}`).join('\n\n') + '\n');
+      console.log(`\n${againstTable(r)}`);
+      return;
+    }
+    await withServer(async (h) => {
       console.log(`\nThroughput on one worker (${TOOL_CALLS_PER_TASK} tool calls per task):`);
       // 1,000 running tasks do not fit the default cache of 200: each workflow task then replays its
       // history. The last row shows the same load with a cache that holds them all.
       const rows = [...(await measureThroughput(h)), ...(await measureThroughput(h, [1_000], 2_000))];
-      save('throughput.json', { sqlitePragmas: SQLITE_PRAGMAS, worker: WORKER_SETTINGS, toolCallsPerTask: TOOL_CALLS_PER_TASK, rows });
-    }),
+      saveThroughput({ sqlitePragmas: SQLITE_PRAGMAS, worker: WORKER_SETTINGS, toolCallsPerTask: TOOL_CALLS_PER_TASK, rows });
+    });
+  },
   'real-sizes': () =>
     withServer(async (h) => {
       console.log(`\nLong tasks at real sizes (${REAL_SIZE_TURNS} turns, one distinct tool call per turn):`);
@@ -234,9 +276,16 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
 };
 
 async function main(): Promise<void> {
-  // Options (`--quick`, `--engines a,b`, ...) belong to the benchmark named before them.
+  // Options belong to the benchmark named before them: `--quick` and the like alone, the others with a value (`--engines a,b`, `--against REF`).
+  const wanted: string[] = [];
   const args = process.argv.slice(2);
-  const wanted = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--quick', '--parallel', '--sequential'].includes(args[i - 1]!)));
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) wanted.push(arg);
+    else if (BOOLEAN_FLAGS.includes(arg)) flags.set(arg.slice(2), 'true');
+    else if (args[i + 1] === undefined || args[i + 1]!.startsWith('--')) throw new Error(`${arg} needs a value`);
+    else flags.set(arg.slice(2), args[++i]!);
+  }
   const unknown = wanted.filter((name) => !BENCHMARKS[name]);
   if (unknown.length) {
     console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);

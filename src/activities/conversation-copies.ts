@@ -21,7 +21,7 @@ export class BadConversationChangeError extends DurableAgentError {
   readonly code = 'bad_conversation_change';
 }
 
-/** Runs kept per worker: a run's conversation is at most a payload's size (2 MB), most are far smaller. */
+/** Runs kept when no size is given (the plugin gives its Worker's maxCachedWorkflows): a run's conversation is at most a payload's size (2 MB), most are far smaller. */
 export const DEFAULT_CONVERSATION_COPIES = 100;
 
 export interface ConversationCopyStats {

@@ -9,7 +9,8 @@ import type { ToolQuestionAnswer } from '../protocol/activity-contracts';
 import type { ProofProblemCode } from '../protocol/decision-proof';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalRecord, type ApprovalRequest, type ApproveInput, type DenyInput, type Escalation, type PermissionPolicy } from '../protocol/task';
 import { toolError, type ToolError } from '../protocol/tool-error';
-import { approveInputSchema, denyInputSchema, wireProblem } from '../protocol/wire-shapes';
+// Through the shared checks: in a workflow, wire-shapes' exported schemas are frozen (wire-checks.ts).
+import { approveProblem, denyProblem } from '../protocol/wire-checks';
 
 // ---------------------------------------------------------------------------------------------
 // Refusals: why a person's decision cannot be taken, as a code callers branch on and a sentence
@@ -43,7 +44,7 @@ export interface ApprovalBook {
  * whether an approve carries the answer the question requires.
  */
 export function approvalRefusal(book: ApprovalBook, request: ApproveInput | DenyInput, kind: 'approve' | 'deny'): DecisionRefusal<ApprovalRefusalCode> | undefined {
-  const shape = wireProblem(kind === 'approve' ? approveInputSchema : denyInputSchema, request);
+  const shape = (kind === 'approve' ? approveProblem : denyProblem)(request);
   if (shape) return { code: 'bad_request', problem: shape };
   if (book.pending.some((a) => a.id === request.approvalId)) {
     const problem = kind === 'approve' ? questionAnswerProblem(book.pending, request as ApproveInput) : undefined;

@@ -81,7 +81,8 @@ export interface DurableAgentPluginOptions {
   /**
    * How many tasks' conversations each Temporal Worker keeps, so a model call's input carries only
    * what changed since the task's previous call (docs/performance.md). A call whose task is not kept
-   * asks the task for its conversation (a query). Default 100; 0 keeps none. A ConversationCopies
+   * asks the task for its conversation (a query). Default: the Worker's maxCachedWorkflows (200
+   * unless set); 0 keeps none. A ConversationCopies
    * instance is used as it is, so whoever made it can read its hits and asks (`stats`).
    */
   conversationCopies?: number | ConversationCopies;
@@ -185,6 +186,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       return resolveVaultRef(opened.vault, ref, label);
     });
     const tracing = shared.tracing;
+    const maxCachedWorkflows = options.maxCachedWorkflows ?? Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS);
     const ownCode = options.workflowBundle !== undefined || options.workflowsPath !== undefined;
     const code = ownCode
       ? {}
@@ -201,7 +203,10 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       ...(o.prices ? { prices: o.prices } : {}),
       ...(o.maxToolResultChars ? { maxToolResultChars: o.maxToolResultChars } : {}),
       ...(o.wholeConversations ? { wholeConversations: true } : {}),
-      ...(o.conversationCopies !== undefined ? { conversations: o.conversationCopies instanceof ConversationCopies ? o.conversationCopies : new ConversationCopies(o.conversationCopies) } : {}),
+      // As many runs as the workflow cache holds: a run the cache keeps is one whose model calls come
+      // here, and a copy dropped before its run finishes costs each later call a query to the workflow
+      // (with 1,000 tasks at once and 100 copies, most of them: issue 39).
+      conversations: o.conversationCopies instanceof ConversationCopies ? o.conversationCopies : new ConversationCopies(o.conversationCopies ?? maxCachedWorkflows),
       ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
       // Opened when a tool of an agent with credentials first runs: a worker without credentials never touches it.
       vault: () => this.vaultOf(),
@@ -223,7 +228,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       shutdownGraceTime: options.shutdownGraceTime ?? '10s',
       // Tasks can wait days for a person: bound the cache so waiting tasks leave memory (they are
       // replayed from history when a decision arrives) instead of growing the worker with their number.
-      maxCachedWorkflows: options.maxCachedWorkflows ?? Number(process.env.DURABLE_AGENT_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+      maxCachedWorkflows,
       stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeout ?? Number(process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS),
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? DEFAULT_MAX_HEARTBEAT_THROTTLE_MS,
       ...(tracing ? { sinks: { ...tracing.sinks, ...options.sinks } } : {}),

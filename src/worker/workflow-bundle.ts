@@ -19,6 +19,18 @@ const PAYLOAD_CONVERTER = require.resolve('../protocol/payload-converter');
 export const WORKFLOW_SOURCE_DIRS = [WORKFLOWS_DIR, path.resolve(__dirname, '../rules'), path.resolve(__dirname, '../protocol')];
 const TEMPORAL_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/proto', '@temporalio/worker'];
 
+/**
+ * Modules a worker thread evaluates once and shares between all the workflows of its reused V8
+ * context (the SDK's preloadModules), instead of once per workflow instance: every start, and every
+ * replay of a run the cache had evicted. The wire checks build their zod schemas at load, which cost
+ * about a third of the workflow thread's time on 1,000 tasks at once (issue 39; what they import
+ * comes along: zod, the noble hashes and curves, canonical JSON, task ids). The SDK deep-freezes
+ * what a shared module exports. Sharing is safe only for modules that keep no state of a workflow:
+ * constants and pure functions, and nothing from @temporalio/workflow
+ * (test/unit/shared-workflow-modules.test.ts holds every module they reach to that).
+ */
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [require.resolve('../protocol/wire-checks')];
+
 /** A hash of everything that goes into the bundle: the sources (all files, recursively) and the Temporal packages' versions. */
 export function workflowCodeHash(dirs = WORKFLOW_SOURCE_DIRS): string {
   const hash = createHash('sha256');
@@ -55,6 +67,11 @@ export function cachedWorkflowBundle(
     for (const m of interceptorModules) hash.update(m).update(workflowCodeHash([path.dirname(m)]));
     suffix += `-wi-${hash.digest('hex').slice(0, 8)}`;
   }
+  // The shared modules are part of how the bundle was built: a bundle from before them is not reused.
+  suffix += `-sm-${createHash('sha256')
+    .update(SHARED_WORKFLOW_MODULES.map((m) => path.relative(WORKFLOWS_DIR, m)).join('\n'))
+    .digest('hex')
+    .slice(0, 8)}`;
   const codePath = path.join(cacheDir, `workflows-${workflowCodeHash()}${suffix}.js`);
   if (existsSync(codePath)) return Promise.resolve({ codePath });
   // One build per process; other processes may build the same file at the same time, which is harmless.
@@ -85,7 +102,8 @@ async function build(codePath: string, failureConverterPath?: string, workflowIn
   const partial = `${codePath}.${randomUUID()}.tmp`;
   const script = [
     `const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsDir)}, payloadConverterPath: ${JSON.stringify(PAYLOAD_CONVERTER)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, logger: new DefaultLogger('WARN') })`,
+    // Only this tree's own bundle shares modules: another tree's (deploy check) may not have them.
+    `bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsDir)}, payloadConverterPath: ${JSON.stringify(PAYLOAD_CONVERTER)}, failureConverterPath: ${JSON.stringify(failureConverterPath)}, workflowInterceptorModules: ${JSON.stringify(workflowInterceptorModules)}, preloadModules: ${JSON.stringify(workflowsDir === WORKFLOWS_DIR ? SHARED_WORKFLOW_MODULES : [])}, logger: new DefaultLogger('WARN') })`,
     `  .then((bundle) => require('node:fs').writeFileSync(${JSON.stringify(partial)}, bundle.code))`,
     `  .catch((err) => { console.error(err && err.message ? err.message : err); process.exit(1); });`,
   ].join('\n');

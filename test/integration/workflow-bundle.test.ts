@@ -7,8 +7,13 @@ import { cachedWorkflowBundle, workflowCodeHash } from '../../src/worker/workflo
 test('the first call builds the bundle under a name that carries the code hash; the next call reuses the file', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bundle-cache-'));
   const first = await cachedWorkflowBundle(dir);
-  expect(path.basename(first.codePath)).toBe(`workflows-${workflowCodeHash()}.js`);
-  expect(readFileSync(first.codePath, 'utf8')).toContain('agentTask');
+  // The code hash first (the build id is read from it), then how the bundle was built: the modules it shares.
+  expect(path.basename(first.codePath)).toMatch(new RegExp(`^workflows-${workflowCodeHash()}-sm-[0-9a-f]{8}\\.js$`));
+  const code = readFileSync(first.codePath, 'utf8');
+  expect(code).toContain('agentTask');
+  // The wire checks are evaluated once per worker thread, before any workflow (SHARED_WORKFLOW_MODULES).
+  const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
+  expect(preload).toMatch(/wire-checks/);
   const builtAt = statSync(first.codePath).mtimeMs;
   const again = await cachedWorkflowBundle(dir);
   expect(again).toEqual(first);
