@@ -10,8 +10,8 @@ import type { ChildProcess } from 'node:child_process';
 import { fakeErrors, fakeTurns, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import type { TaskInput, TaskResult } from '../../src/protocol/task';
 import { useHarness, statusWhen } from '../support/harness';
-import { useFakeApi } from '../support/fake-api';
-import { sigkill, spawnCli, waitFor } from '../support/processes';
+import { spawnClaudeWorker, useFakeApi } from '../support/fake-api';
+import { sigkill, waitFor } from '../support/processes';
 
 const h = useHarness();
 const api = useFakeApi(); // strict: the default
@@ -170,17 +170,9 @@ test('a streamed answer on a worker SIGKILLed mid-stream is retried on another w
   api.enqueue(fakeTurns.text(answer, { stream: { chunkChars: 5, holdAfterDeltas: 3 } }), fakeTurns.text(answer));
   const taskId = h.taskId('strict-kill');
   let child: ChildProcess | undefined;
-  let stderr = '';
   try {
     // spawnWorker's arguments and environment, plus the fake as the worker's Claude endpoint.
-    child = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url], {
-      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
-      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: api.url,
-    });
-    child.stderr!.on('data', (d) => (stderr += d));
-    await waitFor('the child worker to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
+    child = await spawnClaudeWorker(h, api);
     await h.client.start({ agent: 'demo', prompt: 'answer slowly', model: { provider: 'anthropic' } }, { taskId });
     await waitFor('the first deltas to be sent to the child worker', () => (api.requests[0]?.stream?.deltas ?? 0) >= 3 || undefined, 30_000);
     expect(await sigkill(child)).toBe('SIGKILL');

@@ -18,8 +18,8 @@ import { Visitor } from '../support/inbox-visitor';
 import { historyTexts } from '../support/secret-search';
 import { TaskHistory } from '../../src/history/task-history';
 import { useHarness } from '../support/harness';
-import { useFakeApi } from '../support/fake-api';
-import { runCli, sigkill, spawnCli, waitFor } from '../support/processes';
+import { spawnClaudeWorker, useFakeApi } from '../support/fake-api';
+import { runCli, sigkill, waitFor } from '../support/processes';
 
 const h = useHarness();
 const api = useFakeApi();
@@ -128,17 +128,9 @@ test('a worker SIGKILLed mid-stream: the subscriber sees the cut attempt, then t
   const taskId = h.taskId('live-kill');
   const seen: LiveOutputEvent[] = [];
   let child: ChildProcess | undefined;
-  let stderr = '';
   let following: Promise<void> | undefined;
   try {
-    child = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url], {
-      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
-      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: api.url,
-    });
-    child.stderr!.on('data', (d) => (stderr += d));
-    await waitFor('the child worker to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
+    child = await spawnClaudeWorker(h, api);
     await h.client.start({ agent: 'demo', prompt: 'answer slowly', model: { provider: 'anthropic' } }, { taskId });
     following = (async () => {
       for await (const event of h.client.stream(taskId, { log })) seen.push(event);

@@ -17,8 +17,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import { runMain } from '../support/cli-in-process';
 import { recordTask } from '../../src/replay/record-task';
 import { useHarness, statusWhen } from '../support/harness';
-import { useFakeApi } from '../support/fake-api';
-import { sigkill, spawnCli, waitFor } from '../support/processes';
+import { spawnClaudeWorker, useFakeApi } from '../support/fake-api';
+import { sigkill, waitFor } from '../support/processes';
 
 const PRIMARY = 'claude-sonnet-5-5';
 const FALLBACK = 'claude-haiku-5-5';
@@ -178,16 +178,8 @@ test('a worker SIGKILLed during the fallback call: the call is retried on the fa
   api.enqueue(...overloadedThrice(), fakeTurns.text(answer, { stream: { chunkChars: 5, holdAfterDeltas: 3 } }), fakeTurns.text(answer));
   const taskId = h.taskId('fallback-kill');
   let child: ChildProcess | undefined;
-  let stderr = '';
   try {
-    child = spawnCli(['worker', '--address', h.server.address, '--task-queue', h.taskQueue, '--workspace', h.workspaceDir, '--orders-url', h.orders.url], {
-      DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
-      DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
-      ANTHROPIC_API_KEY: 'sk-ant-test',
-      ANTHROPIC_BASE_URL: api.url,
-    });
-    child.stderr!.on('data', (d) => (stderr += d));
-    await waitFor('the child worker to start', () => stderr.includes('worker: ') || (child!.exitCode !== null ? Promise.reject(new Error(`worker exited: ${stderr}`)) : undefined), 60_000);
+    child = await spawnClaudeWorker(h, api);
     await h.client.start({ agent: 'demo', prompt: 'answer slowly', model: { provider: 'anthropic', model: PRIMARY }, fallbackModels: [FALLBACK] }, { taskId });
     await waitFor('the fallback call to stream its first deltas', () => (api.requests[3]?.stream?.deltas ?? 0) >= 3 || undefined, 60_000);
     expect(await sigkill(child)).toBe('SIGKILL');
