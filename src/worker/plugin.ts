@@ -53,8 +53,8 @@ export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
 /**
  * The longest the SDK holds a heartbeat back before sending it (the SDK's default is 80% of the
  * heartbeat timeout, at most 60 s): the activities' own timer interval for HEARTBEAT_TIMEOUT_MS
- * (333 ms), so every timer beat reaches the server and a 1 s timeout has three chances, not one
- * beat every 0.8 s. A tool that beats in a tight loop is still held to one call per interval.
+ * (1 s), so every timer beat reaches the server and the timeout has three chances, not one
+ * beat every 2.4 s. A tool that beats in a tight loop is still held to one call per interval.
  */
 export const DEFAULT_MAX_HEARTBEAT_THROTTLE_MS = heartbeatIntervalMs(HEARTBEAT_TIMEOUT_MS);
 

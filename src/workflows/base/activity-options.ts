@@ -17,15 +17,17 @@ const baseRetry = {
 /**
  * The worker heartbeats every running model and tool call (see the activities), so a call whose
  * worker died is retried after this long instead of after its whole timeout; cancellation reaches a
- * tool through the same heartbeat. 1 s (5 s before): the retry starts about a second after a
- * SIGKILL, and the task's next step follows within 2 s (docs/performance.md). The price: the worker
- * beats every 333 ms (about 180 heartbeat calls a minute per running call, 12 times as many as at
- * 5 s), and an event loop stalled for 0.7-1 s (a synchronous tool, a long GC pause, an overloaded
- * machine) has its call retried while it still runs: a second execution of a read, an "outcome
- * unknown" block for a non-idempotent write. Changing it changes only new runs' activity options:
- * committed histories replay (the SDK does not compare timeouts).
+ * tool through the same heartbeat. 3 s (5 s before): the retry starts about three seconds after a
+ * SIGKILL. 1 s (the retry after about a second) was tried and measured too short: with 50 tasks on
+ * two workers on a loaded two-core machine, live tool calls missed their heartbeats and ran twice
+ * (test/integration/credentials-concurrency.test.ts failed twice in two runs, and passes at 3 s).
+ * The price of 3 s: the worker beats every second (60 heartbeat calls a minute per running call, 4
+ * times as many as at 5 s), and an event loop stalled for 2-3 s (a synchronous tool, a long GC
+ * pause, an overloaded machine) has its call retried while it still runs: a second execution of a
+ * read, an "outcome unknown" block for a non-idempotent write. Changing it changes only new runs'
+ * activity options: committed histories replay (the SDK does not compare timeouts).
  */
-export const HEARTBEAT_TIMEOUT_MS = 1_000;
+export const HEARTBEAT_TIMEOUT_MS = 3_000;
 
 /**
  * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText). Without a
