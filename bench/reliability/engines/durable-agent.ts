@@ -44,6 +44,8 @@ export class DurableAgentEngine implements Engine {
   private spares = 0;
   /** The in-process worker of runs that will not be killed, kept while the store and API URLs stay the same. */
   private resident?: { taskQueue: string; urls: string; stop(): Promise<void> };
+  /** Standby workers of past runs, shutting down in the background (a worker's shutdown takes up to ~30 s: its polls end). */
+  private readonly stopping: Promise<void>[] = [];
 
   async open(): Promise<void> {
     installQuietRuntime();
@@ -78,6 +80,7 @@ export class DurableAgentEngine implements Engine {
     this.spare = undefined;
     await this.resident?.stop();
     this.resident = undefined;
+    await Promise.all(this.stopping);
     await this.closeClient?.();
     await this.connection?.close();
     await this.server?.stop();
@@ -196,7 +199,8 @@ export class DurableAgentEngine implements Engine {
           .handle(taskId)
           .terminate('reliability bench: run over')
           .catch(() => undefined);
-        await Promise.all(workers.map((w) => w.stop()));
+        // The next run does not wait for this run's standby worker to finish shutting down; close() does.
+        this.stopping.push(...workers.map((w) => w.stop()));
         await Promise.all(inFlight);
       },
     };
