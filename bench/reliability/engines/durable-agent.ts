@@ -150,8 +150,10 @@ export class DurableAgentEngine implements Engine {
       { taskId, taskQueue },
     );
 
-    // What the run's outcome() still waits on: dispose() lets it settle before the engine closes its connections.
+    // What the run's outcome() still waits on: settled before the engine closes its connections. A
+    // status query on a closed task with no worker left can take a while to fail: close() waits for it.
     const inFlight: Promise<unknown>[] = [];
+    const polls: Promise<unknown>[] = [];
     let over = false;
     const run: EngineRun = {
       outcome: async (timeoutMs) => {
@@ -169,7 +171,8 @@ export class DurableAgentEngine implements Engine {
           }
           return { status: 'failed', error: `no outcome in ${timeoutMs} ms` };
         })();
-        inFlight.push(result, blockedOrTimeout);
+        inFlight.push(result);
+        polls.push(blockedOrTimeout);
         return Promise.race([result, blockedOrTimeout]).finally(() => (over = true));
       },
       pendingApproval: async () => {
@@ -200,7 +203,7 @@ export class DurableAgentEngine implements Engine {
           .terminate('reliability bench: run over')
           .catch(() => undefined);
         // The next run does not wait for this run's standby worker to finish shutting down; close() does.
-        this.stopping.push(...workers.map((w) => w.stop()));
+        this.stopping.push(...workers.map((w) => w.stop()), ...polls.map((p) => p.then(() => undefined)));
         await Promise.all(inFlight);
       },
     };
