@@ -11,7 +11,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectClient } from '../../../src/client/client-connection';
 import { TaskClient } from '../../../src/client/task-client';
 import { createDataConverter } from '../../../src/codec';
@@ -19,7 +19,6 @@ import { startDevServer, freePort, type DevServer } from '../../../src/server/de
 import { createAgentWorker, type AgentWorker } from '../../../src/worker/create-worker';
 import { spawnCli, sigkill } from '../../../test/support/processes';
 import { testWorkflowBundle } from '../../../test/support/test-bundle';
-import { installQuietRuntime } from '../../../test/support/quiet-runtime';
 import type { Engine, EngineRun, PendingApproval, RunEnv, RunOutcome, StartOptions } from '../engine';
 import { durableStoreAgents, LEAD_AGENT, STORE_AGENT } from './durable-agents';
 
@@ -48,7 +47,12 @@ export class DurableAgentEngine implements Engine {
   private readonly stopping: Promise<void>[] = [];
 
   async open(): Promise<void> {
-    installQuietRuntime();
+    // Errors only, the core's own lines too: a server restart makes every poller warn while it is down.
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+    } catch {
+      // A runtime was installed already in this process: keep it.
+    }
     process.env.DURABLE_AGENT_SCRIPT_DIRS ??= os.tmpdir();
     this.dbDir = path.join(os.tmpdir(), `reliability-durable-${process.pid}-${Date.now()}`);
     mkdirSync(this.dbDir, { recursive: true });
