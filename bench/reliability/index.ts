@@ -1,7 +1,8 @@
 /**
- * `npm run bench -- reliability [--quick] [--engines a,b] [--tasks t01,t02] [--reps K] [--kill-sample S]`:
- * every task on every engine under every fault class, K times; writes bench/results/reliability.json,
- * reliability.md and docs/images/reliability.svg.
+ * `npm run bench -- reliability [--quick] [--engines a,b] [--tasks t01,t02] [--faults c1,c2] [--reps K]
+ * [--kill-sample S] [--parallel|--sequential] [--name NAME]`: every task on every engine under every
+ * fault class, K times; writes bench/results/NAME.json, NAME.md and docs/images/NAME.svg (NAME
+ * default `reliability`).
  * `--quick`: the five tasks of QUICK_TASK_IDS, K = 2, one kill boundary per task and repetition (the two
  * repetitions at different boundaries), the engines run side by side.
  */
@@ -22,6 +23,8 @@ export interface ReliabilityArgs {
   reps?: number;
   killSample?: number;
   parallel?: boolean;
+  /** Output files' name. Default `reliability`. */
+  name?: string;
 }
 
 export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
@@ -37,6 +40,7 @@ export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
     ...(list('--faults') ? { faultClasses: list('--faults') as FaultClass[] } : {}),
     ...(value('--reps') ? { reps: Number(value('--reps')) } : {}),
     ...(value('--kill-sample') ? { killSample: Number(value('--kill-sample')) } : {}),
+    ...(value('--name') ? { name: value('--name')! } : {}),
     ...(argv.includes('--parallel') ? { parallel: true } : argv.includes('--sequential') ? { parallel: false } : {}),
   };
 }
@@ -71,12 +75,13 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
     reps,
     engines.map((e) => e.name),
   );
-  const variant = args.quick ? 'quick' : 'full';
+  const variant = args.quick ? 'quick' : killSample ? 'kills sampled' : 'full';
+  const name = args.name ?? 'reliability';
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
   mkdirSync(outDir, { recursive: true });
   mkdirSync(imagesDir, { recursive: true });
   writeFileSync(
-    path.join(outDir, 'reliability.json'),
+    path.join(outDir, `${name}.json`),
     JSON.stringify(
       {
         measuredAt: new Date().toISOString(),
@@ -97,7 +102,7 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
   );
   const table = reliabilityTable(figures, reps);
   const header = `Reliability (${variant}: ${tasks.length} tasks, k = ${reps}${killSample ? `, kill boundaries sampled ${killSample} per task and repetition` : ''}), measured ${new Date().toISOString().slice(0, 10)}:`;
-  writeFileSync(path.join(outDir, 'reliability.md'), `${header}\n\n${table}\n`);
-  writeFileSync(path.join(imagesDir, 'reliability.svg'), reliabilitySvg(figures, reps, `pass^${reps} per engine and fault class (${variant}: ${tasks.length} tasks)`));
+  writeFileSync(path.join(outDir, `${name}.md`), `${header}\n\n${table}\n`);
+  writeFileSync(path.join(imagesDir, `${name}.svg`), reliabilitySvg(figures, reps, `pass^${reps} per engine and fault class (${variant}: ${tasks.length} tasks)`));
   console.log(`\n${header}\n\n${table}\n\n(${Math.round((Date.now() - started) / 1000)} s)`);
 }

@@ -2,8 +2,9 @@
  * A hand-written agent loop on the bare Anthropic SDK, as a careful developer writes one without a
  * durable engine: `messages.create` in a loop, the SDK's own retries (429/529/5xx with retry-after,
  * maxRetries raised to 4), prompt caching on the system prompt and the conversation's last block,
- * tool inputs validated, writes sent with the tool_use id as Idempotency-Key and retried on 429/503/529
- * with that same key, a timeout per tool call, errors returned to the model as is_error results,
+ * tool inputs validated, writes sent with the tool_use id as Idempotency-Key, every tool call retried
+ * the way the SDK retries its own requests (connection errors, timeouts, 408/409/429/5xx) with that
+ * same key, a timeout per tool call, errors returned to the model as is_error results,
  * old tool results cleared when the conversation grows long, and a person asked (over HTTP, the
  * approval desk) before a call that needs approval. What it lacks is durability: its state lives in
  * its process, so after a crash it starts the task again from the beginning.
@@ -32,7 +33,8 @@ export interface BareLoopResult {
 
 /** Tool results older than this many turns are cleared (replaced by a short note) to bound the context. */
 const KEEP_RESULTS_TURNS = 20;
-const TRANSIENT = new Set([429, 503, 529]);
+const RETRIED_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
+const MAX_TOOL_ATTEMPTS = 3;
 
 type Block = Anthropic.Messages.ContentBlockParam;
 
@@ -85,18 +87,25 @@ async function runTool(use: Anthropic.Messages.ToolUseBlock, options: BareLoopOp
     const decision = await ask(options.deskUrl, name, parsed.data);
     if (decision !== 'approve') return error('Error: a person denied this call.');
   }
+  // Retried as the SDK retries its own requests (a connection error, a timeout, 408/409/429/5xx with
+  // retry-after), up to three attempts, with the same Idempotency-Key, so a retried write is safe.
   for (let attempt = 1; ; attempt++) {
+    let answer: Awaited<ReturnType<typeof callStore>>;
     try {
-      const answer = await callStore(options.storeUrl, name, parsed.data as Record<string, unknown>, { idempotencyKey: use.id, signal: AbortSignal.timeout(TOOL_TIMEOUT_MS) });
-      if (TRANSIENT.has(answer.status) && attempt < 3) {
-        await sleep(retryAfterMs(answer.headers['retry-after']));
+      answer = await callStore(options.storeUrl, name, parsed.data as Record<string, unknown>, { idempotencyKey: use.id, signal: AbortSignal.timeout(TOOL_TIMEOUT_MS) });
+    } catch (err) {
+      if (attempt < MAX_TOOL_ATTEMPTS) {
+        await sleep(500 * attempt);
         continue;
       }
-      if (answer.status >= 400) return error(`Error: HTTP ${answer.status}: ${answer.body}`);
-      return { type: 'tool_result', tool_use_id: use.id, content: answer.body };
-    } catch (err) {
       return error(`Error: ${(err as Error).message}`);
     }
+    if (RETRIED_STATUSES.has(answer.status) && attempt < MAX_TOOL_ATTEMPTS) {
+      await sleep(retryAfterMs(answer.headers['retry-after']));
+      continue;
+    }
+    if (answer.status >= 400) return error(`Error: HTTP ${answer.status}: ${answer.body}`);
+    return { type: 'tool_result', tool_use_id: use.id, content: answer.body };
   }
 }
 

@@ -11,7 +11,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connectClient } from '../../../src/client/client-connection';
 import { TaskClient } from '../../../src/client/task-client';
 import { createDataConverter } from '../../../src/codec';
@@ -19,7 +19,6 @@ import { startDevServer, freePort, type DevServer } from '../../../src/server/de
 import { createAgentWorker, type AgentWorker } from '../../../src/worker/create-worker';
 import { spawnCli, sigkill } from '../../../test/support/processes';
 import { testWorkflowBundle } from '../../../test/support/test-bundle';
-import { installQuietRuntime } from '../../../test/support/quiet-runtime';
 import type { Engine, EngineRun, PendingApproval, RunEnv, RunOutcome, StartOptions } from '../engine';
 import { durableStoreAgents, LEAD_AGENT, STORE_AGENT } from './durable-agents';
 
@@ -44,9 +43,16 @@ export class DurableAgentEngine implements Engine {
   private spares = 0;
   /** The in-process worker of runs that will not be killed, kept while the store and API URLs stay the same. */
   private resident?: { taskQueue: string; urls: string; stop(): Promise<void> };
+  /** Standby workers of past runs, shutting down in the background (a worker's shutdown takes up to ~30 s: its polls end). */
+  private readonly stopping: Promise<void>[] = [];
 
   async open(): Promise<void> {
-    installQuietRuntime();
+    // Errors only, the core's own lines too: a server restart makes every poller warn while it is down.
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+    } catch {
+      // A runtime was installed already in this process: keep it.
+    }
     process.env.DURABLE_AGENT_SCRIPT_DIRS ??= os.tmpdir();
     this.dbDir = path.join(os.tmpdir(), `reliability-durable-${process.pid}-${Date.now()}`);
     mkdirSync(this.dbDir, { recursive: true });
@@ -78,6 +84,7 @@ export class DurableAgentEngine implements Engine {
     this.spare = undefined;
     await this.resident?.stop();
     this.resident = undefined;
+    await Promise.all(this.stopping);
     await this.closeClient?.();
     await this.connection?.close();
     await this.server?.stop();
@@ -147,8 +154,10 @@ export class DurableAgentEngine implements Engine {
       { taskId, taskQueue },
     );
 
-    // What the run's outcome() still waits on: dispose() lets it settle before the engine closes its connections.
+    // What the run's outcome() still waits on: settled before the engine closes its connections. A
+    // status query on a closed task with no worker left can take a while to fail: close() waits for it.
     const inFlight: Promise<unknown>[] = [];
+    const polls: Promise<unknown>[] = [];
     let over = false;
     const run: EngineRun = {
       outcome: async (timeoutMs) => {
@@ -166,7 +175,8 @@ export class DurableAgentEngine implements Engine {
           }
           return { status: 'failed', error: `no outcome in ${timeoutMs} ms` };
         })();
-        inFlight.push(result, blockedOrTimeout);
+        inFlight.push(result);
+        polls.push(blockedOrTimeout);
         return Promise.race([result, blockedOrTimeout]).finally(() => (over = true));
       },
       pendingApproval: async () => {
@@ -196,7 +206,8 @@ export class DurableAgentEngine implements Engine {
           .handle(taskId)
           .terminate('reliability bench: run over')
           .catch(() => undefined);
-        await Promise.all(workers.map((w) => w.stop()));
+        // The next run does not wait for this run's standby worker to finish shutting down; close() does.
+        this.stopping.push(...workers.map((w) => w.stop()), ...polls.map((p) => p.then(() => undefined)));
         await Promise.all(inFlight);
       },
     };
