@@ -33,6 +33,7 @@ const soak = [
   'test/integration/agents-module.test.ts',
   'test/integration/anthropic-model.test.ts',
   'test/integration/live-output.test.ts',
+  'test/integration/live-output-postgres.test.ts',
   'test/integration/auto-permissions.test.ts', // auto mode: what the classifier sees, fail-closed verdicts, injection cases, SIGKILL, restart
   'test/integration/blob-store.test.ts',
   'test/integration/budgets-and-answers.test.ts',

@@ -3,7 +3,7 @@
  * stopped worker exit and survives a server restart, and tables created once per process under an
  * advisory lock (workers starting together would otherwise race on CREATE TABLE).
  */
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 
 /** The URL without its password, for messages and logs. */
 export function redactedUrl(url: string): string {
@@ -37,11 +37,21 @@ export function openPool(url: string, maxConnections: number): Pool {
  * the next, so the caller asks again (see TablesOnce).
  */
 export async function createTables(pool: Pool, lockName: string, statements: string[]): Promise<void> {
+  await inLockedTransaction(pool, lockName, async (client) => {
+    for (const statement of statements) await client.query(statement);
+  });
+}
+
+/**
+ * Runs `work` in one transaction holding the advisory lock named after `lockName` (released at its
+ * end), rolled back when `work` throws: what serialises writers that must not interleave.
+ */
+export async function inLockedTransaction(pool: Pool, lockName: string, work: (client: PoolClient) => Promise<void>): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-agent:${lockName}`]);
-    for (const statement of statements) await client.query(statement);
+    await work(client);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -5,7 +5,7 @@
  * (which it would then skip for good).
  */
 import type { Pool } from 'pg';
-import { checkTableName, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
+import { checkTableName, inLockedTransaction, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
 import type { LineStore } from './live-output-log';
 
 export interface PostgresLineStoreOptions {
@@ -37,18 +37,9 @@ export class PostgresLineStore implements LineStore {
   async append(taskId: string, lines: readonly string[]): Promise<void> {
     if (lines.length === 0) return;
     await this.tables.ensure();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`durable-agent:live-output:${taskId}`]);
+    await inLockedTransaction(this.pool, `live-output:${taskId}`, async (client) => {
       await client.query(`INSERT INTO ${this.table} (task_id, line) SELECT $1, unnest($2::text[])`, [taskId, lines]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async read(taskId: string, from: number, limit: number): Promise<{ offset: number; line: string }[]> {
