@@ -3,8 +3,9 @@
  * trajectories. It reads each request the way a model reads its context: the latest tool result it
  * knows (by the tool_use id it gave) says which step of which trajectory the conversation is at,
  * and whether that step's answer is usable. A usable answer moves it to the next step (whose
- * arguments may be computed from the earlier answers); an error, a body that is not JSON, or one
- * without the fields it needs makes it call the same tool with the same arguments again, up to
+ * arguments may be computed from the earlier answers); an error ("already cancelled" and the like
+ * aside, which it reads as done), a body that is not JSON, or one without the fields it needs makes
+ * it call the same tool with the same arguments again, up to
  * MAX_ATTEMPTS_PER_STEP; a conversation with no tool result yet starts at step 1 of the trajectory
  * its first message is tagged with (`[task KEY]`). So an engine that restarts a task from scratch
  * gets the whole trajectory again, and one that resumes gets the rest of it.
@@ -129,8 +130,10 @@ interface ToolResult {
 
 /** What the model makes of a tool result: the answer it can use, or not usable. */
 function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolResult): { usable: true; value: unknown } | { usable: false } {
-  if (block.is_error) return { usable: false };
   const raw = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => b.text ?? '').join('');
+  const done = alreadyDone(step, input, raw);
+  if (done) return { usable: true, value: done };
+  if (block.is_error) return { usable: false };
   let value: any;
   try {
     value = JSON.parse(raw);
@@ -144,6 +147,18 @@ function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolRes
   if (value && typeof value === 'object' && 'error' in value) return { usable: false };
   const check = step.check ?? ((answer: unknown) => defaultCheck(step.tool, input, answer));
   return check(value) ? { usable: true, value } : { usable: false };
+}
+
+/**
+ * A write refused because its effect is already in place, read as done, as a model reads "already
+ * cancelled": the store's 409 for a cancelled order, its 422 for a refund beyond what is left when
+ * the amount asked is already refunded. (A loop that starts a task again meets these.)
+ */
+function alreadyDone(step: Step, input: Record<string, unknown>, raw: string): Record<string, unknown> | undefined {
+  if (step.tool === 'cancel_order' && /is already cancelled/.test(raw)) return { order_id: input.order_id, status: 'cancelled' };
+  const refunded = /totals (\d+) cents; (\d+) already refunded/.exec(raw);
+  if (step.tool === 'refund_order' && refunded && Number(refunded[2]) >= Number(input.amount_cents)) return { order_id: input.order_id, refunded_total_cents: Number(refunded[2]) };
+  return undefined;
 }
 
 function text(t: string): FakeReply {
