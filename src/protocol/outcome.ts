@@ -37,21 +37,12 @@ export interface EvidenceItem {
   isError?: boolean;
 }
 
-/** The grader's verdict on one answer. */
-export interface Grade {
+/** The grader's verdict on one answer: what the grader activity said, and where in the task. */
+export interface Grade extends GradeAnswerResult {
   /** 1 for the first answer. */
   attempt: number;
   /** The task's turn the answer came in. */
   turn: number;
-  pass: boolean;
-  /** From 0 to 1, when the grader gave one. */
-  score?: number;
-  reasons: string;
-  /** The model that graded. */
-  model: string;
-  usage: Usage;
-  /** USD from the worker's price table; absent when the model has no price. */
-  costUsd?: number;
   at: string;
 }
 
@@ -83,10 +74,13 @@ export interface GradeAnswerInput {
 
 export interface GradeAnswerResult {
   pass: boolean;
+  /** From 0 to 1, when the grader gave one. */
   score?: number;
   reasons: string;
+  /** The model that graded. */
   model: string;
   usage: Usage;
+  /** USD from the worker's price table; absent when the model has no price. */
   costUsd?: number;
 }
 

@@ -20,12 +20,7 @@ export function recordGrade(state: TaskState, result: GradeAnswerResult, maxAtte
     at: state.now(),
   };
   state.grades.push(grade);
-  state.usage.inputTokens += grade.usage.inputTokens;
-  state.usage.outputTokens += grade.usage.outputTokens;
-  state.usage.cacheWriteTokens += grade.usage.cacheWriteTokens ?? 0;
-  state.usage.cacheReadTokens += grade.usage.cacheReadTokens ?? 0;
-  if (grade.costUsd !== undefined) state.costUsd += grade.costUsd;
-  else if (!result.model.startsWith('scripted:') && !state.unpricedModels.includes(result.model)) state.unpricedModels.push(result.model);
+  state.addSpend(grade.usage, grade.costUsd, result.model);
   const tokens = grade.usage.inputTokens + grade.usage.outputTokens + (grade.usage.cacheWriteTokens ?? 0) + (grade.usage.cacheReadTokens ?? 0);
   const spend = `[${tokens} tokens${grade.costUsd !== undefined ? `, $${grade.costUsd.toFixed(4)}` : ''}]`;
   state.audit.record(

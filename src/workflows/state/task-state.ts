@@ -6,7 +6,7 @@
 import type { BranchPoint } from '../../protocol/fork';
 import type { AgentManifest } from '../../protocol/agent-manifest';
 import { agentVersionOf } from '../../protocol/agent-version';
-import { textOf, type Message, type ModelTurn } from '../../protocol/messages';
+import { textOf, type Message, type ModelTurn, type Usage } from '../../protocol/messages';
 import {
   DEFAULT_BUDGETS,
   DEFAULT_MAX_TURNS,
@@ -204,14 +204,22 @@ export class TaskState {
     this.phase = 'calling_model';
   }
 
+  /**
+   * Adds a call's tokens and cost to the task's. With `model`, a call without a price names its model
+   * as unpriced (a script costs nothing, so it never is).
+   */
+  addSpend(usage: Usage, costUsd: number | undefined, model?: string): void {
+    this.usage.inputTokens += usage.inputTokens;
+    this.usage.outputTokens += usage.outputTokens;
+    this.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    this.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    if (costUsd !== undefined) this.costUsd += costUsd;
+    else if (model !== undefined && !model.startsWith('scripted:') && !this.unpricedModels.includes(model)) this.unpricedModels.push(model);
+  }
+
   recordModelTurn(reply: ModelTurn): void {
     this.model = reply.model;
-    this.usage.inputTokens += reply.usage.inputTokens;
-    this.usage.outputTokens += reply.usage.outputTokens;
-    this.usage.cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
-    this.usage.cacheReadTokens += reply.usage.cacheReadTokens ?? 0;
-    if (reply.costUsd !== undefined) this.costUsd += reply.costUsd;
-    else if (!reply.model.startsWith('scripted:') && !this.unpricedModels.includes(reply.model)) this.unpricedModels.push(reply.model);
+    this.addSpend(reply.usage, reply.costUsd, reply.model);
     this.messages.push({ role: 'assistant', content: reply.content });
     const text = textOf(reply.content);
     const tools = reply.content.filter((b) => b.type === 'tool_use').length;
