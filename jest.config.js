@@ -14,9 +14,10 @@ module.exports = {
   // The workflow bundle is built once per run (per version of the workflow code), not once per file.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   // Integration tests each start a real Temporal dev server and spend much of their time waiting on
-  // it (timers, polls, child processes): with two files at a time the full run kept two cores 74% busy
-  // (14.2 min user + 2.4 sys over 11.2 min), so a third file fills the waits.
-  maxWorkers: 3,
+  // it. Two files at a time kept two cores 74% busy; a third filled the waits, but the load it added
+  // made timing-bound paths flaky in CI (one or two of ~1,390 tests failed in each of three full
+  // runs). Two at a time trades a few minutes for a run that means what it says.
+  maxWorkers: 2,
   testTimeout: 120_000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

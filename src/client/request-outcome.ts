@@ -6,6 +6,7 @@
  * answered) or `refused` (it broke a rule; nothing changed). Messages and interrupts are signals,
  * which cannot answer: with a live worker, what the task did with one is read back from its status.
  */
+import { temporal } from '@temporalio/proto';
 import { undecidedSignals } from '../history/task-history';
 import { approveSignal, denySignal, statusQuery, unblockSignal } from '../protocol/definitions';
 import type { Decision, MessageInput, TaskEvent, TaskStatus } from '../protocol/task';
@@ -137,6 +138,7 @@ export interface DecisionAhead {
  */
 export async function decisionsAhead(client: TaskClient, taskId: string, action: 'approve' | 'deny' | 'unblock', subject: string | undefined): Promise<DecisionAhead[]> {
   try {
+    await startedTaskSettled(client, taskId);
     const events = (await historyRetried(client, taskId)).events ?? [];
     const names = [approveSignal.name, denySignal.name, unblockSignal.name];
     const ahead: DecisionAhead[] = [];
@@ -151,6 +153,25 @@ export async function decisionsAhead(client: TaskClient, taskId: string, action:
     return ahead;
   } catch {
     return [];
+  }
+}
+
+/** A workflow task left started longer than this is given up on: it times out at 10 s by default. */
+const STARTED_TASK_WAIT_MS = 12_000;
+
+/**
+ * Resolves once no workflow task of the task is started, or after STARTED_TASK_WAIT_MS. While one
+ * is started the server holds the signals that arrive in a buffer that history does not show; with
+ * no live worker that happens when a poll of a worker that just stopped was handed the task, which
+ * then times out and the held signals reach history.
+ */
+async function startedTaskSettled(client: TaskClient, taskId: string): Promise<void> {
+  const deadline = Date.now() + STARTED_TASK_WAIT_MS;
+  const handle = client.client.workflow.getHandle(taskId);
+  while (Date.now() < deadline) {
+    const state = (await handle.describe()).raw.pendingWorkflowTask?.state;
+    if (state !== temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

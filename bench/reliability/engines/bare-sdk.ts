@@ -32,6 +32,16 @@ class ApprovalDesk extends LoopbackHttpServer {
     return [...this.waiting.values()][0];
   }
 
+  /**
+   * Resolves once no ask waits any more, or after `ms`: after its loop is killed, the desk hears of
+   * the closed connections a moment later than the process's exit, and an answer given in between
+   * would count as delivered to a dead loop.
+   */
+  async drained(ms = 2_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.waiting.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
   /** Answers a waiting ask; false when nobody waits on it any more (its process died). */
   answer(id: string, decision: 'approve' | 'deny'): boolean {
     const ask = this.waiting.get(id);
@@ -114,6 +124,7 @@ export class BareSdkEngine implements Engine {
       kill: async () => {
         if (child) await sigkill(child);
         child = undefined;
+        await desk.drained();
       },
       resume: async () => spawnLoop(),
       dispose: async () => {
