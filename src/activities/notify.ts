@@ -2,11 +2,11 @@
  * notify: a notice (an escalation, a confirm or block waiting on a person) in the worker's log and,
  * when a webhook is set, POSTed Slack-shaped with signed single-use inbox links. A long call's
  * arguments are a reference in the workflow's message: people get the arguments, read from the task's
- * stored content (history/stored-arguments.ts).
+ * stored content under the scope the notice names (history/stored-arguments.ts).
  */
 import { Context } from '@temporalio/activity';
 import { MARKER_PREFIX } from '../protocol/blob-marker';
-import type { AgentActivities } from '../protocol/activity-contracts';
+import type { AgentActivities, NotifyInput } from '../protocol/activity-contracts';
 import { classify } from '../errors/classify';
 import { HttpStatusError } from '../errors/tool-failure';
 import { readStoredArguments, taskBlobScope } from '../history/stored-arguments';
@@ -31,15 +31,20 @@ export function createNotify(worker: Pick<WorkerResources, 'store'>, deps: Pick<
     }
     return links ?? undefined;
   };
-  /** The task's blob scope, asked of Temporal through the worker's own client (notices name only the task). */
-  const noticeScope = (taskId: string): Promise<string> => {
+  /**
+   * The task's blob scope: the notice's own, which must be the calling task's; a notice from a build
+   * before notices carried it is answered from the task's history through the worker's client.
+   */
+  const noticeScope = (input: NotifyInput): Promise<string> => {
     const info = Context.current().info.workflowExecution;
-    if (info?.workflowId !== taskId) return Promise.reject(new Error(`a notice for task ${taskId} came from another workflow`));
-    return taskBlobScope(Context.current().client, taskId);
+    if (info?.workflowId !== input.taskId) return Promise.reject(new Error(`a notice for task ${input.taskId} came from another workflow`));
+    if (input.scope === undefined) return taskBlobScope(Context.current().client, input.taskId);
+    if (!input.scope.startsWith(`${input.taskId}/`)) return Promise.reject(new Error(`a notice for task ${input.taskId} named the scope of another task`));
+    return Promise.resolve(input.scope);
   };
 
   return async (input) => {
-    const notice = input.message.includes(MARKER_PREFIX) ? await noticeWithArguments(input, async (marker) => readStoredArguments(worker.store(), await noticeScope(input.taskId), marker)) : input;
+    const notice = input.message.includes(MARKER_PREFIX) ? await noticeWithArguments(input, async (marker) => readStoredArguments(worker.store(), await noticeScope(input), marker)) : input;
     const line = `[${notice.level}] task ${notice.taskId} (${notice.agent}) ${notice.code}: ${notice.message}`;
     Context.current().log.warn(line);
     if (!webhookUrl) return;

@@ -201,6 +201,11 @@ export interface NotifyInput {
   message: string;
   /** The approval a `confirm` notice (or an expired approval's `block`) is about: its link opens that approval. */
   approvalId?: string;
+  /**
+   * The task's blob scope, where a long call's arguments named in the message are stored. Absent
+   * only in notices from builds before it, whose scope the activity reads from the task's history.
+   */
+  scope?: string;
 }
 
 export interface DecisionReceivedAtInput {

@@ -59,9 +59,9 @@ export class People {
 
   /** Recovered and told: a notice that never delays the task's next step. */
   inform(code: string, message: string): Promise<void> {
-    const { state, input, info } = this.run;
+    const { state, input, info, scope } = this.run;
     state.recordInform(code, message);
-    const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level: 'inform', code, message }).catch((err) => {
+    const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level: 'inform', code, message, scope }).catch((err) => {
       if (isCancellation(err)) throw err;
       // A notice that cannot be delivered must not stop the task; it stays in status.
       log.warn('Could not deliver an inform notice', { code, error: (err as Error).message });
@@ -77,8 +77,8 @@ export class People {
 
   /** A person must act (approve, unblock): notify them, never waiting for the delivery. */
   private ask(level: 'confirm' | 'block', code: string, message: string, approvalId?: string): void {
-    const { input, info } = this.run;
-    const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level, code, message, ...(approvalId ? { approvalId } : {}) }).catch((err) => {
+    const { input, info, scope } = this.run;
+    const delivery = this.run.activities.notify({ taskId: info.workflowId, agent: input.agent, level, code, message, ...(approvalId ? { approvalId } : {}), scope }).catch((err) => {
       if (isCancellation(err)) throw err;
       // Undelivered, the request still stands: the task waits in status and in `list --status`.
       log.warn(`Could not deliver a ${level} notice`, { code, error: (err as Error).message });
