@@ -43,12 +43,14 @@ test("a notice names its task's scope: the stored arguments reach the webhook wi
   const message = `cancel_order ${JSON.stringify(marker)}: destructive`;
   expect(message).toContain('$blob');
 
-  await env('task-7').run(activities.notify, { taskId: 'task-7', agent: 'demo', level: 'confirm', code: 'approval_requested', message, approvalId: 'a-1', scope });
+  await env('task-7').run(activities.notify, { taskId: 'task-7', agent: 'demo', level: 'confirm' as const, code: 'approval_requested', message, approvalId: 'a-1', scope });
   const text = JSON.parse(received.at(-1)!).text as string;
   expect(text).toContain('"order_id":"ord-1004"');
   expect(text).not.toContain('$blob');
 
-  await expect(env('task-7').run(activities.notify, { taskId: 'task-7', agent: 'demo', level: 'confirm', code: 'approval_requested', message, scope: 'task-8/first-run' })).resolves.toBeUndefined();
+  await expect(
+    env('task-7').run(activities.notify, { taskId: 'task-7', agent: 'demo', level: 'confirm' as const, code: 'approval_requested', message, scope: 'task-8/first-run' }),
+  ).resolves.toBeUndefined();
   // Refused scope: the notice still goes out, saying the arguments cannot be read here.
   expect(JSON.parse(received.at(-1)!).text).toMatch(/not readable here: a notice for task task-7 named the scope of another task/);
 });
