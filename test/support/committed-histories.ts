@@ -9,7 +9,11 @@
  * reference, a fork's first run, a rewind, an interrupt, native compaction, a schedule's fire, a
  * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window; later, the
  * opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader fails both answers
- * and a move to a fallback model after the primary was overloaded.
+ * and a move to a fallback model after the primary was overloaded. r9-: the same paths recorded again
+ * on the code this round shipped (the task's spend added in one place, the 3 s heartbeat timeout,
+ * notices that carry their blob scope), after its last change to workflow code, so that the
+ * histories stand for what ships; r9-model-fallback holds the move itself (r8's primary answered
+ * within its retries, so it never fell back).
  *
  * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by the builds before it (rounds 1 to 7:
  * none, v2-, r3- to r7-). Every one holds patch markers this code no longer asks, and the SDK fails
@@ -53,6 +57,36 @@ export const COMMITTED_HISTORIES = [
   'r8-auto-permissions',
   'r8-graded-outcome',
   'r8-model-fallback',
+  'r9-demo-task',
+  'r9-tool-failures',
+  'r9-turn-budget-blocked-then-final-answer',
+  'r9-guarded-loop-unblock-fallback',
+  'r9-approvals-approve-edit-deny',
+  'r9-continued-as-new-run',
+  'r9-refund-and-approved-cancel',
+  'r9-local-tool',
+  'r9-fast-reads',
+  'r9-results-by-reference',
+  'r9-approval-and-keys',
+  'r9-block-unblock',
+  'r9-cancel',
+  'r9-context-summary',
+  'r9-signalled-decisions',
+  'r9-memory',
+  'r9-subagents',
+  'r9-mcp-question',
+  'r9-fork-first-run',
+  'r9-rewind',
+  'r9-delegation-nested-approval',
+  'r9-schedule-fire',
+  'r9-interrupt',
+  'r9-native-compaction',
+  'r9-sigkill-mid-write',
+  'r9-repeated-write-approval',
+  'r9-declared-window',
+  'r9-auto-permissions',
+  'r9-graded-outcome',
+  'r9-model-fallback',
 ] as const;
 
 /** Histories of the builds before patch markers were retired, replayed against ARCHIVE_BUILD only. */
