@@ -10,6 +10,7 @@ import { costTable, measureCostOfFailure } from './cost-of-failure';
 import { cacheTable, measureConversationCache } from './conversation-cache';
 import { cacheResumesTable, measureCacheResumes } from './cache-resumes';
 import { clusterTables, measureCluster } from './cluster';
+import { clusterRecoveryTable, measureClusterRecovery } from './cluster-recovery';
 import { measureFlatness, measureOverhead, peerVersions } from './overhead';
 import { lineChartSvg } from './plot';
 import { measureRecovery, recoveryTable } from './recovery';
@@ -239,6 +240,13 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       writeFileSync(path.join(out, 'deploy.md'), `${deployTable(r)}\n\n${moveTable(move)}\n`);
       console.log(`${deployTable(r)}\n\n${moveTable(move)}`);
     }),
+  // Recovery from a SIGKILL with a standby worker on the cluster of `npm run cluster`, beside the dev server.
+  'cluster-recovery': async () => {
+    const r = await measureClusterRecovery();
+    save('cluster-recovery.json', r);
+    writeFileSync(path.join(out, 'cluster-recovery.md'), clusterRecoveryTable(r) + '\n');
+    console.log(`\n${clusterRecoveryTable(r)}`);
+  },
   // The multi-shard cluster of `npm run cluster` beside the dev server (see docs/cluster.md).
   cluster: async () => {
     console.log('\nCluster (4 shards, PostgreSQL) vs dev server, two worker processes each:');
@@ -291,9 +299,9 @@ async function main(): Promise<void> {
     console.error(`Unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     process.exit(2);
   }
-  // `cluster` runs only when named: it brings up PostgreSQL and a Temporal cluster (a Go build on first use);
+  // `cluster` and `cluster-recovery` run only when named: they bring up PostgreSQL and a Temporal cluster (a Go build on first use);
   // so does `reliability`, whose full variant runs for hours.
-  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS).filter((n) => n !== 'cluster' && n !== 'reliability')) await BENCHMARKS[name]!();
+  for (const name of wanted.length ? wanted : Object.keys(BENCHMARKS).filter((n) => n !== 'cluster' && n !== 'cluster-recovery' && n !== 'reliability')) await BENCHMARKS[name]!();
   console.log(`\nResults in ${path.relative(process.cwd(), out)}/`);
 }
 
