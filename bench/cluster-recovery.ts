@@ -14,12 +14,12 @@ import path from 'node:path';
 import { stop, up } from '../scripts/cluster/cluster';
 import { startDevServer } from '../src/server/dev-server';
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/base/activity-options';
-import { identityOf, openSession, runEchoTasks, type Target, type WorkloadSession } from '../test/cluster/workload';
+import { openSession, runEchoTasks, type Target, type WorkloadSession } from '../test/cluster/workload';
 import { REFUNDS_AGENT } from '../test/cluster/load-agents';
 import { answer, callTool } from '../test/support/harness';
-import { sigkill, waitFor } from '../test/support/processes';
+import { waitFor } from '../test/support/processes';
 import { installQuietRuntime } from '../test/support/quiet-runtime';
-import { RECOVERY_TARGET_MS, recoveryFromHistory, type RecoverySample } from './recovery';
+import { killCallRunner, RECOVERY_TARGET_MS, recoveryFromHistory, type RecoverySample } from './recovery';
 import { summarize, type Summary } from './stats';
 
 export interface ClusterRecoveryRow {
@@ -54,18 +54,7 @@ async function killRunner(s: WorkloadSession): Promise<RecoverySample> {
   const script = s.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('done')]);
   await s.client.start({ agent: REFUNDS_AGENT, prompt: 'recover', model: { provider: 'scripted', script } }, { taskId });
   await waitFor('the search to be in flight', () => s.orders.requests.length > before || undefined, 60_000);
-  const runner = await waitFor(
-    "the search's worker",
-    async () => {
-      const { pendingActivities } = (await s.client.handle(taskId).describe()).raw;
-      const identity = pendingActivities?.find((a) => a.lastWorkerIdentity)?.lastWorkerIdentity;
-      return identity ? s.workers.find((w) => identityOf(w) === identity) : undefined;
-    },
-    60_000,
-  );
-  const killedAt = Date.now();
-  await sigkill(runner);
-  s.workers.splice(s.workers.indexOf(runner), 1);
+  const killedAt = await killCallRunner(s.client, taskId, s.workers);
   await s.client.result(taskId);
   return recoveryFromHistory((await s.client.handle(taskId).fetchHistory()).events ?? [], killedAt);
 }

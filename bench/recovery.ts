@@ -16,6 +16,7 @@
  */
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/base/activity-options';
 import type { ChildProcess } from 'node:child_process';
+import type { TaskClient } from '../src/client/task-client';
 import os from 'node:os';
 import { DEFAULT_STICKY_TIMEOUT_MS } from '../src/worker/create-worker';
 import { DEFAULT_MAX_HEARTBEAT_THROTTLE_MS } from '../src/worker/plugin';
@@ -154,28 +155,33 @@ class WorkerPair {
   }
 
   /** Kills the worker running the task's tool call; the other one is left to recover it. */
-  async killRunner(taskId: string): Promise<number> {
-    const runner = await waitFor(
-      "the search's worker",
-      async () => {
-        const { pendingActivities } = await this.h.client
-          .handle(taskId)
-          .describe()
-          .then((d) => d.raw);
-        const identity = pendingActivities?.find((a) => a.lastWorkerIdentity)?.lastWorkerIdentity;
-        return identity ? this.workers.find((w) => identityOf(w) === identity) : undefined;
-      },
-      60_000,
-    );
-    const killedAt = Date.now();
-    await sigkill(runner);
-    this.workers.splice(this.workers.indexOf(runner), 1);
-    return killedAt;
+  killRunner(taskId: string): Promise<number> {
+    return killCallRunner(this.h.client, taskId, this.workers);
   }
 
   async close(): Promise<void> {
     await Promise.all(this.workers.splice(0).map((w) => sigkill(w)));
   }
+}
+
+/**
+ * SIGKILLs the worker process (one of `workers`, which loses it) that runs the task's pending call,
+ * as the server names it; returns the time of the kill.
+ */
+export async function killCallRunner(client: TaskClient, taskId: string, workers: ChildProcess[]): Promise<number> {
+  const runner = await waitFor(
+    "the call's worker",
+    async () => {
+      const { pendingActivities } = (await client.handle(taskId).describe()).raw;
+      const identity = pendingActivities?.find((a) => a.lastWorkerIdentity)?.lastWorkerIdentity;
+      return identity ? workers.find((w) => identityOf(w) === identity) : undefined;
+    },
+    60_000,
+  );
+  const killedAt = Date.now();
+  await sigkill(runner);
+  workers.splice(workers.indexOf(runner), 1);
+  return killedAt;
 }
 
 /** A second worker already running: the pair's survivor takes the task over. */
