@@ -340,7 +340,7 @@ test('an OAuth grant in the vault: each call gets an access token the resource s
   }
 });
 
-test("a verified starter's own credential, else the agent's; an unverified claim never gets a person's; status says whose", async () => {
+test("a verified starter's own credential, else the agent's; an unverified claim never gets a person's; a fork acts for whoever forks it; status says whose", async () => {
   const AGENT_TOKEN = `agt_${randomBytes(12).toString('hex')}`;
   const ANA_TOKEN = `ana_${randomBytes(12).toString('hex')}`;
   const BOB_ELSEWHERE = `bob_${randomBytes(12).toString('hex')}`;
@@ -406,6 +406,23 @@ test("a verified starter's own credential, else the agent's; an unverified claim
       expect(claimed).toMatchObject({ answer: { as: 'agent' }, starter: { id: 'ana', verified: false }, credentialsOf: ['agent'] });
       expect(bearers).toEqual(['ana', 'agent', 'agent']);
       for (const task of [ana, bob, claimed]) expect(leaks(`history of ${task.taskId}`, await historyTexts(h, task.taskId), [AGENT_TOKEN, ANA_TOKEN, BOB_ELSEWHERE])).toEqual([]);
+
+      // A fork acts for whoever forks it: ana's fork of her task keeps her credential; bob's fork of
+      // the same task, or a fork nobody signed, never gets it.
+      const forkBy = async (client: TaskClient, by: string) => {
+        const script = h.script([answer('not played: the fork starts after turn 1'), callTool('whoami', {}), answer('forked')]);
+        const fork = await client.fork(ana.taskId, 1, { startedBy: by, model: { provider: 'scripted', script } });
+        expect(await h.client.result(fork.taskId)).toMatchObject({ outcome: 'answered', text: 'forked' });
+        const status = await h.client.status(fork.taskId);
+        const calls = status.events.filter((e) => e.kind === 'tool_succeeded' && e.tool === 'whoami');
+        return { starter: status.starter, credentialsOf: calls.at(-1)?.credentialsOf, history: await historyTexts(h, fork.taskId) };
+      };
+      expect(await forkBy(signed, 'ana')).toMatchObject({ starter: { id: 'ana', verified: true }, credentialsOf: 'ana' });
+      expect(await forkBy(signed, 'bob')).toMatchObject({ starter: { id: 'bob', verified: true }, credentialsOf: 'agent' });
+      const unsigned = await forkBy(new TaskClient(h.client.client, taskQueue), 'ana');
+      expect(unsigned).toMatchObject({ starter: { id: 'ana', verified: false }, credentialsOf: 'agent' });
+      expect(bearers).toEqual(['ana', 'agent', 'agent', 'ana', 'agent', 'agent']);
+      expect(leaks('history of a fork', unsigned.history, [AGENT_TOKEN, ANA_TOKEN, BOB_ELSEWHERE])).toEqual([]);
     });
   } finally {
     await new Promise((resolve) => api.close(resolve));
