@@ -11,7 +11,7 @@ import { classifyModelError } from '../models/classify-model-error';
 import { costOf } from '../models/pricing';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import { textOf } from '../protocol/messages';
-import { GRADER_SYSTEM, gradingMessage, readGrade } from '../protocol/outcome';
+import { graderRequest, readGrade } from '../protocol/outcome';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import type { ModelSource } from './model-source';
@@ -26,15 +26,9 @@ export function createGradeAnswer(worker: WorkerResources, models: ModelSource):
       // A long answer or tool result travels by reference: the grader reads the content itself.
       const resolve = (text: string) => (scope ? withBlobs(() => resolveText(store(), scope, text)) : Promise.resolve(text));
       const resolvedEvidence = await Promise.all(evidence.map(async (e) => ({ ...e, result: await resolve(e.result) })));
-      const message = gradingMessage({ rubric, prompt, answer: await resolve(answer), evidence: resolvedEvidence });
+      const request = graderRequest({ rubric, prompt, answer: await resolve(answer), evidence: resolvedEvidence }, maxTokens);
       try {
-        const turn = await models.modelFor(model).complete({
-          system: GRADER_SYSTEM,
-          messages: [{ role: 'user', content: message }],
-          tools: [],
-          maxTokens,
-          ...(modelId ? { model: modelId } : {}),
-        });
+        const turn = await models.modelFor(model).complete({ ...request, ...(modelId ? { model: modelId } : {}) });
         const grade = readGrade(textOf(turn.content));
         if (!grade)
           throw new ToolFailure(

@@ -9,6 +9,7 @@ import type { ToolError } from '../protocol/tool-error';
 import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { argumentsView, viewText } from '../client/arguments-view';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
+import { outcomeVerdict } from '../protocol/outcome';
 import { nestedLabel, type NestedPending } from '../client/child-tasks';
 import type { QueueWorker } from '../worker/create-worker';
 import { decisionOutcome } from '../client/request-outcome';
@@ -98,7 +99,7 @@ function renderFallback(f: NonNullable<TaskStatus['fallback']>): string[] {
 
 /** A graded outcome (docs/outcomes.md): attempts, the grader's spend, then each grade on a line. */
 function renderOutcome(o: NonNullable<TaskStatus['outcome']>): string[] {
-  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  const verdict = outcomeVerdict(o);
   const tokens = o.usage.inputTokens + o.usage.outputTokens + (o.usage.cacheWriteTokens ?? 0) + (o.usage.cacheReadTokens ?? 0);
   return [
     `outcome    ${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded (grader ${tokens} tokens, $${o.costUsd.toFixed(4)})`,

@@ -10,6 +10,7 @@ import { nestedLabel } from '../client/child-tasks';
 import { argumentsHash, type ApprovalAtRest } from '../client/pending-at-rest';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
+import { outcomeVerdict } from '../protocol/outcome';
 import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
 import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { argumentsView } from '../client/arguments-view';
@@ -574,7 +575,7 @@ function transcriptList(messages: Message[]): Html {
 
 /** A graded outcome (docs/outcomes.md): the verdict, attempts, the grader's cost and each grade's reasons. */
 function outcomeItem(o: NonNullable<TaskPageData['status']>['outcome'] & object): Html {
-  const verdict = o.passed === true ? 'passed' : o.passed === false ? 'failed (outcome_failed)' : 'grading';
+  const verdict = outcomeVerdict(o);
   return html`<dt>Outcome</dt><dd>${verdict}: ${o.attempts} of ${o.maxAttempts} attempts graded, grader $${o.costUsd.toFixed(4)}<ol class="grades">${o.grades.map((g) => html`<li>attempt ${g.attempt}: ${g.pass ? 'pass' : 'fail'}${g.score !== undefined ? ` ${g.score}` : ''} — ${g.reasons}</li>`)}</ol></dd>`;
 }
 

@@ -105,6 +105,19 @@ export function gradingMessage(input: Pick<GradeAnswerInput, 'rubric' | 'prompt'
 }
 
 /**
+ * The grader's whole request: its fixed instructions and the one message, no tools. A task's grader
+ * (the gradeAnswer activity) and `eval`'s `grade` expectation send the same.
+ */
+export function graderRequest(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'answer' | 'evidence'>, maxTokens: number) {
+  return { system: GRADER_SYSTEM, messages: [{ role: 'user' as const, content: gradingMessage(input) }], tools: [], maxTokens };
+}
+
+/** A graded outcome's verdict in a person's words: passed, failed (the task ended outcome_failed), or still grading. */
+export function outcomeVerdict(outcome: Pick<OutcomeStatus, 'passed'>): string {
+  return outcome.passed === true ? 'passed' : outcome.passed === false ? 'failed (outcome_failed)' : 'grading';
+}
+
+/**
  * The grader's reply read as a grade: the first JSON object in it with a boolean `pass`. Undefined
  * when there is none (the activity then fails as `semantic`, which is not retried blindly).
  */

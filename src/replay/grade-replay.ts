@@ -1,7 +1,7 @@
 /**
  * `eval`'s `grade` expectation (docs/outcomes.md, docs/replay.md): a replay's answer graded against a
  * rubric, the agent's own outcome or one the expectation gives, by the same grader request a task
- * makes (GRADER_SYSTEM, gradingMessage: the prompt, the answer and the named evidence only). The
+ * makes (graderRequest: the prompt, the answer and the named evidence only). The
  * grade runs in the eval's process, after the replay: a replay itself never grades, so its
  * trajectory stays the recorded agent's.
  */
@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { createModel, type ModelEnvironment } from '../models/create-model';
 import type { Model } from '../models/model';
 import { textOf } from '../protocol/messages';
-import { evidenceTools, GRADER_MAX_TOKENS, GRADER_SYSTEM, gradingMessage, readGrade, type EvidenceItem, type OutcomeSpec } from '../protocol/outcome';
+import { evidenceTools, GRADER_MAX_TOKENS, graderRequest, readGrade, type EvidenceItem, type OutcomeSpec } from '../protocol/outcome';
 import type { ModelChoice } from '../protocol/agent-settings';
 import { modelChoiceSchema } from '../protocol/wire-shapes';
 import { callsOf, type RecordingBody } from './recording';
@@ -41,12 +41,7 @@ export async function gradeReplay(replayed: RecordingBody, expectation: GradeExp
   const choice = expectation.grader ?? spec.grader ?? options.replayModel;
   const model = options.model ?? createModel(choice, options.modelEnv ?? {});
   const answer = replayed.outcome.text ?? '';
-  const turn = await model.complete({
-    system: GRADER_SYSTEM,
-    messages: [{ role: 'user', content: gradingMessage({ rubric: spec.rubric, prompt: replayed.prompt, answer, evidence: replayEvidence(replayed, evidenceTools(spec)) }) }],
-    tools: [],
-    maxTokens: GRADER_MAX_TOKENS,
-  });
+  const turn = await model.complete(graderRequest({ rubric: spec.rubric, prompt: replayed.prompt, answer, evidence: replayEvidence(replayed, evidenceTools(spec)) }, GRADER_MAX_TOKENS));
   const grade = readGrade(textOf(turn.content));
   if (!grade) throw new Error('the grader answered without a JSON grade ({"pass": ..., "reasons": ...})');
   return grade.pass ? [] : [`grade failed${grade.score !== undefined ? ` (score ${grade.score})` : ''}: ${grade.reasons}`];
