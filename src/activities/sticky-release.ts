@@ -1,6 +1,7 @@
 /**
- * A retried call whose previous attempt timed out on its heartbeat ran on a worker that most likely
- * died. That worker also ran the task's last workflow task, so the server would offer the task's next
+ * A retried call whose previous attempt timed out on its heartbeat, or was failed by another worker
+ * because its process is gone (worker/dead-workers), ran on a worker that most likely died (for
+ * certain, in the second case). That worker also ran the task's last workflow task, so the server would offer the task's next
  * step to the dead worker's sticky queue first and wait out the sticky schedule-to-start timeout
  * (1 s by default) before any other worker could take it: the server calls a sticky worker gone only
  * 10 s after its last poll, a window it does not let anyone configure. The retry tells the server to
@@ -13,6 +14,7 @@
  */
 import type { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
+import { DEAD_WORKER_FAILURE_TYPE } from '../protocol/dead-worker';
 
 const HEARTBEAT_TIMEOUT = temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT;
 
@@ -46,8 +48,11 @@ async function release(ctx: Context): Promise<void> {
   const namespace = info.namespace;
   const { pendingActivities } = await ctx.client.workflowService.describeWorkflowExecution({ namespace, execution });
   const self = pendingActivities?.find((a) => a.activityId === info.activityId);
-  // Only a heartbeat timeout says the previous attempt's worker stopped answering; a failure it
+  // Only a heartbeat timeout, or another worker's word that the worker's process is gone
+  // (worker/dead-workers), says the previous attempt's worker stopped answering; a failure it
   // reported (a 429, a tool error) came from a live worker, whose cached run is worth keeping.
-  if (self?.lastFailure?.timeoutFailureInfo?.timeoutType !== HEARTBEAT_TIMEOUT) return;
+  const lost = self?.lastFailure;
+  const dead = lost?.timeoutFailureInfo?.timeoutType === HEARTBEAT_TIMEOUT || lost?.applicationFailureInfo?.type === DEAD_WORKER_FAILURE_TYPE;
+  if (!dead) return;
   await ctx.client.workflowService.resetStickyTaskQueue({ namespace, execution });
 }

@@ -12,7 +12,8 @@
 import type { ClientOptions, ClientPlugin } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { ReplayWorkerOptions, Worker, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
+import { hostname } from 'node:os';
+import { Runtime, type ReplayWorkerOptions, type Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import { ConversationCopies } from '../activities/conversation-copies';
 import { heartbeatIntervalMs } from '../activities/heartbeat';
@@ -25,6 +26,7 @@ import { McpClientPool } from '../mcp/pool';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { flushTracing, workerTracing, type TelemetryOptions, type WorkerTracing } from '../telemetry/worker-tracing';
 import { cachedWorkflowBundle } from './workflow-bundle';
+import { openDeadWorkerGuard, resolveDeadWorkerOptions, type DeadWorkerGuard, type DeadWorkerOptions } from './dead-workers';
 import { HEARTBEAT_TIMEOUT_MS } from '../workflows/base/activity-options';
 import { checkModels } from '../models/model-capabilities';
 import { openVault } from '../vault/open-vault';
@@ -107,6 +109,13 @@ export interface DurableAgentPluginOptions {
   mcp?: McpClientPool;
   /** Traces (docs/observability.md). Default: from OTEL_*; `false`: off. A bundle you pass must include TRACING_WORKFLOW_MODULE when on. */
   telemetry?: TelemetryOptions | false;
+  /**
+   * The dead-worker watch (docs/deploy.md, "A worker that dies"): each worker records its running
+   * calls on this machine, and fails those of a worker whose process is gone, so they are retried at
+   * once instead of after the heartbeat timeout. Default: on (DURABLE_AGENT_DEAD_WORKERS=0 turns it
+   * off); `false`: off.
+   */
+  deadWorkers?: boolean | DeadWorkerOptions;
 }
 
 /** What a Worker on `taskQueue` serves, by the rules of DurableAgentPluginOptions.taskQueue. */
@@ -142,6 +151,8 @@ async function defaultWorkflowCode(failureConverterPath?: string, workflowInterc
 interface Shared {
   mcp: McpClientPool;
   tracing: WorkerTracing | undefined;
+  /** One dead-worker guard per namespace the Workers run in. */
+  deadWorkers: Map<string, Promise<DeadWorkerGuard | undefined>>;
 }
 
 export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
@@ -152,6 +163,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
   private blobStore: BlobStore | undefined;
   private vault: Vault | undefined;
   private running = 0;
+  private readonly deadWorkerOptions: ReturnType<typeof resolveDeadWorkerOptions>;
 
   constructor(readonly options: DurableAgentPluginOptions) {
     if (options.agents.length === 0) throw new TypeError('durableAgent needs at least one agent');
@@ -164,6 +176,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     // Your own models, checked now: a capability that is not allowed is a TypeError naming the model and the field.
     checkModels(options.models);
     this.dataConverter = createDataConverter(options.codec);
+    this.deadWorkerOptions = resolveDeadWorkerOptions(options.deadWorkers);
   }
 
   /** The agents a Worker on `taskQueue` serves (see DurableAgentPluginOptions.taskQueue). */
@@ -193,6 +206,8 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       : this.options.workflowBundle
         ? { workflowBundle: this.options.workflowBundle }
         : await defaultWorkflowCode(this.dataConverter.failureConverterPath, tracing?.interceptors.workflowModules);
+    const deadWorkers = await this.deadWorkerGuard(shared, options);
+    const activityInterceptors = [...(tracing?.interceptors.activity ?? []), ...(deadWorkers ? [deadWorkers.interceptor] : [])];
     const activities = createActivities({
       agents,
       // The codec's keys encrypt blobs at rest too: one key configuration for history and store.
@@ -220,7 +235,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
       dataConverter: this.dataConverter,
       activities,
       ...code,
-      ...(tracing ? { workerInterceptors: tracing.interceptors } : {}),
+      ...(activityInterceptors.length > 0 ? { workerInterceptors: { activity: activityInterceptors, ...(tracing ? { workflowModules: tracing.interceptors.workflowModules } : {}) } } : {}),
     }).configureWorker(options);
     return {
       ...merged,
@@ -245,6 +260,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
   async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     this.running++;
     try {
+      for (const guard of this.shared?.deadWorkers.values() ?? []) (await guard)?.start();
       await next(worker);
     } finally {
       // The last of this plugin's Workers to stop takes the MCP servers and the last spans with it.
@@ -262,8 +278,30 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     this.shared ??= {
       mcp: o.mcp ?? new McpClientPool(),
       tracing: workerTracing(o.telemetry, (agent, tool) => o.agents.find((a) => a.name === agent)?.tool(tool)?.effect),
+      deadWorkers: new Map(),
     };
     return this.shared;
+  }
+
+  /** The namespace's dead-worker guard, opened once per namespace by the first Worker configured in it. */
+  private deadWorkerGuard(shared: Shared, options: WorkerOptions): Promise<DeadWorkerGuard | undefined> {
+    const connection = options.connection;
+    if (!this.deadWorkerOptions || !connection) return Promise.resolve(undefined);
+    const namespace = options.namespace ?? 'default';
+    let guard = shared.deadWorkers.get(namespace);
+    if (!guard) {
+      const logger = Runtime.instance().logger;
+      guard = openDeadWorkerGuard(this.deadWorkerOptions, {
+        connection,
+        dataConverter: this.dataConverter,
+        namespace,
+        identity: options.identity ?? `${process.pid}@${hostname()}`,
+        warn: (message) => logger.warn(message),
+        log: (message) => logger.info(message),
+      });
+      shared.deadWorkers.set(namespace, guard);
+    }
+    return guard;
   }
 
   private async release(): Promise<void> {
@@ -271,6 +309,7 @@ export class DurableAgentPlugin implements WorkerPlugin, ClientPlugin {
     if (!shared) return;
     // Workers configured later get fresh ones: a closed pool refuses every call.
     this.shared = undefined;
+    await Promise.all([...shared.deadWorkers.values()].map(async (guard) => (await guard)?.stop()));
     if (!this.options.mcp) await shared.mcp.close();
     // The vault this plugin opened (a PostgreSQL pool); one you passed is yours to close.
     const vault = this.options.vault ? undefined : this.vault;

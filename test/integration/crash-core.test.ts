@@ -42,5 +42,10 @@ test('SIGKILL during an idempotent write: the retry carries the same idempotency
   const retried = events.findIndex((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) >= 2);
   const next = events.slice(retried + 1).find((e) => e.workflowTaskStartedEventAttributes || e.workflowTaskTimedOutEventAttributes);
   expect(retried).toBeGreaterThan(0);
+  // The replacement saw the doomed worker's process gone and failed its call on its behalf
+  // (worker/dead-workers): the retry did not wait for the heartbeat timeout.
+  const lost = events[retried]!.activityTaskStartedEventAttributes!.lastFailure;
+  expect(lost?.message).toMatch(/^runTool \(attempt 1\) stopped: the worker running it died \(process \d+ on .+ is gone/);
+  expect(lost?.applicationFailureInfo?.type).toBe('DeadWorker');
   expect(next?.eventType).toBe(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
 });
