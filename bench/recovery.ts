@@ -10,9 +10,11 @@
  *   (`stickyQueueScheduleToStartTimeout`); `stickyTimeouts` counts the times it did.
  * Two cases: a second worker already running (the usual deployment: two warm worker processes, the
  * one running the call is killed), and a worker process started only after the kill (the only
- * worker restarts). Each is run with the SDK's default sticky timeout (10 s) and the
- * project's (1 s), in the same run. Then what the heartbeat costs while nothing fails: heartbeat RPCs
- * per minute of a running call, and live calls timed out on this loaded machine.
+ * worker restarts). Each is run, in the same run, with the dead-worker watch (worker/dead-workers:
+ * the survivor sees the process gone and fails its call at once) and without it (the heartbeat
+ * timeout notices the dead call), and with the SDK's default sticky timeout (10 s) beside the
+ * project's (1 s). Then what the heartbeat costs while nothing fails: heartbeat RPCs per minute of a
+ * running call, and live calls timed out on this loaded machine.
  */
 import { HEARTBEAT_TIMEOUT_MS } from '../src/workflows/base/activity-options';
 import type { ChildProcess } from 'node:child_process';
@@ -53,6 +55,8 @@ export interface RecoveryCase {
 
 export interface RecoverySetting {
   stickyTimeoutMs: number;
+  /** Whether the workers ran the dead-worker watch (DURABLE_AGENT_DEAD_WORKERS). */
+  deadWorkerWatch: boolean;
   standbyWorker: RecoveryCase;
   restartedWorker: RecoveryCase;
 }
@@ -280,23 +284,33 @@ function summarizeCase(samples: RecoverySample[]): RecoveryCase {
   };
 }
 
+/** The settings compared by default: the heartbeat timeout alone (the watch off), then the watch with either sticky timeout. */
+export const RECOVERY_SETTINGS: Pick<RecoverySetting, 'stickyTimeoutMs' | 'deadWorkerWatch'>[] = [
+  { stickyTimeoutMs: DEFAULT_STICKY_TIMEOUT_MS, deadWorkerWatch: false },
+  { stickyTimeoutMs: SDK_DEFAULT_STICKY_TIMEOUT_MS, deadWorkerWatch: true },
+  { stickyTimeoutMs: DEFAULT_STICKY_TIMEOUT_MS, deadWorkerWatch: true },
+];
+
 /**
- * Runs both cases for each sticky timeout. The timeout that counts is the dead worker's (a worker
- * names it when it completes a workflow task), set here through DURABLE_AGENT_STICKY_TIMEOUT_MS,
- * which the spawned worker processes inherit.
+ * Runs both cases for each setting. The sticky timeout that counts is the dead worker's (a worker
+ * names it when it completes a workflow task), set here through DURABLE_AGENT_STICKY_TIMEOUT_MS, and
+ * the watch through DURABLE_AGENT_DEAD_WORKERS, both inherited by the spawned worker processes.
  */
-export async function measureRecovery(options: { stickyTimeoutsMs?: number[]; standby?: number; restarted?: number; log?: (line: string) => void } = {}): Promise<RecoveryResult> {
+export async function measureRecovery(
+  options: { settings?: Pick<RecoverySetting, 'stickyTimeoutMs' | 'deadWorkerWatch'>[]; standby?: number; restarted?: number; log?: (line: string) => void } = {},
+): Promise<RecoveryResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const h = await startHarness();
-  const saved = process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS;
+  const saved = { sticky: process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS, watch: process.env.DURABLE_AGENT_DEAD_WORKERS };
   try {
     const settings: RecoverySetting[] = [];
     const loadStart = os.loadavg();
-    for (const stickyTimeoutMs of options.stickyTimeoutsMs ?? [...new Set([SDK_DEFAULT_STICKY_TIMEOUT_MS, DEFAULT_STICKY_TIMEOUT_MS])]) {
+    for (const { stickyTimeoutMs, deadWorkerWatch } of options.settings ?? RECOVERY_SETTINGS) {
       process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS = String(stickyTimeoutMs);
+      process.env.DURABLE_AGENT_DEAD_WORKERS = deadWorkerWatch ? '1' : '0';
       const line = (what: string, i: number, s: RecoverySample) =>
         log(
-          `  sticky ${stickyTimeoutMs} ms, ${what}, run ${i + 1}: retry started ${s.retryStartedMs} ms, tool call ${s.toolCompletedMs} ms, next workflow task started ${s.workflowTaskStartedMs} ms, completed ${s.workflowTaskCompletedMs} ms after SIGKILL (sticky timeouts: ${s.stickyTimeouts})`,
+          `  watch ${deadWorkerWatch ? 'on' : 'off'}, sticky ${stickyTimeoutMs} ms, ${what}, run ${i + 1}: retry started ${s.retryStartedMs} ms, tool call ${s.toolCompletedMs} ms, next workflow task started ${s.workflowTaskStartedMs} ms, completed ${s.workflowTaskCompletedMs} ms after SIGKILL (sticky timeouts: ${s.stickyTimeouts})`,
         );
       const standby: RecoverySample[] = [];
       const pair = new WorkerPair(h);
@@ -313,7 +327,7 @@ export async function measureRecovery(options: { stickyTimeoutsMs?: number[]; st
         restarted.push(await killAndRestart(h));
         line('restarted worker process', i, restarted.at(-1)!);
       }
-      settings.push({ stickyTimeoutMs, standbyWorker: summarizeCase(standby), restartedWorker: summarizeCase(restarted) });
+      settings.push({ stickyTimeoutMs, deadWorkerWatch, standbyWorker: summarizeCase(standby), restartedWorker: summarizeCase(restarted) });
     }
     const heartbeatCost = await measureHeartbeatCost(h);
     log(
@@ -328,10 +342,15 @@ export async function measureRecovery(options: { stickyTimeoutsMs?: number[]; st
       loadAverage: { start: loadStart, end: os.loadavg() },
     };
   } finally {
-    if (saved === undefined) delete process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS;
-    else process.env.DURABLE_AGENT_STICKY_TIMEOUT_MS = saved;
+    restore('DURABLE_AGENT_STICKY_TIMEOUT_MS', saved.sticky);
+    restore('DURABLE_AGENT_DEAD_WORKERS', saved.watch);
     await h.close();
   }
+}
+
+function restore(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
 }
 
 /** The Markdown table of docs/performance.md. */
@@ -344,13 +363,13 @@ export function recoveryTable(r: RecoveryResult): string {
       ] as const
     ).map(
       ([label, c]) =>
-        `| ${s.stickyTimeoutMs === SDK_DEFAULT_STICKY_TIMEOUT_MS ? '10 s (SDK default)' : `${s.stickyTimeoutMs / 1000} s`} | ${label} | ${c.samples.length} | ${ms(c.toolCompletedMs.median)} | ${ms(c.toolCompletedMs.max)} | ${ms(c.workflowTaskCompletedMs.median)} | ${ms(c.workflowTaskCompletedMs.max)} | ${c.samples.reduce((n, x) => n + x.stickyTimeouts, 0)} |`,
+        `| ${s.deadWorkerWatch ? 'on' : 'off (heartbeat timeout only)'} | ${s.stickyTimeoutMs === SDK_DEFAULT_STICKY_TIMEOUT_MS ? '10 s (SDK default)' : `${s.stickyTimeoutMs / 1000} s`} | ${label} | ${c.samples.length} | ${ms(c.toolCompletedMs.median)} | ${ms(c.toolCompletedMs.max)} | ${ms(c.workflowTaskCompletedMs.median)} | ${ms(c.workflowTaskCompletedMs.max)} | ${c.samples.reduce((n, x) => n + x.stickyTimeouts, 0)} |`,
     ),
   );
   const c = r.heartbeatCost;
   return [
-    '| sticky timeout | case | runs | SIGKILL -> tool call completed: median | max | SIGKILL -> next workflow task completed: median | max | sticky timeouts waited out |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| dead-worker watch | sticky timeout | case | runs | SIGKILL -> tool call completed: median | max | SIGKILL -> next workflow task completed: median | max | sticky timeouts waited out |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
     `Heartbeat timeout ${r.heartbeatTimeoutMs / 1000} s, beats sent at most every ${Math.round(r.maxHeartbeatThrottleMs)} ms; load average ${r.loadAverage.start.map((x) => x.toFixed(1)).join(' / ')} at the start, ${r.loadAverage.end.map((x) => x.toFixed(1)).join(' / ')} at the end (1 / 5 / 15 min, 2 cores).`,

@@ -110,7 +110,7 @@ export interface DurableAgentPluginOptions {
   /** Traces (docs/observability.md). Default: from OTEL_*; `false`: off. A bundle you pass must include TRACING_WORKFLOW_MODULE when on. */
   telemetry?: TelemetryOptions | false;
   /**
-   * The dead-worker watch (docs/deploy.md, "A worker that dies"): each worker records its running
+   * The dead-worker watch (docs/performance.md, "Recovery after SIGKILL"): each worker records its running
    * calls on this machine, and fails those of a worker whose process is gone, so they are retried at
    * once instead of after the heartbeat timeout. Default: on (DURABLE_AGENT_DEAD_WORKERS=0 turns it
    * off); `false`: off.
