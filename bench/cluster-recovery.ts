@@ -5,7 +5,8 @@
  * search is held by the orders service, the worker running it is SIGKILLed, and the times are read
  * from the task's history (event times: the bench's own polling does not count): the retried call
  * completed, and the task's next completed workflow task (its next step). The dead worker is
- * replaced and the pair warmed again before the next sample. The cluster is reused when it runs,
+ * replaced and the pair warmed again before the next sample (the replacement polling: the server
+ * lists a killed worker's polls for a while, so only live workers' identities count). The cluster is reused when it runs,
  * else started and stopped again.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -122,5 +123,5 @@ export function clusterRecoveryTable(r: ClusterRecoveryResult): string {
     ),
   ];
   const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' / ');
-  return `${lines.join('\n')}\n\nHeartbeat timeout ${r.heartbeatTimeoutMs / 1000} s (the target was ${r.targetMs / 1000} s); two warm worker processes, the one running the call SIGKILLed; load average ${load(r.loadAverage.start)} at the start, ${load(r.loadAverage.end)} at the end (1 / 5 / 15 min, 2 cores).`;
+  return `${lines.join('\n')}\n\nTarget under ${r.targetMs / 1000} s; the dead-worker watch on (the default: the standby, on the same machine, fails the dead process's call), heartbeat timeout ${r.heartbeatTimeoutMs / 1000} s; two warm worker processes, each polling before the kill, the one running the call SIGKILLed; load average ${load(r.loadAverage.start)} at the start, ${load(r.loadAverage.end)} at the end (1 / 5 / 15 min, 2 cores).`;
 }

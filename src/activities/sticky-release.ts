@@ -14,9 +14,15 @@
  */
 import type { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
-import { DEAD_WORKER_FAILURE_TYPE } from '../protocol/dead-worker';
 
 const HEARTBEAT_TIMEOUT = temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT;
+
+/**
+ * The failure type a worker gives a call of another worker whose process is gone (worker/dead-workers):
+ * the server takes only application failures from a worker, so the type is how a retry tells that
+ * failure from a live worker's.
+ */
+export const DEAD_WORKER_FAILURE_TYPE = 'DeadWorker';
 
 /** One release per attempt: an activity can run several heartbeat scopes (run-tool's journal check and call). */
 const released = new WeakMap<Context, Promise<void>>();

@@ -80,7 +80,23 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
     taskId: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
     spawnWorker() {
       const child = spawnCli(
-        ['worker', '--address', target.address, '--namespace', target.namespace, '--task-queue', taskQueue, '--workspace', path.join(scriptDir, 'workspace'), '--agents', AGENTS_MODULE],
+        // A deployment of the session's own, whose first build makes itself current: on a cluster kept
+        // from an earlier run, the shared deployment's current build may be one no worker runs any more.
+        [
+          'worker',
+          '--address',
+          target.address,
+          '--namespace',
+          target.namespace,
+          '--task-queue',
+          taskQueue,
+          '--deployment',
+          taskQueue,
+          '--workspace',
+          path.join(scriptDir, 'workspace'),
+          '--agents',
+          AGENTS_MODULE,
+        ],
         // The agents module takes the orders service from ORDERS_URL (--orders-url is the demo's own flag).
         { DURABLE_AGENT_SCRIPT_DIRS: scriptDir, DURABLE_AGENT_BLOB_STORE: target.blobStore, ORDERS_URL: ordersUrl },
       );
@@ -100,7 +116,9 @@ export async function openSession(target: Target, options: { orders?: Order[] } 
           const dead = workers.find((w) => w.exitCode !== null && w.signalCode === null);
           if (dead) throw new Error(`a worker exited with code ${dead.exitCode} before polling:\n${stderrTails.get(dead)?.()}`);
           const described = await connection.workflowService.describeTaskQueue({ namespace: target.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
-          return new Set((described.pollers ?? []).map((p) => p.identity)).size >= count || undefined;
+          // Only live workers count: the server lists a killed worker's polls for a while after its death.
+          const live = new Set(workers.filter((w) => w.exitCode === null && w.signalCode === null).map((w) => `${w.pid}@${os.hostname()}`));
+          return new Set((described.pollers ?? []).map((p) => p.identity).filter((id) => live.has(id ?? ''))).size >= count || undefined;
         },
         timeoutMs,
       );

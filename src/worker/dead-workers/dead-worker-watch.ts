@@ -12,7 +12,7 @@ import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { DEAD_WORKER_FAILURE_TYPE } from '../../protocol/dead-worker';
+import { DEAD_WORKER_FAILURE_TYPE } from '../../activities/sticky-release';
 import { toolError } from '../../protocol/tool-error';
 import { currentProcess, isProcessIdentity, processGone, type ProcessIdentity } from './process-liveness';
 import { CALL_SUFFIX, OWNER_FILE, type RecordedCall } from './in-flight-calls';
@@ -45,13 +45,16 @@ export class DeadWorkerWatch {
 
   constructor(private readonly o: DeadWorkerWatchOptions) {}
 
+  /** Starts the watch with a pass at once: a worker started after another died finds it without waiting. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => {
+    const pass = () => {
       this.scanning ??= this.scan().finally(() => (this.scanning = undefined));
-    }, this.o.intervalMs);
+    };
+    this.timer = setInterval(pass, this.o.intervalMs);
     // The watch never keeps a process alive on its own.
     this.timer.unref();
+    pass();
   }
 
   async stop(): Promise<void> {
