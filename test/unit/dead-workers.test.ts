@@ -87,17 +87,28 @@ describe('resolveDeadWorkerOptions', () => {
 const call = (n: number): RecordedCall => ({ taskToken: Buffer.from(`token-${n}`).toString('base64'), activityType: 'runTool', attempt: 1 });
 
 describe('InFlightCalls', () => {
-  test("records each running call in this process's folder, forgets it when it ends, and leaves nothing after close", async () => {
+  const settle = () => new Promise((r) => setTimeout(r, 40));
+
+  test("records each call still running after the delay in this process's folder, forgets it when it ends, and leaves nothing after close", async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
-    const calls = new InFlightCalls(root, () => undefined);
+    const calls = new InFlightCalls(root, () => undefined, here, 10);
     const forget = calls.track(call(1));
     calls.track(call(2));
-    await new Promise((r) => setTimeout(r, 50));
+    await settle();
     expect(JSON.parse(readFileSync(path.join(calls.dir, OWNER_FILE), 'utf8'))).toEqual(here);
     expect(readdirSync(calls.dir).sort()).toEqual(['1.call', '2.call', OWNER_FILE]);
-    await forget();
+    expect(JSON.parse(readFileSync(path.join(calls.dir, '1.call'), 'utf8'))).toEqual(call(1));
+    forget();
     expect(readdirSync(calls.dir).sort()).toEqual(['2.call', OWNER_FILE]);
-    await calls.close();
+    calls.close();
+    expect(existsSync(calls.dir)).toBe(false);
+  });
+
+  test('a call that ends before the delay is never written (nor the folder made for it)', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
+    const calls = new InFlightCalls(root, () => undefined, here, 10);
+    calls.track(call(1))();
+    await settle();
     expect(existsSync(calls.dir)).toBe(false);
   });
 
@@ -105,9 +116,10 @@ describe('InFlightCalls', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
     writeFileSync(path.join(root, 'blocked'), 'a file where the folder should be');
     const warnings: string[] = [];
-    const calls = new InFlightCalls(path.join(root, 'blocked'), (m) => warnings.push(m));
-    await calls.track(call(1))();
-    await calls.track(call(2))();
+    const calls = new InFlightCalls(path.join(root, 'blocked'), (m) => warnings.push(m), here, 10);
+    const forgets = [calls.track(call(1)), calls.track(call(2))];
+    await settle();
+    for (const forget of forgets) forget();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/cannot record running calls in .*blocked.*retried after the heartbeat timeout/);
   });

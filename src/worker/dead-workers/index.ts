@@ -85,7 +85,7 @@ export async function openDeadWorkerGuard(options: Required<DeadWorkerOptions>, 
     start: () => watch.start(),
     stop: async () => {
       await watch.stop();
-      await calls.close();
+      calls.close();
     },
   };
 }
