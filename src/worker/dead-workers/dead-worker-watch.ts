@@ -66,6 +66,8 @@ export class DeadWorkerWatch {
   /** One pass over the records; resolves with how many calls of dead workers this pass failed. */
   async scan(): Promise<number> {
     const names = await readdir(this.o.namespaceDir).catch(() => [] as string[]);
+    // Workers that stopped in order removed their folders: forget them too.
+    for (const known of this.owners.keys()) if (!names.includes(known)) this.owners.delete(known);
     let failed = 0;
     for (const name of names) {
       const dir = path.join(this.o.namespaceDir, name);
