@@ -32,12 +32,13 @@ describe('processGone', () => {
   });
 
   test('a zombie (killed, not yet reaped by its parent) is gone', async () => {
-    // The shell's background child exits at once; `exec sleep` replaces the shell and never reaps it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell's background child exits half a second later, once `exec sleep` has replaced the
+    // shell: sleep never reaps it (a child that exited sooner could be reaped by the shell itself).
+    const parent = spawn('sh', ['-c', 'sleep 0.5 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombie = Number((await new Promise<Buffer>((resolve) => parent.stdout.once('data', resolve))).toString());
       let state = '';
-      for (let i = 0; i < 50 && state !== 'Z'; i++) {
+      for (let i = 0; i < 150 && state !== 'Z'; i++) {
         await new Promise((r) => setTimeout(r, 20));
         state = readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
       }
@@ -87,14 +88,18 @@ describe('resolveDeadWorkerOptions', () => {
 const call = (n: number): RecordedCall => ({ taskToken: Buffer.from(`token-${n}`).toString('base64'), activityType: 'runTool', attempt: 1 });
 
 describe('InFlightCalls', () => {
-  const settle = () => new Promise((r) => setTimeout(r, 40));
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Waits (up to 5 s: timers run late on a loaded machine) until `done` holds. */
+  async function until(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 500 && !done(); i++) await sleep(10);
+  }
 
   test("records each call still running after the delay in this process's folder, forgets it when it ends, and leaves nothing after close", async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
     const calls = new InFlightCalls(root, () => undefined, here, 10);
     const forget = calls.track(call(1));
     calls.track(call(2));
-    await settle();
+    await until(() => existsSync(path.join(calls.dir, '2.call')) && existsSync(path.join(calls.dir, '1.call')));
     expect(JSON.parse(readFileSync(path.join(calls.dir, OWNER_FILE), 'utf8'))).toEqual(here);
     expect(readdirSync(calls.dir).sort()).toEqual(['1.call', '2.call', OWNER_FILE]);
     expect(JSON.parse(readFileSync(path.join(calls.dir, '1.call'), 'utf8'))).toEqual(call(1));
@@ -104,12 +109,15 @@ describe('InFlightCalls', () => {
     expect(existsSync(calls.dir)).toBe(false);
   });
 
-  test('a call that ends before the delay is never written (nor the folder made for it)', async () => {
+  test('a call that ends before the delay is never written', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
     const calls = new InFlightCalls(root, () => undefined, here, 10);
     calls.track(call(1))();
-    await settle();
-    expect(existsSync(calls.dir)).toBe(false);
+    // A later call that is written shows the delay has passed for the first one too.
+    const forget = calls.track(call(2));
+    await until(() => existsSync(path.join(calls.dir, '2.call')));
+    forget();
+    expect(readdirSync(calls.dir)).toEqual([OWNER_FILE]);
   });
 
   test('a folder that cannot be written is reported once, and the calls still run', async () => {
@@ -118,7 +126,8 @@ describe('InFlightCalls', () => {
     const warnings: string[] = [];
     const calls = new InFlightCalls(path.join(root, 'blocked'), (m) => warnings.push(m), here, 10);
     const forgets = [calls.track(call(1)), calls.track(call(2))];
-    await settle();
+    await until(() => warnings.length > 0);
+    await sleep(50);
     for (const forget of forgets) forget();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/cannot record running calls in .*blocked.*retried after the heartbeat timeout/);
