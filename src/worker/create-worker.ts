@@ -10,6 +10,9 @@ import { bootstrapCurrentVersion, deploymentOptionsOf, resolveVersioning, versio
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
 
+/** The server's default matching.maxTaskQueuesInDeploymentVersion. */
+export const MAX_QUEUES_PER_BUILD = 100;
+
 /** The plugin's options (what the engine serves, and how), plus where and on which queues the Workers run. */
 export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'taskQueue'> {
   /** Default: Temporal's environment configuration (see loadConnectionConfig). */
@@ -154,12 +157,20 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const wanted = versioning ?? versioningFromEnvironment();
   const bundle = options.workflowBundle ?? workerOptions?.workflowBundle;
   const version = wanted ? resolveVersioning(wanted, bundle && 'codePath' in bundle ? bundle.codePath : undefined) : undefined;
+  const planned = queuesOf(options);
+  // The server registers at most this many task queues in one deployment version; a versioned
+  // Worker on one more never receives its tasks (they wait in the queue's unversioned backlog).
+  if (version && planned.length > MAX_QUEUES_PER_BUILD) {
+    throw new TypeError(
+      `createAgentWorker: ${planned.length} task queues (one per agent, and the legacy one) in one versioned build; the server registers at most ${MAX_QUEUES_PER_BUILD} queues in a deployment version (matching.maxTaskQueuesInDeploymentVersion). Route agents to shared queues (an agent's taskQueue, or the taskQueue option), or split them across deployments`,
+    );
+  }
   // Made before connecting: it refuses agents that name approvers without trusted keys.
   const plugin = durableAgent(pluginOptions);
   const config = loadConnectionConfig(namespace ? { namespace } : {});
   const connection = givenConnection ?? (await NativeConnection.connect(config.connectionOptions));
   const queues: QueueWorker[] = [];
-  for (const { taskQueue } of queuesOf(options)) {
+  for (const { taskQueue } of planned) {
     const worker = await Worker.create({
       connection,
       namespace: namespace ?? config.namespace,

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { agentQueue, defineAgent } from '../../src/agents/define-agent';
 import { TaskClient } from '../../src/client/task-client';
 import { agentTaskQueue, taskQueueProblem } from '../../src/protocol/definitions';
+import { createAgentWorker, MAX_QUEUES_PER_BUILD } from '../../src/worker/create-worker';
 
 const HOSTILE_NAMES: unknown[] = ['', 'a b', 'x'.repeat(65), '../demo', 'demo\nother', 'dé', 'a/b', 42, null];
 
@@ -27,4 +28,12 @@ test("a client starts each task on its agent's queue unless it was given one que
   expect(new TaskClient(client).queueFor('nu-notes')).toBe('durable-agent.nu-notes');
   expect(new TaskClient(client, 'test-queue').queueFor('nu-notes')).toBe('test-queue');
   for (const name of HOSTILE_NAMES) expect(() => new TaskClient(client).queueFor(name as string)).toThrow(RangeError);
+});
+
+test('a versioned worker for more agent queues than a deployment version can register is refused at once, naming the limit and the ways out', async () => {
+  const agents = Array.from({ length: MAX_QUEUES_PER_BUILD }, (_, i) => defineAgent({ name: `a${i}`, system: 's', tools: [] }));
+  // 100 agents' queues and the legacy one: refused before any connection is made (no server runs here).
+  await expect(createAgentWorker({ agents, versioning: { buildId: 'b1' } })).rejects.toThrow(
+    /101 task queues .* at most 100 queues in a deployment version \(matching\.maxTaskQueuesInDeploymentVersion\)\. Route agents to shared queues/,
+  );
 });

@@ -4,7 +4,10 @@
  * its own and a worker for the run's store and fake API. A killable run's worker is a
  * `durable-agent worker --agents` process (SIGKILLed by the harness); after the kill a worker in
  * this process takes over, as a standby worker would. Decisions go through TaskClient.decide, which
- * records a decision in the task's history even when no worker runs.
+ * records a decision in the task's history even when no worker runs. The workers are unversioned:
+ * every run has a task queue of its own, and the server registers at most 100 task queues in one
+ * deployment version (matching.maxTaskQueuesInDeploymentVersion); a versioned worker on the 101st
+ * never gets its tasks, which wait in the queue's unversioned backlog.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -93,11 +96,14 @@ export class DurableAgentEngine implements Engine {
 
   /** `durable-agent worker --agents` for this run's store and API, serving `taskQueue`. */
   private workerProcess(taskQueue: string, env: RunEnv): ChildProcess {
-    const child = spawnCli(['worker', '--agents', AGENTS_MODULE, '--address', this.server!.address, '--task-queue', taskQueue, '--workspace', this.dbDir!, '--bundle', this.bundle!.codePath], {
-      STORE_URL: env.storeUrl,
-      ANTHROPIC_API_KEY: 'sk-ant-bench',
-      ANTHROPIC_BASE_URL: env.apiUrl,
-    });
+    const child = spawnCli(
+      ['worker', '--agents', AGENTS_MODULE, '--address', this.server!.address, '--task-queue', taskQueue, '--workspace', this.dbDir!, '--bundle', this.bundle!.codePath, '--unversioned'],
+      {
+        STORE_URL: env.storeUrl,
+        ANTHROPIC_API_KEY: 'sk-ant-bench',
+        ANTHROPIC_BASE_URL: env.apiUrl,
+      },
+    );
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4_000)));
     child.on('exit', (code) => {
@@ -121,6 +127,7 @@ export class DurableAgentEngine implements Engine {
         taskQueue: queue,
         workflowBundle: this.bundle!,
         modelEnv: { anthropicApiKey: 'sk-ant-bench', anthropicBaseURL: env.apiUrl },
+        versioning: false,
       });
       const running = worker.run();
       return {
