@@ -1,12 +1,13 @@
 /**
  * A retried call whose previous attempt timed out on its heartbeat, or was failed by another worker
  * because its process is gone (worker/dead-workers), ran on a worker that most likely died (for
- * certain, in the second case). That worker also ran the task's last workflow task, so the server would offer the task's next
- * step to the dead worker's sticky queue first and wait out the sticky schedule-to-start timeout
- * (1 s by default) before any other worker could take it: the server calls a sticky worker gone only
- * 10 s after its last poll, a window it does not let anyone configure. The retry tells the server to
- * forget that worker (ResetStickyTaskQueue, the call the API provides for a worker that lost a run
- * from its cache) before it completes, so the next step goes straight to the shared queue.
+ * certain, in the second case). That worker also ran the task's last workflow task, so the server
+ * would offer the task's next step to the dead worker's sticky queue first and wait out the sticky
+ * schedule-to-start timeout (1 s by default) before any other worker could take it: the server calls
+ * a sticky worker gone only 10 s after its last poll, a window it does not let anyone configure. The
+ * retry tells the server to forget that worker (ResetStickyTaskQueue, the call the API provides for a
+ * worker that lost a run from its cache) before it completes, so the next step goes straight to the
+ * shared queue.
  *
  * If the worker was alive after all (a stalled event loop), the only cost is one replay of the task
  * on whichever worker takes the step. Anything that goes wrong here is ignored: the step still
