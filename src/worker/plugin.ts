@@ -9,10 +9,10 @@
  * or built asynchronously. The merging itself is SimplePlugin's (appended activities and
  * interceptors, a data converter laid over the Worker's own), so it behaves like Temporal's plugins.
  */
+import { hostname } from 'node:os';
 import type { ClientOptions, ClientPlugin } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import { hostname } from 'node:os';
 import { Runtime, type ReplayWorkerOptions, type Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import { ConversationCopies } from '../activities/conversation-copies';

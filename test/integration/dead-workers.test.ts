@@ -16,17 +16,12 @@ const workersDir = mkdtempSync(path.join(tmpdir(), 'dead-workers-'));
 process.env.DURABLE_AGENT_WORKERS_DIR = workersDir;
 
 const h = useHarness();
-const { doomedWorker, replacementWorker, inFlight, effectsOn, attemptsOf } = useDoomedWorkers(h);
+const { doomedWorker, replacementWorker, inFlight, effectsOn, attemptsOf, startedOf } = useDoomedWorkers(h);
 
 /** The failure the server recorded for the attempt before the retry of `type`'s last call. */
 async function failureBeforeRetry(taskId: string, type: string) {
-  const events = (await h.client.handle(taskId).fetchHistory()).events!;
-  const scheduled = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType?.name]));
-  const retry = [...events].reverse().find((e) => {
-    const a = e.activityTaskStartedEventAttributes;
-    return a && (a.attempt ?? 1) >= 2 && scheduled.get(String(a.scheduledEventId)) === type;
-  });
-  return retry?.activityTaskStartedEventAttributes?.lastFailure;
+  const retry = (await startedOf(taskId, type)).reverse().find((a) => (a.attempt ?? 1) >= 2);
+  return retry?.lastFailure;
 }
 
 /** The workers' folders in the namespace's records (one per running worker process), other than those being reaped. */

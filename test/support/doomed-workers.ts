@@ -69,17 +69,21 @@ export function useDoomedWorkers(h: Harness) {
   const writesTo = (orderId: string) => h.orders.writes.filter((w) => w.order_id === orderId);
   const approvalsAsked = async (taskId: string) => (await h.client.status(taskId)).events.filter((e) => e.kind === 'approval_requested').length;
 
-  async function attemptsOf(taskId: string, type: string): Promise<number[]> {
+  /** The started attempts (history keeps each call's last one) of the task's activities of `type`, in order. */
+  async function startedOf(taskId: string, type: string) {
     const events = (await h.client.handle(taskId).fetchHistory()).events!;
     const scheduled = new Map<string, string>();
     for (const e of events) {
       const a = e.activityTaskScheduledEventAttributes;
       if (a) scheduled.set(String(e.eventId), a.activityType?.name ?? '');
     }
-    return events
-      .filter((e) => e.activityTaskStartedEventAttributes && scheduled.get(String(e.activityTaskStartedEventAttributes.scheduledEventId)) === type)
-      .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+    return events.flatMap((e) => {
+      const started = e.activityTaskStartedEventAttributes;
+      return started && scheduled.get(String(started.scheduledEventId)) === type ? [started] : [];
+    });
   }
 
-  return { doomedWorker, replacementWorker, inFlight, effectsOn, writesTo, approvalsAsked, attemptsOf };
+  const attemptsOf = async (taskId: string, type: string): Promise<number[]> => (await startedOf(taskId, type)).map((a) => a.attempt ?? 1);
+
+  return { doomedWorker, replacementWorker, inFlight, effectsOn, writesTo, approvalsAsked, attemptsOf, startedOf };
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ApplicationFailure } from '@temporalio/common';
 import { currentProcess, processGone, type ProcessIdentity } from '../../src/worker/dead-workers/process-liveness';
-import { InFlightCalls, OWNER_FILE, type RecordedCall } from '../../src/worker/dead-workers/in-flight-calls';
+import { InFlightCalls, OWNER_FILE, type RecordedCall, type RunningCall } from '../../src/worker/dead-workers/in-flight-calls';
 import { DeadWorkerWatch, type FailAttempt } from '../../src/worker/dead-workers/dead-worker-watch';
 import { openDeadWorkerGuard, resolveDeadWorkerOptions } from '../../src/worker/dead-workers';
 
@@ -86,6 +86,8 @@ describe('resolveDeadWorkerOptions', () => {
 });
 
 const call = (n: number): RecordedCall => ({ taskToken: Buffer.from(`token-${n}`).toString('base64'), activityType: 'runTool', attempt: 1 });
+/** The same call while it runs, as the activity's info gives it. */
+const running = (n: number): RunningCall => ({ taskToken: Buffer.from(`token-${n}`), activityType: 'runTool', attempt: 1 });
 
 describe('InFlightCalls', () => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -97,8 +99,8 @@ describe('InFlightCalls', () => {
   test("records each call still running after the delay in this process's folder, forgets it when it ends, and leaves nothing after close", async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
     const calls = new InFlightCalls(root, () => undefined, here, 10);
-    const forget = calls.track(call(1));
-    calls.track(call(2));
+    const forget = calls.track(running(1));
+    calls.track(running(2));
     await until(() => existsSync(path.join(calls.dir, '2.call')) && existsSync(path.join(calls.dir, '1.call')));
     expect(JSON.parse(readFileSync(path.join(calls.dir, OWNER_FILE), 'utf8'))).toEqual(here);
     expect(readdirSync(calls.dir).sort()).toEqual(['1.call', '2.call', OWNER_FILE]);
@@ -112,9 +114,9 @@ describe('InFlightCalls', () => {
   test('a call that ends before the delay is never written', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'inflight-'));
     const calls = new InFlightCalls(root, () => undefined, here, 10);
-    calls.track(call(1))();
+    calls.track(running(1))();
     // A later call that is written shows the delay has passed for the first one too.
-    const forget = calls.track(call(2));
+    const forget = calls.track(running(2));
     await until(() => existsSync(path.join(calls.dir, '2.call')));
     forget();
     expect(readdirSync(calls.dir)).toEqual([OWNER_FILE]);
@@ -125,7 +127,7 @@ describe('InFlightCalls', () => {
     writeFileSync(path.join(root, 'blocked'), 'a file where the folder should be');
     const warnings: string[] = [];
     const calls = new InFlightCalls(path.join(root, 'blocked'), (m) => warnings.push(m), here, 10);
-    const forgets = [calls.track(call(1)), calls.track(call(2))];
+    const forgets = [calls.track(running(1)), calls.track(running(2))];
     await until(() => warnings.length > 0);
     await sleep(50);
     for (const forget of forgets) forget();

@@ -28,6 +28,13 @@ export interface RecordedCall {
   attempt: number;
 }
 
+/** A running call as the activity knows it; encoded into a RecordedCall only if it is written. */
+export interface RunningCall {
+  taskToken: Uint8Array;
+  activityType: string;
+  attempt: number;
+}
+
 export class InFlightCalls {
   /** This process's folder: `<namespace folder>/<pid>-<random>`, made at the first call written. */
   readonly dir: string;
@@ -49,7 +56,7 @@ export class InFlightCalls {
    * call that could not be written (a full disk, a read-only folder) is simply not recorded: its
    * worker's death is then noticed by the heartbeat timeout, as without this record.
    */
-  track(call: RecordedCall): () => void {
+  track(call: RunningCall): () => void {
     let file: string | undefined;
     const timer = setTimeout(() => {
       file = this.write(call);
@@ -67,8 +74,7 @@ export class InFlightCalls {
       inbound: {
         execute: async (input, next) => {
           if (ctx.info.isLocal) return next(input);
-          const { taskToken, activityType, attempt } = ctx.info;
-          const forget = this.track({ taskToken: Buffer.from(taskToken).toString('base64'), activityType, attempt });
+          const forget = this.track(ctx.info);
           try {
             return await next(input);
           } finally {
@@ -86,11 +92,12 @@ export class InFlightCalls {
   }
 
   /** The call's file, or undefined when nothing was written. */
-  private write(call: RecordedCall): string | undefined {
+  private write({ taskToken, activityType, attempt }: RunningCall): string | undefined {
     if (this.closed || !this.open()) return undefined;
     const file = path.join(this.dir, `${++this.seq}${CALL_SUFFIX}`);
+    const recorded: RecordedCall = { taskToken: Buffer.from(taskToken).toString('base64'), activityType, attempt };
     try {
-      writeFileSync(file, JSON.stringify(call), { mode: 0o600 });
+      writeFileSync(file, JSON.stringify(recorded), { mode: 0o600 });
       return file;
     } catch {
       return undefined;
