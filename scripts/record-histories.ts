@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     await recordHousePaths(h);
     await recordUnmarkedPaths(h, 'r8');
     await recordUnmarkedPaths(h, 'r9');
+    await recordUnmarkedPaths(h, 'r10');
   } finally {
     await h.close();
   }
@@ -615,9 +616,11 @@ async function recordHousePaths(h: Harness, round = 'r7'): Promise<void> {
  * Every path under one round's prefix. r8: the first build without patch markers, with the paths
  * issue 40 added later; r9: the same paths recorded again on the code this round shipped (the
  * family's spend added in one place, the 3 s heartbeat timeout), so the committed histories stand
- * for the code that ships and not only for the code they were first recorded on.
+ * for the code that ships and not only for the code they were first recorded on; r10: a run's
+ * first workflow task asks describeAgent as a local activity, and the status the start carries is
+ * not upserted again (r8 and r9 replay on build-r9 only).
  */
-async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9'): Promise<void> {
+async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9' | 'r10'): Promise<void> {
   await recordFirstPaths(h, round);
   await recordCurrentPaths(h, round);
   await recordSubagents(h, round);

@@ -103,13 +103,48 @@ export function startInputOf<T>(events: readonly HistoryEvent[], converter: Load
   return started ? decodePayloads<T>(converter, started.input) : Promise.resolve(undefined);
 }
 
-/** The first describeAgent answer in these events: the manifest the run took from its worker. */
-export async function manifestIn(events: readonly HistoryEvent[], converter: LoadedDataConverter): Promise<AgentManifest | undefined> {
+/** The marker in which the SDK's core records a local activity's outcome. */
+export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
+/**
+ * The activity type a local activity's marker records, undefined for any other event. Core writes
+ * the marker's `data` itself, as plain JSON that no codec touched; only its `result` was encoded.
+ */
+export function localActivityTypeOf(event: HistoryEvent): string | undefined {
+  const marker = event.markerRecordedEventAttributes;
+  const data = marker?.markerName === LOCAL_ACTIVITY_MARKER ? marker.details?.data?.payloads?.[0]?.data : undefined;
+  if (!data) return undefined;
+  try {
+    const type = (JSON.parse(new TextDecoder().decode(data)) as { activity_type?: unknown }).activity_type;
+    return typeof type === 'string' ? type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds a run's describeAgent answer in its events, fed in order: the result of a local activity's
+ * marker (the run's first workflow task asks it), or, in runs of builds before that, the completion
+ * of the describeAgent activity.
+ */
+function describeAgentAnswer(): (event: HistoryEvent) => PayloadList {
   const scheduled = new Set<string>();
-  for (const event of events) {
+  return (event) => {
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'describeAgent') scheduled.add(String(event.eventId));
     const completed = event.activityTaskCompletedEventAttributes;
-    if (completed && scheduled.has(String(completed.scheduledEventId)) && completed.result?.payloads?.length) return decodePayloads<AgentManifest>(converter, completed.result);
+    if (completed && scheduled.has(String(completed.scheduledEventId)) && completed.result?.payloads?.length) return completed.result;
+    const recorded = event.markerRecordedEventAttributes?.details?.result;
+    if (recorded?.payloads?.length && localActivityTypeOf(event) === 'describeAgent') return recorded;
+    return undefined;
+  };
+}
+
+/** The first describeAgent answer in these events: the manifest the run took from its worker. */
+export async function manifestIn(events: readonly HistoryEvent[], converter: LoadedDataConverter): Promise<AgentManifest | undefined> {
+  const answerIn = describeAgentAnswer();
+  for (const event of events) {
+    const answer = answerIn(event);
+    if (answer) return decodePayloads<AgentManifest>(converter, answer);
   }
   return undefined;
 }
@@ -237,14 +272,12 @@ export class TaskHistory {
 
   /** The manifest a run took from its worker (its describeAgent answer, among the run's first events), or undefined when it has not recorded one within `maxPages`. */
   async manifest(workflowId: string, runId: string, maxPages = 5): Promise<AgentManifest | undefined> {
-    const scheduled = new Set<string>();
+    const answerIn = describeAgentAnswer();
     return this.scan(
       { workflowId, runId },
       (event) => {
-        if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'describeAgent') scheduled.add(String(event.eventId));
-        const completed = event.activityTaskCompletedEventAttributes;
-        if (completed && scheduled.has(String(completed.scheduledEventId)) && completed.result?.payloads?.length) return this.decode<AgentManifest>(completed.result);
-        return undefined;
+        const answer = answerIn(event);
+        return answer ? this.decode<AgentManifest>(answer) : undefined;
       },
       { maxPages },
     );

@@ -5,7 +5,8 @@ import { defineAgent } from '../../src/agents/define-agent';
 import { HttpStatusError } from '../../src/errors/tool-failure';
 import { defineTool } from '../../src/tools/define-tool';
 import { HEARTBEAT_TIMEOUT_MS } from '../../src/workflows/base/activity-options';
-import { useHarness, answer, callTool, parsedResults, runTask, toolResultsOf } from '../support/harness';
+import { localActivityTypeOf } from '../../src/history/task-history';
+import { useHarness, answer, callTool, parsedResults, runTask, statusWhen, toolResultsOf } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
 const h = useHarness();
@@ -62,7 +63,7 @@ test('an unknown tool is refused with the list of tools, and no activity runs fo
   });
   const history = await h.client.handle(run.taskId).fetchHistory();
   const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-  expect(scheduled).toEqual(['describeAgent', 'callModel', 'callModel']);
+  expect(scheduled).toEqual(['callModel', 'callModel']);
   const [refusal] = toolResultsOf(run.transcript);
   expect(refusal!.is_error).toBe(true);
   const { error } = JSON.parse(refusal!.content);
@@ -114,7 +115,7 @@ test('a tool declared local runs as a local activity (a marker in history, no ta
   const events = (await h.client.handle(run.taskId).fetchHistory()).events!;
   const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
   expect(scheduled).not.toContain('runTool');
-  expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(2);
+  expect(events.map(localActivityTypeOf).filter(Boolean)).toEqual(['describeAgent', 'runTool', 'runTool']);
 });
 
 test('a non-idempotent write cannot be declared local', () => {
@@ -132,13 +133,24 @@ test('a non-idempotent write cannot be declared local', () => {
   ).toThrow('a non-idempotent write cannot be local');
 });
 
-test('a new task schedules its short activities (describe, prepare, ...) with the heartbeat timeout (HEARTBEAT_TIMEOUT_MS), so a dead worker holds none of them for 30 s', async () => {
-  const script = h.script([callTool('list_files', {}), answer('done')]);
-  const run = await runTask(h, { agent: 'demo', prompt: 'look around', script });
-  expect(run.result).toMatchObject({ outcome: 'answered' });
-  const scheduled = (await h.client.history(run.taskId)).events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
-  const short = scheduled.filter((a) => ['describeAgent', 'prepareToolCall', 'notify', 'storeAudit', 'loadText'].includes(a.activityType!.name!));
-  expect(short.map((a) => a.activityType!.name)).toContain('describeAgent');
+test('a new task asks describeAgent in its first workflow task (a local activity: a marker, no task-queue round trip) and schedules its short activities (prepare, ...) with the heartbeat timeout (HEARTBEAT_TIMEOUT_MS), so a dead worker holds none of them for 30 s', async () => {
+  const script = h.script([callTool('delete_file', { path: 'old.txt' }), answer('done')]);
+  const taskId = h.taskId();
+  const worker = await h.worker();
+  await worker.runUntil(async () => {
+    await h.client.start({ agent: 'demo', prompt: 'tidy up', model: { provider: 'scripted', script } }, { taskId });
+    const [approval] = (await statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0)).pendingApprovals;
+    await h.client.approve(taskId, { approvalId: approval!.id, by: 'tester' });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered' });
+  });
+  const events = (await h.client.history(taskId)).events!;
+  const firstTask = events.find((e) => e.workflowTaskCompletedEventAttributes)!.eventId;
+  const described = events.find((e) => localActivityTypeOf(e) === 'describeAgent');
+  expect(described?.markerRecordedEventAttributes?.workflowTaskCompletedEventId?.toString()).toBe(firstTask?.toString());
+  const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
+  expect(scheduled.map((a) => a.activityType!.name)).not.toContain('describeAgent');
+  const short = scheduled.filter((a) => ['prepareToolCall', 'notify', 'storeAudit', 'loadText'].includes(a.activityType!.name!));
+  expect(short.map((a) => a.activityType!.name)).toContain('prepareToolCall');
   for (const activity of short) expect(Number(activity.heartbeatTimeout!.seconds)).toBe(HEARTBEAT_TIMEOUT_MS / 1000);
 });
 

@@ -14,6 +14,7 @@ import { createDemoAgent } from '../../src/demo/demo-agent';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskSnapshot } from '../../src/protocol/task';
+import { localActivityTypeOf } from '../../src/history/task-history';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { useHarness, answer, callTool, runInBackground } from '../support/harness';
 import { forgedSnapshot } from '../support/forged-snapshot';
@@ -155,8 +156,9 @@ test('a genuine continue-as-new run asks its own worker for the configuration: t
     const input = await decodeFromPayloadsAtIndex<{ resume: TaskSnapshot }>(h.client.client.options.loadedDataConverter, 0, started.input!.payloads!);
     expect(input.resume.schemaVersion).toBe(2);
     expect(input.resume).not.toHaveProperty('manifest');
-    const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
-    expect(activities[0]).toBe('describeAgent');
+    // Its first workflow task asks describeAgent (a local activity) before anything else.
+    const firstCalls = events.flatMap((e) => localActivityTypeOf(e) ?? e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(firstCalls[0]).toBe('describeAgent');
   } finally {
     await worker.stop();
   }

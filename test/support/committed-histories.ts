@@ -2,95 +2,71 @@
  * The committed histories the replay tests replay, by name: deleting or renaming one fails the
  * tests, so coverage of a code path cannot go away quietly. Each was recorded once by
  * scripts/record-histories.ts (which never overwrites one, here or in archive/) under the code named
- * in its prefix. r8- (the first build without patch markers, issue 36 point 4): every path the
- * archived histories covered, recorded again: approvals approved, edited and denied, a block and its
- * unblock, a cancel, the durable summary, continued runs, memory, signalled decisions, sub-agents,
- * fast reads, a local tool, a spent turn budget, an MCP question, tool failures, results by
- * reference, a fork's first run, a rewind, an interrupt, native compaction, a schedule's fire, a
- * worker SIGKILLed mid-write, a repeated write turned into an approval, a declared window; later, the
- * opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader fails both answers
- * and a move to a fallback model after the primary was overloaded. r9-: the same paths recorded again
- * on the code this round shipped (the task's spend added in one place, the 3 s heartbeat timeout,
- * notices that carry their blob scope), after its last change to workflow code, so that the
- * histories stand for what ships; r9-model-fallback holds the move itself (r8's primary answered
- * within its retries, so it never fell back).
+ * in its prefix. Every round records the same paths (ROUND_PATHS): approvals approved, edited and
+ * denied, a block and its unblock, a cancel, the durable summary, continued runs, memory, signalled
+ * decisions, sub-agents, fast reads, a local tool, a spent turn budget, an MCP question, tool
+ * failures, results by reference, a fork's first run, a rewind, an interrupt, native compaction, a
+ * schedule's fire, a worker SIGKILLed mid-write, a repeated write turned into an approval, a declared
+ * window, the opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader
+ * fails both answers and a move to a fallback model after the primary was overloaded. r10- is the
+ * code that ships: a run's first workflow task asks describeAgent as a local activity.
  *
- * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by the builds before it (rounds 1 to 7:
- * none, v2-, r3- to r7-). Every one holds patch markers this code no longer asks, and the SDK fails
- * the replay of a non-deprecated marker nobody asks (TMPRL1100), so none replays on today's code;
- * under Pinned versioning their tasks finish on the build that started them.
- * test/integration/archived-histories.test.ts replays them against that build (ARCHIVE_BUILD).
+ * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by older builds and replay only on the
+ * build that retired them (ARCHIVE_BUILDS): rounds 1 to 7 (none, v2-, r3- to r7-) hold patch markers
+ * this code no longer asks, and the SDK fails the replay of a non-deprecated marker nobody asks
+ * (TMPRL1100); r8- and r9- schedule describeAgent as an activity where this code records a local
+ * activity (TMPRL1100 too). Under Pinned versioning their tasks finish on the build that started them.
+ * test/integration/archived-histories.test.ts replays each against its build.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 
-export const COMMITTED_HISTORIES = [
-  'r8-demo-task',
-  'r8-tool-failures',
-  'r8-turn-budget-blocked-then-final-answer',
-  'r8-guarded-loop-unblock-fallback',
-  'r8-approvals-approve-edit-deny',
-  'r8-continued-as-new-run',
-  'r8-refund-and-approved-cancel',
-  'r8-local-tool',
-  'r8-fast-reads',
-  'r8-results-by-reference',
-  'r8-approval-and-keys',
-  'r8-block-unblock',
-  'r8-cancel',
-  'r8-context-summary',
-  'r8-signalled-decisions',
-  'r8-memory',
-  'r8-subagents',
-  'r8-mcp-question',
-  'r8-fork-first-run',
-  'r8-rewind',
-  'r8-delegation-nested-approval',
-  'r8-schedule-fire',
-  'r8-interrupt',
-  'r8-native-compaction',
-  'r8-sigkill-mid-write',
-  'r8-repeated-write-approval',
-  'r8-declared-window',
-  'r8-auto-permissions',
-  'r8-graded-outcome',
-  'r8-model-fallback',
-  'r9-demo-task',
-  'r9-tool-failures',
-  'r9-turn-budget-blocked-then-final-answer',
-  'r9-guarded-loop-unblock-fallback',
-  'r9-approvals-approve-edit-deny',
-  'r9-continued-as-new-run',
-  'r9-refund-and-approved-cancel',
-  'r9-local-tool',
-  'r9-fast-reads',
-  'r9-results-by-reference',
-  'r9-approval-and-keys',
-  'r9-block-unblock',
-  'r9-cancel',
-  'r9-context-summary',
-  'r9-signalled-decisions',
-  'r9-memory',
-  'r9-subagents',
-  'r9-mcp-question',
-  'r9-fork-first-run',
-  'r9-rewind',
-  'r9-delegation-nested-approval',
-  'r9-schedule-fire',
-  'r9-interrupt',
-  'r9-native-compaction',
-  'r9-sigkill-mid-write',
-  'r9-repeated-write-approval',
-  'r9-declared-window',
-  'r9-auto-permissions',
-  'r9-graded-outcome',
-  'r9-model-fallback',
+/**
+ * The paths every round records (scripts/record-histories.ts, `recordUnmarkedPaths`), each under the
+ * round's prefix.
+ */
+const ROUND_PATHS = [
+  'demo-task',
+  'tool-failures',
+  'turn-budget-blocked-then-final-answer',
+  'guarded-loop-unblock-fallback',
+  'approvals-approve-edit-deny',
+  'continued-as-new-run',
+  'refund-and-approved-cancel',
+  'local-tool',
+  'fast-reads',
+  'results-by-reference',
+  'approval-and-keys',
+  'block-unblock',
+  'cancel',
+  'context-summary',
+  'signalled-decisions',
+  'memory',
+  'subagents',
+  'mcp-question',
+  'fork-first-run',
+  'rewind',
+  'delegation-nested-approval',
+  'schedule-fire',
+  'interrupt',
+  'native-compaction',
+  'sigkill-mid-write',
+  'repeated-write-approval',
+  'declared-window',
+  'auto-permissions',
+  'graded-outcome',
+  'model-fallback',
 ] as const;
 
-/** Histories of the builds before patch markers were retired, replayed against ARCHIVE_BUILD only. */
-export const ARCHIVED_HISTORIES = [
+type RoundPath = (typeof ROUND_PATHS)[number];
+const ofRound = <R extends string>(round: R): `${R}-${RoundPath}`[] => ROUND_PATHS.map((name) => `${round}-${name}` as const);
+
+export const COMMITTED_HISTORIES = ofRound('r10');
+
+/** Histories of the builds before patch markers were retired, replayed against build-r7 only. */
+const BEFORE_R8 = [
   'approvals-approve-edit-deny',
   'continued-as-new-run',
   'demo-task',
@@ -134,6 +110,33 @@ export const ARCHIVED_HISTORIES = [
   'r7-declared-window',
 ] as const;
 
+/** A retired build's workflow code, taken from git by its commit, and the histories that replay on it only. */
+export interface ArchiveBuild {
+  tag: string;
+  /** The full sha, so a clone without tags finds it. */
+  commit: string;
+  /** Why its histories no longer replay on today's code. */
+  retiredBy: string;
+  histories: readonly string[];
+}
+
+export const ARCHIVE_BUILDS: readonly ArchiveBuild[] = [
+  {
+    tag: 'build-r7',
+    commit: '6046da9a9b0e1644ff9f7864eacf2665609cee76',
+    retiredBy: "its patch markers, which today's code no longer asks (issue 36 point 4)",
+    histories: BEFORE_R8,
+  },
+  {
+    tag: 'build-r9',
+    commit: 'f019fdd6c67d066866e6ea5053a68ee54eaaedc8',
+    retiredBy: "its describeAgent activity: a run's first workflow task now asks it as a local activity (issue 39, throughput)",
+    histories: [...ofRound('r8'), ...ofRound('r9')],
+  },
+];
+
+export const ARCHIVED_HISTORIES: readonly string[] = ARCHIVE_BUILDS.flatMap((build) => build.histories);
+
 /**
  * Every committed history, each under its own workflow id (its name): a signalled decision's proof
  * is bound to the task's id, so a replay under another id would not take it.
@@ -142,15 +145,9 @@ export function committedHistories(): { workflowId: string; history: temporal.ap
   return historiesIn(path.join(__dirname, '../histories'), COMMITTED_HISTORIES);
 }
 
-/**
- * The commit tagged `build-r7`: the last build with patch markers, whose workflow code the archived
- * histories replay against. The full sha, so a clone without tags finds it.
- */
-export const ARCHIVE_BUILD = '6046da9a9b0e1644ff9f7864eacf2665609cee76';
-
-/** Every archived history, each under its own workflow id (its name). */
-export function archivedHistories(): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
-  return historiesIn(path.join(__dirname, '../histories/archive'), ARCHIVED_HISTORIES);
+/** Archived histories (all, or those named), each under its own workflow id (its name). */
+export function archivedHistories(names: readonly string[] = ARCHIVED_HISTORIES): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {
+  return historiesIn(path.join(__dirname, '../histories/archive'), names);
 }
 
 function historiesIn(dir: string, names: readonly string[]): { workflowId: string; history: temporal.api.history.v1.IHistory }[] {

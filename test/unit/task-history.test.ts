@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { encodeToPayloads, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import { createDataConverter } from '../../src/codec';
-import { decodePayloads, eventTimeMs, manifestIn, modelCallsIn, startInputOf, undecidedSignals, type HistoryEvent } from '../../src/history/task-history';
+import { decodePayloads, eventTimeMs, localActivityTypeOf, manifestIn, modelCallsIn, startInputOf, undecidedSignals, type HistoryEvent } from '../../src/history/task-history';
 import type { TaskInput } from '../../src/protocol/task';
-import { archivedHistories } from '../support/committed-histories';
+import { archivedHistories, committedHistories } from '../support/committed-histories';
 
 const converter = loadDataConverter(createDataConverter({ encryption: false }));
-const histories = new Map(archivedHistories().map(({ workflowId, history }) => [workflowId, history.events ?? []]));
+const histories = new Map([...archivedHistories(), ...committedHistories()].map(({ workflowId, history }) => [workflowId, history.events ?? []]));
 const eventsOf = (name: string): HistoryEvent[] => histories.get(name)!;
 
 async function callsOf(events: HistoryEvent[]) {
@@ -75,6 +75,25 @@ test("a run's start input and the manifest its worker answered; none in a run fr
   expect((await startInputOf<TaskInput>(continued, converter))?.resume).toBeDefined();
   expect(await manifestIn(continued, converter)).toBeUndefined();
   expect(await startInputOf(continued.slice(1), converter)).toBeUndefined();
+});
+
+test('the manifest of a run that asked describeAgent as a local activity is read from its marker; other markers name no activity type', async () => {
+  const events = eventsOf('r10-demo-task');
+  expect(events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'describeAgent')).toBe(false);
+  expect(events.filter((e) => localActivityTypeOf(e) !== undefined).map(localActivityTypeOf)).toEqual(['describeAgent']);
+  expect((await manifestIn(events, converter))?.name).toBe('demo');
+  // The same answer as the activity's in the build before (r9-demo-task), tool for tool.
+  const before = await manifestIn(eventsOf('r9-demo-task'), converter);
+  expect((await manifestIn(events, converter))?.tools.map((t) => t.name)).toEqual(before?.tools.map((t) => t.name));
+  const marker = (markerName: string, data: string): HistoryEvent => ({
+    markerRecordedEventAttributes: { markerName, details: { data: { payloads: [{ data: new TextEncoder().encode(data) }] } } },
+  });
+  expect(localActivityTypeOf(marker('core_patch', '{"activity_type":"describeAgent"}'))).toBeUndefined();
+  expect(localActivityTypeOf(marker('core_local_activity', '{"activity_type":'))).toBeUndefined();
+  expect(localActivityTypeOf(marker('core_local_activity', '{"activity_type":7}'))).toBeUndefined();
+  expect(localActivityTypeOf(marker('core_local_activity', '{"activity_type":"runTool"}'))).toBe('runTool');
+  // A marker that failed holds no result: no manifest from it.
+  expect(await manifestIn([marker('core_local_activity', '{"activity_type":"describeAgent"}')], converter)).toBeUndefined();
 });
 
 test('signals no worker has judged: those after the last completed workflow task, decoded, with the time the server recorded them', async () => {

@@ -30,7 +30,7 @@ const baseRetry = {
 export const HEARTBEAT_TIMEOUT_MS = 3_000;
 
 /**
- * The short activities (describeAgent, prepareToolCall, notify, storeAudit, loadText). Without a
+ * The short activities (prepareToolCall, notify, storeAudit, loadText). Without a
  * heartbeat, one of them on a worker that died held its task for the whole 30 s timeout
  * (prepareToolCall runs before every tool call); with it, the retry starts on another worker within
  * HEARTBEAT_TIMEOUT_MS. The activities heartbeat while they run (withHeartbeats).
@@ -39,6 +39,20 @@ export const shortActivityOptions: ActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { ...baseRetry, maximumAttempts: 5 },
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+};
+
+/**
+ * The run's manifest (describeAgent), asked of the worker that runs the run's first workflow task,
+ * within that task: a local activity, its answer kept in a marker. As a regular activity it cost
+ * every run a workflow task and an activity's round trip through the server (throughput bench, 1,000
+ * tasks: server CPU per task 74.6 -> 61.3-64.8 ms, tasks/s 13.9-14.0 -> 15.1-15.9). The price: a
+ * worker killed while it answers leaves the run to the workflow task timeout (10 s), not to a
+ * heartbeat timeout; the answer takes milliseconds, an MCP agent's first listing of its servers'
+ * tools some more.
+ */
+export const describeAgentOptions: LocalActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { ...baseRetry, maximumAttempts: 5 },
 };
 
 /** A fork's start: reading the origin's history and copying its content can take a while on a long task. */

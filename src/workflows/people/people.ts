@@ -3,7 +3,7 @@
  * Temporal UI (search attributes), what waits on a person (memo), notices (webhooks that never
  * hold the task up), and the durable waits for an approval or an unblock.
  */
-import { condition, isCancellation, log, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, isCancellation, log, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { AgentNameKey, AgentStatusKey } from '../../protocol/definitions';
 import { CONTINUED_RUN_STATUS, type AgentStatus, type ApprovalRecord, type ApprovalRequest } from '../../protocol/task';
 import { pendingMemo } from './pending-memo';
@@ -21,7 +21,14 @@ export class People {
     ask: (level, code, message, approvalId) => this.ask(level, code, message, approvalId),
   };
 
-  constructor(private readonly run: Run) {}
+  constructor(private readonly run: Run) {
+    // What the start already carries (TaskClient.start sets both) is not written again: an upsert is
+    // a history event and a visibility write per task. A continued run starts with its
+    // predecessor's `continued`, so it writes its own status.
+    const started = workflowInfo().typedSearchAttributes;
+    const status = started.get(AgentStatusKey);
+    if (status !== undefined && started.get(AgentNameKey) === run.input.agent) this.published = status as AgentStatus;
+  }
 
   /** AgentStatus (and AgentName) for `list` and the UI, written only when it changed. */
   publishStatus(): void {

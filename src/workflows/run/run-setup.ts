@@ -3,13 +3,13 @@
  * progress its own continue-as-new handed over), and its configuration from the worker (manifest,
  * trusted keys, the starter's identity).
  */
-import { ApplicationFailure, proxyActivities, uuid4, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, proxyLocalActivities, uuid4, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { AgentActivities } from '../../protocol/activity-contracts';
 import type { AgentManifest } from '../../protocol/agent-manifest';
 import type { TaskInput, TaskSnapshot } from '../../protocol/task';
 import { forkedFromLabel } from '../../protocol/fork';
 import { toolError } from '../../protocol/tool-error';
-import { forkPointOptions, shortActivityOptions } from '../base/activity-options';
+import { describeAgentOptions, forkPointOptions, shortActivityOptions } from '../base/activity-options';
 import { ApproverGate } from './approver-gate';
 import { taskInputProblem } from '../base/input-checks';
 import { DEFAULT_LIMITS } from '../../rules/task-limits';
@@ -23,6 +23,7 @@ import { claimedStarter, forkMessage, forkRefusal } from './start-claim';
 
 const shortActivities = proxyActivities<AgentActivities>(shortActivityOptions);
 const { loadForkPoint } = proxyActivities<AgentActivities>(forkPointOptions);
+const { describeAgent } = proxyLocalActivities<AgentActivities>(describeAgentOptions);
 
 /** What every part of a run shares: its input, state and the activities it calls. */
 export interface Run {
@@ -31,7 +32,7 @@ export interface Run {
   state: TaskState;
   /** The task chain's content in the blob store: the same for every run, never another task's. */
   scope: string;
-  /** The short activities (describeAgent, prepareToolCall, notify, ...), with a heartbeat timeout. */
+  /** The short activities (prepareToolCall, notify, ...), with a heartbeat timeout. */
   activities: AgentActivities;
   /** The model call in flight, for an interrupt to cancel. */
   steering: Steering;
@@ -92,7 +93,7 @@ export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
 /** The run's configuration, from its worker (a snapshot never supplies it), and the approver gate built from it. */
 export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate }> {
   const { input, info, state } = run;
-  const manifest = await run.activities.describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
+  const manifest = await describeAgent({ agent: input.agent, ...(input.model ? { model: input.model } : {}) });
   if (!input.resume && !run.forked) state.begin(manifest);
   else state.adoptManifest(manifest);
   if (run.forked) beginFork(run);
