@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent';
 import { defineTool } from '../../src/tools/define-tool';
+import { localActivityTypeOf } from '../../src/history/task-history';
 import type { Harness } from './harness';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -54,8 +55,8 @@ export type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Harness['cl
 /** Whether a local call's answer reached the workflow in a task the worker forced for it after answering a query. */
 export function localAnswerInForcedTask(events: HistoryEvent[]): boolean {
   return events.some((event, i) => {
-    const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName !== 'core_local_activity') return false;
+    // A local tool call's marker (the run's describeAgent is a local activity too).
+    if (localActivityTypeOf(event) !== 'runTool') return false;
     const started = events[i + 2]?.workflowTaskStartedEventAttributes;
     return started?.requestId === 'request-from-RespondWorkflowTaskCompleted';
   });
