@@ -4,7 +4,9 @@
  * effect log is the witness: every write happened exactly once, and no approval was asked twice.
  * The core lane's crash (an idempotent write killed after it committed) is in crash-core.test.ts.
  */
-import { localActivityTypeOf } from '../../src/history/task-history';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { localActivityTypeOf, manifestIn } from '../../src/history/task-history';
+import { heldListingFiles } from '../support/crash-agents';
 import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import { HELD_MS, refund, rescript, useDoomedWorkers, waitFor } from '../support/doomed-workers';
 import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
@@ -187,6 +189,30 @@ test('SIGKILL right after continue-as-new (the new run started, its first step i
   expect((await h.client.handle(taskId).describe()).runId).toBe(secondRun);
   // The latest run's history: its first model call (killed, then retried), then the answer.
   expect(await attemptsOf(taskId, 'callModel')).toEqual([2, 1]);
+});
+
+test("SIGKILL while a run describes its agent (a local activity in its first workflow task, here held in its MCP server's tool listing): the workflow task times out, the new worker describes it again, and the task answers with one manifest recorded", async () => {
+  const { hold, listing } = heldListingFiles(h.workspaceDir);
+  rmSync(listing, { force: true });
+  writeFileSync(hold, '');
+  try {
+    const taskId = h.taskId('crash-describe');
+    const doomed = doomedWorker();
+    await h.client.start({ agent: 'held-describe', prompt: 'ping', model: { provider: 'scripted', script: h.script([answer('pong')]) } }, { taskId });
+    await waitFor('the doomed worker to ask its MCP server for the tools', () => existsSync(listing) || undefined);
+    expect(await doomed.kill()).toBe('SIGKILL');
+    rmSync(hold);
+
+    const result = await (await replacementWorker()).runUntil(h.client.result(taskId));
+    expect(result).toMatchObject({ outcome: 'answered', text: 'pong' });
+    const events = (await h.client.handle(taskId).fetchHistory()).events!;
+    expect(events.some((e) => e.workflowTaskTimedOutEventAttributes)).toBe(true);
+    expect(events.map(localActivityTypeOf).filter(Boolean)).toEqual(['describeAgent']);
+    const manifest = await manifestIn(events, h.client.client.options.loadedDataConverter);
+    expect(manifest?.tools.map((t) => t.name)).toEqual(['held__ping']);
+  } finally {
+    rmSync(hold, { force: true });
+  }
 });
 
 test('SIGKILL during a local tool: the workflow task times out, the new worker replays it and runs the call again', async () => {

@@ -1,15 +1,20 @@
 /**
  * The agents of the crash matrix, loaded by `durable-agent worker --agents` in the worker that gets
  * killed and by the in-process worker that replaces it. Besides the demo agent there is one whose
- * refund client predates idempotency keys (a write the engine must not retry blindly), and one whose
- * search runs as a local activity.
+ * refund client predates idempotency keys (a write the engine must not retry blindly), one whose
+ * search runs as a local activity, and one whose MCP server holds its tool listing while a file exists
+ * (the run's describeAgent waits on it).
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import type { AgentsModuleEnvironment } from '../../src/cli/load-agents';
 import { requestText } from '../../src/demo/orders-tools';
 import { defineTool } from '../../src/tools/define-tool';
+
+/** While `hold` exists, the held-describe agent's MCP server holds its tool listing; it writes `listing` when asked. */
+export const heldListingFiles = (workspaceDir: string) => ({ hold: path.join(workspaceDir, 'hold-listing'), listing: path.join(workspaceDir, 'listing-started') });
 
 /** `ordersUrl`: given in-process; a worker process reads it from ORDERS_URL, set by the test that spawns it. */
 export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, ordersUrl = process.env.ORDERS_URL): AgentDefinition[] {
@@ -42,6 +47,20 @@ export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, o
     demo,
     defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
     defineAgent({ name: 'local', system: 'Searches orders locally.', tools: [localSearch] }),
+    defineAgent({
+      name: 'held-describe',
+      system: 'Pings.',
+      tools: [],
+      mcpServers: [
+        {
+          name: 'held',
+          command: process.execPath,
+          args: [path.join(__dirname, 'held-listing-mcp-server.mjs')],
+          env: { HOLD_FILE: heldListingFiles(workspaceDir).hold, LISTING_FILE: heldListingFiles(workspaceDir).listing },
+          trust: 'trusted',
+        },
+      ],
+    }),
     defineAgent({ name: 'once', system: 'Refunds with one attempt per call.', tools: [refundOnce], policy: { write: 'allow' } }),
   ];
 }
