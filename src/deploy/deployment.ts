@@ -52,14 +52,26 @@ const time = (t: { seconds?: unknown; nanos?: number | null } | null | undefined
   return ms > 0 ? new Date(ms).toISOString() : undefined;
 };
 
-async function describe(client: Client, deploymentName: string): Promise<temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse> {
-  try {
-    return await client.workflowService.describeWorkerDeployment({ namespace: client.options.namespace, deploymentName });
-  } catch (err) {
-    if ((err as { code?: number }).code === 5) {
-      throw new DeployRefused(`No Worker Deployment named "${deploymentName}" on this server: start workers with \`durable-agent worker --versioned\` first`);
+/**
+ * Pauses between the NOT_FOUND answers taken before a deployment counts as missing. The server
+ * answers NOT_FOUND for a deployment that exists while its deployment workflow is busy (seen here
+ * once in a fresh-clone run: a promote refused right after a status had shown the build; Temporal's
+ * worker controller retries it for the same reason), so one NOT_FOUND is not proof.
+ */
+const NOT_FOUND_RETRY_MS = [250, 500, 1_000];
+
+export async function describeDeployment(client: Client, deploymentName: string): Promise<temporal.api.workflowservice.v1.DescribeWorkerDeploymentResponse> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.workflowService.describeWorkerDeployment({ namespace: client.options.namespace, deploymentName });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 5) throw err;
+      const pause = NOT_FOUND_RETRY_MS[attempt];
+      if (pause === undefined) {
+        throw new DeployRefused(`No Worker Deployment named "${deploymentName}" on this server: start workers with \`durable-agent worker --versioned\` first`);
+      }
+      await new Promise((r) => setTimeout(r, pause));
     }
-    throw err;
   }
 }
 
@@ -67,7 +79,7 @@ const STATE_OF: Record<number, BuildState> = { 1: 'inactive', 2: 'current', 3: '
 
 /** `deploy status`: the deployment's builds, which is current or ramping, and the open tasks each holds. */
 export async function deploymentStatus(client: Client, deploymentName = DEFAULT_DEPLOYMENT_NAME): Promise<DeploymentView> {
-  const described = await describe(client, deploymentName);
+  const described = await describeDeployment(client, deploymentName);
   const info = described.workerDeploymentInfo;
   const routing = info?.routingConfig;
   const current = routing?.currentDeploymentVersion?.buildId || undefined;
@@ -161,7 +173,7 @@ export async function promoteBuild(
     throw new DeployRefused(`Deployment "${deploymentName}" has no build ${buildId}: start its workers (\`durable-agent worker --build-id ${buildId}\`) so the server knows it, then promote`);
   }
   await untilQueuesRegistered(buildId, async () => {
-    const described = await describe(client, deploymentName);
+    const described = await describeDeployment(client, deploymentName);
     const common = { namespace: client.options.namespace, deploymentName, conflictToken: described.conflictToken, identity: 'durable-agent deploy promote' };
     if (options.rampPercentage !== undefined && options.rampPercentage < 100) {
       await client.workflowService.setWorkerDeploymentRampingVersion({ ...common, buildId, percentage: options.rampPercentage });
@@ -250,7 +262,7 @@ async function moveWaiting(client: Client, deploymentName: string, buildId: stri
 export async function rollbackDeployment(client: Client, options: { deploymentName?: string } = {}): Promise<RoutingChange> {
   const deploymentName = options.deploymentName ?? DEFAULT_DEPLOYMENT_NAME;
   const before = await deploymentStatus(client, deploymentName);
-  const described = await describe(client, deploymentName);
+  const described = await describeDeployment(client, deploymentName);
   const common = { namespace: client.options.namespace, deploymentName, conflictToken: described.conflictToken, identity: 'durable-agent deploy rollback' };
   if (before.ramping) {
     await client.workflowService.setWorkerDeploymentRampingVersion({ ...common, buildId: '', percentage: 0 });
@@ -268,7 +280,7 @@ async function waitForRouting(client: Client, deploymentName: string, done: (v: 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const view = await deploymentStatus(client, deploymentName);
-    const described = await describe(client, deploymentName);
+    const described = await describeDeployment(client, deploymentName);
     const settling = Number(described.workerDeploymentInfo?.routingConfigUpdateState ?? 0) === 1;
     if (done(view) && !settling) return view;
     if (Date.now() > deadline) return view;
