@@ -103,6 +103,8 @@ export function startInputOf<T>(events: readonly HistoryEvent[], converter: Load
   return started ? decodePayloads<T>(converter, started.input) : Promise.resolve(undefined);
 }
 
+const utf8 = new TextDecoder();
+
 /** The marker in which the SDK's core records a local activity's outcome. */
 export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
@@ -115,7 +117,7 @@ export function localActivityTypeOf(event: HistoryEvent): string | undefined {
   const data = marker?.markerName === LOCAL_ACTIVITY_MARKER ? marker.details?.data?.payloads?.[0]?.data : undefined;
   if (!data) return undefined;
   try {
-    const type = (JSON.parse(new TextDecoder().decode(data)) as { activity_type?: unknown }).activity_type;
+    const type = (JSON.parse(utf8.decode(data)) as { activity_type?: unknown }).activity_type;
     return typeof type === 'string' ? type : undefined;
   } catch {
     return undefined;

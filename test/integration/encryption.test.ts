@@ -18,6 +18,7 @@ import { decode } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { TaskClient } from '../../src/client/task-client';
+import { LOCAL_ACTIVITY_MARKER } from '../../src/history/task-history';
 import { createPayloadCodecs, ENCODED_FAILURE_CONVERTER_PATH, ENCRYPTED_ENCODING, GZIP_ENCODING, KEY_ID_METADATA, createDataConverter, type CodecOptions } from '../../src/codec';
 import { startCodecServer, type RunningCodecServer } from '../../src/codec/codec-server';
 import { freePort } from '../../src/server/dev-server';
@@ -88,8 +89,6 @@ function payloadsOf(history: temporal.api.history.v1.IHistory): Found[] {
   for (const e of history.events ?? []) walk(e, `event ${e.eventId}`);
   return out;
 }
-
-const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 /** The unencoded bookkeeping of each local activity marker, parsed. */
 function localActivityBookkeeping(history: temporal.api.history.v1.IHistory): Record<string, unknown>[] {

@@ -43,6 +43,7 @@ export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, o
   const refundOnce = defineTool({ ...refundOrder!, name: 'refund_once', maxAttempts: 1, fallbacks: [] });
   // The same search, run as a local activity: nothing on the task queue to time out, only the workflow task.
   const localSearch = defineTool({ ...searchOrders!, name: 'search_orders_local', local: true, fallbacks: [] });
+  const held = heldListingFiles(workspaceDir);
   return [
     demo,
     defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
@@ -56,7 +57,7 @@ export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, o
           name: 'held',
           command: process.execPath,
           args: [path.join(__dirname, 'held-listing-mcp-server.mjs')],
-          env: { HOLD_FILE: heldListingFiles(workspaceDir).hold, LISTING_FILE: heldListingFiles(workspaceDir).listing },
+          env: { HOLD_FILE: held.hold, LISTING_FILE: held.listing },
           trust: 'trusted',
         },
       ],
