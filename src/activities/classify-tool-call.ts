@@ -11,6 +11,7 @@ import { resolveText, resolveValue } from '../blobs/claim-check';
 import { classifyModelError } from '../models/classify-model-error';
 import { costOf } from '../models/pricing';
 import type { AgentActivities } from '../protocol/activity-contracts';
+import { groundingPrompts, labelledPrompt, type ForkPrompt } from '../protocol/fork-prompt';
 import { textOf } from '../protocol/messages';
 import {
   AUTO_CLASSIFIER_SYSTEM,
@@ -18,8 +19,9 @@ import {
   checkedVerdict,
   oversizedView,
   readClassifierAnswer,
+  groundingGap,
+  groundingReason,
   reasonLine,
-  ungroundedValue,
   type AutoCallView,
   type AutoClassification,
 } from '../rules/auto-permission';
@@ -37,12 +39,24 @@ const ask = (reason: string): AutoClassification => ({ verdict: 'ask', by: 'engi
 
 export function createClassifyToolCall(worker: WorkerResources, models: ModelSource, tools: ToolSource): AgentActivities['classifyToolCall'] {
   const { store, withBlobs, agentNamed, prices } = worker;
-  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, delegated, budgetSpent, scope, model, modelId }) => {
+  return async ({ agent, tool: toolName, effect, input: rawInput, prompt: rawPrompt, fork: rawFork, delegated, budgetSpent, scope, model, modelId }) => {
     const definition = agentNamed(agent);
     const tool = await tools.toolOf(definition, toolName);
     if (!tool) return ask(`the worker's agent has no tool ${toolName}`);
-    const [input, prompt] = scope ? await withBlobs(async () => [await resolveValue(store(), scope, rawInput), await resolveText(store(), scope, rawPrompt)] as const) : [rawInput, rawPrompt];
-    const view: AutoCallView = Object.freeze({ tool: toolName, description: tool.description, effect, input, prompt, rules: Object.freeze([...(definition.policy?.autoRules ?? [])]) });
+    const [input, prompt, fork] = scope
+      ? await withBlobs(
+          async () => [await resolveValue(store(), scope, rawInput), await resolveText(store(), scope, rawPrompt), await resolvedFork(rawFork, (text) => resolveText(store(), scope, text))] as const,
+        )
+      : [rawInput, rawPrompt, rawFork];
+    // A fork's prompt only names it: the classifier reads its origin's prompt and its message, each labelled.
+    const view: AutoCallView = Object.freeze({
+      tool: toolName,
+      description: tool.description,
+      effect,
+      input,
+      prompt: labelledPrompt(prompt, fork),
+      rules: Object.freeze([...(definition.policy?.autoRules ?? [])]),
+    });
     const oversized = oversizedView(view);
     if (oversized) return ask(oversized);
     const classifier = definition.policy?.classifier;
@@ -66,7 +80,8 @@ export function createClassifyToolCall(worker: WorkerResources, models: ModelSou
         throw toApplicationFailure(classifyModelError(err), attempt);
       }
       const costUsd = costOf(turn.model, turn.usage, prices);
-      const spend = { usage: { inputTokens: turn.usage.inputTokens, outputTokens: turn.usage.outputTokens }, model: turn.model, ...(costUsd === undefined ? {} : { costUsd }) };
+      // Every token class the call was billed (cache writes and reads included): the task's token budget counts them all.
+      const spend = { usage: { ...turn.usage }, model: turn.model, ...(costUsd === undefined ? {} : { costUsd }) };
       const read = readClassifierAnswer(textOf(turn.content));
       decided = 'unreadable' in read ? { ...ask(`the classifier's answer is unreadable (${read.unreadable})`), ...spend } : { ...read, by: 'model', ...spend };
     }
@@ -81,19 +96,28 @@ export function createClassifyToolCall(worker: WorkerResources, models: ModelSou
       };
     }
     if (decided.verdict === 'allow' && effect === 'destructive') {
-      const value = ungroundedValue(input, prompt);
-      if (value !== undefined) {
+      // Grounded on the starter's own words only: a fork's origin prompt and its message, each whole, never the labels.
+      const gap = groundingGap(input, groundingPrompts(prompt, fork));
+      if (gap !== undefined) {
         return {
           ...decided,
           verdict: 'ask',
           by: 'engine',
-          reason: reasonLine(
-            `the classifier allowed it (${decided.reason}), but ${JSON.stringify(value.slice(0, 80))} is not in the task's prompt: a destructive call may act only on what its starter named`,
-          ),
+          reason: reasonLine(`the classifier allowed it (${decided.reason}), but ${groundingReason(gap)}: a destructive call may act only on what its starter named`),
         };
       }
     }
     return decided;
+  };
+}
+
+/** A fork's request with its texts resolved from the blob store (a long prompt travels by reference). */
+export async function resolvedFork(fork: ForkPrompt | undefined, resolve: (text: string) => Promise<string>): Promise<ForkPrompt | undefined> {
+  if (!fork) return undefined;
+  return {
+    ...fork,
+    ...(fork.originPrompt !== undefined ? { originPrompt: await resolve(fork.originPrompt) } : {}),
+    ...(fork.message !== undefined ? { message: await resolve(fork.message) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * gradeAnswer: a graded outcome's grader (docs/outcomes.md). One model call in its own context: the
- * fixed grader instructions, then one message with the task's prompt, the evidence the rubric names,
+ * fixed grader instructions, then one message with the task's prompt (a fork's: its origin's prompt
+ * and its message, labelled), the evidence the rubric names,
  * the answer and the rubric; nothing else of the conversation. Failures are classified as the model
  * call's are (same retry classes); a reply that holds no grade is `semantic` (not retried blindly).
  */
@@ -12,6 +13,7 @@ import { costOf } from '../models/pricing';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import { textOf } from '../protocol/messages';
 import { graderRequest, readGrade } from '../protocol/outcome';
+import { resolvedFork } from './classify-tool-call';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import type { ModelSource } from './model-source';
@@ -19,14 +21,18 @@ import type { WorkerResources } from './worker-resources';
 
 export function createGradeAnswer(worker: WorkerResources, models: ModelSource): AgentActivities['gradeAnswer'] {
   const { store, withBlobs, prices } = worker;
-  return async ({ model, modelId, scope, rubric, prompt, answer, evidence, maxTokens }) => {
+  return async ({ model, modelId, scope, rubric, prompt, fork, answer, evidence, maxTokens }) => {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     return withHeartbeats(ctx, async () => {
       // A long answer or tool result travels by reference: the grader reads the content itself.
       const resolve = (text: string) => (scope ? withBlobs(() => resolveText(store(), scope, text)) : Promise.resolve(text));
       const resolvedEvidence = await Promise.all(evidence.map(async (e) => ({ ...e, result: await resolve(e.result) })));
-      const request = graderRequest({ rubric, prompt, answer: await resolve(answer), evidence: resolvedEvidence }, maxTokens);
+      // A fork's prompt only names it: the grader reads its origin's prompt and its message, each labelled.
+      const request = graderRequest(
+        { rubric, prompt: await resolve(prompt), ...(fork ? { fork: await resolvedFork(fork, resolve) } : {}), answer: await resolve(answer), evidence: resolvedEvidence },
+        maxTokens,
+      );
       try {
         const turn = await models.modelFor(model).complete({ ...request, ...(modelId ? { model: modelId } : {}) });
         const grade = readGrade(textOf(turn.content));

@@ -8,6 +8,7 @@ import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
+import type { ForkPrompt } from './fork-prompt';
 import type { GradeAnswerInput, GradeAnswerResult } from './outcome';
 
 export interface DescribeAgentInput {
@@ -261,8 +262,10 @@ export interface ClassifyToolCallInput {
   effect: ToolEffect;
   /** The prepared arguments (a marker is resolved from scope). */
   input: unknown;
-  /** The task's prompt from its starter (a marker is resolved from scope). Never the conversation. */
+  /** The task's prompt from its starter (a marker is resolved from scope). Never the conversation. A fork's only names it: see `fork`. */
   prompt: string;
+  /** A fork's request: its origin's prompt and its own message, shown labelled and grounding a destructive call in place of `prompt`. */
+  fork?: ForkPrompt;
   /** A sub-agent's task: its prompt was written by its parent's model, not a person. */
   delegated?: boolean;
   /** Set when the task's token or USD budget is spent (why): the model classifier is then not called. */

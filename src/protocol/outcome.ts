@@ -5,6 +5,7 @@
  */
 import type { ModelChoice } from './agent-settings';
 import type { Usage } from './messages';
+import { labelledPrompt, type ForkPrompt } from './fork-prompt';
 
 /** How a rubric names evidence: `tool:NAME` is every result of that tool's calls in the conversation. */
 export const EVIDENCE_TOOL_PREFIX = 'tool:';
@@ -67,6 +68,8 @@ export interface GradeAnswerInput {
   scope?: string;
   rubric: string;
   prompt: string;
+  /** A fork's request (its prompt only names it): the origin's prompt and the fork's message, each labelled in the grader's `<task>`. */
+  fork?: ForkPrompt;
   answer: string;
   evidence: EvidenceItem[];
   maxTokens: number;
@@ -95,20 +98,20 @@ export const GRADER_SYSTEM =
 export const GRADER_MAX_TOKENS = 1_024;
 
 /** The one user message the grader reads. */
-export function gradingMessage(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'answer' | 'evidence'>): string {
+export function gradingMessage(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'fork' | 'answer' | 'evidence'>): string {
   const evidence = input.evidence.length
     ? input.evidence
         .map((e) => `<tool_result tool=${JSON.stringify(e.tool)} input=${JSON.stringify(JSON.stringify(e.input))}${e.isError ? ' error="true"' : ''}>\n${e.result}\n</tool_result>`)
         .join('\n')
     : '(none)';
-  return `<task>\n${input.prompt}\n</task>\n\n<evidence>\n${evidence}\n</evidence>\n\n<answer>\n${input.answer}\n</answer>\n\n<rubric>\n${input.rubric}\n</rubric>`;
+  return `<task>\n${labelledPrompt(input.prompt, input.fork)}\n</task>\n\n<evidence>\n${evidence}\n</evidence>\n\n<answer>\n${input.answer}\n</answer>\n\n<rubric>\n${input.rubric}\n</rubric>`;
 }
 
 /**
  * The grader's whole request: its fixed instructions and the one message, no tools. A task's grader
  * (the gradeAnswer activity) and `eval`'s `grade` expectation send the same.
  */
-export function graderRequest(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'answer' | 'evidence'>, maxTokens: number) {
+export function graderRequest(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' | 'fork' | 'answer' | 'evidence'>, maxTokens: number) {
   return { system: GRADER_SYSTEM, messages: [{ role: 'user' as const, content: gradingMessage(input) }], tools: [], maxTokens };
 }
 

@@ -76,22 +76,100 @@ export function checkedVerdict(value: unknown, field: 'decision' | 'verdict'): {
   return { verdict, reason: reasonLine(record.reason) };
 }
 
+/** Strings shorter than this name nothing on their own (`db`, `a`, `-`): a destructive call carrying one asks a person. */
+export const GROUNDING_MIN_CHARS = 3;
+
+/** What may stand just before a whole token in a prompt, after a space or the start: opening quotes and brackets, `#`, Markdown emphasis. */
+const OPENERS = '([{<"\'`\u201C\u2018\u00AB#*';
+/** What may stand just after one, before a space or the end: closing quotes and brackets, sentence punctuation, Markdown emphasis. */
+const CLOSERS = ')]}>"\'`\u201D\u2019\u00BB.,;:!?*';
+const isSpace = (char: string | undefined) => char === undefined || /\s/.test(char);
+
+/** Why one value of a destructive call is not grounded in its starter's words. */
+export interface GroundingGap {
+  /** The value as shown to people: a string or number as written, a flag as `name: true`. */
+  value: string;
+  /**
+   * `absent`: not in the prompt at all; `inside`: only inside a longer token (`report.txt` in
+   * `notes/2024-report.txt`, `47` in `4711`); `short`: a string under GROUNDING_MIN_CHARS characters;
+   * `flag`: a boolean (a prompt cannot name one, and either value may be the destructive one).
+   */
+  why: 'absent' | 'inside' | 'short' | 'flag';
+}
+
+/**
+ * Whether `value` is in `text` as a whole token (or a whole run of tokens): bounded on the left by
+ * the start or whitespace (then only opening quotes, brackets, `#`, `*`), on the right by
+ * the end or whitespace (before it only closing quotes, brackets, `*` and sentence punctuation `.,;:!?`). So
+ * `report.txt` is in "delete report.txt." and in "delete `report.txt`", but not in
+ * "delete notes/2024-report.txt" nor "delete report.txt.bak"; `4711` is in "invoice #4711," but
+ * `47` is not in "invoice 4711" nor `711` in "4,711". Case counts.
+ */
+export function hasWholeToken(text: string, value: string): boolean {
+  if (!value) return false;
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+    let before = at - 1;
+    while (before >= 0 && OPENERS.includes(text[before]!)) before -= 1;
+    let after = at + value.length;
+    while (after < text.length && CLOSERS.includes(text[after]!)) after += 1;
+    if (isSpace(before >= 0 ? text[before] : undefined) && isSpace(text[after])) return true;
+  }
+  return false;
+}
+
 /**
  * The engine's rule for a destructive call, whatever a classifier said: it is allowed only when
- * every value it acts on was written by the task's starter. Each string (of 3 characters or more)
- * and each number in the arguments must appear in the task's prompt; otherwise the target came from
- * somewhere else (a tool result, the model's own guess) and a person decides. Returns the first
- * value that does not appear, or undefined.
+ * every value it acts on was written by the task's starter. Every string and every number in the
+ * arguments (nested ones too) must appear whole in one of `prompts` (the starter's words: a task's
+ * prompt; a fork's origin prompt and its message, each on its own), as a whole token: not inside a
+ * longer one. A string under GROUNDING_MIN_CHARS characters and any boolean can never be grounded.
+ * Returns the first value that is not, and why, or undefined when every value is grounded.
  */
-export function ungroundedValue(input: unknown, prompt: string): string | undefined {
-  const values: string[] = [];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') {
-      if (value.trim().length >= 3) values.push(value.trim());
-    } else if (typeof value === 'number') values.push(String(value));
-    else if (Array.isArray(value)) value.forEach(walk);
-    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(walk);
+export function groundingGap(input: unknown, prompts: string | readonly string[]): GroundingGap | undefined {
+  const texts = typeof prompts === 'string' ? [prompts] : prompts;
+  const check = (value: string): GroundingGap | undefined => {
+    if (texts.some((text) => hasWholeToken(text, value))) return undefined;
+    return { value, why: texts.some((text) => text.includes(value)) ? 'inside' : 'absent' };
   };
-  walk(input);
-  return values.find((v) => !prompt.includes(v));
+  const walk = (value: unknown, name: string): GroundingGap | undefined => {
+    if (typeof value === 'string') {
+      const trimmed = value.trim();
+      return trimmed.length < GROUNDING_MIN_CHARS ? { value: trimmed, why: 'short' } : check(trimmed);
+    }
+    if (typeof value === 'number' || typeof value === 'bigint') return check(String(value));
+    if (typeof value === 'boolean') return { value: `${name || 'flag'}: ${value}`, why: 'flag' };
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        const gap = walk(item, name);
+        if (gap) return gap;
+      }
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        const gap = walk(item, key);
+        if (gap) return gap;
+      }
+    }
+    return undefined;
+  };
+  return walk(input, '');
+}
+
+/** The first value of a destructive call not grounded in `prompts` (groundingGap), or undefined. */
+export function ungroundedValue(input: unknown, prompts: string | readonly string[]): string | undefined {
+  return groundingGap(input, prompts)?.value;
+}
+
+/** Why the engine turned a classifier's allow for a destructive call into ask, in one clause. */
+export function groundingReason(gap: GroundingGap): string {
+  const shown = JSON.stringify(gap.value.slice(0, 80));
+  switch (gap.why) {
+    case 'absent':
+      return `${shown} is not in the task's prompt`;
+    case 'inside':
+      return `${shown} is not in the task's prompt as a whole token (only inside a longer one)`;
+    case 'short':
+      return `${shown} is shorter than ${GROUNDING_MIN_CHARS} characters, too short to be grounded in the task's prompt`;
+    case 'flag':
+      return `${shown} is a flag, which the task's prompt cannot name`;
+  }
 }

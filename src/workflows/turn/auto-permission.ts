@@ -17,6 +17,7 @@ import { callKey } from '../base/canonical-key';
 import { oneLine } from '../base/one-line';
 import { spentSpendBudget } from '../state/budget-meter';
 import { modelIdNow } from '../state/model-fallback';
+import { forkPromptOf, withFork } from './fork-prompt';
 import type { Answer, TurnContext } from './turn-context';
 
 const { classifyToolCall } = proxyActivities<AgentActivities>(classifierCallOptions);
@@ -52,6 +53,8 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
       effect: tool.effect,
       input: prepared.input,
       prompt: state.input.prompt,
+      // A fork's prompt only names it: the classifier reads, and grounds on, its origin's prompt and its message.
+      ...withFork(forkPromptOf(state.input, state.lineage, state.messages)),
       // A child task (Temporal says it has a parent, or its input says it was delegated): stricter either way.
       ...(workflowInfo().parent !== undefined || state.input.delegation !== undefined ? { delegated: true } : {}),
       scope: ctx.scope,

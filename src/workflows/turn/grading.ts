@@ -14,6 +14,7 @@ import { gradeCallOptions } from '../base/activity-options';
 import { taskErrorFrom } from '../base/activity-failures';
 import { gradeGuidance, recordGrade } from '../state/grades';
 import type { People } from '../people/people';
+import { forkPromptOf, withFork } from './fork-prompt';
 import type { Run } from '../run/run-setup';
 
 const { gradeAnswer } = proxyActivities<AgentActivities>(gradeCallOptions);
@@ -39,6 +40,8 @@ export async function gradeTheAnswer(run: Run, people: People, spec: OutcomeSpec
         ...(run.scope ? { scope: run.scope } : {}),
         rubric: spec.rubric,
         prompt: state.input.prompt,
+        // A fork's prompt only names it: the grader reads its origin's prompt and its message, labelled.
+        ...withFork(forkPromptOf(state.input, state.lineage, state.messages)),
         answer,
         evidence,
         maxTokens: GRADER_MAX_TOKENS,
