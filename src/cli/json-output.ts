@@ -191,6 +191,7 @@ export const outcomeStatusJson = z
     usage,
     costUsd: z.number(),
     passed: z.boolean().optional(),
+    notGraded: z.string().optional(),
   })
   .meta({ id: 'OutcomeStatus', description: 'Attempts, every grade and what the grader spent (also counted in the task usage and cost).' });
 

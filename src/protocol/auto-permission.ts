@@ -1,4 +1,5 @@
 /** The `auto` permission mode's shapes: a classifier's verdict and what it is shown (docs/auto-permissions.md). */
+import type { Usage } from './messages';
 import type { ToolEffect } from './tool-effect';
 
 export type AutoVerdict = 'allow' | 'deny' | 'ask';
@@ -12,7 +13,7 @@ export interface AutoClassification {
   reason: string;
   by: AutoDecider;
   /** The model classifier's spend, counted against the task's budgets. */
-  usage?: { inputTokens: number; outputTokens: number };
+  usage?: Usage;
   costUsd?: number;
   model?: string;
 }

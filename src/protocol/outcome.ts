@@ -57,6 +57,8 @@ export interface OutcomeStatus {
   costUsd: number;
   /** true once an answer passed, false once the attempts ran out; absent while grading goes on. */
   passed?: boolean;
+  /** Why the last answer was not graded: the task's token or cost budget was spent before the grader's call (the task ended budget_exhausted). */
+  notGraded?: string;
 }
 
 /** What the grader activity is given: the prompt, the answer and the named evidence, nothing else of the conversation. */
@@ -116,7 +118,8 @@ export function graderRequest(input: Pick<GradeAnswerInput, 'rubric' | 'prompt' 
 }
 
 /** A graded outcome's verdict in a person's words: passed, failed (the task ended outcome_failed), or still grading. */
-export function outcomeVerdict(outcome: Pick<OutcomeStatus, 'passed'>): string {
+export function outcomeVerdict(outcome: Pick<OutcomeStatus, 'passed' | 'notGraded'>): string {
+  if (outcome.passed === undefined && outcome.notGraded !== undefined) return 'not graded (budget_exhausted)';
   return outcome.passed === true ? 'passed' : outcome.passed === false ? 'failed (outcome_failed)' : 'grading';
 }
 

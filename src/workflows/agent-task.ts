@@ -79,7 +79,10 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
       }
       state.startTurn();
       people.publishStatus();
-      if (state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) await fitContext(run, manifest.model, toolbox.contextWindow, toolbox.fixedPromptChars);
+      if (state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) {
+        // A summary due past a spent budget: the task blocked on it and a person did not raise it.
+        if (!(await fitContext(run, people, manifest.model, toolbox.contextWindow, toolbox.fixedPromptChars))) return await finish('budget_exhausted');
+      }
       const reply = await callModelOrBlock(run, people, {
         model: manifest.model,
         system: manifest.system,
@@ -109,6 +112,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
           const verdict = await gradeTheAnswer(run, people, manifest.outcome, manifest.model);
           if (verdict === 'retry') continue;
           if (verdict === 'failed') return await finish('outcome_failed');
+          // The budget was spent before the grade and a person did not raise it: the answer stands ungraded.
+          if (verdict === 'not_graded') return await finish('budget_exhausted');
         }
         return await finish(withoutTools ? 'budget_exhausted' : 'answered', withoutTools);
       }

@@ -29,6 +29,7 @@ import { MAX_LINEAGE_POINTS } from '../../protocol/wire-shapes';
 import { isToolError, toolError, type ToolError } from '../../protocol/tool-error';
 import { carveSlice, readDelegationCall } from '../../rules/budget-slice';
 import { addSpend, sliceAsSpend } from '../state/child-spend';
+import { tokensOf } from '../state/spend';
 import type { TaskState } from '../state/task-state';
 
 /** The longest child answer put into this task's conversation; the whole answer stays in the child's result. */
@@ -200,7 +201,7 @@ function answerOf(agent: string, taskId: string, result: TaskResult, spent: Dele
     outcome: result.outcome,
     answer: cut ? result.text.slice(0, MAX_CHILD_ANSWER_CHARS) : result.text,
     ...(cut ? { note: `The answer was cut at ${MAX_CHILD_ANSWER_CHARS} of ${result.text.length} characters; the whole answer is task ${taskId}'s result.` } : {}),
-    spent: { turns: spent.turns, tool_calls: spent.toolCalls, tokens: spent.usage.inputTokens + spent.usage.outputTokens, cost_usd: spent.costUsd },
+    spent: { turns: spent.turns, tool_calls: spent.toolCalls, tokens: tokensOf(spent.usage), cost_usd: spent.costUsd },
   };
 }
 

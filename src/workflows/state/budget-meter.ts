@@ -5,6 +5,7 @@
 import { ActivityFailure, CancelledFailure } from '@temporalio/common';
 import type { CancelledModelCall } from '../../protocol/activity-contracts';
 import type { TaskState } from './task-state';
+import { addCallSpend, type TaskSpend } from './spend';
 
 type Meter = Pick<TaskState, 'turn' | 'budgets' | 'turnsLeft' | 'toolCallsLeft' | 'tokensCommitted' | 'costCommitted'>;
 
@@ -33,6 +34,23 @@ export function spentSpendBudget(state: Meter): { code: string; reason: string }
   return undefined;
 }
 
+/** How a task blocks for a person (People.block): true when the budget it names was raised. */
+export interface Blocker {
+  block(code: string, reason: string, budgetLeft: () => number): Promise<boolean>;
+}
+
+/**
+ * The cap, checked before every call the engine makes for the task and bills to it (a turn's model
+ * call, one after a native compaction, the summary, the grader): true when no token or cost budget
+ * is spent, or when the task blocked on the spent one and a person raised it; false when they did
+ * not, and the call is not made.
+ */
+export async function spendBudgetAllows(state: Meter, people: Blocker): Promise<boolean> {
+  const spent = spentSpendBudget(state);
+  if (!spent) return true;
+  return people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1));
+}
+
 /**
  * What a cancelled model call cost, as its activity reported it (CancelledModelCall, details[0] of
  * the cancellation): undefined when it reported nothing (cancelled before it started: nothing sent).
@@ -58,15 +76,14 @@ export function cancelledCallCharge(err: unknown): CancelledModelCall | undefine
   };
 }
 
-/** Counts a cancelled call's cost in the task's usage and cost, and says so in the audit trail. */
-export function chargeCancelledCall(state: Pick<TaskState, 'usage' | 'costUsd' | 'audit'>, charge: CancelledModelCall): void {
-  const { usage } = charge;
-  state.usage.inputTokens += usage.inputTokens;
-  state.usage.outputTokens += usage.outputTokens;
-  state.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-  state.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  if (charge.costUsd !== undefined) state.costUsd += charge.costUsd;
-  const tokens = usage.inputTokens + usage.outputTokens + (usage.cacheWriteTokens ?? 0) + (usage.cacheReadTokens ?? 0);
+/** Counts a cancelled call's cost in the task's usage and cost (every token class), and says so in the audit trail. */
+export function chargeCancelledCall(state: TaskSpend & Pick<TaskState, 'audit'>, charge: CancelledModelCall): void {
+  const tokens = addCallSpend(state, {
+    usage: charge.usage,
+    ...(charge.costUsd !== undefined ? { costUsd: charge.costUsd } : {}),
+    // A call that reported no model (`unknown`) names none as unpriced.
+    ...(charge.model !== 'unknown' ? { model: charge.model } : {}),
+  });
   const cost = charge.costUsd !== undefined ? `, $${charge.costUsd.toFixed(4)}` : '';
   const how = charge.measured ? 'as its stream reported it' : 'at its maximum: nothing had arrived';
   state.audit.record('informed', `the cancelled model call was counted ${how} [${tokens} tokens${cost}]`);

@@ -4,6 +4,7 @@
  * child did not spend comes back. Plain and deterministic (unit-tested without Temporal).
  */
 import { emptySpend, type BudgetSlice, type ChildTaskSummary, type DelegatedSpend } from '../../protocol/delegation';
+import { tokensOf } from './spend';
 
 /** Children listed in status (the most recent); their spend is counted whatever the list keeps. */
 export const CHILDREN_LISTED = 100;
@@ -21,8 +22,9 @@ export class ChildSpend {
   get toolCalls(): number {
     return this.spent.toolCalls + this.held.toolCalls;
   }
+  /** Every token class closed children were billed (cache writes and reads included), and what running ones hold. */
   get tokens(): number {
-    return this.spent.usage.inputTokens + this.spent.usage.outputTokens + this.held.tokens;
+    return tokensOf(this.spent.usage) + this.held.tokens;
   }
   get costUsd(): number {
     return this.spent.costUsd + this.held.costUsd;
@@ -57,7 +59,7 @@ export class ChildSpend {
   /** What carries into the next run (children never outlive a run: a turn waits for its children). */
   toJSON(): DelegatedSpend | undefined {
     const { spent } = this;
-    return spent.turns || spent.toolCalls || spent.costUsd || spent.usage.inputTokens || spent.usage.outputTokens ? spent : undefined;
+    return spent.turns || spent.toolCalls || spent.costUsd || tokensOf(spent.usage) ? spent : undefined;
   }
 }
 

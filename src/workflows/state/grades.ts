@@ -20,14 +20,22 @@ export function recordGrade(state: TaskState, result: GradeAnswerResult, maxAtte
     at: state.now(),
   };
   state.grades.push(grade);
-  state.addSpend(grade.usage, grade.costUsd, result.model);
-  const tokens = grade.usage.inputTokens + grade.usage.outputTokens + (grade.usage.cacheWriteTokens ?? 0) + (grade.usage.cacheReadTokens ?? 0);
+  const tokens = state.addSpend({ usage: grade.usage, ...(grade.costUsd !== undefined ? { costUsd: grade.costUsd } : {}), model: result.model });
   const spend = `[${tokens} tokens${grade.costUsd !== undefined ? `, $${grade.costUsd.toFixed(4)}` : ''}]`;
   state.audit.record(
     'answer_graded',
     `attempt ${grade.attempt} of ${maxAttempts} ${grade.pass ? 'passed' : 'failed'}${grade.score !== undefined ? ` (score ${grade.score})` : ''} ${spend}: ${oneLine(grade.reasons)}`,
   );
   return grade;
+}
+
+/**
+ * The answer is not graded: the task's token or cost budget was spent before the grader's call and a
+ * person did not raise it (the grader is a call billed to the task). Status's outcome says why.
+ */
+export function notGraded(state: TaskState, reason: string): void {
+  state.notGraded = `the budget was spent: ${reason}`;
+  state.audit.record('informed', `the answer was not graded (attempt ${state.grades.length + 1}): ${state.notGraded}`);
 }
 
 /** The guidance a failing grade sends back to the task: a user-role message with the grader's reasons. */
@@ -58,6 +66,7 @@ export function outcomeStatusOf(state: TaskState): { outcome?: OutcomeStatus } {
       usage,
       costUsd,
       ...(passed !== undefined ? { passed } : {}),
+      ...(state.notGraded !== undefined ? { notGraded: state.notGraded } : {}),
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { BranchPoint } from '../../protocol/fork';
 import type { AgentManifest } from '../../protocol/agent-manifest';
 import { agentVersionOf } from '../../protocol/agent-version';
-import { textOf, type Message, type ModelTurn, type Usage } from '../../protocol/messages';
+import { textOf, type Message, type ModelTurn } from '../../protocol/messages';
 import {
   DEFAULT_BUDGETS,
   DEFAULT_MAX_TURNS,
@@ -31,6 +31,7 @@ import { AuditTrail } from './audit-trail';
 import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { ChildSpend } from './child-spend';
+import { addCallSpend, tokensOf, type CallSpend } from './spend';
 import { oneLine } from '../base/one-line';
 import type { FallbackProgress } from '../../protocol/model-fallback';
 import { DEFAULT_LIMITS, type TaskLimits } from '../../rules/task-limits';
@@ -89,6 +90,8 @@ export class TaskState {
   result?: TaskResult;
   /** A graded outcome's grades, in order (docs/outcomes.md); empty for an agent without one. */
   readonly grades: Grade[] = [];
+  /** Why the last answer was not graded (its budget was spent before the grader's call); the task then ends. */
+  notGraded?: string;
   /** The model that answered last (a label), for status and the result. */
   model: string;
   /** Events, escalations, decisions and approval records, bounded in state. */
@@ -205,28 +208,21 @@ export class TaskState {
   }
 
   /**
-   * Adds a call's tokens and cost to the task's. With `model`, a call without a price names its model
-   * as unpriced (a script costs nothing, so it never is).
+   * Adds a call's tokens (every class: input, output, cache writes and reads, a compaction's) and
+   * cost to the task's (spend.ts, the one place spend is added). A call without a price names its
+   * model as unpriced (a script costs nothing, so it never is). Returns the tokens added.
    */
-  addSpend(usage: Usage, costUsd: number | undefined, model?: string): void {
-    this.usage.inputTokens += usage.inputTokens;
-    this.usage.outputTokens += usage.outputTokens;
-    this.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-    this.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
-    if (costUsd !== undefined) this.costUsd += costUsd;
-    else if (model !== undefined && !model.startsWith('scripted:') && !this.unpricedModels.includes(model)) this.unpricedModels.push(model);
+  addSpend(call: CallSpend): number {
+    return addCallSpend(this, call);
   }
 
   recordModelTurn(reply: ModelTurn): void {
     this.model = reply.model;
-    this.addSpend(reply.usage, reply.costUsd, reply.model);
+    const tokens = this.addSpend(reply);
     this.messages.push({ role: 'assistant', content: reply.content });
     const text = textOf(reply.content);
     const tools = reply.content.filter((b) => b.type === 'tool_use').length;
-    const spend =
-      reply.usage.inputTokens + reply.usage.outputTokens
-        ? ` [${reply.usage.inputTokens + reply.usage.outputTokens} tokens${reply.costUsd !== undefined ? `, $${reply.costUsd.toFixed(4)}; task $${this.costUsd.toFixed(4)}` : ''}]`
-        : '';
+    const spend = tokens ? ` [${tokens} tokens${reply.costUsd !== undefined ? `, $${reply.costUsd.toFixed(4)}; task $${this.costUsd.toFixed(4)}` : ''}]` : '';
     this.audit.record('model_replied', `${reply.stopReason}${tools ? `, ${tools} tool call${tools > 1 ? 's' : ''}` : ''}${spend}${text ? `: ${oneLine(text)}` : ''}`);
   }
 
@@ -301,8 +297,9 @@ export class TaskState {
     this.audit.record('informed', `${code}: ${message}`);
   }
 
+  /** Every token class the task's own calls were billed: input, output, cache writes and cache reads. */
   get tokensUsed(): number {
-    return this.usage.inputTokens + this.usage.outputTokens;
+    return tokensOf(this.usage);
   }
 
   /** Tokens this task and its children spent, and what running children hold: what the token budget counts. */

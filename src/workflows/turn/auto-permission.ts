@@ -68,12 +68,14 @@ export async function classifyThenRun(ctx: TurnContext, tool: ToolManifest, use:
     const error = taskErrorFrom(err);
     verdict = { verdict: 'ask', by: 'engine', reason: oneLine(`the classifier failed (${error.error_class}/${error.code}): ${error.detail}`, 300) };
   }
-  // The classifier's call is the task's spend too: its tokens and USD count against the budgets.
-  if (verdict.usage) {
-    state.usage.inputTokens += verdict.usage.inputTokens;
-    state.usage.outputTokens += verdict.usage.outputTokens;
+  // The classifier's call is the task's spend too: its tokens (every class) and USD count against the budgets.
+  if (verdict.usage || verdict.costUsd !== undefined) {
+    state.addSpend({
+      usage: verdict.usage ?? { inputTokens: 0, outputTokens: 0 },
+      ...(verdict.costUsd !== undefined ? { costUsd: verdict.costUsd } : {}),
+      ...(verdict.model !== undefined ? { model: verdict.model } : {}),
+    });
   }
-  if (verdict.costUsd !== undefined) state.costUsd += verdict.costUsd;
   state.audit.record('tool_classified', `${verdict.verdict} (${verdict.by}): ${verdict.reason}`, { tool: tool.name, toolUseId: use.id });
 
   if (verdict.verdict === 'allow') return { key, answer: await paths.run(prepared.input, ledger.idempotencyKey, { id: `auto:${use.id}`, by: AUTO_APPROVER }) };

@@ -11,6 +11,7 @@ import { DEFAULT_SUMMARY_TOKENS } from '../../protocol/agent-settings';
 import type { ModelChoice } from '../../protocol/task';
 import { taskErrorFrom } from '../base/activity-failures';
 import { summaryCallOptions } from '../base/activity-options';
+import { spendBudgetAllows, type Blocker } from '../state/budget-meter';
 import { newContextState } from '../state/conversation';
 import type { Run } from '../run/run-setup';
 import type { TaskState } from '../state/task-state';
@@ -26,7 +27,11 @@ export function compactionTrigger(state: TaskState, contextWindowTokens: number)
   return Math.max(COMPACTION_MIN_TRIGGER_TOKENS, Math.floor(contextWindowTokens * state.limits.compactAtRatio));
 }
 
-export async function fitContext(run: Run, model: ModelChoice, contextWindowTokens: number, extraChars: number): Promise<void> {
+/**
+ * False when a summary was due and the task's token or cost budget was spent: the task blocked on it
+ * as for a turn, a person did not raise it, and no summary was made (the task ends budget_exhausted).
+ */
+export async function fitContext(run: Run, people: Blocker, model: ModelChoice, contextWindowTokens: number, extraChars: number): Promise<boolean> {
   const { state } = run;
   const conversation = state.conversation;
   // Decided once per task, the first time its conversation needs room (the trigger follows the window then).
@@ -37,19 +42,21 @@ export async function fitContext(run: Run, model: ModelChoice, contextWindowToke
     if (conversation.estimatedPromptTokens(extraChars) > contextWindowTokens) {
       conversation.leaveTurns(conversation.turnsToLeave(contextWindowTokens, extraChars), 0, undefined, 'the conversation passed the whole context window before the API compacted it', state.turn);
     }
-    return;
+    return true;
   }
   const stubbed = conversation.stubForContext(contextWindowTokens, extraChars);
   const pairs = conversation.turnsToLeave(contextWindowTokens, extraChars);
   if (pairs === 0) {
     if (stubbed) state.audit.record('informed', `compacted the conversation for the context window: ${stubbed} older tool results stubbed`);
-    return;
+    return true;
   }
   const refused = summaryBudgetProblem(state);
   if (refused) {
     conversation.leaveTurns(pairs, stubbed, undefined, refused, state.turn);
-    return;
+    return true;
   }
+  // The summary is a call billed to the task: not made past its spent token or cost budget.
+  if (!(await spendBudgetAllows(state, people))) return false;
   const previous = conversation.summary;
   try {
     const result = await summarizeTurns({
@@ -60,10 +67,8 @@ export async function fitContext(run: Run, model: ModelChoice, contextWindowToke
       messages: conversation.messages.slice(1, 1 + 2 * pairs),
       maxTokens: SUMMARY_MAX_TOKENS,
     });
-    // The summary call is the task's spend too: its tokens and USD count against the task's budgets.
-    state.usage.inputTokens += result.usage.inputTokens;
-    state.usage.outputTokens += result.usage.outputTokens;
-    if (result.costUsd !== undefined) state.costUsd += result.costUsd;
+    // The summary call is the task's spend too: its tokens (every class) and USD count against the task's budgets.
+    state.addSpend(result);
     conversation.leaveTurns(pairs, stubbed, { text: result.summary, usage: result.usage, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) }, undefined, state.turn);
   } catch (err) {
     if (isCancellation(err)) throw err;
@@ -71,6 +76,7 @@ export async function fitContext(run: Run, model: ModelChoice, contextWindowToke
     context.summaries.failed += 1;
     conversation.leaveTurns(pairs, stubbed, undefined, `the summary call failed: ${error.error_class}/${error.code}: ${error.detail}`, state.turn);
   }
+  return true;
 }
 
 /** Why no summary call may be made now (its token or USD budget is spent), or undefined. */

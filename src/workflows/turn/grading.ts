@@ -12,25 +12,35 @@ import { evidenceTools, GRADER_MAX_TOKENS, type EvidenceItem, type OutcomeSpec }
 import type { ModelChoice } from '../../protocol/task';
 import { gradeCallOptions } from '../base/activity-options';
 import { taskErrorFrom } from '../base/activity-failures';
-import { gradeGuidance, recordGrade } from '../state/grades';
+import { spendBudgetAllows, spentSpendBudget } from '../state/budget-meter';
+import { gradeGuidance, notGraded, recordGrade } from '../state/grades';
 import type { People } from '../people/people';
 import { forkPromptOf, withFork } from './fork-prompt';
 import type { Run } from '../run/run-setup';
 
 const { gradeAnswer } = proxyActivities<AgentActivities>(gradeCallOptions);
 
-/** What the loop does with an answer: end the task answered, answer again, or end it outcome_failed. */
-export type GradeVerdict = 'passed' | 'retry' | 'failed';
+/**
+ * What the loop does with an answer: end the task answered, answer again, end it outcome_failed, or
+ * end it budget_exhausted without a grade (the task's token or cost budget was spent before it).
+ */
+export type GradeVerdict = 'passed' | 'retry' | 'failed' | 'not_graded';
 
 /**
  * Grades the answer the task just gave. A grader call that fails for good (after the model's retry
- * classes) blocks the task for a person; an unblock grades the same answer again.
+ * classes) blocks the task for a person; an unblock grades the same answer again. The grader is a
+ * call billed to the task, so its cap is checked first: a spent token or cost budget blocks the task
+ * as for a turn, and unless a person raises it the grader is not called and the answer is not graded.
  */
 export async function gradeTheAnswer(run: Run, people: People, spec: OutcomeSpec, taskModel: ModelChoice): Promise<GradeVerdict> {
   const { state } = run;
   const answer = state.conversation.answerText();
   const evidence = evidenceIn(state.messages, evidenceTools(spec));
   for (;;) {
+    if (!(await spendBudgetAllows(state, people))) {
+      notGraded(state, spentSpendBudget(state)?.reason ?? "the task's budget is spent");
+      return 'not_graded';
+    }
     state.phase = 'grading';
     try {
       const result = await gradeAnswer({

@@ -9,7 +9,7 @@ import type { CompactionBlock, ModelTurn } from '../../protocol/messages';
 import { toolError } from '../../protocol/tool-error';
 import { modelCallOptions } from '../base/activity-options';
 import { taskErrorFrom } from '../base/activity-failures';
-import { cancelledCallCharge, chargeCancelledCall, spentSpendBudget } from '../state/budget-meter';
+import { cancelledCallCharge, chargeCancelledCall, spendBudgetAllows, spentSpendBudget } from '../state/budget-meter';
 import { escalationLevel } from '../people/escalation-policy';
 import type { People } from '../people/people';
 import type { Run } from '../run/run-setup';
@@ -22,9 +22,9 @@ const { callModel } = proxyActivities<AgentActivities>(modelCallOptions);
 export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | 'toolChoice'>;
 
 /**
- * The model's reply, after any compaction or block a failure needed; undefined when an interrupt
- * found the task's token or cost budget spent and a person did not raise it (the task ends,
- * budget_exhausted). Not async itself: the usual
+ * The model's reply, after any compaction or block a failure needed; undefined when the call found
+ * the task's token or cost budget spent (after an interrupt, a native compaction or a summary) and a
+ * person did not raise it (the task ends, budget_exhausted). Not async itself: the usual
  * call costs one promise on top of the activity's (`then`), where an async function awaiting it
  * costs two, and the SDK captures a stack for each promise the workflow creates, every turn.
  * `nativeCompactions` counts the API's compactions within this call: one is expected; a second
@@ -32,6 +32,15 @@ export type ModelRequest = Pick<CallModelInput, 'model' | 'system' | 'tools' | '
  */
 export function callModelOrBlock(run: Run, people: People, request: ModelRequest, compacted = false, nativeCompactions = 0): Promise<ModelTurn | undefined> {
   const { state } = run;
+  // The cap is checked before every call, not only at a turn's start: a call after a native
+  // compaction, after a summary, or after an interrupt finds a spent budget and blocks instead.
+  if (spentSpendBudget(state)) {
+    return spendBudgetAllows(state, people).then((raised) => {
+      if (!raised) return undefined;
+      state.phase = 'calling_model';
+      return callModelOrBlock(run, people, request, compacted, nativeCompactions);
+    });
+  }
   state.conversation.flushGuidance();
   const context = state.conversation.context;
   const native = context?.strategy === 'auto' && context.native !== false && nativeCompactions < 2;
@@ -97,11 +106,7 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   const { state } = run;
   // Interrupted: the message that did it joins the conversation, and the model is called again,
   // unless the calls interrupts cancelled have spent the budget (a person may raise it).
-  if (run.steering.interrupted(err)) {
-    const spent = spentSpendBudget(state);
-    if (spent && !(await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1)))) return undefined;
-    return callModelOrBlock(run, people, request, compacted);
-  }
+  if (run.steering.interrupted(err)) return callModelOrBlock(run, people, request, compacted);
   if (isCancellation(err)) throw err;
   const error = taskErrorFrom(err);
   if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
@@ -124,9 +129,8 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
 function keepCompaction(run: Run, reply: ModelTurn): boolean {
   const { state } = run;
   const usage = reply.compaction?.usage ?? { inputTokens: 0, outputTokens: 0 };
-  state.usage.inputTokens += reply.usage.inputTokens + usage.inputTokens;
-  state.usage.outputTokens += reply.usage.outputTokens + usage.outputTokens;
-  if (reply.costUsd !== undefined) state.costUsd += reply.costUsd;
+  // Every token class of the paused call and of its compaction; its USD holds the compaction's.
+  state.addSpend(reply);
   const block = reply.content.find((b): b is CompactionBlock => b.type === 'compaction');
   if (!block || block.content === null) {
     state.audit.record('informed', 'the API paused for a compaction that produced no summary: the conversation is kept whole');
