@@ -284,6 +284,59 @@ test("a sub-agent's task (its prompt written by another task's model) never has 
   expect(existsSync(fileIn('child-7.txt'))).toBe(false);
 });
 
+test("a fork's classifier reads the origin's prompt and the fork's message, each labelled, never `fork of X@N` as the starter's words; a destructive call is grounded on those two", async () => {
+  const views: AutoCallView[] = [];
+  const agent = createDemoAgent({
+    workspaceDir: h.workspaceDir,
+    ordersUrl: h.orders.url,
+    policy: {
+      destructive: 'auto',
+      classifier: (view) => {
+        views.push(view);
+        return { verdict: 'allow', reason: 'allow everything' };
+      },
+    },
+  });
+  const originPrompt = 'Summarize fork-6.txt in one line.';
+  const message = 'Then delete old-6.log as well.';
+  for (const name of ['fork-6.txt', 'old-6.log', 'precious-6.txt']) writeFileSync(fileIn(name), `${name}: keep unless asked`);
+  const worker = await h.worker([agent]);
+  const origin = h.taskId('fork-origin');
+  const { fork, waiting } = await worker.runUntil(async () => {
+    await h.client.start(
+      { agent: 'demo', prompt: originPrompt, model: { provider: 'scripted', script: h.script([callTool('read_file', { path: 'fork-6.txt' }), answer('A summary.')]) } },
+      { taskId: origin },
+    );
+    await h.client.result(origin);
+    // The fork plays the turn numbered by the assistant messages so far (1 after turn 1).
+    const forkScript = h.script([
+      answer('never played'),
+      callTool('delete_file', { path: 'old-6.log' }),
+      callTool('delete_file', { path: 'fork-6.txt' }),
+      callTool('delete_file', { path: 'precious-6.txt' }),
+      answer('done'),
+    ]);
+    const fork = await h.client.fork(origin, 1, { message, model: { provider: 'scripted', script: forkScript }, blobStore: h.blobStore });
+    const waiting = await statusWhen(h, fork.taskId, awaiting);
+    await h.client.handle(fork.taskId).terminate('test over');
+    return { fork, waiting };
+  });
+  // The classifier was shown the origin's request and the fork's message, each under its label.
+  expect(views).toHaveLength(3);
+  for (const view of views) {
+    expect(view.prompt).toBe(`The task's original request (from ${origin}):\n${originPrompt}\n\nThe message that started this fork:\n${message}`);
+    expect(view.prompt).not.toContain(`fork of ${fork.forkedFrom}`);
+  }
+  // Grounded on the fork's message (old-6.log) and on the origin's prompt (fork-6.txt); a file neither named goes to a person.
+  expect(classified(waiting).map((e) => e.detail)).toEqual([
+    'allow (function): allow everything',
+    'allow (function): allow everything',
+    expect.stringMatching(/^ask \(engine\): the classifier allowed it \(allow everything\), but "precious-6\.txt" is not in the task's prompt/),
+  ]);
+  expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ tool: 'delete_file' })]);
+  expect([existsSync(fileIn('old-6.log')), existsSync(fileIn('fork-6.txt')), existsSync(fileIn('precious-6.txt'))]).toEqual([false, false, true]);
+});
+
 test('a worker SIGKILLed while the classifier call is in flight: the next worker classifies again, the verdict is recorded once and the write runs once', async () => {
   const prompt = 'Write the file killed.txt saying hello.';
   let classifierCalls = 0;
