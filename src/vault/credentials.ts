@@ -2,8 +2,9 @@
  * Credentials at a tool call: the agent's references (`{ github: 'vault:github-token' }`) resolved
  * in the activity, at each call, into the values the tool reads as `ctx.credentials.github`. Values
  * are never returned to the workflow: a failure names the credential and the vault entry, never a
- * value, and anything a tool sends back (output, error text) has every resolved value replaced by
- * `[credential NAME]` before it can reach history, blobs or logs.
+ * value, and anything a tool sends back (output, error text) has every resolved value, and its
+ * common encodings (URL, JSON, base64, hex: redaction.ts), replaced by `[credential NAME]` before it
+ * can reach history, blobs or logs.
  *
  * A credential that cannot be had is a `resource` error: not retried, and the task blocks with the
  * command that fixes it (`durable-agent vault set NAME`), to be unblocked once it is done.
@@ -14,14 +15,12 @@ import { vaultRefName, secretEnvName } from './vault-names';
 import { accessToken, grantOf } from './oauth';
 import type { Vault } from './vault';
 import { entryLabel, VaultConfigError, VaultUnreadableError } from './vault-store';
-
-/** Values shorter than this are not searched for in output: too likely to be ordinary text. */
-const MIN_REDACTED_CHARS = 6;
+import { credentialRedactor } from './redaction';
 
 export interface CallCredentials {
   /** Credential name -> value, what the tool reads. */
   values: Record<string, string>;
-  /** Replaces every resolved value in `value` (strings, deeply) with `[credential NAME]`. */
+  /** Replaces every resolved value, and its common encodings (redaction.ts), in `value` (strings, deeply) with `[credential NAME]`. */
   redact<T>(value: T): T;
   /** Whose entries the values came from: `person` when any came from that person's own entry, else `agent`. */
   of: string;
@@ -51,7 +50,7 @@ export async function resolveCredentials(
     values[name] = found.value;
     if (person !== undefined && found.person === person) of = person;
   }
-  return { credentials: { values, redact: redactorOf(values), of } };
+  return { credentials: { values, redact: credentialRedactor(values), of } };
 }
 
 /** The worker's vault, opened at first use; a setting or key that cannot work is a `resource` error (a person fixes the worker's configuration). */
@@ -116,19 +115,4 @@ async function resolveEntry(vault: Vault, label: string, entry: string, person?:
     return 'error' in token ? token : { ...token, ...own };
   }
   return { value: found.value, ...own };
-}
-
-function redactorOf(values: Record<string, string>): <T>(value: T) => T {
-  const secrets = Object.entries(values)
-    .filter(([, v]) => v.length >= MIN_REDACTED_CHARS)
-    .sort(([, a], [, b]) => b.length - a.length);
-  if (secrets.length === 0) return (value) => value;
-  const scrub = (text: string): string => secrets.reduce((out, [name, secret]) => (out.includes(secret) ? out.split(secret).join(`[credential ${name}]`) : out), text);
-  const walk = (value: unknown, depth: number): unknown => {
-    if (typeof value === 'string') return scrub(value);
-    if (depth > 64 || value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), walk(v, depth + 1)]));
-  };
-  return <T>(value: T): T => walk(value, 0) as T;
 }

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { answer, callTool, parsedResults, spawnWorker, statusWhen, toolResultsOf, useHarness } from '../support/harness';
 import { cliIn } from '../support/cli-in-process';
 import { runCliWithInput, waitFor } from '../support/processes';
-import { CREDENTIAL_AGENT } from '../support/credential-agents';
+import { CREDENTIAL_AGENT, ENCODED_CREDENTIAL_AGENT } from '../support/credential-agents';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -174,6 +174,51 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
       [SECRET],
     ),
     ...leaks('vault list', [(await vaultCli(['list', '--json'])).stdout], [SECRET]),
+  ];
+  expect(found).toEqual([]);
+});
+
+test("a tool's error URL carries the token percent-encoded (a token with + / =), its output carries it form-encoded, in a Basic header, JSON, base64url and hex: no encoding of it is found anywhere", async () => {
+  // A token with the characters a URL encodes: exactly matched, it would reach history as %2B %2F %3D.
+  const TOKEN = `enc_${randomBytes(9).toString('base64')}+/=${randomBytes(6).toString('hex')}==`;
+  expect(encodeURIComponent(TOKEN)).not.toContain(TOKEN);
+  expect((await vaultCli(['set', 'encoded-token'], TOKEN)).code).toBe(0);
+  const taskId = h.taskId('cred-encoded');
+  const script = h.script([callTool('leaky_url', { fail: true }), callTool('leaky_url', {}), answer('The upstream refused the token.')]);
+  await h.client.start({ agent: ENCODED_CREDENTIAL_AGENT, prompt: 'Call the upstream.', model: { provider: 'scripted', script } }, { taskId });
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The upstream refused the token.' });
+
+  // The tool did hold the token, and each encoding of it was replaced before it reached history.
+  const results = parsedResults(await h.client.transcript(taskId));
+  expect(results[0]).toMatchObject({ error: { code: 'unauthorized', detail: 'GET https://api.example.test/repos/acme/widgets?access_token=[credential token]&page=2 answered 401' } });
+  expect(results[1]).toMatchObject({
+    form: 'grant_type=client_credentials&client_secret=[credential token]',
+    basic: expect.stringContaining('[credential token]'),
+    json: '{"token":"[credential token]"}',
+    base64url: '[credential token]',
+    hex: '[credential token]',
+    HEX: '[credential token]',
+  });
+  const exported = path.join(h.tmpDir, `${taskId}.json`);
+  const exportRun = await cliIn(h, 'export', taskId, '--out', exported);
+  expect(exportRun.code).toBe(0);
+  const history = await historyTexts(h, taskId);
+  expect(history.some((t) => t.includes('api.example.test'))).toBe(true);
+  await waitFor(
+    'the tool-call spans to be exported',
+    () => collector.spans.filter((sp) => sp.attributes[ATTR.taskId] === taskId && sp.name === 'ToolCall:leaky_url').length === 2 || undefined,
+    60_000,
+  );
+  const found = [
+    ...leaks('history', history, [TOKEN]),
+    ...leaks(
+      'blobs',
+      filesUnder(path.join(h.tmpDir, 'blobs')).map((f) => readFileSync(f, 'latin1')),
+      [TOKEN],
+    ),
+    ...leaks('export', [readFileSync(exported, 'utf8'), exportRun.out, exportRun.err], [TOKEN]),
+    ...leaks('worker logs', [workerOutput, ...filesUnder(path.join(home, 'logs')).map((f) => readFileSync(f, 'utf8'))], [TOKEN]),
+    ...leaks('exported spans', collector.bodies, [TOKEN]),
   ];
   expect(found).toEqual([]);
 });

@@ -10,6 +10,8 @@ import { ToolFailure } from '../../src/errors/tool-failure';
 import { defineTool, type ToolContext } from '../../src/tools/define-tool';
 
 export const CREDENTIAL_AGENT = 'gh-bot';
+/** An agent whose one tool carries its credential (vault:encoded-token) encoded: in a URL, a form, a Basic header, JSON, hex. */
+export const ENCODED_CREDENTIAL_AGENT = 'gh-encoded';
 
 async function call(ctx: ToolContext, method: 'GET' | 'POST', repo: string): Promise<string> {
   const res = await fetch(`${process.env.CREDENTIAL_SERVICE_URL}/repos/${encodeURIComponent(repo)}`, {
@@ -70,7 +72,40 @@ export default function credentialAgents(): AgentDefinition[] {
     credentials: [],
     run: async () => ({ now: new Date().toISOString() }),
   });
+  // A careless tool that quotes its credential encoded: percent-encoded in its error's URL, and in
+  // its output as a form body, a Basic header, a JSON document, base64url and hex.
+  const leakyUrl = defineTool({
+    name: 'leaky_url',
+    description: 'Calls an upstream with its token in the URL.',
+    input: z.object({ fail: z.boolean().optional() }),
+    output: z.object({ form: z.string(), basic: z.string(), json: z.string(), base64url: z.string(), hex: z.string(), HEX: z.string() }),
+    effect: 'read',
+    idempotent: true,
+    cacheTtlMs: 0,
+    run: async ({ fail }, ctx) => {
+      const token = ctx.credentials?.token ?? '';
+      if (fail) {
+        const url = `https://api.example.test/repos/acme/widgets?access_token=${encodeURIComponent(token)}&page=2`;
+        throw new ToolFailure('permanent', 'unauthorized', `GET ${url} answered 401`, `Check ${url.toLowerCase()}.`);
+      }
+      const bytes = Buffer.from(token);
+      return {
+        form: new URLSearchParams({ grant_type: 'client_credentials', client_secret: token }).toString(),
+        basic: `Basic ${Buffer.from(`bot:${token}`).toString('base64')}`,
+        json: JSON.stringify({ token }),
+        base64url: bytes.toString('base64url'),
+        hex: bytes.toString('hex'),
+        HEX: bytes.toString('hex').toUpperCase(),
+      };
+    },
+  });
   return [
+    defineAgent({
+      name: ENCODED_CREDENTIAL_AGENT,
+      system: 'You call an upstream.',
+      tools: [leakyUrl],
+      credentials: { token: 'vault:encoded-token' },
+    }),
     defineAgent({
       name: CREDENTIAL_AGENT,
       system: 'You work on repositories.',
