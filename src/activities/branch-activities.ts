@@ -9,9 +9,10 @@ import type { AgentDefinition } from '../agents/define-agent';
 import type { BlobStore } from '../blobs/blob-store';
 import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
 import { EffectJournal, intentOf } from '../forks/effect-journal';
+import { decideClaim, IntentClaims } from '../forks/intent-claims';
 import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
 import type { LoadForkPointInput, RunToolInput, ToolOutcome } from '../protocol/activity-contracts';
-import { effectStateOf, familyRootOf, REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type EffectState, type ReadRecording } from '../protocol/fork';
+import { familyRootOf, REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type EffectState, type ReadRecording } from '../protocol/fork';
 import type { TaskSnapshot } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { summarizeOutput } from '../rules/tool-result-content';
@@ -76,29 +77,43 @@ export async function recordedRead(
   return recorded.note ? { kind: 'flagged', output, error: recorded.note, summary } : { kind: 'ok', output, summary };
 }
 
-/** A write about to run under the journal: the key it runs with, and how to record how it settled. */
+/** A write about to run under its claim: the key it runs with, and how to record how it settled. */
 export interface JournaledWrite {
   idempotencyKey: string;
   settled(state: Exclude<EffectState, 'pending'>, summary: string): Promise<void>;
 }
 
+/** How many times a caller that lost a claim's race reads the journal again before a person is asked. */
+const CLAIM_ROUNDS = 3;
+
 /**
- * Journals the write as pending, after asking the family's journal whether the same call already
- * ran, is in flight or was lost elsewhere in the family (docs/guarantees.md): an idempotent call
- * whose earlier run is done and still stands goes on with the earlier key, which the service
- * answers; anything else is refused with `repeated_effect` (the workflow asks a person, showing
- * what may already have happened), unless a person already approved running it again.
+ * Claims the write's intent for the family before it runs (docs/guarantees.md): the one caller that
+ * creates the claim runs; any other, whatever its relation to the holder, is refused with
+ * `repeated_effect` (the workflow asks a person, showing what the claim says), unless a person
+ * already approved running it again, which takes a claim of its own, recorded with the approval.
+ * An idempotent call done or unknown elsewhere goes on under that call's key, which the service
+ * answers without a second effect, when what it did still stands.
  */
 export async function journaledWrite(
   deps: BranchDependencies,
-  call: Pick<RunToolInput, 'lineage' | 'repeatApprovedBy'> & { taskId: string; turn: number; name: string; tool: ToolDefinition<any, any>; input: unknown; idempotencyKey: string },
+  call: Pick<RunToolInput, 'lineage' | 'repeatApprovedBy' | 'approval'> & {
+    taskId: string;
+    turn: number;
+    name: string;
+    tool: ToolDefinition<any, any>;
+    input: unknown;
+    idempotencyKey: string;
+  },
 ): Promise<JournaledWrite> {
   const ctx = Context.current();
-  const journal = new EffectJournal(deps.store());
+  const claims = new IntentClaims(deps.store());
   const runId = ctx.info.workflowExecution?.runId ?? '';
   const lineage = call.lineage ?? [];
-  const planned: Omit<EffectRecord, 'at' | 'outcome' | 'state' | 'step'> = {
-    version: 2,
+  const root = familyRootOf(call.taskId, lineage);
+  const attempt = `${runId}/${ctx.info.activityId}`;
+  const approvedBy = call.repeatApprovedBy ? { id: call.repeatApprovedBy, by: call.approval?.id === call.repeatApprovedBy ? call.approval.by : 'unknown' } : undefined;
+  const base: Omit<EffectRecord, 'at' | 'outcome' | 'state' | 'step'> = {
+    version: 3,
     taskId: call.taskId,
     runId,
     turn: call.turn,
@@ -107,45 +122,65 @@ export async function journaledWrite(
     idempotent: call.tool.idempotent,
     intent: intentOfCall(call.tool, call.name, call.input),
     idempotencyKey: call.idempotencyKey,
-    attempt: `${runId}/${ctx.info.activityId}`,
-    family: familyRootOf(call.taskId, lineage),
+    attempt,
+    family: root,
     ...(lineage.length ? { lineage: [...lineage] } : {}),
   };
-  if (!call.repeatApprovedBy) {
-    const earlier = await deps.withBlobs(() => journal.earlierRuns({ ...planned, lineage }));
-    const blocking = await firstBlocking(call.tool, call.input, earlier);
-    if (blocking) {
-      const error = toolError('policy', 'repeated_effect', repeatReason(blocking), 'A person has been asked whether it must run again.');
-      throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, blocking], category: ApplicationFailureCategory.BENIGN });
-    }
-    // The service knows the earlier key: it answers with the first outcome and changes nothing again.
-    if (earlier[0]) planned.idempotencyKey = earlier[0].idempotencyKey;
-  }
-  const step = (state: EffectState, summary: string): EffectRecord => ({
-    ...planned,
+  const step = (held: { generation: number; idempotencyKey: string }, state: EffectState, summary: string): EffectRecord => ({
+    ...base,
+    ...held,
+    ...(approvedBy ? { approvedBy } : {}),
     at: new Date().toISOString(),
     step: ctx.info.attempt * 2 + (state === 'pending' ? 0 : 1),
     state,
     outcome: { ok: state === 'done', summary: summary.slice(0, 300) },
   });
-  // Intent first: a call whose record cannot be kept does not run (a transient store error is retried).
-  await deps.withBlobs(() => journal.record(step('pending', 'started')));
-  return {
-    idempotencyKey: planned.idempotencyKey,
-    // A write that ran must not look failed because its settling could not be kept: it stays pending,
-    // which every branch treats as "may have happened", and the log says so.
-    settled: (state, summary) =>
-      journal
-        .record(step(state, summary))
-        .catch((err: Error) => ctx.log.error(`effect journal: ${call.name} in ${call.taskId} turn ${call.turn} settled as ${state} but stays pending in the journal: ${err.message}`)),
+  const refuse = (record: EffectRecord): never => {
+    const error = toolError('policy', 'repeated_effect', repeatReason(record), 'A person has been asked whether it must run again.');
+    throw ApplicationFailure.create({ message: error.detail, type: REPEATED_EFFECT_TYPE, nonRetryable: true, details: [error, record], category: ApplicationFailureCategory.BENIGN });
   };
-}
+  const legacy = await deps.withBlobs(() => new EffectJournal(deps.store()).legacyEntries([call.taskId, ...lineage.map((p) => p.taskId)], base.intent));
+  const olderWrite = legacy.find((r) => r.runId !== runId);
+  if (olderWrite && !approvedBy) refuse(olderWrite);
 
-/** The earlier run that needs a person, or none when every one is an idempotent call done and still standing. */
-async function firstBlocking(tool: ToolDefinition<any, any>, input: unknown, earlier: readonly EffectRecord[]): Promise<EffectRecord | undefined> {
-  for (const record of earlier) {
-    if (!tool.idempotent || effectStateOf(record) !== 'done') return record;
-    if (tool.stillStands && !(await tool.stillStands(record.idempotencyKey, input))) return record;
+  for (let round = 1; ; round++) {
+    const view = await deps.withBlobs(() => claims.view(root, base.intent));
+    const decision = decideClaim(view, { attempt, idempotent: call.tool.idempotent, repeatApproved: approvedBy !== undefined });
+    let held: { generation: number; idempotencyKey: string } | undefined;
+    switch (decision.kind) {
+      case 'refuse':
+        return refuse(decision.record);
+      case 'reuse': {
+        const { claim } = decision;
+        if (claim.state === 'done' && call.tool.stillStands && !(await call.tool.stillStands(claim.claim.idempotencyKey, call.input))) return refuse(claim.latest);
+        // The service knows that key: it answers with the first outcome and changes nothing again.
+        return { idempotencyKey: claim.claim.idempotencyKey, settled: async () => undefined };
+      }
+      case 'hold':
+        held = { generation: decision.claim.generation, idempotencyKey: decision.claim.claim.idempotencyKey };
+        break;
+      case 'take': {
+        const taking = { generation: decision.generation, idempotencyKey: call.idempotencyKey };
+        // The claim first: a call whose claim cannot be kept does not run (a transient store error is retried).
+        if (await deps.withBlobs(() => claims.take(root, { ...step(taking, 'pending', 'started'), generation: taking.generation }))) held = taking;
+        else if (approvedBy || round >= CLAIM_ROUNDS) {
+          // Someone else won it: an approval covers the claims the person saw, not one taken since.
+          const winner = (await deps.withBlobs(() => claims.view(root, base.intent))).claims.find((c) => c.generation === decision.generation);
+          return refuse(winner?.latest ?? { ...step(taking, 'pending', 'claimed by another call at the same moment') });
+        }
+        break;
+      }
+    }
+    if (!held) continue;
+    const holding = held;
+    return {
+      idempotencyKey: holding.idempotencyKey,
+      // A write that ran must not look failed because its settling could not be kept: it stays pending,
+      // which every member of the family treats as "may have happened", and the log says so.
+      settled: (state, summary) =>
+        claims
+          .settle(root, step(holding, state, summary))
+          .catch((err: Error) => ctx.log.error(`effect journal: ${call.name} in ${call.taskId} turn ${call.turn} settled as ${state} but stays pending in the journal: ${err.message}`)),
+    };
   }
-  return undefined;
 }

@@ -83,7 +83,7 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       scope !== undefined && turn !== undefined && tool.effect !== 'read'
         ? // The family's journal may sit in a remote store: the check beats like the call it guards.
           await withHeartbeats(ctx, () =>
-            journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy }),
+            journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy, approval }),
           )
         : undefined;
     // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.

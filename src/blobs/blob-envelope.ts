@@ -97,6 +97,17 @@ export function plainTextOf(body: Buffer, scope: string, id: string, where: stri
   return verifiedText(body, scope, id, where);
 }
 
+/** The text of a record (createRecord) read back from a store without keys: a sealed body names the key it needs. */
+export function plainRecordText(body: Buffer, scope: string, name: string): string {
+  if (isSealed(body)) throw new BlobKeyNotFoundError(scope, recordSealId(name), sealedKeyId(body, scope, recordSealId(name)).keyId, []);
+  return body.toString('utf8');
+}
+
+/** What a record is sealed under in place of a content id: its name, marked so it can never pass for one. */
+export function recordSealId(name: string): string {
+  return `record:${name}`;
+}
+
 function associatedData(header: Uint8Array, scope: string, id: string): Buffer {
   return Buffer.concat([header, Buffer.from(`\0${scope}\0${id}`, 'utf8')]);
 }

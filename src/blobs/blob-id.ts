@@ -40,6 +40,15 @@ export function checkBodyPlace(scope: unknown, id: unknown): asserts scope is st
   if (!isBlobId(id)) throw new TypeError(`not a blob id: ${JSON.stringify(String(id).slice(0, 80))} (expected sha256:<64 hex>)`);
 }
 
+/** A record's name (createRecord): short, lower-case, never a content id, so the two never meet in one scope. */
+const RECORD_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+
+/** A record's place: a valid scope and a record name. */
+export function checkRecordPlace(scope: unknown, name: unknown): asserts scope is string {
+  checkScope(scope);
+  if (typeof name !== 'string' || !RECORD_NAME.test(name)) throw new TypeError(`not a record name: ${JSON.stringify(String(name).slice(0, 80))} (expected [a-z][a-z0-9-]{0,63})`);
+}
+
 /** `put` for a store of bodies: the text's content id, its UTF-8 bytes stored under it. */
 export async function putText(store: { putBody(scope: string, id: string, body: Buffer): Promise<void> }, scope: string, text: string): Promise<string> {
   if (typeof text !== 'string') throw new TypeError('a blob is a string');

@@ -32,6 +32,15 @@ export interface BlobStore {
   scopes(): Promise<string[]>;
   /** The ids stored in exactly this scope (none when it holds nothing): how a record kept as blobs (the effect journal) is read back. */
   ids(scope: string): Promise<string[]>;
+  /**
+   * Creates the record `name` in the scope holding `text` unless the scope already has a record of
+   * that name: true for the one caller that created it, false for every other, however many race
+   * (an exclusive create on a folder, a unique key in PostgreSQL). What the effect journal's
+   * claims stand on (forks/intent-claims.ts). A record is never changed once created.
+   */
+  createRecord(scope: string, name: string, text: string): Promise<boolean>;
+  /** Every record createRecord made in exactly this scope, by name (none when it holds none). */
+  records(scope: string): Promise<{ name: string; text: string }[]>;
   close(): Promise<void>;
 }
 
@@ -45,6 +54,10 @@ export interface BlobBodyStore extends BlobStore {
   putBody(scope: string, id: string, body: Buffer): Promise<void>;
   /** The body stored under `id`. Throws BlobMissingError when it is not there. */
   getBody(scope: string, id: string): Promise<Buffer>;
+  /** createRecord for a body already transformed: true when this caller created `name` in the scope. */
+  createRecordBody(scope: string, name: string, body: Buffer): Promise<boolean>;
+  /** The bodies of the scope's records, by name. */
+  recordBodies(scope: string): Promise<{ name: string; body: Buffer }[]>;
 }
 
 export class BlobMissingError extends DurableAgentError {

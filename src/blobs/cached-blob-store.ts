@@ -84,6 +84,15 @@ export class CachedBlobStore implements BlobStore {
     return this.inner.ids(scope);
   }
 
+  /** Never cached: a record is read to learn who holds it now. */
+  createRecord(scope: string, name: string, text: string): Promise<boolean> {
+    return this.inner.createRecord(scope, name, text);
+  }
+
+  records(scope: string): Promise<{ name: string; text: string }[]> {
+    return this.inner.records(scope);
+  }
+
   async close(): Promise<void> {
     this.entries.clear();
     this.bytes = 0;

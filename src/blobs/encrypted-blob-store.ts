@@ -20,7 +20,7 @@
 import type { Keyring } from '../codec/encryption-keys';
 import { BlobTamperedError, type BlobBodyStore, type BlobStore } from './blob-store';
 import { blobIdOf, verifiedText } from './blob-id';
-import { isSealed, open, seal } from './blob-envelope';
+import { isSealed, open, recordSealId, seal } from './blob-envelope';
 
 /** `refuse` (default): a plain body is BlobTamperedError. `read`: plain bodies that match their id are read (blobs from before encryption). */
 export type PlainBlobs = 'refuse' | 'read';
@@ -59,6 +59,18 @@ export class EncryptedBlobStore implements BlobStore {
       this.inner.description,
       'it is stored unencrypted while encryption keys are configured (blobs written before encryption was turned on read only with DURABLE_AGENT_BLOB_PLAIN=read)',
     );
+  }
+
+  createRecord(scope: string, name: string, text: string): Promise<boolean> {
+    return this.inner.createRecordBody(scope, name, seal(this.keyring, scope, recordSealId(name), text));
+  }
+
+  async records(scope: string): Promise<{ name: string; text: string }[]> {
+    return (await this.inner.recordBodies(scope)).map(({ name, body }) => {
+      if (isSealed(body)) return { name, text: open(this.keyring, body, scope, recordSealId(name)).toString('utf8') };
+      if (this.plainBlobs === 'read') return { name, text: body.toString('utf8') };
+      throw new BlobTamperedError(scope, recordSealId(name), this.inner.description, 'it is stored unencrypted while encryption keys are configured');
+    });
   }
 
   purge(scopePrefix: string): Promise<number> {

@@ -3,12 +3,12 @@
  * named by its sha256. Good for one machine; workers on several machines need a shared store.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stateDir } from '../server/state-dir';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
-import { plainTextOf } from './blob-envelope';
-import { checkBodyPlace, checkScope, checkScopePrefix, putText } from './blob-id';
+import { plainRecordText, plainTextOf } from './blob-envelope';
+import { checkBodyPlace, checkRecordPlace, checkScope, checkScopePrefix, putText } from './blob-id';
 
 /** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
 const MAX_DIRECT_NAME = 200;
@@ -16,6 +16,8 @@ const HASHED = '~h-';
 /** Inside a hashed folder, the scope it holds (folder names cannot be read back from a hash). */
 const SCOPE_FILE = '~scope';
 const TEMP_PREFIX = '~tmp-';
+/** A record's file (createRecord): never a content id's 64 hex digits, never a temporary file. */
+const RECORD_PREFIX = '~rec-';
 
 export function defaultBlobDir(): string {
   return path.join(stateDir(), 'blobs');
@@ -88,6 +90,47 @@ export class LocalBlobStore implements BlobBodyStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobMissingError(scope, id, this.description);
       throw err;
     }
+  }
+
+  createRecord(scope: string, name: string, text: string): Promise<boolean> {
+    return this.createRecordBody(scope, name, Buffer.from(text, 'utf8'));
+  }
+
+  async records(scope: string): Promise<{ name: string; text: string }[]> {
+    return (await this.recordBodies(scope)).map(({ name, body }) => ({ name, text: plainRecordText(body, scope, name) }));
+  }
+
+  async createRecordBody(scope: string, name: string, body: Buffer): Promise<boolean> {
+    checkRecordPlace(scope, name);
+    const folder = this.folderOf(scope);
+    await mkdir(folder, { recursive: true });
+    if (path.basename(folder).startsWith(HASHED)) await writeAtomically(path.join(folder, SCOPE_FILE), scope);
+    // link() fails with EEXIST when the name is taken, in one step on every local filesystem, and
+    // the name appears with all its bytes: whoever links first holds the record, nobody reads half of it.
+    const temp = path.join(folder, `${TEMP_PREFIX}${randomUUID()}`);
+    await writeFile(temp, body);
+    try {
+      await link(temp, path.join(folder, RECORD_PREFIX + name));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  async recordBodies(scope: string): Promise<{ name: string; body: Buffer }[]> {
+    checkScope(scope);
+    const folder = this.folderOf(scope);
+    let names: string[];
+    try {
+      names = (await readdir(folder)).filter((n) => n.startsWith(RECORD_PREFIX));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return Promise.all(names.map(async (n) => ({ name: n.slice(RECORD_PREFIX.length), body: await readFile(path.join(folder, n)) })));
   }
 
   async purge(scopePrefix: string): Promise<number> {

@@ -10,8 +10,8 @@
  */
 import type { Pool } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
-import { plainTextOf } from './blob-envelope';
-import { checkBodyPlace, checkScope, checkScopePrefix, putText } from './blob-id';
+import { plainRecordText, plainTextOf } from './blob-envelope';
+import { checkBodyPlace, checkRecordPlace, checkScope, checkScopePrefix, putText } from './blob-id';
 import { checkTableName, openPool, redactedUrl, TablesOnce } from './postgres-tables';
 
 export interface PostgresBlobStoreOptions {
@@ -22,6 +22,9 @@ export interface PostgresBlobStoreOptions {
   /** Connections per process. Default 4: blob reads are short, and many workers share one server. */
   maxConnections?: number;
 }
+
+/** A record's row id: beside content ids (`sha256:…`) in the same table, never one of them. */
+const RECORD_ID_PREFIX = 'record:';
 
 export class PostgresBlobStore implements BlobBodyStore {
   readonly description: string;
@@ -74,6 +77,34 @@ export class PostgresBlobStore implements BlobBodyStore {
     return rows[0].body;
   }
 
+  createRecord(scope: string, name: string, text: string): Promise<boolean> {
+    return this.createRecordBody(scope, name, Buffer.from(text, 'utf8'));
+  }
+
+  async records(scope: string): Promise<{ name: string; text: string }[]> {
+    return (await this.recordBodies(scope)).map(({ name, body }) => ({ name, text: plainRecordText(body, scope, name) }));
+  }
+
+  async createRecordBody(scope: string, name: string, body: Buffer): Promise<boolean> {
+    checkRecordPlace(scope, name);
+    await this.ensureTable();
+    // The primary key decides: of any number of racing inserts, one adds the row and the rest add none.
+    const { rowCount } = await this.pool.query(`INSERT INTO ${this.table} (scope, id, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (scope, id) DO NOTHING`, [
+      scope,
+      `${RECORD_ID_PREFIX}${name}`,
+      body,
+      body.length,
+    ]);
+    return rowCount === 1;
+  }
+
+  async recordBodies(scope: string): Promise<{ name: string; body: Buffer }[]> {
+    checkScope(scope);
+    await this.ensureTable();
+    const { rows } = await this.pool.query<{ id: string; body: Buffer }>(`SELECT id, body FROM ${this.table} WHERE scope = $1 AND id LIKE 'record:%'`, [scope]);
+    return rows.map((r) => ({ name: r.id.slice(RECORD_ID_PREFIX.length), body: r.body }));
+  }
+
   async purge(scopePrefix: string): Promise<number> {
     checkScopePrefix(scopePrefix);
     await this.ensureTable();
@@ -98,7 +129,7 @@ export class PostgresBlobStore implements BlobBodyStore {
   async ids(scope: string): Promise<string[]> {
     checkScope(scope);
     await this.ensureTable();
-    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.table} WHERE scope = $1`, [scope]);
+    const { rows } = await this.pool.query<{ id: string }>(`SELECT id FROM ${this.table} WHERE scope = $1 AND id LIKE 'sha256:%'`, [scope]);
     return rows.map((r) => r.id);
   }
 

@@ -51,7 +51,7 @@ export type EffectState = 'pending' | 'done' | 'unknown' | 'failed';
  * its canonical arguments; the idempotency key is the one the service saw.
  */
 export interface EffectRecord {
-  version: 1 | 2;
+  version: 1 | 2 | 3;
   taskId: string;
   /** The run it ran in: a reset or a continue-as-new starts another one. */
   runId: string;
@@ -76,6 +76,13 @@ export interface EffectRecord {
   family?: string;
   /** Version 2: the writer's ancestry, nearest first (forks, rewinds and delegations). */
   lineage?: BranchPoint[];
+  /**
+   * Version 3: the claim this call holds on its intent for the whole family (forks/intent-claims.ts):
+   * 1 for the first call that took effect, one more for each call a person let run again.
+   */
+  generation?: number;
+  /** Version 3: the approval that let this call run although an earlier claim stood (its id and who gave it). */
+  approvedBy?: { id: string; by: string };
 }
 
 /** Where a record says its call stands (version 1 records were written only for calls that came back). */

@@ -40,6 +40,8 @@ class ListingStore {
       purgeScope: () => Promise.reject(new Error('a recording never deletes')),
       scopes: () => this.store.scopes(),
       ids: (scope) => this.store.ids(scope),
+      createRecord: () => Promise.reject(new Error('a recording never writes to the blob store')),
+      records: (scope) => this.store.records(scope),
       close: async () => undefined,
     };
   }

@@ -18,6 +18,7 @@ import { openBlobStore } from '../../src/blobs/open-blob-store';
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { EffectJournal, familyJournalPrefix, familyJournalScope, intentOf } from '../../src/forks/effect-journal';
+import { IntentClaims } from '../../src/forks/intent-claims';
 import { effectJournalScope, type EffectRecord } from '../../src/protocol/fork';
 
 let pg: PostgresServer;
@@ -211,7 +212,7 @@ describe('the effect journal on each store, encrypted at rest when the store is'
     ...over,
   });
 
-  test.each(bodies)('%s: version 1 records read back, sealed at rest; a reset (same key, another run) and a fork after the branch point find the earlier run', async (_name, open) => {
+  test.each(bodies)('%s: version 1 records read back, sealed at rest, and still count for the task and its branches', async (_name, open) => {
     const inner = open();
     const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
     try {
@@ -219,71 +220,42 @@ describe('the effect journal on each store, encrypted at rest when the store is'
       const [id] = await inner.ids(effectJournalScope('origin'));
       expect((await inner.getBody(effectJournalScope('origin'), id!)).toString('utf8')).not.toContain('append_audit_line');
       expect(await journal.entries('origin')).toEqual([record({})]);
-      // A reset runs the call again with the key it had, in another run; a retry in the same run is no repeat.
-      expect(await journal.earlierRun({ taskId: 'origin', runId: 'run-2', intent: 'other', idempotencyKey: 'origin:run-1:4', lineage: [] })).toEqual(record({}));
-      expect(await journal.earlierRun({ taskId: 'origin', runId: 'run-1', intent: 'other', idempotencyKey: 'origin:run-1:4', lineage: [] })).toBeUndefined();
-      // A fork: the same intent in an ancestor after its branch point, whatever key the fork has; not before it.
-      const fork = { taskId: 'fork', runId: 'f-1', intent: intentOf('append_audit_line', { line: 'paid' }), idempotencyKey: 'fork:f-1:1' };
-      expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 2 }] })).toEqual(record({}));
-      expect(await journal.earlierRun({ ...fork, lineage: [{ taskId: 'origin', turn: 3 }] })).toBeUndefined();
-      expect(await journal.earlierRun({ ...fork, intent: intentOf('append_audit_line', { line: 'other' }), lineage: [{ taskId: 'origin', turn: 2 }] })).toBeUndefined();
+      expect(await journal.legacyEntries(['fork', 'origin'], record({}).intent)).toEqual([record({})]);
+      expect(await journal.legacyEntries(['fork', 'origin'], intentOf('append_audit_line', { line: 'other' }))).toEqual([]);
     } finally {
       await inner.close();
     }
   });
 
-  test.each(bodies)("%s: the family journal: a pending call blocks every other branch, a failed one none, and a re-delegated child meets its cousin's write", async (_name, open) => {
+  test.each(bodies)('%s: of 40 callers racing for one claim exactly one wins, on every round; claims are sealed at rest and read back by generation', async (_name, open) => {
     const inner = open();
-    const journal = new EffectJournal(new EncryptedBlobStore(inner, keyring));
+    const claims = new IntentClaims(new EncryptedBlobStore(inner, keyring));
     const intent = intentOf('append_audit_line', { line: 'paid' });
-    const step = (over: Partial<EffectRecord>): EffectRecord => record({ version: 2, family: 'lead', intent, attempt: 'run-1/7', step: 2, state: 'pending', ...over });
+    const claim = (generation: number, attempt: string): EffectRecord & { generation: number } => ({
+      ...record({ version: 3, family: 'lead', intent, attempt, step: 2, state: 'pending', outcome: { ok: false, summary: 'started' } }),
+      generation,
+    });
     try {
-      // The origin's child (delegated at turn 4) started the write; its worker died before it settled.
-      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }] }));
-      const [scope] = (await inner.scopes()).filter((s) => s.startsWith(familyJournalPrefix('lead')));
-      expect(scope).toBe(familyJournalScope('lead', intent));
-      // A fork of the lead at turn 2 re-delegates: its child meets the pending write, by intent.
-      const cousin = {
-        taskId: 'lead-f--clerk-1',
-        runId: 'c-1',
-        attempt: 'c-1/3',
-        turn: 1,
-        intent,
-        idempotencyKey: 'lead-f--clerk-1:1',
-        lineage: [
-          { taskId: 'lead-f', turn: 2, via: 'delegation' as const },
-          { taskId: 'lead', turn: 2 },
-        ],
-      };
-      expect((await journal.earlierRuns(cousin)).map((r) => r.state)).toEqual(['pending']);
-      // A fork after the delegation's turn knows of it: no repeat.
-      expect(
-        await journal.earlierRuns({
-          ...cousin,
-          lineage: [
-            { taskId: 'lead-g', turn: 5, via: 'delegation' },
-            { taskId: 'lead', turn: 5 },
-          ],
-        }),
-      ).toEqual([]);
-      // Its own retry (same attempt) is no repeat.
-      expect(
-        await journal.earlierRuns({
-          ...cousin,
-          taskId: 'lead--clerk-1',
-          runId: 'run-1',
-          attempt: 'run-1/7',
-          idempotencyKey: 'origin:run-1:4',
-          lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }],
-        }),
-      ).toEqual([]);
-      // Settled as failed (no effect): nobody is stopped; as unknown: everybody is.
-      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }], step: 3, state: 'failed' }));
-      expect(await journal.earlierRuns(cousin)).toEqual([]);
-      await journal.record(step({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }], step: 5, state: 'unknown' }));
-      expect((await journal.earlierRuns(cousin)).map((r) => r.state)).toEqual(['unknown']);
-      // Only the matching intent's scope is read: another intent's check reads nothing.
-      expect(await journal.stepsOf('lead', intentOf('append_audit_line', { line: 'other' }))).toEqual([]);
+      for (const generation of [1, 2, 3]) {
+        const won = await Promise.all(Array.from({ length: 40 }, (_, i) => claims.take('lead', claim(generation, `run-${i}/1`))));
+        expect(won.filter(Boolean)).toHaveLength(1);
+      }
+      const scope = familyJournalScope('lead', intent);
+      expect((await inner.scopes()).filter((s) => s.startsWith(familyJournalPrefix('lead')))).toEqual([scope]);
+      for (const { body } of await inner.recordBodies(scope)) expect(body.toString('utf8')).not.toContain('append_audit_line');
+      // Claims are records, not content blobs: ids() lists neither, and a settle step is a blob beside them.
+      expect(await inner.ids(scope)).toEqual([]);
+      const view = await claims.view('lead', intent);
+      expect(view.claims.map((c) => [c.generation, c.state])).toEqual([
+        [1, 'pending'],
+        [2, 'pending'],
+        [3, 'pending'],
+      ]);
+      const holder = view.claims[0]!.claim;
+      await claims.settle('lead', { ...holder, step: 3, state: 'done', outcome: { ok: true, summary: '{"lines":1}' } });
+      expect((await claims.view('lead', intent)).claims[0]!.state).toBe('done');
+      // Another intent's view reads nothing of this one.
+      expect(await claims.view('lead', intentOf('append_audit_line', { line: 'other' }))).toEqual({ claims: [], legacy: [] });
     } finally {
       await inner.close();
     }

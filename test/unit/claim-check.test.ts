@@ -28,6 +28,8 @@ function countingStore(): { store: BlobStore; reads: string[] } {
     purgeScope: (scope) => inner.purgeScope(scope),
     scopes: () => inner.scopes(),
     ids: (scope) => inner.ids(scope),
+    createRecord: (scope, name, text) => inner.createRecord(scope, name, text),
+    records: (scope) => inner.records(scope),
     close: () => inner.close(),
   };
   return { store, reads };

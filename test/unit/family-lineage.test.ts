@@ -2,7 +2,6 @@
  * Who joins a task's family, read from input an attacker may write: a child's lineage is taken only
  * when Temporal names the same parent, and a lineage of any depth keeps the family's root.
  */
-import { inBranchPast } from '../../src/forks/effect-journal';
 import type { TaskInput } from '../../src/protocol/task';
 import { MAX_LINEAGE_POINTS, taskInputSchema, wireProblem } from '../../src/protocol/wire-shapes';
 import { childLineage, delegatedLineage } from '../../src/workflows/run/delegation';
@@ -26,20 +25,6 @@ test("a child's lineage is its parent's turn then the parent's own, bounded, and
   expect(lineage).toHaveLength(MAX_LINEAGE_POINTS);
   expect(lineage[0]).toEqual({ taskId: 'lead', turn: 7, via: 'delegation' });
   expect(lineage.at(-1)).toEqual({ taskId: 'fork-99', turn: 99 });
-});
-
-test("a record is in a branch's past only when its writer left the branch's path at or before the turn the branch did", () => {
-  const cousin = {
-    taskId: 'lead-f--clerk-1',
-    turn: 1,
-    lineage: [
-      { taskId: 'lead-f', turn: 2, via: 'delegation' as const },
-      { taskId: 'lead', turn: 2 },
-    ],
-  };
-  expect(inBranchPast({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 4, via: 'delegation' }] }, cousin)).toBe(false);
-  expect(inBranchPast({ taskId: 'lead--clerk-1', turn: 1, lineage: [{ taskId: 'lead', turn: 2, via: 'delegation' }] }, cousin)).toBe(true);
-  expect(inBranchPast({ taskId: 'stranger', turn: 1 }, cousin)).toBe(false);
 });
 
 test('a malformed delegation.lineage is refused at the door, naming the field', () => {

@@ -44,7 +44,14 @@ interface ToolCall {
  * (an async function awaiting it costs two promises, each with the SDK's stack capture), and the
  * answer reaches the caller on the same tick an `await` would give it.
  */
-export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
+/** The approval a call runs under; `repeat` when the person was asked because the same call already ran. */
+export interface CallApproval {
+  id: string;
+  by: string;
+  repeat?: boolean;
+}
+
+export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: CallApproval): Promise<Answer> {
   const { state } = ctx;
   state.recordToolCalled(name, toolUseId, input);
   if (tool.delegatesTo !== undefined && ctx.delegation) return delegated(ctx, tool, input, toolUseId);
@@ -54,7 +61,20 @@ export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, to
   const idempotencyKey = reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`;
   // A write goes through the journal: the worker records it, and refuses one that already ran before a reset or in an ancestor.
   const journaled = tool.effect !== 'read';
-  return attempt({ ctx, tool, input, toolUseId, name, idempotencyKey, approval, journaled, runsLocally: ctx.fastReads.runsLocally(tool), answers: [] });
+  const given = approval ? { id: approval.id, by: approval.by } : undefined;
+  return attempt({
+    ctx,
+    tool,
+    input,
+    toolUseId,
+    name,
+    idempotencyKey,
+    approval: given,
+    ...(given && approval?.repeat ? { repeatApproval: given } : {}),
+    journaled,
+    runsLocally: ctx.fastReads.runsLocally(tool),
+    answers: [],
+  });
 }
 
 function attempt(call: ToolCall): Promise<Answer> {

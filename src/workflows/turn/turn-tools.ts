@@ -16,7 +16,7 @@ import { toolsForCall } from './call-effect';
 import { callKey } from '../base/canonical-key';
 import { escalationLevel } from '../people/escalation-policy';
 import type { TaskState } from '../state/task-state';
-import { runOnce } from './tool-call';
+import { runOnce, type CallApproval } from './tool-call';
 import type { Answer, TurnContext } from './turn-context';
 
 export type { TurnContext } from './turn-context';
@@ -235,7 +235,9 @@ async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUse
   }
   const edited = decision.editedInput !== undefined;
   const reuseKey = ledger.action === 'run' ? ledger.idempotencyKey : undefined;
-  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input, reuseKey, { id: decision.id, by: decision.by });
+  // Asked because the ledger saw it run already: the person approved a repeat, which the family's claim records as such.
+  const repeat = ledger.action !== 'run';
+  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input, reuseKey, { id: decision.id, by: decision.by, ...(repeat ? { repeat } : {}) });
   if (ran.isError) return { key, answer: ran };
   const note = {
     approved_by: decision.by,
@@ -250,12 +252,12 @@ async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUse
  * tool without fallbacks hands on the call's own promise, since every async layer costs the workflow
  * a promise (and the SDK a stack capture for it) on every turn.
  */
-function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true, input: unknown = use.input, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
+function execute(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, withFallbacks = true, input: unknown = use.input, reuseKey?: string, approval?: CallApproval): Promise<Answer> {
   if (!withFallbacks || tool.fallbacks.length === 0) return runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
   return executeWithFallbacks(ctx, tool, use, input, reuseKey, approval);
 }
 
-async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, input: unknown, reuseKey?: string, approval?: { id: string; by: string }): Promise<Answer> {
+async function executeWithFallbacks(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, input: unknown, reuseKey?: string, approval?: CallApproval): Promise<Answer> {
   const primary = await runOnce(ctx, tool, input, use.id, use.name, reuseKey, approval);
   if (!primary.error || primary.error.error_class !== 'permanent') return primary;
 

@@ -1,0 +1,353 @@
+/**
+ * Random task families on a real server (issue 47): a seed generates a sequence of family operations
+ * (start, fork at any turn, rewind, `temporal workflow reset`, delegate once or twice, approvals of
+ * identical writes given together, cancel, purge, deletion of closed executions) over agents with a
+ * non-idempotent and an idempotent write; then every question is answered (a repeat approved or
+ * denied at random) until the family is still, and the effects are counted against the approvals.
+ *
+ * The rule checked: every intent took effect at most once more than the repeats people approved.
+ * A failing seed replays: the same seed gives the same operations and the same answers.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { z } from 'zod';
+import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
+import { provisionTemporalCli } from '../../src/server/temporal-cli';
+import type { ApprovalRequest } from '../../src/protocol/task';
+import type { ModelScript } from '../../src/models/scripted-model';
+import { defineTool } from '../../src/tools/define-tool';
+import { cliIn } from './cli-in-process';
+import { answer, callTool, type Harness } from './harness';
+
+const exec = promisify(execFile);
+
+/** What the family's services did: one entry per effect, by intent. */
+export class EffectLog {
+  readonly pays = new Map<string, number>();
+  readonly creditKeys = new Map<string, Set<string>>();
+  effectsOf(intent: string): number {
+    if (intent.startsWith('pay:')) return this.pays.get(intent.slice(4)) ?? 0;
+    return this.creditKeys.get(intent.slice(7))?.size ?? 0;
+  }
+  intents(): string[] {
+    return [...[...this.pays.keys()].map((r) => `pay:${r}`), ...[...this.creditKeys.keys()].map((r) => `credit:${r}`)];
+  }
+}
+
+/** A payer, a payer that asks before each write, and a lead that delegates to a clerk who pays. */
+export function familyAgents(h: Harness, log: EffectLog): AgentDefinition[] {
+  const pay = defineTool({
+    name: 'pay',
+    description: 'Pay an invoice. Not idempotent: each call pays.',
+    input: z.object({ ref: z.string().min(1) }),
+    output: z.object({ paid: z.string() }),
+    effect: 'write',
+    idempotent: false,
+    timeoutMs: 10_000,
+    run: async ({ ref }) => {
+      log.pays.set(ref, (log.pays.get(ref) ?? 0) + 1);
+      return { paid: ref };
+    },
+  });
+  const credit = defineTool({
+    name: 'credit',
+    description: 'Credit an account. Idempotent: the service answers a repeated key with its first outcome.',
+    input: z.object({ ref: z.string().min(1) }),
+    output: z.object({ credited: z.string() }),
+    effect: 'write',
+    idempotent: true,
+    timeoutMs: 10_000,
+    run: async ({ ref }, ctx) => {
+      const keys = log.creditKeys.get(ref) ?? new Set<string>();
+      keys.add(ctx.idempotencyKey);
+      log.creditKeys.set(ref, keys);
+      return { credited: ref };
+    },
+  });
+  const clerk = defineAgent({
+    name: 'clerk',
+    description: 'pays what it is told',
+    system: 'You pay.',
+    tools: [pay],
+    policy: { write: 'allow' },
+    model: { provider: 'scripted', script: h.script([callTool('pay', { ref: 'P-1' }), answer('paid')]) },
+  });
+  return [
+    defineAgent({ name: 'payer', system: 'You pay.', tools: [pay, credit], policy: { write: 'allow' } }),
+    defineAgent({ name: 'cautious', system: 'You pay, asking first.', tools: [pay, credit], policy: { write: 'confirm' } }),
+    defineAgent({ name: 'lead', system: 'You delegate.', tools: [], subagents: [clerk] }),
+    clerk,
+  ];
+}
+
+type Kind = 'payer' | 'cautious' | 'lead';
+
+export type FamilyOp =
+  | { op: 'start'; kind: Kind; calls: string[] }
+  | { op: 'fork'; member: number; turn: number; calls: string[] }
+  | { op: 'rewind'; member: number; turn: number }
+  | { op: 'reset'; member: number }
+  | { op: 'approveTogether' }
+  | { op: 'cancel'; member: number }
+  | { op: 'purge'; member: number }
+  | { op: 'deleteClosed'; member: number }
+  /** Deletes the member's closed children (as retention would): a re-delegation meets no old execution. */
+  | { op: 'deleteChildren'; member: number }
+  /** Waits (bounded) until the member's execution closes, answering nothing. */
+  | { op: 'waitClosed'; member: number };
+
+/** mulberry32: small, and the same sequence for the same seed on every machine. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PAYER_CALLS = ['pay P-1', 'pay P-2', 'credit C-1'];
+const LEAD_CALLS = ['delegate A', 'delegate B'];
+
+/** The operations of one seed: a start, then 3 to 5 more, each on a member that exists by then. */
+export function opsOf(seed: number): FamilyOp[] {
+  const next = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const kind = pick<Kind>(['payer', 'payer', 'cautious', 'lead', 'lead']);
+  const callsFor = (k: Kind): string[] => {
+    const pool = k === 'lead' ? LEAD_CALLS : PAYER_CALLS;
+    return Array.from({ length: 1 + Math.floor(next() * 2) }, () => pick(pool));
+  };
+  const ops: FamilyOp[] = [{ op: 'start', kind, calls: callsFor(kind) }];
+  let members = 1;
+  const count = 3 + Math.floor(next() * 3);
+  for (let i = 0; i < count; i++) {
+    const member = Math.floor(next() * members);
+    const turn = Math.floor(next() * 2);
+    switch (pick(['fork', 'fork', 'fork', 'rewind', 'reset', 'approveTogether', 'cancel', 'purge', 'deleteClosed', 'deleteChildren', 'waitClosed', 'waitClosed'] as const)) {
+      case 'fork':
+        ops.push({ op: 'fork', member, turn, calls: callsFor(kind) });
+        members++;
+        break;
+      case 'rewind':
+        ops.push({ op: 'rewind', member, turn });
+        members++;
+        break;
+      case 'reset':
+        ops.push({ op: 'reset', member });
+        break;
+      case 'approveTogether':
+        ops.push({ op: 'approveTogether' });
+        break;
+      case 'cancel':
+        ops.push({ op: 'cancel', member });
+        break;
+      case 'purge':
+        ops.push({ op: 'purge', member });
+        break;
+      case 'deleteClosed':
+        ops.push({ op: 'deleteClosed', member });
+        break;
+      case 'deleteChildren':
+        ops.push({ op: 'deleteChildren', member });
+        break;
+      case 'waitClosed':
+        ops.push({ op: 'waitClosed', member });
+        break;
+    }
+  }
+  return ops;
+}
+
+function scriptTurns(calls: readonly string[], padding: number): ModelScript['turns'] {
+  const turns: ModelScript['turns'] = Array.from({ length: padding }, () => answer('never played'));
+  for (const call of calls) {
+    const [verb, arg] = call.split(' ') as [string, string];
+    if (verb === 'delegate') turns.push(callTool('delegate_to_clerk', { task: `Pay P-1 (${arg}).` }));
+    else turns.push(callTool(verb, { ref: arg }));
+  }
+  turns.push(answer('done'));
+  return turns;
+}
+
+/** A repeat question: the journal or the ledger saw the same call run already. */
+function isRepeat(approval: ApprovalRequest): boolean {
+  return /with these (exact )?arguments/.test(approval.reason);
+}
+
+function intentOfApproval(approval: ApprovalRequest): string {
+  return `${approval.tool}:${(approval.input as { ref: string }).ref}`;
+}
+
+export interface FamilyRun {
+  seed: number;
+  ops: FamilyOp[];
+  members: string[];
+  effects: Record<string, number>;
+  approvedRepeats: Record<string, number>;
+  /** Intents whose effects exceed 1 + the repeats approved for them: the goal is none. */
+  repeatsWithoutPerson: { intent: string; effects: number; approved: number }[];
+  skipped: string[];
+}
+
+const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT', 'CONTINUED_AS_NEW']);
+
+/** Runs one seed's family to stillness and counts. `log` is the effect log the worker's tools write to (cleared here). */
+export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), settleMs = 60_000): Promise<FamilyRun> {
+  log.pays.clear();
+  log.creditKeys.clear();
+  const decide = random(seed ^ 0x9e3779b9);
+  const members: string[] = [];
+  const gone = new Set<string>();
+  const skipped: string[] = [];
+  const approvedRepeats: Record<string, number> = {};
+  const temporal = await provisionTemporalCli();
+  const root = h.taskId(`fam${seed}`);
+  // Fresh intents per run: the refs are the same, the family differs, and the log is per run.
+  const describeOrUndefined = (id: string) => h.client.describe(id).catch(() => undefined);
+  const closed = async (id: string) => {
+    const d = await describeOrUndefined(id);
+    return d === undefined || CLOSED.has(String(d.executionStatus));
+  };
+  const at = (i: number) => members[Math.min(i, members.length - 1)]!;
+  const turnOf = async (id: string) => (await h.client.status(id).catch(() => undefined))?.turn ?? 0;
+
+  for (const op of ops) {
+    try {
+      switch (op.op) {
+        case 'start': {
+          await h.client.start({ agent: op.kind, prompt: 'Pay what is due.', model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, 0)) } }, { taskId: root });
+          members.push(root);
+          break;
+        }
+        case 'fork': {
+          const origin = at(op.member);
+          if (gone.has(origin)) {
+            skipped.push(`fork of deleted ${origin}`);
+            break;
+          }
+          const turn = Math.min(op.turn, await turnOf(origin));
+          const fork = await h.client.fork(origin, turn, { model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, turn)) }, blobStore: h.blobStore });
+          members.push(fork.taskId);
+          break;
+        }
+        case 'rewind': {
+          const origin = at(op.member);
+          if (gone.has(origin)) {
+            skipped.push(`rewind of deleted ${origin}`);
+            break;
+          }
+          const turn = Math.min(op.turn, await turnOf(origin));
+          const rewound = await h.client.rewind(origin, turn, { blobStore: h.blobStore, settleTimeoutMs: 1_000 });
+          members.push(rewound.taskId);
+          break;
+        }
+        case 'reset': {
+          const member = at(op.member);
+          if (gone.has(member)) {
+            skipped.push(`reset of deleted ${member}`);
+            break;
+          }
+          await exec(temporal, ['workflow', 'reset', '--address', h.server.address, '--workflow-id', member, '--type', 'FirstWorkflowTask', '--reason', `family ${seed}`]);
+          break;
+        }
+        case 'approveTogether': {
+          // Every open member asks first (bounded): then one click each, at the same moment.
+          const waitUntil = Date.now() + 15_000;
+          let pending = await pendingOf(h, members, gone);
+          while (Date.now() < waitUntil) {
+            const asking = new Set(pending.map((p) => p.taskId));
+            const quiet = [];
+            for (const id of members) if (!gone.has(id) && !asking.has(id) && !(await closed(id))) quiet.push(id);
+            if (quiet.length === 0) break;
+            await new Promise((r) => setTimeout(r, 200));
+            pending = await pendingOf(h, members, gone);
+          }
+          const calls = pending.filter(({ approval }) => !isRepeat(approval));
+          await Promise.all(calls.map(({ taskId, approval }) => h.client.approve(taskId, { approvalId: approval.id, by: 'ops' }).catch(() => undefined)));
+          break;
+        }
+        case 'cancel': {
+          const member = at(op.member);
+          if (!gone.has(member) && !(await closed(member))) await h.client.cancel(member).catch(() => undefined);
+          break;
+        }
+        case 'purge': {
+          const member = at(op.member);
+          if (gone.has(member) || !(await closed(member))) {
+            skipped.push(`purge of open ${member}`);
+            break;
+          }
+          await cliIn(h, 'purge', member, '--json');
+          break;
+        }
+        case 'deleteClosed': {
+          const member = at(op.member);
+          if (gone.has(member) || !(await closed(member))) {
+            skipped.push(`delete of open ${member}`);
+            break;
+          }
+          await exec(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', member]);
+          gone.add(member);
+          break;
+        }
+        case 'deleteChildren': {
+          const member = at(op.member);
+          for (const k of [1, 2, 3]) {
+            const child = `${member}--clerk-${k}`;
+            const d = await describeOrUndefined(child);
+            if (d && CLOSED.has(String(d.executionStatus))) await exec(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', child]);
+          }
+          break;
+        }
+        case 'waitClosed': {
+          const member = at(op.member);
+          const waitUntil = Date.now() + 20_000;
+          while (!gone.has(member) && !(await closed(member)) && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200));
+          break;
+        }
+      }
+    } catch (err) {
+      // A refused operation (a purged origin cannot be forked, a turn that is not there) is part of the family's life, not a failure of the rule.
+      skipped.push(`${op.op}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+
+  // Answer every question until the family is still: repeats at random, first calls approved (together).
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    for (const id of [...members]) for (const k of [1, 2, 3]) if (!members.includes(`${id}--clerk-${k}`) && (await describeOrUndefined(`${id}--clerk-${k}`))) members.push(`${id}--clerk-${k}`);
+    const pending = await pendingOf(h, members, gone);
+    const open = [];
+    for (const id of members) if (!gone.has(id) && !(await closed(id))) open.push(id);
+    if (open.length === 0) break;
+    if (Date.now() > deadline) throw new Error(`seed ${seed}: the family never became still; open: ${open.join(', ')}`);
+    await Promise.all(
+      pending.map(async ({ taskId, approval }) => {
+        const repeat = isRepeat(approval);
+        if (repeat && decide() < 0.5) return h.client.deny(taskId, { approvalId: approval.id, by: 'ops', reason: 'ran already' }).catch(() => undefined);
+        const answered = await h.client.approve(taskId, { approvalId: approval.id, by: 'ops' }).catch(() => undefined);
+        if (answered && repeat) approvedRepeats[intentOfApproval(approval)] = (approvedRepeats[intentOfApproval(approval)] ?? 0) + 1;
+        return answered;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const effects = Object.fromEntries(log.intents().map((i) => [i, log.effectsOf(i)]));
+  const repeatsWithoutPerson = Object.entries(effects)
+    .filter(([intent, n]) => n > 1 + (approvedRepeats[intent] ?? 0))
+    .map(([intent, n]) => ({ intent, effects: n, approved: approvedRepeats[intent] ?? 0 }));
+  return { seed, ops, members, effects, approvedRepeats, repeatsWithoutPerson, skipped };
+}
+
+async function pendingOf(h: Harness, members: readonly string[], gone: ReadonlySet<string>): Promise<{ taskId: string; approval: ApprovalRequest }[]> {
+  const out: { taskId: string; approval: ApprovalRequest }[] = [];
+  for (const taskId of members) {
+    if (gone.has(taskId)) continue;
+    const status = await h.client.status(taskId).catch(() => undefined);
+    for (const approval of status?.pendingApprovals ?? []) out.push({ taskId, approval });
+  }
+  return out;
+}
