@@ -12,7 +12,8 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { currentProcess, processGone, type ProcessIdentity } from '../../src/worker/dead-workers/process-liveness';
 import { InFlightCalls, OWNER_FILE, type RecordedCall, type RunningCall } from '../../src/worker/dead-workers/in-flight-calls';
 import { DeadWorkerWatch, type FailAttempt } from '../../src/worker/dead-workers/dead-worker-watch';
-import { openDeadWorkerGuard, resolveDeadWorkerOptions } from '../../src/worker/dead-workers';
+import { NetworkRecordsFolderError, openDeadWorkerGuard, resolveDeadWorkerOptions } from '../../src/worker/dead-workers';
+import { isNetworkFilesystem, mountOf, parseMounts, refuseNetworkFolder } from '../../src/worker/dead-workers/folder-filesystem';
 
 const here = currentProcess();
 const startTicksOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
@@ -63,6 +64,16 @@ describe('processGone', () => {
     const exited = spawnSync(process.execPath, ['-e', '0']).pid!;
     expect(processGone({ ...here, pid: exited, host: `${here.host}-elsewhere` })).toBe(false);
     expect(processGone({ ...here, pid: exited, pidNamespace: 'pid:[1]' })).toBe(false);
+  });
+
+  test("this machine's boot id is in its identity; a dead PID recorded under another boot id (another machine sharing the folder, same host name) is never called gone, nor one recorded without a boot id", () => {
+    expect(here.bootId).toBe(readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    const exited = spawnSync(process.execPath, ['-e', '0']).pid!;
+    expect(processGone({ ...here, pid: exited })).toBe(true);
+    expect(processGone({ ...here, pid: exited, bootId: '0b1d0000-0000-4000-8000-000000000000' })).toBe(false);
+    expect(processGone({ ...here, pid: exited, bootId: null })).toBe(false);
+    const { bootId: _, ...older } = { ...here, pid: exited };
+    expect(processGone(older)).toBe(false);
   });
 });
 
@@ -177,6 +188,26 @@ describe('DeadWorkerWatch', () => {
     expect(readdirSync(live).sort()).toEqual(['1.call', OWNER_FILE]);
   });
 
+  test("a dead worker's record with another machine's boot id is left alone: no call failed, its folder kept", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'watch-'));
+    const elsewhere = recordOf(root, { ...here, pid: deadPid(), bootId: '0b1d0000-0000-4000-8000-000000000000' }, [call(1), call(2)]);
+    const failed: string[] = [];
+    const watch = watcher(root, failed);
+    expect(await watch.scan()).toBe(0);
+    expect(await watch.scan()).toBe(0);
+    expect(failed).toEqual([]);
+    expect(readdirSync(elsewhere).sort()).toEqual(['1.call', '2.call', OWNER_FILE]);
+    // A record without a boot id (an older version's) is left alone too; one with this machine's boot id is judged.
+    const { bootId: _, ...withoutBootId } = { ...here, pid: deadPid() };
+    const older = recordOf(root, withoutBootId, [call(3)]);
+    expect(await watcher(root, failed).scan()).toBe(0);
+    expect(existsSync(older)).toBe(true);
+    const own = recordOf(root, { ...here, pid: deadPid() }, [call(4)]);
+    expect(await watcher(root, failed).scan()).toBe(1);
+    expect(existsSync(own)).toBe(false);
+    expect(failed.map((f) => f.split(' ')[0])).toEqual(['token-4']);
+  });
+
   test('calls whose attempts were already over are not counted; a garbled record is skipped', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'watch-'));
     const dir = recordOf(root, { ...here, pid: deadPid() }, [call(1)]);
@@ -212,5 +243,76 @@ describe('DeadWorkerWatch', () => {
     );
     expect(guard).toBeUndefined();
     expect(warnings).toEqual([`dead-worker watch off: ${dir} can be written by other users (mode 777)`]);
+  });
+});
+
+describe('a records folder on a network filesystem', () => {
+  const table = (root: string, type: string) =>
+    [
+      'sysfs /sys sysfs rw,nosuid 0 0',
+      '/dev/sda1 / ext4 rw,relatime 0 0',
+      'tmpfs /tmp tmpfs rw 0 0',
+      `server:/export ${root} ${type} rw,vers=4.2 0 0`,
+      'server:/other /mnt/with\\040space nfs rw 0 0',
+    ].join('\n');
+
+  test('the types of filesystems machines share are named network ones; local ones are not', () => {
+    for (const type of ['nfs', 'nfs4', 'cifs', 'smb3', 'smbfs', '9p', 'fuse.sshfs', 'ceph', 'glusterfs', 'fuse.glusterfs', 'lustre']) expect(isNetworkFilesystem(type)).toBe(true);
+    for (const type of ['ext4', 'xfs', 'btrfs', 'tmpfs', 'overlay', 'zfs', 'fuse.lxcfs']) expect(isNetworkFilesystem(type)).toBe(false);
+  });
+
+  test('the mount holding a path is the longest mount point over it, octal escapes read', () => {
+    const mounts = parseMounts(table('/srv/shared', 'nfs4'));
+    expect(mountOf('/srv/shared/workers/ns', mounts)).toMatchObject({ point: '/srv/shared', type: 'nfs4' });
+    expect(mountOf('/srv/sharedness', mounts)).toMatchObject({ point: '/', type: 'ext4' });
+    expect(mountOf('/tmp/x', mounts)).toMatchObject({ point: '/tmp', type: 'tmpfs' });
+    expect(mountOf('/mnt/with space/w', mounts)).toMatchObject({ point: '/mnt/with space', type: 'nfs' });
+    // Two mounts at one point: the last hides the first.
+    expect(mountOf('/tmp/x', parseMounts(`${table('/srv', 'nfs')}\nhost:/t /tmp nfs4 rw 0 0`))).toMatchObject({ type: 'nfs4' });
+  });
+
+  test('refused with one line naming the type, for the folder or a folder not made yet under it; a local folder is accepted', () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'mounted-'));
+    for (const type of ['nfs4', 'cifs', 'fuse.sshfs', '9p', 'ceph']) {
+      let message = '';
+      try {
+        refuseNetworkFolder(path.join(root, 'not-yet', 'workers'), table(root, type));
+      } catch (err) {
+        expect(err).toBeInstanceOf(NetworkRecordsFolderError);
+        message = (err as Error).message;
+      }
+      expect(message).toBe(
+        `the dead-worker records folder ${path.join(root, 'not-yet', 'workers')} is on a network filesystem (${type}, server:/export mounted at ${root}), which several machines may share: set DURABLE_AGENT_WORKERS_DIR (or deadWorkers.dir) to a local folder, or turn the watch off with DURABLE_AGENT_DEAD_WORKERS=0`,
+      );
+      expect(message).not.toContain('\n');
+    }
+    expect(() => refuseNetworkFolder(root, table(root, 'ext4'))).not.toThrow();
+    expect(() => refuseNetworkFolder(root, table('/srv/elsewhere', 'nfs4'))).not.toThrow();
+    // No mount table (not Linux): nothing to check.
+    expect(() => refuseNetworkFolder(root, undefined)).not.toThrow();
+  });
+
+  test('the guard refuses it before anything else, and the worker does not start', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nfs-'));
+    const described: string[] = [];
+    const connection = {
+      workflowService: {
+        describeNamespace: async () => {
+          described.push('default');
+          return { namespaceInfo: { id: 'ns-1' } };
+        },
+      },
+    };
+    await expect(
+      openDeadWorkerGuard(
+        { dir, intervalMs: 200 },
+        { connection: connection as never, dataConverter: {}, namespace: 'default', identity: 'w', warn: () => undefined, log: () => undefined, mountTable: () => table(dir, 'nfs4') },
+      ),
+    ).rejects.toThrow(`the dead-worker records folder ${dir} is on a network filesystem (nfs4,`);
+    expect(described).toEqual([]);
+  });
+
+  test("this machine's own mount table is read, and the test's folder is on none of those types", () => {
+    expect(() => refuseNetworkFolder(tmpdir())).not.toThrow();
   });
 });

@@ -2,7 +2,9 @@
  * The dead-worker guard of one namespace in one process: its running calls recorded (InFlightCalls)
  * and the other workers' records watched (DeadWorkerWatch). A SIGKILLed worker's calls are retried
  * as soon as a worker on the same machine notices its process is gone (within `intervalMs`), instead
- * of after the heartbeat timeout. Workers on other machines still rely on the heartbeat timeout.
+ * of after the heartbeat timeout. Workers on other machines still rely on the heartbeat timeout:
+ * each record carries its kernel's boot id, and a watch judges only records of its own machine's
+ * boot; a folder on a network filesystem is refused at start (folder-filesystem.ts).
  */
 import { lstat, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,9 @@ import type { DataConverter } from '@temporalio/common';
 import type { ActivityInterceptorsFactory, NativeConnection } from '@temporalio/worker';
 import { DeadWorkerWatch, type FailAttempt } from './dead-worker-watch';
 import { InFlightCalls } from './in-flight-calls';
+import { readMountTable, refuseNetworkFolder } from './folder-filesystem';
+
+export { NetworkRecordsFolderError } from './folder-filesystem';
 
 export interface DeadWorkerOptions {
   /** Where the workers of this machine record their running calls. Default: DURABLE_AGENT_WORKERS_DIR, else `<tmpdir>/durable-agent-workers`. */
@@ -47,14 +52,19 @@ export interface GuardTarget {
   identity: string;
   warn: (message: string) => void;
   log: (message: string) => void;
+  /** The machine's mount table (Linux: /proc/mounts' text; undefined: not checked). Tests give a fake one. */
+  mountTable?: () => string | undefined;
 }
 
 /**
  * The guard for `target`'s namespace, or undefined (with a warning) when it cannot run: the records
  * are kept per namespace id, so that workers of two servers on one machine never fail each
- * other's calls, and only in a folder that this user alone can write.
+ * other's calls, and only in a folder that this user alone can write. A folder on a network
+ * filesystem is refused: NetworkRecordsFolderError (one line, naming the filesystem type), and the
+ * worker does not start.
  */
 export async function openDeadWorkerGuard(options: Required<DeadWorkerOptions>, target: GuardTarget): Promise<DeadWorkerGuard | undefined> {
+  refuseNetworkFolder(options.dir, (target.mountTable ?? readMountTable)());
   let namespaceId: string | null | undefined;
   try {
     namespaceId = (await target.connection.workflowService.describeNamespace({ namespace: target.namespace })).namespaceInfo?.id;
