@@ -126,6 +126,26 @@ test('an answer that passes on its first attempt: answered, one grade, the grade
   await expectReplays(taskId);
 });
 
+test("a fork's grader reads the origin's prompt and the fork's message, each labelled, never `fork of X@N` as the task", async () => {
+  respondWith([grade(true, 'origin passes'), grade(true, 'fork passes')]);
+  const origin = h.taskId('graded-origin');
+  const message = 'Also say which carrier ships it.';
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  const { fork, result } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'graded3', prompt: PROMPT }, { taskId: origin });
+    await h.client.result(origin);
+    const fork = await h.client.fork(origin, 1, { message, blobStore: h.blobStore });
+    return { fork, result: await h.client.result(fork.taskId) };
+  });
+  expect(api.rejected).toEqual([]);
+  expect(result.outcome).toBe('answered');
+  expect(graderCalls()).toHaveLength(2);
+  const seen = textOfMessage(graderCalls()[1]!.body.messages[0]);
+  const task = `<task>\nThe task's original request (from ${origin}):\n${PROMPT}\n\nThe message that started this fork:\n${message}\n</task>`;
+  expect(seen).toContain(JSON.stringify(task).slice(1, -1));
+  expect(seen).not.toContain(`fork of ${fork.forkedFrom}`);
+});
+
 test('a failing grade goes back to the task as a user message with the reasons; the second answer passes', async () => {
   respondWith([grade(false, 'REASON-7: the delivery date is missing.'), grade(true, 'Status and date both stated.')]);
   const { taskId, result, status } = await runTask('graded3', 'fail-then-pass');
