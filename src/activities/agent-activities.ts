@@ -18,7 +18,7 @@ import { modelSource } from './model-source';
 import { createNotify } from './notify';
 import { createPrepareToolCall } from './prepare-tool-call';
 import { createRunTool } from './run-tool';
-import { startClaimProblem } from './start-claim';
+import { createStartClaim } from './start-claim';
 import { createStoreAudit } from './store-audit';
 import { createSummarizeTurns } from './summarize-turns';
 import { toolSource } from './tool-source';
@@ -47,7 +47,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     storeAudit: keepAlive(createStoreAudit(worker)),
     loadText: keepAlive(createLoadText(worker)),
     decisionReceivedAt: keepAlive(decisionReceivedAt),
-    startClaimProblem: keepAlive(startClaimProblem),
+    startClaimProblem: keepAlive(createStartClaim(worker)),
     loadForkPoint: keepAlive((input) => loadForkPoint(worker.branches, input)),
   };
 }

@@ -1,19 +1,84 @@
 /**
- * Single-use start proofs: is a signed start the first use of its proof? A
- * start proof names its task id, and the id names one task for good (TaskClient starts with
- * REJECT_DUPLICATE), so any other execution of the same id that started after the proof could have
- * been signed, and before this task's own chain, was started with it first: this start replays it
- * (the attack: a signed start read from history, started again under the same id once the original
- * closed). The server's visibility store is asked, through the worker's client; the answer is an
- * activity result, so replay decides the same.
+ * Single-use start proofs: is a signed start the first use of its proof?
+ *
+ * A start proof is signed for one namespace, one task id and one nonce (decision-proof.ts), so it
+ * can only ever be replayed as the same task id in the same namespace. Its first use is recorded in
+ * the worker's shared store (the blob store every worker of the deployment shares) with an
+ * exclusive create (createRecord: one caller wins, however many race), under
+ * `~start-proofs/<namespace digest>/<proof digest>`. The record outlives the execution: deleting
+ * the workflow (`temporal workflow delete`), or the server's retention removing it, does not make
+ * the proof usable again; `purge` never touches these scopes. The same chain (an activity retry, a
+ * replay, a reset run, which keeps its first run id) finds its own record and passes. The answer is
+ * an activity result, so replay decides the same.
+ *
+ * Inputs from workflows that predate signed namespaces carry no nonce: those are judged as before,
+ * by the server's visibility list of earlier runs of the id (startClaimProblemByVisibility).
  */
+import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { StartClaimInput } from '../protocol/activity-contracts';
+import type { WorkerResources } from './worker-resources';
+
+/** Every start-proof record scope starts so; purge never removes them (see scopesOfTask). */
+export const START_PROOF_PREFIX = '~start-proofs/';
 
 /** Runs of one id read at most (a task id is reused by hand only). */
 const MAX_RUNS = 1_000;
 
-export async function startClaimProblem({ taskId, runId, firstRunId, earliestSignedMs }: StartClaimInput): Promise<string | null> {
+/** What a start proof's single-use record holds. */
+interface StartProofRecord {
+  namespace: string;
+  taskId: string;
+  runId: string;
+  firstRunId: string;
+  keyId: string;
+  nonce: string;
+  expiresAt?: string;
+  at: string;
+}
+
+const RECORD_NAME = 'first-use';
+
+const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value), 'utf8').digest('hex');
+
+/** The record scope of one proof: per namespace (hashed), per key id and nonce (hashed with the task id). */
+export function startProofScope(namespace: string, taskId: string, keyId: string, nonce: string): string {
+  return `${START_PROOF_PREFIX}${digest(['namespace', namespace]).slice(0, 32)}/${digest(['proof', keyId, nonce, taskId]).slice(0, 32)}`;
+}
+
+export function createStartClaim(worker: Pick<WorkerResources, 'store' | 'withBlobs'>): (input: StartClaimInput) => Promise<string | null> {
+  return async (input) => {
+    const { taskId, runId, firstRunId, namespace, keyId, nonce } = input;
+    if (namespace === undefined || keyId === undefined || nonce === undefined) return startClaimProblemByVisibility(input);
+    const scope = startProofScope(namespace, taskId, keyId, nonce);
+    const record: StartProofRecord = { namespace, taskId, runId, firstRunId, keyId, nonce, ...(input.expiresAt ? { expiresAt: input.expiresAt } : {}), at: new Date().toISOString() };
+    const store = worker.store();
+    return worker.withBlobs(async () => {
+      if (await store.createRecord(scope, RECORD_NAME, JSON.stringify(record))) return null;
+      const existing = (await store.records(scope)).find((r) => r.name === RECORD_NAME);
+      let first: Partial<StartProofRecord> = {};
+      try {
+        first = existing ? (JSON.parse(existing.text) as Partial<StartProofRecord>) : {};
+      } catch {
+        // An unreadable record still says the proof was used.
+      }
+      // This chain's own record: an activity retry, a replay or a reset run of the same task.
+      if (first.taskId === taskId && first.firstRunId === firstRunId) return null;
+      return (
+        `this signed start was already used: task id "${taskId}" was started with it in namespace "${namespace}" before ` +
+        `(run ${first.runId ?? 'unknown'}, recorded ${first.at ?? 'at an unknown time'}; the record outlives that execution, deleted or not); ` +
+        'a start proof is good for one task once. Sign a new start'
+      );
+    });
+  };
+}
+
+/**
+ * The check of workflows from before signed namespaces: any other execution of the same id that
+ * started after the proof could have been signed, and before this task's own chain, was started
+ * with it first. Asks the server's visibility store; it forgets a deleted execution.
+ */
+export async function startClaimProblemByVisibility({ taskId, runId, firstRunId, earliestSignedMs }: StartClaimInput): Promise<string | null> {
   const ctx = Context.current();
   const runs: { runId: string; startMs: number }[] = [];
   let nextPageToken: Uint8Array | undefined;

@@ -28,8 +28,14 @@ export interface SignRequest {
   request: Record<string, unknown>;
   /** Default DEFAULT_PROOF_LIFETIME_MS (5 minutes); at most MAX_PROOF_LIFETIME_MS (1 hour). */
   lifetimeMs?: number;
-  /** Default: a random one for messages, none otherwise. */
+  /** Default: a random one for starts, messages and interrupts, none otherwise. */
   nonce?: string;
+  /**
+   * The Temporal namespace the request goes to. Signed for a start (the workflow verifies it
+   * against its own namespace, so a signed start cannot be replayed in another), ignored for other
+   * kinds. A start signed without one is refused by the workflow (`unbound_start`).
+   */
+  namespace?: string;
   /** Default: the current time. */
   now?: Date;
 }
@@ -58,7 +64,7 @@ export function createDecisionSigner(keyId: string, secretKeyHex: string): Decis
       const lifetime = req.lifetimeMs ?? DEFAULT_PROOF_LIFETIME_MS;
       if (!(lifetime > 0 && lifetime <= MAX_PROOF_LIFETIME_MS)) throw new RangeError(`a proof lives 1 ms to ${MAX_PROOF_LIFETIME_MS} ms, got ${lifetime}`);
       const expiresAt = new Date((req.now ?? new Date()).getTime() + lifetime).toISOString();
-      const nonce = req.nonce ?? (req.kind === 'message' || req.kind === 'interrupt' ? randomUUID() : undefined);
+      const nonce = req.nonce ?? (req.kind === 'start' || req.kind === 'message' || req.kind === 'interrupt' ? randomUUID() : undefined);
       const bytes = claimBytes({
         kind: req.kind,
         taskId: req.taskId,
@@ -69,6 +75,7 @@ export function createDecisionSigner(keyId: string, secretKeyHex: string): Decis
         expiresAt,
         keyId,
         ...(nonce !== undefined ? { nonce } : {}),
+        ...(req.kind === 'start' && req.namespace !== undefined ? { namespace: req.namespace } : {}),
       });
       return { keyId, expiresAt, ...(nonce !== undefined ? { nonce } : {}), signature: toHex(ed25519.sign(bytes, secret)) };
     },

@@ -295,7 +295,16 @@ export class TaskClient {
       this.signer && input.startedBy && !input.startProof
         ? {
             ...input,
-            startProof: this.signer.sign({ kind: 'start', taskId, subject: '', by: input.startedBy, roles: input.startedByRoles ?? [], request: input as unknown as Record<string, unknown> }),
+            // Signed for this namespace, with a nonce: the workflow refuses it in any other, and records its single use.
+            startProof: this.signer.sign({
+              kind: 'start',
+              taskId,
+              subject: '',
+              by: input.startedBy,
+              roles: input.startedByRoles ?? [],
+              request: input as unknown as Record<string, unknown>,
+              namespace: this.client.options.namespace,
+            }),
           }
         : input;
     return this.client.workflow

@@ -216,7 +216,10 @@ export interface DecisionReceivedAtInput {
   signature: string;
 }
 
-/** A signed start's first run asks whether its proof was used by another execution of the same id (start-claim.ts). */
+/**
+ * A signed start's first run claims its proof's single use (start-claim.ts): the first use is
+ * recorded in the worker's shared store under the namespace, key id and nonce.
+ */
 export interface StartClaimInput {
   taskId: string;
   runId: string;
@@ -224,6 +227,13 @@ export interface StartClaimInput {
   firstRunId: string;
   /** The earliest time the proof could have been signed: its expiry less the longest lifetime a proof may claim. */
   earliestSignedMs: number;
+  /** The namespace the start was verified in (set by workflows that sign namespaces; absent from older ones). */
+  namespace?: string;
+  /** The proof's key id and nonce: what names its single-use record. */
+  keyId?: string;
+  nonce?: string;
+  /** The proof's expiry, kept in the record (a record is needed only until then). */
+  expiresAt?: string;
 }
 
 /** The durable summary (models without native compaction): the turns leaving the conversation, folded into the summary so far. */

@@ -60,6 +60,12 @@ export interface DecisionClaim {
   expiresAt: string;
   keyId: string;
   nonce?: string;
+  /**
+   * The Temporal namespace the request is for: set (and required) on start claims, so a start
+   * signed for one namespace never verifies in another whose workers trust the same key. Absent
+   * from every other kind's claim, and from start claims signed before it was added (refused now).
+   */
+  namespace?: string;
 }
 
 /** Domain separation: these bytes can never be mistaken for another protocol's signed message (v1 claims). */
@@ -153,8 +159,8 @@ export function contentDigest(kind: DecisionKind, request: Record<string, unknow
 
 /** The exact bytes signed and verified, in the given format (default: the current one). */
 export function claimBytes(claim: DecisionClaim, format: ProofFormat = CURRENT_PROOF_FORMAT): Uint8Array {
-  const { nonce, ...rest } = claim;
-  return utf8(`${format === 2 ? DECISION_DOMAIN_V2 : DECISION_DOMAIN}\n${canonicalJson({ ...rest, ...(nonce !== undefined ? { nonce } : {}) })}`);
+  const { nonce, namespace, ...rest } = claim;
+  return utf8(`${format === 2 ? DECISION_DOMAIN_V2 : DECISION_DOMAIN}\n${canonicalJson({ ...rest, ...(nonce !== undefined ? { nonce } : {}), ...(namespace !== undefined ? { namespace } : {}) })}`);
 }
 
 /** What a decision says about itself: who, with which roles, for which task and subject. */
@@ -166,6 +172,12 @@ export interface DecisionFacts {
   roles: string[];
   /** The request itself, as received: every field but its proof is digested (v2). */
   request: Record<string, unknown>;
+  /**
+   * The namespace the verifier runs in. Given for a start: the claim must name it (and carry a
+   * nonce); a start signed without a namespace (a front end from before namespaces were signed)
+   * is refused with `unbound_start`.
+   */
+  namespace?: string;
 }
 
 /**
@@ -173,10 +185,11 @@ export interface DecisionFacts {
  * `unsigned` no proof; `bad_proof` a malformed one; `untrusted_key` signed with a key the task does
  * not trust; `proof_expired` expired at the time it is judged (a signal's may be judged again at the
  * time the server recorded it); `proof_too_long` claims a lifetime over MAX_PROOF_LIFETIME_MS;
- * `nonce_missing` a message or interrupt without a nonce; `bad_signature` not signed over these
- * facts; `unreadable` the check itself failed (a key that is not hex).
+ * `nonce_missing` a message, interrupt or start without a nonce; `bad_signature` not signed over
+ * these facts; `unbound_start` a start signed in the older format that names no namespace (and
+ * could be replayed in another namespace); `unreadable` the check itself failed (a key that is not hex).
  */
-export type ProofProblemCode = 'unsigned' | 'bad_proof' | 'untrusted_key' | 'proof_expired' | 'proof_too_long' | 'nonce_missing' | 'bad_signature' | 'unreadable';
+export type ProofProblemCode = 'unsigned' | 'bad_proof' | 'untrusted_key' | 'proof_expired' | 'proof_too_long' | 'nonce_missing' | 'bad_signature' | 'unbound_start' | 'unreadable';
 
 /** The refusal: its code, and the sentence a person reads. */
 export interface ProofRefusal {
@@ -234,26 +247,42 @@ export function checkProof(facts: DecisionFacts, proof: unknown, keys: readonly 
     if (expiresMs - nowMs > MAX_PROOF_LIFETIME_MS)
       return refused('proof_too_long', `the proof expires more than ${MAX_PROOF_LIFETIME_MS / 60_000} minutes ahead (${p.expiresAt}); front ends must sign short-lived proofs`);
     if ((facts.kind === 'message' || facts.kind === 'interrupt') && p.nonce === undefined) return refused('nonce_missing', `a signed ${facts.kind} needs \`proof.nonce\``);
-    for (const format of formats) {
-      // v1 had no `interrupt` kind: interrupts were signed as messages.
-      const kind = format === 1 && facts.kind === 'interrupt' ? 'message' : facts.kind;
-      const claim: DecisionClaim = {
-        kind,
-        taskId: facts.taskId,
-        subject: facts.subject,
-        by: facts.by,
-        roles: facts.roles,
-        digest: contentDigest(kind, facts.request, format),
-        expiresAt: p.expiresAt,
-        keyId: p.keyId,
-        ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
-      };
-      // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
-      if (ed25519.verify(fromHex(p.signature), claimBytes(claim, format), fromHex(key.publicKey), { zip215: false })) return { ok: true, keyId: key.id, format };
+    const bound = facts.kind === 'start' && facts.namespace !== undefined;
+    const matches = (namespace: string | undefined): ProofFormat | undefined => {
+      for (const format of formats) {
+        // v1 had no `interrupt` kind: interrupts were signed as messages.
+        const kind = format === 1 && facts.kind === 'interrupt' ? 'message' : facts.kind;
+        const claim: DecisionClaim = {
+          kind,
+          taskId: facts.taskId,
+          subject: facts.subject,
+          by: facts.by,
+          roles: facts.roles,
+          digest: contentDigest(kind, facts.request, format),
+          expiresAt: p.expiresAt,
+          keyId: p.keyId,
+          ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
+          ...(namespace !== undefined ? { namespace } : {}),
+        };
+        // zip215: false is RFC 8032's strict verification: one valid encoding per signature.
+        if (ed25519.verify(fromHex(p.signature), claimBytes(claim, format), fromHex(key.publicKey), { zip215: false })) return format;
+      }
+      return undefined;
+    };
+    const format = matches(bound ? facts.namespace : undefined);
+    if (format !== undefined) {
+      if (bound && p.nonce === undefined) return refused('nonce_missing', 'a signed start needs `proof.nonce` (its single-use record is kept by it)');
+      return { ok: true, keyId: key.id, format };
+    }
+    if (bound && matches(undefined) !== undefined) {
+      return refused(
+        'unbound_start',
+        `this start was signed in the older format that names no namespace, so it could be replayed in any namespace whose workers trust key "${p.keyId}"; it is refused: start it again through a current front end (TaskClient.start with a signer, the durable-agent CLI, the inbox), which signs the namespace "${facts.namespace}" and a nonce`,
+      );
     }
     return refused(
       'bad_signature',
-      `the proof's signature does not match this ${facts.kind}: it was made for another task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing: every field but the proof is signed, so a field added or changed since is refused)`,
+      `the proof's signature does not match this ${facts.kind}: it was made for another ${bound ? 'namespace, ' : ''}task, ${facts.kind === 'unblock' ? 'block' : facts.kind === 'approve' || facts.kind === 'deny' ? 'approval' : 'decision'}, person, roles or content (or the request was changed after signing: every field but the proof is signed, so a field added or changed since is refused)`,
     );
   } catch (err) {
     return refused('unreadable', `the proof could not be checked: ${err instanceof Error ? err.message : String(err)}`);

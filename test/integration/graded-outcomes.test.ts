@@ -4,7 +4,8 @@
  * failing grade that goes back to the task as a user message and a second answer that passes; a
  * task out of attempts that ends outcome_failed with every grade; the grader's request holding only
  * the prompt, the answer and the evidence the rubric names; a worker SIGKILLed while its grader call
- * is in flight, after which the answer is graded once; the grader's tokens in the token budget; `eval` grading a
+ * is in flight, after which the answer is graded once; the grader's tokens in the token budget; a cost
+ * cap the turns spent, after which the grader is not called and the answer is not graded; `eval` grading a
  * replay by the same rubric.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -228,6 +229,38 @@ test("the grader's tokens count against the task's token budget: a grade that sp
   // The failing grade's guidance was never answered: two agent calls, one grade.
   expect(agentCalls()).toHaveLength(2);
   expect(graderCalls()).toHaveLength(1);
+  await expectReplays(taskId);
+});
+
+test('a cost cap the turns spent: the grader is not called, and the answer ends budget_exhausted, not graded', async () => {
+  // Each agent call bills $0.0085 (1,200 input and 100 output tokens of claude-opus-4-5): the first
+  // leaves the $0.01 cap unspent, the answer spends it, and the grade would bill beyond it.
+  respondWith([grade(true, 'never asked')], { input: 1_200, output: 100 });
+  const taskId = h.taskId('grader-cost-cap');
+  const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
+  let rendered = '';
+  const { blocked, result, status } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'graded3', prompt: PROMPT, budgets: { costUsd: 0.01 } }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
+    // Nobody raises the budget: the answer stands, ungraded.
+    if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
+    const result = await h.client.result(taskId);
+    rendered = (await cli('status', taskId)).out;
+    return { blocked, result, status: await h.client.status(taskId) };
+  });
+  expect(api.rejected).toEqual([]);
+  // The fake counted every request: two agent calls, no grader call.
+  expect(graderCalls()).toHaveLength(0);
+  expect(agentCalls()).toHaveLength(2);
+  expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
+  expect(blocked.phase).toBe('blocked');
+  expect(result.outcome).toBe('budget_exhausted');
+  expect(result.text).toContain('ANSWER-1');
+  expect(result.grades ?? []).toEqual([]);
+  expect(status.outcome).toMatchObject({ attempts: 0, notGraded: expect.stringMatching(/^the budget was spent: The task spent \$0\.0170 of its \$0\.01 budget/) });
+  expect(status.outcome!.passed).toBeUndefined();
+  expect(status.costUsd).toBeCloseTo(0.017, 6);
+  expect(rendered).toContain('outcome    not graded (budget_exhausted): 0 of 3 attempts graded');
   await expectReplays(taskId);
 });
 

@@ -1,7 +1,8 @@
 /**
  * Issue 35, points 5 and 6 on a real dev server. A signed start, decision or message covers every
  * field of what it signs but the proof; a start proof counts once (a signed start read from history
- * and started again under the same id, with `forkOf` added or as it was, is refused); forking,
+ * and started again under the same id, with `forkOf` added or as it was, is refused, and still is
+ * after the original execution was deleted: issue 47) and only in the namespace it was signed for; forking,
  * rewinding, replaying and exporting a task are decisions its agent's policy names people for
  * (`approvers.branch`), refused by the CLI with exit 1 and one line before anything is created, and
  * by the fork's own first run when a client skips that check.
@@ -10,15 +11,18 @@ import { cliIn } from '../support/cli-in-process';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { msToTs } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { createDecisionSigner, generateSecretKey } from '../../src/approvers';
 import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { EXIT } from '../../src/cli/cli-error';
+import { createDataConverter } from '../../src/codec';
 import { failureOf, TaskClient, TaskRejectedError } from '../../src/client/task-client';
 import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import type { TaskInput, TaskStatus } from '../../src/protocol/task';
+import { ensureSearchAttributes } from '../../src/server/search-attributes';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import { defineTool } from '../../src/tools/define-tool';
 import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
@@ -149,7 +153,78 @@ describe('a signed start covers its whole input and counts once', () => {
 
     // The start exactly as signed, under the same id, within the proof's lifetime: the proof was used.
     await startRaw(victim, input);
-    expect(await failureOfTask(victim)).toMatchObject({ code: 'unverified_starter', detail: expect.stringMatching(/this signed start was already used: task id ".*" ran before/) });
+    expect(await failureOfTask(victim)).toMatchObject({
+      code: 'unverified_starter',
+      detail: expect.stringMatching(/this signed start was already used: task id ".*" was started with it in namespace "default"/),
+    });
+  });
+
+  test('a signed start accepted in one namespace is refused in another whose workers trust the same key', async () => {
+    const victim = await finishedSignedTask('ns-victim');
+    const input = await startedInput(victim);
+    const other = 'signed-b';
+    await h.connection.workflowService.registerNamespace({ namespace: other, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    expect((await ensureSearchAttributes(h.connection, other)).error).toBeUndefined();
+    const workerB = runInBackground(await h.worker(agents(), { approverKeys: [signer.trustedKey()], namespace: other }));
+    try {
+      const clientB = new Client({ connection: h.client.client.connection, namespace: other, dataConverter: createDataConverter() });
+      // A new namespace reaches the frontend's cache within seconds.
+      for (let i = 0; ; i++) {
+        try {
+          await clientB.workflow.start(WORKFLOW_TYPE, { taskQueue: h.taskQueue, workflowId: victim, args: [input] });
+          break;
+        } catch (err) {
+          if (i > 100 || !/namespace/i.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      const err = await clientB.workflow
+        .getHandle(victim)
+        .result()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(failureOf(err)).toMatchObject({ code: 'unverified_starter', detail: expect.stringMatching(/signature does not match this start: it was made for another namespace/) });
+      // The same worker verifies a start signed for its own namespace.
+      const own = h.taskId('ns-own');
+      const signedB = new TaskClient(clientB, h.taskQueue, signer);
+      await signedB.start(
+        { agent: 'books', prompt: 'Check account 7.', startedBy: 'sam', startedByRoles: ['sales'], model: scripted([callTool('lookup', { account: '7' }), answer('balance 10')]) },
+        { taskId: own },
+      );
+      await signedB.result(own);
+      expect((await signedB.status(own)).starter).toMatchObject({ id: 'sam', verified: true });
+    } finally {
+      await workerB.stop();
+    }
+  });
+
+  test('a signed start replayed after the original execution was deleted is refused: its single use is recorded in the shared store', async () => {
+    const victim = await finishedSignedTask('deleted');
+    const input = await startedInput(victim);
+    const temporal = await provisionTemporalCli();
+    await promisify(execFile)(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', victim]);
+    // Deletion is asynchronous: wait until neither the execution nor its visibility row is left.
+    for (let i = 0; i < 600; i++) {
+      const gone = await h.client.client.workflow
+        .getHandle(victim)
+        .describe()
+        .then(
+          () => false,
+          () => true,
+        );
+      const listed = await h.client.client.workflow.count(`WorkflowId = '${victim}'`);
+      if (gone && listed.count === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await h.client.client.workflow.count(`WorkflowId = '${victim}'`)).count).toBe(0);
+    expect((await h.blobStore.scopes()).some((scope) => scope.startsWith('~start-proofs/'))).toBe(true);
+    await startRaw(victim, input);
+    expect(await failureOfTask(victim)).toMatchObject({
+      code: 'unverified_starter',
+      detail: expect.stringMatching(/this signed start was already used: .*the record outlives that execution, deleted or not/),
+    });
   });
 
   test('a `temporal workflow reset` to the first workflow task is the same task: its start proof still counts', async () => {
@@ -176,7 +251,7 @@ describe('a signed start covers its whole input and counts once', () => {
   test('a field the signature does not cover is refused: a start with budgets added after signing, an approve with a comment added', async () => {
     const taskId = h.taskId('widened');
     const input: TaskInput = { agent: 'books', prompt: 'Post the entry.', startedBy: 'sam', startedByRoles: ['sales'], model: scripted([callTool('post_entry', { line: 'rent' }), answer('posted')]) };
-    const startProof = signer.sign({ kind: 'start', taskId, subject: '', by: 'sam', roles: ['sales'], request: input as unknown as Record<string, unknown> });
+    const startProof = signer.sign({ kind: 'start', taskId, subject: '', by: 'sam', roles: ['sales'], request: input as unknown as Record<string, unknown>, namespace: 'default' });
     await startRaw(taskId, { ...input, budgets: { costUsd: 1000 }, startProof });
     expect(await failureOfTask(taskId)).toMatchObject({ code: 'unverified_starter', detail: expect.stringMatching(/signature does not match this start/) });
 

@@ -248,10 +248,10 @@ describe('ApproverGate (the workflow side)', () => {
 
   test('a start claim is checked at the start time; a missing one leaves the starter unverified with the reason', () => {
     const input = { agent: 'demo', prompt: 'refund order 7', startedBy: 'sam', startedByRoles: ['sales'] };
-    const startProof = signer.sign({ kind: 'start', taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input, now: new Date(NOW) });
-    expect(gate.starterOf({ ...input, startProof }, NOW)).toEqual({ id: 'sam', roles: ['sales'], verified: true, keyId: 'inbox-1' });
-    expect(gate.starterOf({ ...input, prompt: 'refund everything', startProof }, NOW)).toMatchObject({ verified: false, problem: expect.stringMatching(/signature does not match/) });
-    expect(gate.starterOf(input, NOW)).toMatchObject({ id: 'sam', verified: false, problem: expect.stringMatching(/unsigned start/) });
+    const startProof = signer.sign({ kind: 'start', taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input, now: new Date(NOW), namespace: 'default' });
+    expect(gate.starterOf({ ...input, startProof }, NOW, 'default')).toEqual({ id: 'sam', roles: ['sales'], verified: true, keyId: 'inbox-1' });
+    expect(gate.starterOf({ ...input, prompt: 'refund everything', startProof }, NOW, 'default')).toMatchObject({ verified: false, problem: expect.stringMatching(/signature does not match/) });
+    expect(gate.starterOf(input, NOW, 'default')).toMatchObject({ id: 'sam', verified: false, problem: expect.stringMatching(/unsigned start/) });
   });
 
   test('a signed message is taken once: its nonce replayed is judged a problem', () => {

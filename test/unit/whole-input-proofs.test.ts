@@ -22,8 +22,9 @@ function v1Proof(kind: DecisionKind, taskId: string, subject: string, by: string
 }
 
 const start = { agent: 'demo', prompt: 'refund order 7', startedBy: 'sam', startedByRoles: ['sales'] };
-const startFacts = (input: Record<string, unknown>) => ({ kind: 'start' as const, taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input });
-const signStart = (input: Record<string, unknown>) => signer.sign({ kind: 'start', taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input, now: new Date(NOW) });
+const startFacts = (input: Record<string, unknown>, namespace = 'default') => ({ kind: 'start' as const, taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input, namespace });
+const signStart = (input: Record<string, unknown>, namespace: string | null = 'default') =>
+  signer.sign({ kind: 'start', taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], request: input, now: new Date(NOW), ...(namespace !== null ? { namespace } : {}) });
 
 describe('a signed start covers its whole input', () => {
   test('the input as signed is accepted', () => {
@@ -54,14 +55,51 @@ describe('a signed start covers its whole input', () => {
   test('a v1 start proof (forkOf unsigned) is refused by tasks with the marker, and taken only by those without it (replay)', () => {
     const proof = v1Proof('start', 'task-1', '', 'sam', ['sales'], start);
     const replayed = { ...start, forkOf: { taskId: 'other', turn: 0 } };
-    expect(checkProof(startFacts(replayed), proof, keys, NOW)).toMatchObject({ ok: false });
-    expect(checkProof(startFacts(replayed), proof, keys, NOW, [2])).toMatchObject({ ok: false });
-    expect(checkProof(startFacts(replayed), proof, keys, NOW, [1, 2])).toMatchObject({ ok: true, format: 1 });
+    // The formats alone (facts without a namespace, as before starts named one).
+    const { namespace: _, ...unbound } = startFacts(replayed);
+    expect(checkProof(unbound, proof, keys, NOW)).toMatchObject({ ok: false });
+    expect(checkProof(unbound, proof, keys, NOW, [2])).toMatchObject({ ok: false });
+    expect(checkProof(unbound, proof, keys, NOW, [1, 2])).toMatchObject({ ok: true, format: 1 });
     const marked = new ApproverGate('task-1', keys, undefined, undefined, [2]);
     const legacy = new ApproverGate('task-1', keys, undefined, undefined, [1, 2]);
-    expect(marked.starterOf({ ...start, startProof: proof }, NOW)).toMatchObject({ verified: false });
-    expect(legacy.starterOf({ ...start, startProof: proof }, NOW)).toMatchObject({ verified: true });
-    expect(marked.starterOf({ ...start, startProof: signStart(start) }, NOW)).toMatchObject({ verified: true, keyId: 'inbox-1' });
+    expect(marked.starterOf({ ...start, startProof: proof }, NOW, 'default')).toMatchObject({ verified: false });
+    // A v1 start names no namespace: even a gate that reads v1 refuses it now, saying why.
+    expect(legacy.starterOf({ ...start, startProof: proof }, NOW, 'default')).toMatchObject({ verified: false, problem: expect.stringMatching(/older format that names no namespace/) });
+    expect(marked.starterOf({ ...start, startProof: signStart(start) }, NOW, 'default')).toMatchObject({ verified: true, keyId: 'inbox-1' });
+  });
+});
+
+describe('a signed start names its namespace and a nonce', () => {
+  test('signed for one namespace, it verifies there and nowhere else', () => {
+    const proof = signStart(start, 'team-a');
+    expect(proof.nonce).toMatch(/^[0-9a-f-]{36}$/);
+    expect(checkProof(startFacts(start, 'team-a'), proof, keys, NOW)).toMatchObject({ ok: true });
+    expect(checkProof(startFacts(start, 'team-b'), proof, keys, NOW)).toMatchObject({ ok: false, code: 'bad_signature', problem: expect.stringMatching(/another namespace, task/) });
+    const gate = new ApproverGate('task-1', keys, undefined, undefined);
+    expect(gate.starterOf({ ...start, startProof: proof }, NOW, 'team-a')).toMatchObject({ verified: true });
+    expect(gate.starterOf({ ...start, startProof: proof }, NOW, 'team-b')).toMatchObject({ verified: false, problem: expect.stringMatching(/signature does not match this start/) });
+  });
+
+  test('a start signed without a namespace (an older front end) is refused with a clear reason', () => {
+    const proof = signStart(start, null);
+    expect(checkProof(startFacts(start, 'default'), proof, keys, NOW)).toMatchObject({
+      ok: false,
+      code: 'unbound_start',
+      problem: expect.stringMatching(/older format that names no namespace.*start it again through a current front end/),
+    });
+  });
+
+  test('a start signed without a nonce is refused: its single-use record is named by it', () => {
+    const expiresAt = new Date(NOW + 60_000).toISOString();
+    const claim = { kind: 'start' as const, taskId: 'task-1', subject: '', by: 'sam', roles: ['sales'], digest: contentDigest('start', start), expiresAt, keyId: 'inbox-1', namespace: 'default' };
+    const proof: DecisionProof = { keyId: 'inbox-1', expiresAt, signature: toHex(ed25519.sign(claimBytes(claim), fromHex(secret))) };
+    expect(checkProof(startFacts(start), proof, keys, NOW)).toMatchObject({ ok: false, code: 'nonce_missing' });
+  });
+
+  test('the namespace is signed only into start claims', () => {
+    const message = { by: 'rita', text: 'hi' };
+    const proof = signer.sign({ kind: 'message', taskId: 'task-1', subject: '', by: 'rita', request: message, now: new Date(NOW), namespace: 'team-a' });
+    expect(checkProof({ kind: 'message', taskId: 'task-1', subject: '', by: 'rita', roles: [], request: message }, proof, keys, NOW)).toMatchObject({ ok: true });
   });
 });
 

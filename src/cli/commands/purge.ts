@@ -13,6 +13,7 @@ import { TaskNotFoundError, type TaskClient } from '../../client/task-client';
 import { WORKFLOW_TYPE } from '../../protocol/definitions';
 import { familyJournalPrefix } from '../../forks/effect-journal';
 import { effectJournalScope, FAMILY_JOURNAL_PREFIX } from '../../protocol/fork';
+import { START_PROOF_PREFIX } from '../../activities/start-claim';
 import { parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { CliError, EXIT, usageError } from '../cli-error';
@@ -159,7 +160,8 @@ export function scopesOfTask(scopes: readonly string[], taskId: string): string[
  * started later from its history, reads them to never repeat a write (docs/guarantees.md).
  */
 function isJournalScope(scope: string, taskId: string): boolean {
-  return scope === effectJournalScope(taskId) || scope.startsWith(FAMILY_JOURNAL_PREFIX);
+  // Start proofs' single-use records outlive their tasks too (activities/start-claim.ts).
+  return scope === effectJournalScope(taskId) || scope.startsWith(FAMILY_JOURNAL_PREFIX) || scope.startsWith(START_PROOF_PREFIX);
 }
 
 /** What purge kept of a task's effect journal, for its answer: the records of the family it is the root of, and its version 1 records. */

@@ -110,16 +110,18 @@ export class ApproverGate {
   }
 
   /**
-   * Who started the task, checked against the start claim at the time the server accepted the start.
-   * `problem` is set when the task verifies approvers and the claim is missing or invalid.
+   * Who started the task, checked against the start claim at the time the server accepted the start
+   * and in the namespace the task runs in (a start claim names it: one signed for another namespace,
+   * or signed without one, does not verify). `problem` is set when the task verifies approvers and
+   * the claim is missing or invalid. Single use is checked after this (claimedStarter).
    */
-  starterOf(input: TaskInput, startMs: number): VerifiedIdentity {
+  starterOf(input: TaskInput, startMs: number, namespace: string): VerifiedIdentity {
     const id = typeof input.startedBy === 'string' && input.startedBy ? input.startedBy : 'unknown';
     const roles = input.startedByRoles ?? [];
     if (!this.verifying) return { id, roles, verified: false };
     if (input.startedBy === undefined) return { id, roles, verified: false, problem: 'the task was started without `startedBy` and a signed start claim' };
     const check = checkProof(
-      { kind: 'start', taskId: this.taskId, subject: '', by: id, roles, request: input as unknown as Record<string, unknown> },
+      { kind: 'start', taskId: this.taskId, subject: '', by: id, roles, request: input as unknown as Record<string, unknown>, namespace },
       input.startProof,
       this.keys,
       startMs,

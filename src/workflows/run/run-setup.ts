@@ -100,8 +100,8 @@ export async function configureRun(run: Run): Promise<{ manifest: AgentManifest;
   const gate = new ApproverGate(info.workflowId, manifest.approverKeys ?? [], manifest.policy, state.starter);
   if (!input.resume) {
     // Checked at the time the server accepted the start, not when a worker got to it.
-    let starter = gate.starterOf(input, info.startTime.getTime());
-    // A start proof counts once: not when another execution of this id was started with it first.
+    let starter = gate.starterOf(input, info.startTime.getTime(), info.namespace);
+    // A start proof counts once: its first use is recorded in the worker's shared store (start-claim.ts).
     starter = await claimedStarter(starter, input, info);
     if (starter.problem && manifest.policy?.forbidSelfApproval) {
       // Self-approval cannot be ruled out for a starter nobody vouched for: refuse the task.

@@ -1,7 +1,7 @@
 /**
- * What a signed start proves: the proof covers the whole input
- * (claim v2, checked by the approver gate), it is used once (no other execution of the task id
- * started with it first: the startClaimProblem activity asks the server), and a fork's starter is
+ * What a signed start proves: the proof covers the whole input, the namespace and a nonce
+ * (claim v2, checked by the approver gate), it is used once (its first use is recorded in the
+ * worker's shared store: the startClaimProblem activity, which a deleted execution does not undo), and a fork's starter is
  * someone the origin agent's policy lets branch it (`approvers.branch`, a verified signer where
  * the agent requires signed starts).
  */
@@ -15,27 +15,33 @@ import { toolError } from '../../protocol/tool-error';
 import { shortActivityOptions } from '../base/activity-options';
 import type { TaskState } from '../state/task-state';
 
-// Visibility lags the start by milliseconds to a second: a few quick attempts, then the claim counts as unchecked.
+// A few quick attempts (a store that hiccups; visibility lag for older inputs), then the claim counts as unchecked.
 const { startClaimProblem } = proxyActivities<AgentActivities>({
   ...shortActivityOptions,
   retry: { initialInterval: '100ms', backoffCoefficient: 1.5, maximumInterval: '2s', maximumAttempts: 15 },
 });
 
-/** The starter, unverified (with the reason) when the start proof was already used by another execution of this id. */
+/** The starter, unverified (with the reason) when the start proof was already used (recorded by another task chain). */
 export async function claimedStarter(starter: VerifiedIdentity, input: TaskInput, info: WorkflowInfo): Promise<VerifiedIdentity> {
   if (!starter.verified || !input.startProof) return starter;
   const unverified = (problem: string): VerifiedIdentity => ({ id: starter.id, roles: starter.roles, verified: false, problem });
   try {
+    const proof = input.startProof;
     const problem = await startClaimProblem({
       taskId: info.workflowId,
       runId: info.runId,
       firstRunId: info.firstExecutionRunId,
-      earliestSignedMs: Date.parse(input.startProof.expiresAt) - MAX_PROOF_LIFETIME_MS,
+      earliestSignedMs: Date.parse(proof.expiresAt) - MAX_PROOF_LIFETIME_MS,
+      // The proof verified for this namespace with a nonce (approver-gate.ts): its single-use record is named by them.
+      namespace: info.namespace,
+      keyId: proof.keyId,
+      ...(proof.nonce !== undefined ? { nonce: proof.nonce } : {}),
+      expiresAt: proof.expiresAt,
     });
     return problem ? unverified(problem) : starter;
   } catch (err) {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-    return unverified(`the start proof could not be checked against the server's record of task id ${info.workflowId} (${cause}); it does not count`);
+    return unverified(`the start proof's single use could not be recorded for task id ${info.workflowId} (${cause}); it does not count`);
   }
 }
 
