@@ -4,7 +4,8 @@
  * sub-agents, interrupted 10 times (6 times itself, once each sub-agent) while answers stream in,
  * never spends more than the cap plus one model call's maximum. Every interrupted call is aborted on
  * the worker (the fake sees the client leave) and counted; the sub-agents' slices are held before
- * they start and never overspent; the lead blocks on its cost budget before the next call.
+ * they start and never overspent; the lead blocks on its cost budget before the next call. Cache
+ * reads and writes count against a token budget as the API bills them.
  */
 import { Worker } from '@temporalio/worker';
 import { z } from 'zod';
@@ -12,7 +13,7 @@ import { createDataConverter } from '../../src/codec';
 import { defineAgent } from '../../src/agents/define-agent';
 import { costOf, DEFAULT_PRICES, type ModelPrice } from '../../src/models/pricing';
 import type { TaskStatus } from '../../src/protocol/task';
-import { type BilledUsage, type FakeBlock, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
+import type { BilledUsage, FakeBlock, FakeReply, RecordedRequest } from '../../src/testing/fake-messages-api';
 import { defineTool } from '../../src/tools/define-tool';
 import { useHarness, statusWhen } from '../support/harness';
 import { useFakeApi } from '../support/fake-api';
@@ -193,6 +194,38 @@ test('interrupts that spend the budget stop the next call: the task blocks on co
   expect(status.costUsd).toBeGreaterThanOrEqual(total - 1e-9);
   await expectReplays(taskId);
   console.log(`interrupted solo: cap $${capUsd}, ${interrupts} interrupted calls billed $${total.toFixed(4)}, counted $${status.costUsd.toFixed(4)}`);
+});
+
+test('cache reads and writes count against the token budget: a 3,000-token cap stops a task whose calls bill 72,513 tokens each, 513 of them input and output', async () => {
+  api.requests.length = 0;
+  const CACHED = { input: 13, output: 500, cacheWrite: 2_000, cacheRead: 70_000 };
+  // Three turns of tool calls, then an answer: 2,052 input and output tokens in all, under the cap if cache tokens were ignored.
+  api.responder = (request) => {
+    const n = api.requests.indexOf(request) + 1;
+    if (n <= 3) return { kind: 'turn', content: [{ type: 'tool_use', id: `toolu_c${n}`, name: 'tally', input: { round: n } }], usage: CACHED };
+    return { kind: 'turn', content: [{ type: 'text', text: 'Tallied.' }], usage: CACHED };
+  };
+  const cached = defineAgent({ name: 'cached', system: 'You tally.', tools: [tally], model: { provider: 'anthropic', model: MODEL } });
+  const taskId = h.taskId('cache-tokens');
+  const worker = await h.worker([cached], { modelEnv: { anthropicApiKey: 'sk-ant-test', anthropicBaseURL: api.url }, taskQueue: h.taskQueue });
+  const { blocked, result, status } = await worker.runUntil(async () => {
+    await h.client.start({ agent: 'cached', prompt: 'Tally three rounds.', budgets: { tokens: 3_000 } }, { taskId });
+    const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
+    if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
+    const result = await h.client.result(taskId);
+    return { blocked, result, status: await h.client.status(taskId) };
+  });
+  expect(api.rejected).toEqual([]);
+  // One call, then the cap: the task blocked before a second call, and ended budget_exhausted.
+  expect(api.requests).toHaveLength(1);
+  expect(blocked.blocked).toMatchObject({ code: 'token_budget', reason: 'The task used 72513 of its 3000 tokens.' });
+  expect(result.outcome).toBe('budget_exhausted');
+  // Every token class the fake billed is counted, in usage and in the budget.
+  const [billed] = api.billed;
+  expect(status.usage).toEqual({ inputTokens: billed!.input_tokens, outputTokens: billed!.output_tokens, cacheWriteTokens: 2_000, cacheReadTokens: 70_000 });
+  expect(status.budgets.tokens).toMatchObject({ used: 72_513, limit: 3_000, left: 0 });
+  expect(status.costUsd).toBeCloseTo(costOfBilled(billed!), 9);
+  await expectReplays(taskId);
 });
 
 test('without a spend budget an interrupt does not wait for the worker: the next call starts at once, and the interrupted call is counted once it stops', async () => {
