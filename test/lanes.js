@@ -30,7 +30,8 @@ const core = [
 /** Everything else: many turns, real sizes, process kills at scale, the README tour, package install, browser. */
 const soak = [
   'test/integration/agent-routing.test.ts',
-  'test/integration/random-families.test.ts', // issue 47: the four families found from outside and fixed random seeds, each write once without a person
+  'test/integration/random-families.test.ts',
+  'test/integration/random-families-postgres.test.ts', // issue 47: the four families found from outside and fixed random seeds, each write once without a person
   'test/integration/agents-module.test.ts',
   'test/integration/anthropic-model.test.ts',
   'test/integration/live-output.test.ts',

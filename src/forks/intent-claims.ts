@@ -12,7 +12,7 @@
  */
 import type { BlobStore } from '../blobs/blob-store';
 import { effectStateOf, type EffectRecord, type EffectState } from '../protocol/fork';
-import { familyJournalScope, latestSteps } from './effect-journal';
+import { familyJournalPrefix, familyJournalScope, latestSteps } from './effect-journal';
 
 /** A claim and where its call stands now (its holder's latest step). */
 export interface IntentClaim {
@@ -89,8 +89,17 @@ export class IntentClaims {
     await this.store.put(familyJournalScope(root, step.intent), JSON.stringify(step));
   }
 
-  async view(root: string, intent: string): Promise<IntentView> {
-    const scope = familyJournalScope(root, intent);
+  /** Every intent's view in the family of `root` (every scope of its journal): for people and tests, not for a write's check. */
+  async family(root: string): Promise<IntentView[]> {
+    const prefix = familyJournalPrefix(root);
+    return Promise.all((await this.store.scopes()).filter((s) => s.startsWith(prefix)).map((scope) => this.viewOf(scope)));
+  }
+
+  view(root: string, intent: string): Promise<IntentView> {
+    return this.viewOf(familyJournalScope(root, intent));
+  }
+
+  private async viewOf(scope: string): Promise<IntentView> {
     const [records, ids] = await Promise.all([this.store.records(scope), this.store.ids(scope)]);
     const steps = await Promise.all(ids.map(async (id) => JSON.parse(await this.store.get(scope, id)) as EffectRecord));
     const claims: IntentClaim[] = [];

@@ -9,8 +9,7 @@ import { localActivityTypeOf, manifestIn } from '../../src/history/task-history'
 import { heldListingFiles } from '../support/crash-agents';
 import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
 import { HELD_MS, refund, rescript, useDoomedWorkers, waitFor } from '../support/doomed-workers';
-import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
-import type { EffectRecord } from '../../src/protocol/fork';
+import { IntentClaims } from '../../src/forks/intent-claims';
 
 const h = useHarness();
 const { doomedWorker, replacementWorker, inFlight, effectsOn, writesTo, approvalsAsked, attemptsOf } = useDoomedWorkers(h);
@@ -113,9 +112,8 @@ test('SIGKILL while a write is pending, then a rewind from before it: the family
   expect(await doomed.kill()).toBe('SIGKILL');
 
   // Journaled before it ran; nothing settled it.
-  const [scope] = (await h.blobStore.scopes()).filter((s) => s.startsWith(familyJournalPrefix(taskId)));
-  const steps = await Promise.all((await h.blobStore.ids(scope!)).map(async (id) => JSON.parse(await h.blobStore.get(scope!, id)) as EffectRecord));
-  expect(latestSteps(steps).map((r) => r.state)).toEqual(['pending']);
+  const [journal] = await new IntentClaims(h.blobStore).family(taskId);
+  expect(journal!.claims.map((c) => c.state)).toEqual(['pending']);
 
   // The call is still pending in Temporal (its heartbeat timeout has not fired): the rewind does not wait for ever.
   const rewound = await h.client.rewind(taskId, 0, { blobStore: h.blobStore, settleTimeoutMs: 500 });

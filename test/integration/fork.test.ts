@@ -11,7 +11,7 @@ import { EXIT } from '../../src/cli/cli-error';
 import { failureOf } from '../../src/client/task-client';
 import { createOrdersTools } from '../../src/demo/orders-tools';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
-import { familyJournalPrefix, latestSteps } from '../../src/forks/effect-journal';
+import { IntentClaims } from '../../src/forks/intent-claims';
 import type { TaskStatus } from '../../src/protocol/task';
 import { auditLog } from '../support/audit-log';
 import { cliIn } from '../support/cli-in-process';
@@ -277,14 +277,15 @@ test('bad input is one line with its exit code and creates nothing: an unknown t
   expect(failure?.detail).toMatch(new RegExp(`^Cannot fork ${origin}@1: .*purged`));
 });
 
-test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome: pending before it ran, done after', async () => {
+test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome: claimed before it ran, done after', async () => {
   const taskId = await finishedTask([callTool('refund_order', { order_id: 'O-0004', amount_cents: 100, reason: 'r' }), answer('ok')], 'journal');
-  const scopes = (await h.blobStore.scopes()).filter((s) => s.startsWith(familyJournalPrefix(taskId)));
-  expect(scopes).toHaveLength(1);
-  const steps = latestSteps([]).concat(await Promise.all((await h.blobStore.ids(scopes[0]!)).map(async (id) => JSON.parse(await h.blobStore.get(scopes[0]!, id)))));
-  expect(steps.map((r) => r.state).sort()).toEqual(['done', 'pending']);
-  const [record] = latestSteps(steps);
-  expect(record).toMatchObject({ version: 2, family: taskId, taskId, turn: 1, tool: 'refund_order', effect: 'write', idempotent: true, state: 'done', outcome: { ok: true } });
-  expect(record!.intent).toMatch(/^refund_order:[0-9a-f]{64}$/);
-  expect(record!.idempotencyKey).toBe(refundsOf('O-0004')[0]!.idempotency_key);
+  const family = await new IntentClaims(h.blobStore).family(taskId);
+  expect(family).toHaveLength(1);
+  const [held] = family[0]!.claims;
+  expect(family[0]!.claims).toHaveLength(1);
+  expect(held!.claim).toMatchObject({ version: 3, generation: 1, state: 'pending' });
+  const record = held!.latest;
+  expect(record).toMatchObject({ version: 3, generation: 1, family: taskId, taskId, turn: 1, tool: 'refund_order', effect: 'write', idempotent: true, state: 'done', outcome: { ok: true } });
+  expect(record.intent).toMatch(/^refund_order:[0-9a-f]{64}$/);
+  expect(record.idempotencyKey).toBe(refundsOf('O-0004')[0]!.idempotency_key);
 });

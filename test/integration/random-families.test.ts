@@ -5,7 +5,8 @@
  * deleted before its lead was reset) are fixed sequences; then fixed random seeds. A failing seed
  * prints itself and replays with FAMILY_SEEDS=<seed>.
  */
-import { EffectLog, familyAgents, opsOf, runFamily, type FamilyOp } from '../support/random-families';
+import { EffectLog, familyAgents, opsOf, runFamily } from '../support/random-families';
+import { FINDINGS } from '../support/family-findings';
 import { runInBackground, useHarness } from '../support/harness';
 
 jest.setTimeout(600_000);
@@ -20,49 +21,6 @@ const log = new EffectLog();
 beforeAll(async () => {
   worker = runInBackground(await h.worker(familyAgents(h, log)));
 });
-
-const FINDINGS: [string, FamilyOp[]][] = [
-  [
-    'three sibling forks at turn 0 each make the same non-idempotent payment',
-    [
-      { op: 'start', kind: 'payer', calls: [] },
-      { op: 'waitClosed', member: 0 },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-    ],
-  ],
-  [
-    'forks at turn 0 and at a later turn of a task that paid',
-    [
-      { op: 'start', kind: 'payer', calls: ['credit C-1', 'pay P-1'] },
-      { op: 'waitClosed', member: 0 },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'fork', member: 0, turn: 1, calls: ['pay P-1'] },
-    ],
-  ],
-  ['a lead that delegates the same work twice in one run', [{ op: 'start', kind: 'lead', calls: ['delegate A', 'delegate B'] }]],
-  [
-    'two members whose identical writes are approved together',
-    [
-      { op: 'start', kind: 'cautious', calls: [] },
-      { op: 'waitClosed', member: 0 },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
-      { op: 'approveTogether' },
-    ],
-  ],
-  [
-    'a lead reset after its closed child was deleted re-delegates',
-    [
-      { op: 'start', kind: 'lead', calls: ['delegate A'] },
-      { op: 'waitClosed', member: 0 },
-      { op: 'deleteChildren', member: 0 },
-      { op: 'reset', member: 0 },
-    ],
-  ],
-];
 
 test.each(FINDINGS)('found from outside: %s — the write runs once, every repeat went to a person', async (_name, ops) => {
   const run = await runFamily(h, log, 47, ops);

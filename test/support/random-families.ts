@@ -16,7 +16,8 @@ import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import type { ApprovalRequest } from '../../src/protocol/task';
 import type { ModelScript } from '../../src/models/scripted-model';
 import { defineTool } from '../../src/tools/define-tool';
-import { cliIn } from './cli-in-process';
+import type { BlobStore } from '../../src/blobs/blob-store';
+import { cliIn, runMain } from './cli-in-process';
 import { answer, callTool, type Harness } from './harness';
 
 const exec = promisify(execFile);
@@ -195,7 +196,15 @@ export interface FamilyRun {
 const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT', 'CONTINUED_AS_NEW']);
 
 /** Runs one seed's family to stillness and counts. `log` is the effect log the worker's tools write to (cleared here). */
-export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), settleMs = 60_000): Promise<FamilyRun> {
+export interface FamilyStore {
+  /** The store the workers keep blobs and the journal in. */
+  store: BlobStore;
+  /** How `durable-agent` names it (`--blob-store`), for purge. */
+  location: string;
+}
+
+export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), where?: FamilyStore, settleMs = 90_000): Promise<FamilyRun> {
+  const store = where?.store ?? h.blobStore;
   log.pays.clear();
   log.creditKeys.clear();
   const decide = random(seed ^ 0x9e3779b9);
@@ -229,7 +238,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
             break;
           }
           const turn = Math.min(op.turn, await turnOf(origin));
-          const fork = await h.client.fork(origin, turn, { model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, turn)) }, blobStore: h.blobStore });
+          const fork = await h.client.fork(origin, turn, { model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, turn)) }, blobStore: store });
           members.push(fork.taskId);
           break;
         }
@@ -240,7 +249,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
             break;
           }
           const turn = Math.min(op.turn, await turnOf(origin));
-          const rewound = await h.client.rewind(origin, turn, { blobStore: h.blobStore, settleTimeoutMs: 1_000 });
+          const rewound = await h.client.rewind(origin, turn, { blobStore: store, settleTimeoutMs: 1_000 });
           members.push(rewound.taskId);
           break;
         }
@@ -280,7 +289,10 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
             skipped.push(`purge of open ${member}`);
             break;
           }
-          await cliIn(h, 'purge', member, '--json');
+          const purged = where
+            ? await runMain(['purge', member, '--json', '--address', h.server.address, '--task-queue', h.taskQueue, '--blob-store', where.location])
+            : await cliIn(h, 'purge', member, '--json');
+          if (purged.code !== 0) skipped.push(`purge of ${member}: ${purged.err.split('\n')[0]}`);
           break;
         }
         case 'deleteClosed': {

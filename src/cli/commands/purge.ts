@@ -168,7 +168,7 @@ function isJournalScope(scope: string, taskId: string): boolean {
 async function journalKept(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
   const prefix = familyJournalPrefix(taskId);
   let records = 0;
-  for (const scope of scopes) if (scope.startsWith(prefix) || scope === effectJournalScope(taskId)) records += (await store.ids(scope)).length;
+  for (const scope of scopes) if (scope.startsWith(prefix) || scope === effectJournalScope(taskId)) records += (await store.ids(scope)).length + (await store.records(scope)).length;
   return records;
 }
 
