@@ -27,6 +27,7 @@ import { measureReplay, replayTable } from './replay';
 import { measureSubagents, subagentsTable } from './subagents';
 import { forkTable, measureFork } from './fork';
 import { journalTable, measureJournal } from './journal';
+import { familiesTable, measureFamilies } from './families';
 import { deployTable, measureDeploy } from './deploy';
 import { measureMoveAtContinueAsNew, moveTable } from './deploy-move';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/worker/create-worker';
@@ -224,6 +225,17 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
       writeFileSync(path.join(out, 'fork.md'), forkTable(r) + '\n');
       console.log(forkTable(r));
     }),
+  families: async () => {
+    const sequences = flags.has('sequences') ? positive('sequences') : 200;
+    // Fresh seeds by default (the test lanes run fixed ones); --first-seed replays a range.
+    const firstSeed = flags.has('first-seed') ? positive('first-seed') : 1_000 + Math.floor(Math.random() * 1_000_000);
+    console.log(`\nRandom task families, ${sequences} sequences from seed ${firstSeed} on each store (issue 47):\n`);
+    const r = await measureFamilies(sequences, firstSeed);
+    save('families.json', r);
+    writeFileSync(path.join(out, 'families.md'), familiesTable(r) + '\n');
+    console.log(familiesTable(r));
+    if (r.results.some((s) => s.repeatsWithoutPerson > 0)) process.exitCode = 1;
+  },
   journal: async () => {
     console.log('\nThe family effect journal: checking a write against 10,000 records (issue 35):\n');
     const r = await measureJournal();
