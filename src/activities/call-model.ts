@@ -43,7 +43,7 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
           const chosen = models.modelFor(model);
           // What the model declared it does itself; the engine does the rest (model-capabilities.ts).
           const can = models.capabilitiesOf(chosen);
-          live = can.streaming ? liveWriter(ctx, liveOutput(), modelId ?? chosen.id) : undefined;
+          live = can.streaming ? liveWriter(ctx, liveOutput(), modelId ?? chosen.id, scope) : undefined;
           const native = compaction !== undefined && can.nativeCompaction;
           const request: ModelRequest = {
             system,
@@ -98,11 +98,18 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
   };
 }
 
-/** The call's live output writer, when the worker keeps live output. */
-function liveWriter(ctx: Context, log: LiveOutputLog | undefined, model: string): LiveOutputWriter | undefined {
+/**
+ * The call's live output writer, when the worker keeps live output. The stream is the task's (its
+ * id and first run, read from the call's blob scope `<workflowId>/<firstExecutionRunId>`): a call
+ * without a scope (histories from before the claim check) streams nothing.
+ */
+function liveWriter(ctx: Context, log: LiveOutputLog | undefined, model: string, scope: string | undefined): LiveOutputWriter | undefined {
   const { workflowExecution, activityId, attempt } = ctx.info;
   if (!log || !workflowExecution) return undefined;
-  const call = { taskId: workflowExecution.workflowId, runId: workflowExecution.runId, callId: `${workflowExecution.runId}/${activityId}`, attempt, model };
+  const prefix = `${workflowExecution.workflowId}/`;
+  const firstRunId = scope?.startsWith(prefix) ? scope.slice(prefix.length) : undefined;
+  if (!firstRunId) return undefined;
+  const call = { taskId: workflowExecution.workflowId, firstRunId, runId: workflowExecution.runId, callId: `${workflowExecution.runId}/${activityId}`, attempt, model };
   return new LiveOutputWriter(log, call, (message) => ctx.log.warn(message));
 }
 

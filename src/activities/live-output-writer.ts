@@ -28,6 +28,8 @@ export function liveOutputOf(deps: Pick<ActivityDependencies, 'liveOutput' | 'bl
 
 export interface LiveCall {
   taskId: string;
+  /** The task's first run: its stream's key beside the id (a later task under the same id streams apart). */
+  firstRunId: string;
   runId: string;
   callId: string;
   attempt: number;
@@ -80,7 +82,7 @@ export class LiveOutputWriter {
     const batch = this.buffer;
     this.buffer = [];
     this.writing = this.writing.then(() =>
-      this.log.append(this.call.taskId, batch).catch((err: unknown) => {
+      this.log.append({ taskId: this.call.taskId, firstRunId: this.call.firstRunId }, batch).catch((err: unknown) => {
         this.failed = true;
         this.warn(`live output of ${this.call.taskId} stopped (${this.log.description}): ${err instanceof Error ? err.message : String(err)}`);
       }),

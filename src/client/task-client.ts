@@ -52,7 +52,7 @@ import { loadConnectionConfig } from './connection-config';
 import { connectClient } from './client-connection';
 import type { BlobStore } from '../blobs/blob-store';
 import { followLiveOutput } from '../live-output/follow-live-output';
-import type { LiveOutputLog } from '../live-output/live-output-log';
+import type { LiveOutputLog, LiveStream } from '../live-output/live-output-log';
 import { openLiveOutputLog } from '../live-output/open-live-output-log';
 import type { LiveOutputEvent } from '../protocol/live-output';
 import { createDataConverter, type CodecOptions } from '../codec';
@@ -640,15 +640,30 @@ export class TaskClient {
    */
   async *stream(taskId: string, options: { from?: number; signal?: AbortSignal; log?: LiveOutputLog; pollMs?: number } = {}): AsyncGenerator<LiveOutputEvent> {
     // Refused now for a task that does not exist, rather than waiting on output that never comes.
-    await this.describe(taskId);
+    const stream = await this.liveStream(taskId);
     const log = options.log ?? (this.liveOutput ??= openLiveOutputLog());
-    const isOpen = async () => (await this.handle(taskId).describe()).status.name === 'RUNNING';
-    yield* followLiveOutput(log, taskId, {
+    // Open while this task runs: a later task under the same id is another stream.
+    const isOpen = async () =>
+      this.liveStream(taskId).then(
+        (now) => now.running && now.firstRunId === stream.firstRunId,
+        (err: unknown) => (err instanceof TaskNotFoundError ? false : Promise.reject(err)),
+      );
+    yield* followLiveOutput(log, stream, {
       isOpen,
       ...(options.from !== undefined ? { from: options.from } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     });
+  }
+
+  /**
+   * The live output stream of the task that holds `taskId` now (docs/live-output.md): keyed by its
+   * first run, so the output of an earlier task that held the same id is never its. `running`:
+   * whether that task runs.
+   */
+  async liveStream(taskId: string): Promise<LiveStream & { running: boolean }> {
+    const d = await this.withNotFound(taskId, () => this.handle(taskId).describe());
+    return { taskId, firstRunId: d.raw.workflowExecutionInfo?.firstRunId || d.runId, running: d.status.name === 'RUNNING' };
   }
 
   async describe(taskId: string): Promise<TaskSummary> {

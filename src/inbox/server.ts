@@ -6,7 +6,7 @@
  * worker running the task, what is pending comes from its memo and a decision is recorded (a
  * signal) for the task to take when a worker runs it; the person is told so plainly.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { HttpError } from '../net/http-error';
 import { canonicalJson } from '../protocol/canonical-json';
 import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../rules/unblock-budget';
@@ -23,7 +23,7 @@ import type { LiveOutputLog } from '../live-output/live-output-log';
 import { openLiveOutputLog } from '../live-output/open-live-output-log';
 import type { BlobStore } from '../blobs/blob-store';
 import { ApprovalArguments, argumentsProblemOf } from '../client/approval-arguments';
-import { UsedLinks, verifyLink } from '../notifications/links';
+import { type UsedLinks, verifyLink } from '../notifications/links';
 import { inboxPage, messagePage, policyProblem, recordedPage, signInPage, STYLE, TASK_SCRIPT, taskPage, type FormState } from './pages';
 import { constantTimeEqual } from '../crypto/constant-time';
 import { answerFromForm } from './question-form';
@@ -340,8 +340,9 @@ export class InboxServer {
   private async output(req: http.IncomingMessage, res: http.ServerResponse, session: Session, taskId: string, fromParam: string | null): Promise<void> {
     const lastId = req.headers['last-event-id'];
     const from = typeof lastId === 'string' && /^\d{1,15}$/.test(lastId) ? Number(lastId) + 1 : fromParam && /^\d{1,15}$/.test(fromParam) ? Number(fromParam) : 0;
-    // The task must exist: a typo is a 404 page, not a stream that waits for nothing.
-    await this.options.client.describe(taskId).catch((err: unknown) => {
+    // The task must exist: a typo is a 404 page, not a stream that waits for nothing. Its stream is the
+    // task holding the id now: an earlier task's output under the same id is never shown.
+    const stream = await this.options.client.liveStream(taskId).catch((err: unknown) => {
       if (err instanceof TaskNotFoundError) throw new HttpError(404, `There is no task "${taskId}" in this namespace.`, { title: 'No such task' });
       throw err;
     });
@@ -352,9 +353,14 @@ export class InboxServer {
     req.on('close', () => stop.abort());
     const until = setTimeout(() => stop.abort(), 10 * 60 * 1000);
     const log = (this.liveOutputLog ??= this.options.liveOutput ?? openLiveOutputLog());
-    const isOpen = async () => !!this.sessions.get(session.id) && (await this.options.client.describe(taskId)).executionStatus === 'RUNNING';
+    const isOpen = async () =>
+      !!this.sessions.get(session.id) &&
+      (await this.options.client.liveStream(taskId).then(
+        (now) => now.running && now.firstRunId === stream.firstRunId,
+        (err: unknown) => (err instanceof TaskNotFoundError ? false : Promise.reject(err)),
+      ));
     try {
-      for await (const event of followLiveOutput(log, taskId, { from, isOpen, signal: stop.signal })) {
+      for await (const event of followLiveOutput(log, stream, { from, isOpen, signal: stop.signal })) {
         if (!this.sessions.get(session.id)) break;
         res.write(`id: ${event.offset}\nevent: output\ndata: ${JSON.stringify(event)}\n\n`);
       }

@@ -1,14 +1,15 @@
 /**
  * Follows a task's live output from an offset until the task closes: reads what is there, then
  * polls. The offsets make a resumed subscription exact: start from the last event's offset + 1.
+ * The stream is one task's (its id and first run): a later task under the same id is not followed.
  */
 import type { LiveOutputEvent } from '../protocol/live-output';
-import type { LiveOutputLog } from './live-output-log';
+import type { LiveOutputLog, LiveStream } from './live-output-log';
 
 export interface FollowOptions {
   /** The first offset wanted (the last event seen + 1). Default 0: from the task's first output. */
   from?: number;
-  /** Whether the task still runs; following ends once it does not and its output is read to the end. */
+  /** Whether this task (this stream's, not a later one under its id) still runs; following ends once it does not and its output is read to the end. */
   isOpen(): Promise<boolean>;
   /** Stops following (the iteration then ends). */
   signal?: AbortSignal;
@@ -18,14 +19,14 @@ export interface FollowOptions {
   openCheckMs?: number;
 }
 
-export async function* followLiveOutput(log: LiveOutputLog, taskId: string, options: FollowOptions): AsyncGenerator<LiveOutputEvent> {
+export async function* followLiveOutput(log: LiveOutputLog, stream: LiveStream, options: FollowOptions): AsyncGenerator<LiveOutputEvent> {
   let from = Math.max(0, Math.floor(options.from ?? 0));
   const pollMs = options.pollMs ?? 25;
   const openCheckMs = options.openCheckMs ?? 1_000;
   let checkedAt = Date.now();
   let closed = false;
   while (!options.signal?.aborted) {
-    const page = await log.read(taskId, from);
+    const page = await log.read(stream, from);
     for (const event of page) {
       yield event;
       from = event.offset + 1;

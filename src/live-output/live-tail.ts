@@ -3,7 +3,7 @@
  * `watch` shows beside the model's progress. It keeps its place in the log, so each update reads
  * only what is new; a new call or a retried attempt starts the tail over.
  */
-import type { LiveOutputLog } from './live-output-log';
+import type { LiveOutputLog, LiveStream } from './live-output-log';
 
 const TAIL_CHARS = 300;
 
@@ -11,10 +11,12 @@ export class LiveTail {
   private from = 0;
   private current = '';
   private broken = false;
+  private stream: LiveStream | undefined;
 
+  /** `streamOf`: the stream of the task being watched (asked once: the task now holding the id). */
   constructor(
     private readonly log: LiveOutputLog,
-    private readonly taskId: string,
+    private readonly streamOf: () => Promise<LiveStream>,
   ) {}
 
   get text(): string {
@@ -25,8 +27,9 @@ export class LiveTail {
   async update(): Promise<string> {
     if (this.broken) return '';
     try {
+      this.stream ??= await this.streamOf();
       for (;;) {
-        const page = await this.log.read(this.taskId, this.from);
+        const page = await this.log.read(this.stream, this.from);
         for (const event of page) {
           this.from = event.offset + 1;
           if (event.kind === 'call_started') this.current = '';

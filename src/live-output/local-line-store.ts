@@ -1,13 +1,22 @@
 /**
- * Live output lines in a folder: one file per task id (named by its hash: ids never become file
- * names), appended with O_APPEND in one write per batch. An offset is the byte where a line starts,
- * so a reader seeks straight to it; a line still being written (no newline yet) is left for the
- * next read.
+ * Live output lines in a folder: a folder per task id and a file per task that held it (its first
+ * run), both named by hashes (ids never become file names), appended with O_APPEND in one write per
+ * batch. An offset is the byte where a line starts, so a reader seeks straight to it; a line still
+ * being written (no newline yet) is left for the next read.
+ *
+ * A line is made knowing its offset (a sealed line is bound to it): the file's size is read, then
+ * the batch is appended. Appends to one stream from this process wait for each other; two
+ * processes appending to one stream at the same instant (an attempt still streaming beside its
+ * retry, an interrupted call beside the next) can each read the same size, and the batch that
+ * lands second is then at other offsets than it was made for: with keys, its lines do not open
+ * and are not shown (the view loses them; the answer in history is untouched).
  */
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { LineStore } from './live-output-log';
+import type { LineAt, LineStore, LiveStream } from './live-output-log';
+
+const hash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Bytes read per step: a page of events is rarely more. */
 const CHUNK_BYTES = 256 * 1024;
@@ -20,18 +29,49 @@ export class LocalLineStore implements LineStore {
     this.description = `folder ${this.root}`;
   }
 
-  private fileOf(taskId: string): string {
-    return path.join(this.root, `${createHash('sha256').update(taskId, 'utf8').digest('hex')}.jsonl`);
+  private folderOf(taskId: string): string {
+    return path.join(this.root, hash(taskId));
   }
 
-  async append(taskId: string, lines: readonly string[]): Promise<void> {
-    if (lines.length === 0) return;
-    await mkdir(this.root, { recursive: true });
-    await appendFile(this.fileOf(taskId), lines.map((l) => `${l.replace(/\n/g, ' ')}\n`).join(''), { flag: 'a' });
+  private fileOf(stream: LiveStream): string {
+    return path.join(this.folderOf(stream.taskId), `${hash(stream.firstRunId)}.jsonl`);
   }
 
-  async read(taskId: string, from: number, limit: number): Promise<{ offset: number; line: string }[]> {
-    const file = await open(this.fileOf(taskId), 'r').catch((err: NodeJS.ErrnoException) => {
+  /** This process's appends, per file: each waits for the one before it. */
+  private readonly appending = new Map<string, Promise<void>>();
+
+  append(stream: LiveStream, lines: readonly LineAt[]): Promise<void> {
+    if (lines.length === 0) return Promise.resolve();
+    const file = this.fileOf(stream);
+    const previous = this.appending.get(file) ?? Promise.resolve();
+    const next = previous.then(() => this.appendNow(file, lines));
+    const settled = next.catch(() => undefined);
+    this.appending.set(file, settled);
+    void settled.then(() => {
+      if (this.appending.get(file) === settled) this.appending.delete(file);
+    });
+    return next;
+  }
+
+  private async appendNow(file: string, lines: readonly LineAt[]): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const handle = await open(file, 'a');
+    try {
+      let offset = (await handle.stat()).size;
+      const text: string[] = [];
+      for (const make of lines) {
+        const line = `${make(offset).replace(/\n/g, ' ')}\n`;
+        text.push(line);
+        offset += Buffer.byteLength(line, 'utf8');
+      }
+      await handle.write(text.join(''));
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async read(stream: LiveStream, from: number, limit: number): Promise<{ offset: number; line: string }[]> {
+    const file = await open(this.fileOf(stream), 'r').catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return undefined;
       throw err;
     });
@@ -70,15 +110,22 @@ export class LocalLineStore implements LineStore {
     }
   }
 
+  /** Every stream of the id, and the one file of the id that versions before streams were keyed by first run kept. */
   async remove(taskId: string): Promise<boolean> {
-    const file = this.fileOf(taskId);
-    const existed = await open(file, 'r').then(
-      (f) => f.close().then(() => true),
-      () => false,
-    );
-    await rm(file, { force: true });
+    const folder = this.folderOf(taskId);
+    const legacy = `${folder}.jsonl`;
+    const existed = (await exists(folder)) || (await exists(legacy));
+    await rm(folder, { recursive: true, force: true });
+    await rm(legacy, { force: true });
     return existed;
   }
 
   async close(): Promise<void> {}
+}
+
+function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }

@@ -2,7 +2,7 @@
  * Live output (docs/live-output.md): a model call's text and tool-call deltas reach a subscriber
  * while the call runs, with offsets that make a resumed subscription exact, across a worker SIGKILL
  * (the retried call's output is marked as a retry) and across continue-as-new; none of it enters
- * workflow history. Real dev server, the real @anthropic-ai/sdk against the strict fake.
+ * workflow history; a new task under a freed id streams none of the earlier task's output. Real dev server, the real @anthropic-ai/sdk against the strict fake.
  */
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -17,6 +17,8 @@ import { UsedLinks } from '../../src/notifications/links';
 import { Visitor } from '../support/inbox-visitor';
 import { historyTexts } from '../support/secret-search';
 import { TaskHistory } from '../../src/history/task-history';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { WORKFLOW_TYPE } from '../../src/protocol/definitions';
 import { useHarness } from '../support/harness';
 import { spawnClaudeWorker, useFakeApi } from '../support/fake-api';
 import { runCli, sigkill, waitFor } from '../support/processes';
@@ -189,7 +191,39 @@ test('offsets keep growing across continue-as-new, so one subscription follows t
   expect(textOf(events)).toBe('First run, first turn.Second turn, after the rollover.Done across two runs.');
 
   // Kept until the task is purged, and purged with it.
+  const stream = await h.client.liveStream(taskId);
+  expect(await log.read(stream, 0)).toHaveLength(events.length);
   const purged = await runCli(['purge', taskId, '--address', h.server.address, '--blob-store', `file:${path.join(h.tmpDir, 'blobs')}`]);
   expect(purged.code).toBe(0);
-  expect(await log.read(taskId, 0)).toEqual([]);
+  expect(await log.read(stream, 0)).toEqual([]);
 });
+
+test('a new task that reuses a freed task id streams only its own output, none of the earlier task', async () => {
+  api.enqueue({ ...fakeTurns.text('Earlier-task-words: the payroll figures for March.'), stream: { chunkChars: 6 } } as never);
+  const taskId = h.taskId('live-reused');
+  const worker = await h.worker(undefined, { modelEnv: modelEnv() });
+  await worker.runUntil(async () => {
+    const first = await h.client.start({ agent: 'demo', prompt: 'first task', model: { provider: 'anthropic' } }, { taskId });
+    const earlier = await collect(taskId);
+    expect(textOf(earlier)).toBe('Earlier-task-words: the payroll figures for March.');
+    await h.client.result(taskId);
+    // The id is free once the first task closed: someone starts another task under it (not purged).
+    api.enqueue({ ...fakeTurns.text('Later-task-words only.'), stream: { chunkChars: 6, delayMs: 20 } } as never);
+    const second = await h.client.client.workflow.start(WORKFLOW_TYPE, {
+      taskQueue: h.taskQueue,
+      workflowId: taskId,
+      args: [{ agent: 'demo', prompt: 'second task', model: { provider: 'anthropic' } }],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    });
+    expect(second.firstExecutionRunId).not.toBe(first.firstExecutionRunId);
+    const later = await collect(taskId);
+    await h.client.result(taskId);
+    expect(textOf(later)).toBe('Later-task-words only.');
+    expect(JSON.stringify(later)).not.toContain('Earlier-task-words');
+    expect(later.every((e) => e.kind !== 'call_started' || e.runId === second.firstExecutionRunId)).toBe(true);
+    // From an offset inside the earlier task's stream, too: nothing of it.
+    expect(JSON.stringify(await collect(taskId, earlier.at(-1)!.offset))).not.toContain('Earlier-task-words');
+    // The earlier task's output is still kept, under its own first run.
+    expect(textOf(await log.read({ taskId, firstRunId: first.firstExecutionRunId }, 0))).toBe('Earlier-task-words: the payroll figures for March.');
+  });
+}, 120_000);

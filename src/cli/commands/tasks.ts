@@ -268,7 +268,7 @@ export async function watchTask(
   options: { full?: boolean; args?: ApprovalArguments; liveOutput?: LiveOutputLog } = {},
 ): Promise<number> {
   const args = options.args ?? new ApprovalArguments(client.client, () => openBlobStore());
-  const tail = new LiveTail(options.liveOutput ?? openLiveOutputLog(), taskId);
+  const tail = new LiveTail(options.liveOutput ?? openLiveOutputLog(), () => client.liveStream(taskId));
   try {
     return await watchLoop(client, taskId, asJson, out, args, !!options.full, tail);
   } finally {
@@ -376,7 +376,7 @@ function renderProgress(p: ModelProgress): string {
  */
 export function printable(text: string): string {
   return text
-    .replace(/\u001b\[[0-?]*[ -\/]*[@-~]/g, '')
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '')
     .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
     .replace(/\u001b[@-_]?/g, '')
     .replace(/[\r\n\t]+/g, ' ')
