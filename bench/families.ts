@@ -11,6 +11,9 @@ import { runInBackground, startHarness } from '../test/support/harness';
 import { EffectLog, familyAgents, opsOf, runFamily, type FamilyRun, type FamilyStore } from '../test/support/random-families';
 import { measureJournal, type JournalBenchmark, journalTable } from './journal';
 
+/** Families running side by side on one worker. */
+const FAMILIES_AT_ONCE = 4;
+
 export interface FamiliesStoreResult {
   store: string;
   sequences: number;
@@ -23,6 +26,7 @@ export interface FamiliesStoreResult {
   failingSeeds: number[];
   /** Sequences that never became still in time (their seeds): reported, never counted as passing. */
   stuckSeeds: number[];
+  familiesAtOnce: number;
   seconds: number;
 }
 
@@ -42,15 +46,20 @@ async function runOn(name: string, seeds: readonly number[], storeFor: () => Pro
   const runs: FamilyRun[] = [];
   const stuck: number[] = [];
   try {
-    for (const seed of seeds) {
-      try {
-        runs.push(await runFamily(h, log, seed, opsOf(seed), opened.where));
-      } catch (err) {
-        stuck.push(seed);
-        console.error(`${name} seed ${seed}: ${(err as Error).message}`);
+    // Families are independent (each its own root and effect log): a few at once, as a fleet runs them.
+    const queue = [...seeds];
+    const lane = async () => {
+      for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) {
+        try {
+          runs.push(await runFamily(h, log, seed, opsOf(seed), opened.where));
+        } catch (err) {
+          stuck.push(seed);
+          console.error(`${name} seed ${seed}: ${(err as Error).message}`);
+        }
+        if ((runs.length + stuck.length) % 10 === 0) console.log(`${name}: ${runs.length + stuck.length} of ${seeds.length} sequences`);
       }
-      if ((runs.length + stuck.length) % 10 === 0) console.log(`${name}: ${runs.length + stuck.length} of ${seeds.length} sequences`);
-    }
+    };
+    await Promise.all(Array.from({ length: FAMILIES_AT_ONCE }, lane));
   } finally {
     await worker.stop();
     await opened.close();
@@ -66,6 +75,7 @@ async function runOn(name: string, seeds: readonly number[], storeFor: () => Pro
     approvedRepeats: sum((r) => Object.values(r.approvedRepeats).reduce((a, b) => a + b, 0)),
     repeatsWithoutPerson: sum((r) => r.repeatsWithoutPerson.reduce((n, x) => n + x.effects - 1 - x.approved, 0)),
     failingSeeds: runs.filter((r) => r.repeatsWithoutPerson.length > 0).map((r) => r.seed),
+    familiesAtOnce: FAMILIES_AT_ONCE,
     stuckSeeds: stuck,
     seconds: Math.round((performance.now() - started) / 1000),
   };

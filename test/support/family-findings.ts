@@ -13,9 +13,9 @@ export const FINDINGS: [string, FamilyOp[]][] = [
     ],
   ],
   [
-    'forks at turn 0 and at a later turn of a task that paid',
+    'a fork at turn 0 and one at a later turn make the same payment',
     [
-      { op: 'start', kind: 'payer', calls: ['credit C-1', 'pay P-1'] },
+      { op: 'start', kind: 'payer', calls: ['credit C-1'] },
       { op: 'waitClosed', member: 0 },
       { op: 'fork', member: 0, turn: 0, calls: ['pay P-1'] },
       { op: 'fork', member: 0, turn: 1, calls: ['pay P-1'] },

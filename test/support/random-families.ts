@@ -18,20 +18,31 @@ import type { ModelScript } from '../../src/models/scripted-model';
 import { defineTool } from '../../src/tools/define-tool';
 import type { BlobStore } from '../../src/blobs/blob-store';
 import { cliIn, runMain } from './cli-in-process';
-import { answer, callTool, type Harness } from './harness';
+import { answer, callTool, toolResultsOf, type Harness } from './harness';
 
 const exec = promisify(execFile);
 
-/** What the family's services did: one entry per effect, by intent. */
+/** The root a member's id starts with (`fam<seed>-<8 hex>`): forks, rewinds and children extend it. */
+export function familyOfTask(taskId: string): string {
+  return /^fam\d+-[0-9a-f]{8}/.exec(taskId)?.[0] ?? taskId;
+}
+
+/** What the services did, per family (so families can run side by side): one entry per effect, by intent. */
 export class EffectLog {
-  readonly pays = new Map<string, number>();
-  readonly creditKeys = new Map<string, Set<string>>();
-  effectsOf(intent: string): number {
-    if (intent.startsWith('pay:')) return this.pays.get(intent.slice(4)) ?? 0;
-    return this.creditKeys.get(intent.slice(7))?.size ?? 0;
+  private readonly families = new Map<string, { pays: Map<string, number>; creditKeys: Map<string, Set<string>> }>();
+  of(root: string) {
+    let family = this.families.get(root);
+    if (!family) this.families.set(root, (family = { pays: new Map(), creditKeys: new Map() }));
+    return family;
   }
-  intents(): string[] {
-    return [...[...this.pays.keys()].map((r) => `pay:${r}`), ...[...this.creditKeys.keys()].map((r) => `credit:${r}`)];
+  effectsOf(root: string, intent: string): number {
+    const { pays, creditKeys } = this.of(root);
+    if (intent.startsWith('pay:')) return pays.get(intent.slice(4)) ?? 0;
+    return creditKeys.get(intent.slice(7))?.size ?? 0;
+  }
+  intents(root: string): string[] {
+    const { pays, creditKeys } = this.of(root);
+    return [...[...pays.keys()].map((r) => `pay:${r}`), ...[...creditKeys.keys()].map((r) => `credit:${r}`)];
   }
 }
 
@@ -45,8 +56,9 @@ export function familyAgents(h: Harness, log: EffectLog): AgentDefinition[] {
     effect: 'write',
     idempotent: false,
     timeoutMs: 10_000,
-    run: async ({ ref }) => {
-      log.pays.set(ref, (log.pays.get(ref) ?? 0) + 1);
+    run: async ({ ref }, ctx) => {
+      const { pays } = log.of(familyOfTask(ctx.workflowId));
+      pays.set(ref, (pays.get(ref) ?? 0) + 1);
       return { paid: ref };
     },
   });
@@ -59,9 +71,10 @@ export function familyAgents(h: Harness, log: EffectLog): AgentDefinition[] {
     idempotent: true,
     timeoutMs: 10_000,
     run: async ({ ref }, ctx) => {
-      const keys = log.creditKeys.get(ref) ?? new Set<string>();
+      const { creditKeys } = log.of(familyOfTask(ctx.workflowId));
+      const keys = creditKeys.get(ref) ?? new Set<string>();
       keys.add(ctx.idempotencyKey);
-      log.creditKeys.set(ref, keys);
+      creditKeys.set(ref, keys);
       return { credited: ref };
     },
   });
@@ -188,6 +201,7 @@ export interface FamilyRun {
   members: string[];
   effects: Record<string, number>;
   approvedRepeats: Record<string, number>;
+  asked: string[];
   /** Intents whose effects exceed 1 + the repeats approved for them: the goal is none. */
   repeatsWithoutPerson: { intent: string; effects: number; approved: number }[];
   skipped: string[];
@@ -195,7 +209,7 @@ export interface FamilyRun {
 
 const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT', 'CONTINUED_AS_NEW']);
 
-/** Runs one seed's family to stillness and counts. `log` is the effect log the worker's tools write to (cleared here). */
+/** Runs one seed's family to stillness and counts. `log` is the effect log the worker's tools write to. */
 export interface FamilyStore {
   /** The store the workers keep blobs and the journal in. */
   store: BlobStore;
@@ -205,13 +219,13 @@ export interface FamilyStore {
 
 export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), where?: FamilyStore, settleMs = 90_000): Promise<FamilyRun> {
   const store = where?.store ?? h.blobStore;
-  log.pays.clear();
-  log.creditKeys.clear();
   const decide = random(seed ^ 0x9e3779b9);
   const members: string[] = [];
   const gone = new Set<string>();
   const skipped: string[] = [];
   const approvedRepeats: Record<string, number> = {};
+  /** Every repeat a person was asked about: `<member>: <intent>`. */
+  const asked: string[] = [];
   const temporal = await provisionTemporalCli();
   const root = h.taskId(`fam${seed}`);
   // Fresh intents per run: the refs are the same, the family differs, and the log is per run.
@@ -219,6 +233,13 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
   const closed = async (id: string) => {
     const d = await describeOrUndefined(id);
     return d === undefined || CLOSED.has(String(d.executionStatus));
+  };
+  // Deletion is asynchronous on the server (about 30 s on the dev server): wait (bounded) until the
+  // execution is gone, as retention leaves it, so a new execution may take its id.
+  const deleteExecution = async (id: string) => {
+    await exec(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', id]);
+    const until = Date.now() + 90_000;
+    while ((await describeOrUndefined(id)) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
   };
   const at = (i: number) => members[Math.min(i, members.length - 1)]!;
   const turnOf = async (id: string) => (await h.client.status(id).catch(() => undefined))?.turn ?? 0;
@@ -301,7 +322,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
             skipped.push(`delete of open ${member}`);
             break;
           }
-          await exec(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', member]);
+          await deleteExecution(member);
           gone.add(member);
           break;
         }
@@ -310,14 +331,15 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
           for (const k of [1, 2, 3]) {
             const child = `${member}--clerk-${k}`;
             const d = await describeOrUndefined(child);
-            if (d && CLOSED.has(String(d.executionStatus))) await exec(temporal, ['workflow', 'delete', '--address', h.server.address, '--workflow-id', child]);
+            if (d && CLOSED.has(String(d.executionStatus))) await deleteExecution(child);
           }
           break;
         }
         case 'waitClosed': {
           const member = at(op.member);
           const waitUntil = Date.now() + 20_000;
-          while (!gone.has(member) && !(await closed(member)) && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200));
+          const asking = async () => ((await h.client.status(member).catch(() => undefined))?.pendingApprovals.length ?? 0) > 0;
+          while (!gone.has(member) && !(await closed(member)) && !(await asking()) && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200));
           break;
         }
       }
@@ -339,6 +361,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
     await Promise.all(
       pending.map(async ({ taskId, approval }) => {
         const repeat = isRepeat(approval);
+        if (repeat) asked.push(`${taskId}: ${intentOfApproval(approval)}`);
         if (repeat && decide() < 0.5) return h.client.deny(taskId, { approvalId: approval.id, by: 'ops', reason: 'ran already' }).catch(() => undefined);
         const answered = await h.client.approve(taskId, { approvalId: approval.id, by: 'ops' }).catch(() => undefined);
         if (answered && repeat) approvedRepeats[intentOfApproval(approval)] = (approvedRepeats[intentOfApproval(approval)] ?? 0) + 1;
@@ -347,11 +370,24 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
     );
     await new Promise((r) => setTimeout(r, 300));
   }
-  const effects = Object.fromEntries(log.intents().map((i) => [i, log.effectsOf(i)]));
+  const effects = Object.fromEntries(log.intents(root).map((i) => [i, log.effectsOf(root, i)]));
   const repeatsWithoutPerson = Object.entries(effects)
     .filter(([intent, n]) => n > 1 + (approvedRepeats[intent] ?? 0))
     .map(([intent, n]) => ({ intent, effects: n, approved: approvedRepeats[intent] ?? 0 }));
-  return { seed, ops, members, effects, approvedRepeats, repeatsWithoutPerson, skipped };
+  const run = { seed, ops, members, effects, approvedRepeats, asked, repeatsWithoutPerson, skipped };
+  // FAMILY_DEBUG=1 prints each family as it ended: what ran, what was refused, what people allowed.
+  if (process.env.FAMILY_DEBUG) {
+    const ends = await Promise.all(
+      members.map(async (id) => [
+        id,
+        (await describeOrUndefined(id))?.executionStatus,
+        (await h.client.status(id).catch((e: Error) => ({ phase: e.message })))?.phase,
+        toolResultsOf(await h.client.transcript(id)).map((r) => String(r.content).slice(0, 160)),
+      ]),
+    );
+    console.log(JSON.stringify({ ...run, ends }));
+  }
+  return run;
 }
 
 async function pendingOf(h: Harness, members: readonly string[], gone: ReadonlySet<string>): Promise<{ taskId: string; approval: ApprovalRequest }[]> {
