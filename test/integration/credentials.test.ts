@@ -269,6 +269,30 @@ test('revoked mid-task: the next call fails classified and the task blocks with 
   expect(leaks('history', await historyTexts(h, taskId), [SECRET, SECOND])).toEqual([]);
 });
 
+test('a read blocked on a revoked credential runs again after `vault set` and unblock: the fixed cause clears its refusal (issue 49)', async () => {
+  accepted.set(SECRET, 'first');
+  accepted.set(SECOND, 'second');
+  served.length = 0;
+  expect((await vaultCli(['set', 'github-token'], SECRET)).code).toBe(0);
+  expect((await vaultCli(['revoke', 'github-token'])).code).toBe(0);
+  const taskId = h.taskId('revoked-read');
+  // The model asks for the same read again after the unblock, as the docs tell it it may.
+  const script = h.script([callTool('fetch_repo', { repo: 'acme/widgets' }), callTool('fetch_repo', { repo: 'acme/widgets' }), answer('Read it.')]);
+  await h.client.start({ agent: CREDENTIAL_AGENT, prompt: 'Read acme/widgets.', model: { provider: 'scripted', script } }, { taskId });
+  const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+  expect(blocked.lastError).toMatchObject({ error_class: 'resource', code: 'credential_revoked' });
+  expect(served).toEqual([]);
+
+  expect((await vaultCli(['set', 'github-token'], SECOND)).code).toBe(0);
+  await h.client.unblock(taskId, { by: 'ana', message: 'credential set again' });
+  expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'Read it.' });
+  // Run once more with the new value, not refused as repeated_failed_call, no loop_detected.
+  expect(served).toEqual([{ method: 'GET', token: 'second' }]);
+  const results = parsedResults(await h.client.transcript(taskId));
+  expect(results[0]).toMatchObject({ error: { code: 'credential_revoked' } });
+  expect(results[1]?.error).toBeUndefined();
+});
+
 test("an MCP server's Authorization comes from the vault at each request: a revoked token blocks the next call", async () => {
   const TOKEN = `mcp_${randomBytes(12).toString('hex')}`;
   const seen: string[] = [];

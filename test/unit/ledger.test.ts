@@ -112,3 +112,22 @@ test("the ledger a fork starts from keeps writes, failures and recent reads with
   expect(restored.decide(tool('write'), 'w', 11, 0)).toMatchObject({ action: 'refuse', error: { code: 'duplicate_write' } });
   expect(restored.decide(tool('read'), 'recent', 11, 0)).toEqual({ action: 'run' });
 });
+
+test('a person stepping in (unblock) lets each call that failed for good run once more; a write of unknown outcome is not forgiven', () => {
+  const ledger = new ToolLedger();
+  const revoked = { content: '', isError: true, errorClass: 'resource' as const, code: 'credential_revoked' };
+  ledger.record('read', tool('read'), 1, 0, revoked, true);
+  expect(ledger.decide(tool('read'), 'read', 2, 1_000)).toMatchObject({ action: 'refuse', error: { code: 'repeated_failed_call' } });
+  ledger.record('write', tool('write'), 1, 0, { content: '', isError: true, errorClass: 'transient', code: 'timeout', outcomeUnknown: true }, true);
+  ledger.forgiveFailures();
+  expect(ledger.decide(tool('read'), 'read', 2, 1_000)).toEqual({ action: 'run' });
+  expect(ledger.decide(tool('write'), 'write', 2, 1_000)).toMatchObject({ action: 'refuse', error: { code: 'outcome_unknown' } });
+  // Once: failing the same way after the fix is remembered again.
+  ledger.record('read', tool('read'), 2, 1_000, revoked, true);
+  expect(ledger.decide(tool('read'), 'read', 3, 2_000)).toMatchObject({ action: 'refuse', error: { code: 'repeated_failed_call' } });
+  // The memory travels with the ledger's state (continue-as-new, forks).
+  const copy = new ToolLedger(JSON.parse(JSON.stringify(ledger.toJSON())));
+  expect(copy.decide(tool('read'), 'read', 3, 2_000)).toMatchObject({ action: 'refuse' });
+  copy.forgiveFailures();
+  expect(copy.decide(tool('read'), 'read', 3, 2_000)).toEqual({ action: 'run' });
+});

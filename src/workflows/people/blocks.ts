@@ -61,6 +61,7 @@ export function unblockTask(state: TaskState, input: UnblockInput, identity?: Ve
   if (input.message) state.conversation.pendingGuidance.push(`[guidance from ${input.by}] ${input.message}`);
   // A person looked at it: repeated calls and corrections start counting again.
   state.ledger.resetStreaks();
+  state.ledger.forgiveFailures();
   for (const tool of Object.keys(state.corrections)) state.corrections[tool] = 0;
   state.phase = 'running';
   state.audit.record('task_unblocked', `by ${input.by}: ${how}`);

@@ -27,7 +27,7 @@ export interface LedgerOutcome {
 interface LedgerRecord {
   tool: string;
   /** The last outcome of a real execution: what decisions rest on. Content only for cacheable reads. */
-  executed?: LedgerOutcome & { turn: number; atMs: number; epoch?: number; idempotencyKey?: string };
+  executed?: LedgerOutcome & { turn: number; atMs: number; epoch?: number; idempotencyKey?: string; forgiven?: number };
   perTurn: { turn: number; executions: number };
   /** The last answer the model got for this key (executed, reused or refused) and the turns it came back. */
   streak: { fingerprint: string; turns: number[] };
@@ -41,6 +41,8 @@ export interface LedgerState {
   records: Record<string, LedgerRecord>;
   /** Successful or possibly-successful writes so far (a state-aware ledger). */
   epoch?: number;
+  /** Times a person stepped in (an unblock): a failure remembered from before may have been fixed since. */
+  forgiven?: number;
 }
 
 export type LedgerDecision =
@@ -97,7 +99,9 @@ export class ToolLedger {
       };
     }
     if (last.isError && last.errorClass && last.errorClass !== 'transient') {
-      const expired = stateChanged || nowMs - last.atMs > this.limits.failureMemoryMs;
+      // A person stepped in since it failed (a credential set again, then unblock): it runs once more.
+      const fixedSince = (last.forgiven ?? 0) !== (this.state.forgiven ?? 0);
+      const expired = stateChanged || fixedSince || nowMs - last.atMs > this.limits.failureMemoryMs;
       if (expired) return { action: 'run' };
       return {
         action: 'refuse',
@@ -149,6 +153,7 @@ export class ToolLedger {
         turn,
         atMs: nowMs,
         epoch: this.epoch,
+        ...(outcome.isError && this.state.forgiven ? { forgiven: this.state.forgiven } : {}),
         ...(idempotencyKey && outcome.outcomeUnknown ? { idempotencyKey } : {}),
       };
       record.perTurn = record.perTurn.turn === turn ? { turn, executions: record.perTurn.executions + 1 } : { turn, executions: 1 };
@@ -173,6 +178,15 @@ export class ToolLedger {
   /** After a person steps in, repeated calls get a fresh start (decisions on failed calls stay). */
   resetStreaks(): void {
     for (const record of Object.values(this.state.records)) record.streak = { fingerprint: '', turns: [] };
+  }
+
+  /**
+   * A person stepped in (an unblock after `vault set`, a fix, a raised budget): every call that
+   * failed for good before may run once more, since what made it fail may be what they fixed. A
+   * call whose outcome is unknown is not forgiven: it may have taken effect.
+   */
+  forgiveFailures(): void {
+    this.state.forgiven = (this.state.forgiven ?? 0) + 1;
   }
 
   /** Drops cached read content, keeping what decisions need (for a snapshot that must shrink). */
