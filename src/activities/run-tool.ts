@@ -14,7 +14,7 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { toolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
 import { summarizeOutput } from '../rules/tool-result-content';
-import { guardedCall } from '../tools/guarded-call';
+import { DEFAULT_REREAD, guardedCall, type RereadOptions } from '../tools/guarded-call';
 import { NeedsInputError } from '../tools/needs-input';
 import { journaledWrite, recordedRead } from './branch-activities';
 import { toApplicationFailure } from './failure';
@@ -86,20 +86,40 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
             journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy, approval }),
           )
         : undefined;
+    // A broken answer (not JSON, off its schema, an empty first page with more to come) of a read or
+    // an idempotent call is read again here, inside this one attempt, before the workflow sees it
+    // (guarded-call.ts, issue 49). Not by throwing a retryable failure for Temporal to run the
+    // activity again: that would re-run the gate, the credentials and the journal's claim for each
+    // read, share the transient retry budget and backoff the workflow chose for outages, and need the
+    // heartbeat details (the tool's own progress) to carry the earlier answer's shape for comparison.
+    // Here the history keeps one scheduled/started/completed triple per call, as before, and the
+    // workflow's ledger sees one outcome: the good answer, or the tool's fault told once. The reads
+    // stop where the attempt's start-to-close timeout would cut them.
+    const startedAt = Date.now();
+    const reread: RereadOptions = {
+      ...DEFAULT_REREAD,
+      ...(ctx.info.startToCloseTimeoutMs > 0 ? { deadline: startedAt + ctx.info.startToCloseTimeoutMs } : {}),
+      onReread: ({ read, after, delayMs }) => ctx.log.info(`${toolName}: answer came back broken (${after.code}); read ${read} in ${delayMs} ms`),
+    };
     // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
     const result = await withHeartbeats(ctx, (beat, previous) =>
-      guardedCall(tool, input, {
-        idempotencyKey: write?.idempotencyKey ?? idempotencyKey ?? `${workflowId}:${toolUseId}`,
-        workflowId,
-        toolUseId,
-        attempt: ctx.info.attempt,
-        signal: ctx.cancellationSignal,
-        // Heartbeat details are kept by the server (and in history when the call times out): no credential in them either.
-        heartbeat: credentials ? (details?: unknown) => beat(redact(details)) : beat,
-        ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
-        ...(answers?.length ? { answers } : {}),
-        credentials: Object.freeze({ ...credentials?.values }),
-      }).then((outcome) =>
+      guardedCall(
+        tool,
+        input,
+        {
+          idempotencyKey: write?.idempotencyKey ?? idempotencyKey ?? `${workflowId}:${toolUseId}`,
+          workflowId,
+          toolUseId,
+          attempt: ctx.info.attempt,
+          signal: ctx.cancellationSignal,
+          // Heartbeat details are kept by the server (and in history when the call times out): no credential in them either.
+          heartbeat: credentials ? (details?: unknown) => beat(redact(details)) : beat,
+          ...(previous !== undefined ? { previousHeartbeat: previous } : {}),
+          ...(answers?.length ? { answers } : {}),
+          credentials: Object.freeze({ ...credentials?.values }),
+        },
+        { reread },
+      ).then((outcome) =>
         // Whatever the tool sends back, no credential it was given goes on into history or blobs.
         outcome.kind === 'failed' ? { ...outcome, error: redact(outcome.error) } : { ...outcome, output: redact(outcome.output), ...('error' in outcome ? { error: redact(outcome.error) } : {}) },
       ),
@@ -126,8 +146,14 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       throw ctx.cancellationSignal.reason ?? new Error('cancelled');
     }
     if (result.kind === 'failed') {
-      await write?.settled(outcomeUnknown(result.error) ? 'unknown' : 'failed', `${result.error.code}: ${result.error.detail}`);
-      throw toApplicationFailure(result, ctx.info.attempt);
+      // A write whose answer came back broken was answered by the service: it may well have taken
+      // effect, so its claim is not released as failed (a release would let the family run it again).
+      const answeredBroken = tool.effect !== 'read' && result.error.error_class === 'schema_mismatch';
+      await write?.settled(outcomeUnknown(result.error) || answeredBroken ? 'unknown' : 'failed', `${result.error.code}: ${result.error.detail}`);
+      // The engine's own reads of a broken answer count as attempts of the call (Temporal's attempt
+      // still drives a transient failure's backoff).
+      const attempts = result.error.error_class === 'transient' ? ctx.info.attempt : ctx.info.attempt - 1 + Math.max(1, result.error.attempts);
+      throw toApplicationFailure(result, attempts);
     }
     await write?.settled('done', summarizeOutput(result.output));
     // Whose credentials the call ran with, for status and the audit trail (a name, never a value).

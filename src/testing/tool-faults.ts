@@ -19,6 +19,13 @@ export const toolFaults = {
   /** Return the output cut short, as an undocumented gateway cap would (default: half of it). */
   truncate: (keepChars?: number): ToolFault => ({ kind: 'truncate', ...(keepChars !== undefined ? { keepChars } : {}) }),
   delay: (ms: number): ToolFault => ({ kind: 'delay', ms }),
+  /** Answer with text that is not JSON at all (a proxy's HTML error page, say). */
+  garble: (text = '<html><body>502 Bad Gateway</body></html>'): ToolFault => ({ kind: 'transform', apply: () => text }),
+  /** Answer page 1 with no items in `field` while saying more is to come (a service that answered before it had the data). */
+  emptyFirstPage: (field: string): ToolFault => ({
+    kind: 'transform',
+    apply: (output) => ({ ...(output as Record<string, unknown>), [field]: [], page: 1, has_more: true }),
+  }),
   /** Keep only the first `keep` items of `field` and claim there is more. */
   partialPage: (field: string, keep = 1): ToolFault => ({
     kind: 'transform',

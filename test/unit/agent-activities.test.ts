@@ -34,11 +34,31 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
   return err as ApplicationFailure;
 }
 
-test('a truncated body from the orders service is thrown as a non-retryable schema_mismatch with the ToolError in details', async () => {
-  orders.inject({ kind: 'truncate' });
+test('a body truncated the same way twice is thrown as a non-retryable schema_mismatch with the ToolError in details', async () => {
+  orders.inject({ kind: 'truncate' }, Infinity);
+  const before = orders.requests.length;
   const failure = await failureOf(mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1' }));
   expect(failure).toMatchObject({ type: 'schema_mismatch', nonRetryable: true });
-  expect(failure.details?.[0]).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 1 });
+  // The engine read it again once (200 ms later) within this one attempt; the same cut is the tool's own.
+  expect(orders.requests.length - before).toBe(2);
+  expect(failure.details?.[0]).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 2 });
+});
+
+test('a body truncated once is read again inside the activity: the outcome is the page, no error', async () => {
+  orders.inject({ kind: 'truncate' }, 1);
+  const before = orders.requests.length;
+  const outcome = await mockEnv().run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-1001' }, toolUseId: 't1b' });
+  expect(orders.requests.length - before).toBe(2);
+  expect(outcome).toMatchObject({ kind: 'ok', output: { orders: expect.any(Array), has_more: false } });
+});
+
+test('re-reads stop where the attempt would time out: a 150 ms start-to-close leaves room for none', async () => {
+  orders.inject({ kind: 'truncate' }, Infinity);
+  const before = orders.requests.length;
+  const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 150 }, { logger: new DefaultLogger('ERROR') });
+  const failure = await failureOf(env.run(activities.runTool, { agent: 'demo', tool: 'search_orders', input: { customer_id: 'C-9921' }, toolUseId: 't1c' }));
+  expect(orders.requests.length - before).toBe(1);
+  expect(failure.details?.[0]).toMatchObject({ code: 'invalid_json', attempts: 1 });
 });
 
 test('a 503 is thrown retryable with a jittered nextRetryDelay that grows with the attempt', async () => {
@@ -70,15 +90,15 @@ test('a paginated answer comes back as data flagged partial_data with the next p
   expect(outcome).toMatchObject({ kind: 'flagged', error: { error_class: 'partial_data', hint: expect.stringContaining('page=2') } });
 });
 
-test('an empty first page that claims more pages is flagged semantic', async () => {
-  orders.inject({ kind: 'empty_first_page' });
+test('an empty first page that claims more pages, twice, is flagged semantic', async () => {
+  orders.inject({ kind: 'empty_first_page' }, 2);
   const outcome = await mockEnv().run(activities.runTool, {
     agent: 'demo',
     tool: 'search_orders',
     input: { customer_id: 'C-9921' },
     toolUseId: 't5',
   });
-  expect(outcome).toMatchObject({ kind: 'flagged', error: { error_class: 'semantic', code: 'empty_first_page' } });
+  expect(outcome).toMatchObject({ kind: 'flagged', error: { error_class: 'semantic', code: 'empty_first_page', attempts: 2 } });
 });
 
 test('describeAgent without any model available fails permanently and says how to fix it', async () => {
