@@ -1,6 +1,7 @@
 /**
- * How an encrypted blob is laid out at rest, and its errors. AES-256-GCM with the payload codec's
- * keyring (codec/encryption-keys.ts), so one key configuration covers history and blobs:
+ * How an encrypted blob is laid out at rest, and its errors. AES-256-GCM (storage/aead.ts, the one
+ * AEAD of the project) with the payload codec's keyring (codec/encryption-keys.ts), so one key
+ * configuration covers history and blobs:
  *
  *   0xFF 'D' 'A' 'B' | version 1 | key id length (1 byte) | key id (ASCII) | nonce (12) | ciphertext | tag (16)
  *
@@ -11,15 +12,13 @@
  * The associated data is the header plus the blob's scope and id: a body relabelled with another key
  * id, moved to another id or another task's scope, cut or altered fails authentication.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from '../codec/encryption-keys';
 import { verifiedText } from './blob-id';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { AEAD_OVERHEAD_BYTES, aeadOpen, aeadSeal } from '../storage/aead';
 
 const MAGIC = Buffer.from([0xff, 0x44, 0x41, 0x42]);
 const VERSION = 1;
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 
 /** A sealed blob whose key id no configured key has. */
 export class BlobKeyNotFoundError extends DurableAgentError {
@@ -55,10 +54,7 @@ export function seal(keyring: Keyring, scope: string, id: string, text: string):
   const { id: keyId, key } = keyring.current;
   const kid = Buffer.from(keyId, 'ascii');
   const header = Buffer.concat([MAGIC, Buffer.from([VERSION, kid.length]), kid]);
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  cipher.setAAD(associatedData(header, scope, id));
-  return Buffer.concat([header, nonce, cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  return Buffer.concat([header, aeadSeal(key, text, associatedData(header, scope, id))]);
 }
 
 /** The key id a sealed body names (checked against the header's own bounds). */
@@ -67,7 +63,7 @@ export function sealedKeyId(body: Buffer, scope: string, id: string): { keyId: s
   if (version !== VERSION) throw new BlobDecryptionError(`blob ${id} of ${scope} is sealed with format version ${version ?? '(none)'}; this version reads ${VERSION}`);
   const kidLength = body[MAGIC.length + 1] ?? 0;
   const headerBytes = MAGIC.length + 2 + kidLength;
-  if (kidLength === 0 || body.length < headerBytes + NONCE_BYTES + TAG_BYTES) {
+  if (kidLength === 0 || body.length < headerBytes + AEAD_OVERHEAD_BYTES) {
     throw new BlobDecryptionError(`blob ${id} of ${scope} is encrypted but truncated (${body.length} bytes)`);
   }
   return { keyId: body.subarray(MAGIC.length + 2, headerBytes).toString('latin1'), headerBytes };
@@ -78,14 +74,9 @@ export function open(keyring: Keyring | undefined, body: Buffer, scope: string, 
   const { keyId, headerBytes } = sealedKeyId(body, scope, id);
   const key = keyring?.byId.get(keyId);
   if (!key) throw new BlobKeyNotFoundError(scope, id, keyId, [...(keyring?.byId.keys() ?? [])]);
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(headerBytes, headerBytes + NONCE_BYTES));
-    decipher.setAAD(associatedData(body.subarray(0, headerBytes), scope, id));
-    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(body.subarray(headerBytes + NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]);
-  } catch {
-    throw new BlobDecryptionError(`blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`);
-  }
+  const plain = aeadOpen(key, body.subarray(headerBytes), associatedData(body.subarray(0, headerBytes), scope, id));
+  if (plain) return plain;
+  throw new BlobDecryptionError(`blob ${id} of ${scope} failed authentication: it was altered, corrupted or moved from another blob, or key "${keyId}" is not the key it was written with`);
 }
 
 /**

@@ -8,14 +8,13 @@
  * a plain blob is refused unless DURABLE_AGENT_BLOB_PLAIN=read (blobs written before encryption was
  * turned on, while the tasks that wrote them finish).
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { encryptionKeyring, type CodecOptions } from '../codec';
 import type { BlobBodyStore, BlobStore } from './blob-store';
 import { blobCacheBytesFromEnv, CachedBlobStore } from './cached-blob-store';
 import { EncryptedBlobStore, type PlainBlobs } from './encrypted-blob-store';
 import { defaultBlobDir, LocalBlobStore } from './local-blob-store';
 import { PostgresBlobStore } from './postgres-blob-store';
+import { openAt, parseLocation, type StoreLocation } from '../storage/location';
 
 export const BLOB_STORE_ENV = 'DURABLE_AGENT_BLOB_STORE';
 export const BLOB_PLAIN_ENV = 'DURABLE_AGENT_BLOB_PLAIN';
@@ -54,22 +53,13 @@ export function openBlobStore(spec: string | undefined = process.env[BLOB_STORE_
   return cacheBytes > 0 ? new CachedBlobStore(store, cacheBytes) : store;
 }
 
-/** Where a blob store setting points: a folder or a PostgreSQL database (the memory log sits beside it). */
-export type BlobStoreLocation = { kind: 'folder'; dir: string } | { kind: 'postgres'; url: string };
+/** Where a blob store setting points: a folder or a PostgreSQL database (the memory log, live output and by default the vault sit beside it). */
+export type BlobStoreLocation = StoreLocation;
 
 export function blobStoreLocation(spec: string | undefined = process.env[BLOB_STORE_ENV]): BlobStoreLocation {
-  spec = spec?.trim() || undefined;
-  if (spec === undefined) return { kind: 'folder', dir: defaultBlobDir() };
-  if (/^postgres(ql)?:\/\//i.test(spec)) return { kind: 'postgres', url: spec };
-  if (/^file:/i.test(spec)) {
-    const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
-    if (!path.isAbsolute(dir)) throw new RangeError(`blob store "${spec}": the folder must be an absolute path (${BLOB_STORE_ENV}=file:/abs/dir)`);
-    return { kind: 'folder', dir };
-  }
-  throw new RangeError(`blob store "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${BLOB_STORE_ENV}=file:/abs/dir or postgres://user:password@host:port/database`);
+  return parseLocation(spec, { what: 'blob store', env: BLOB_STORE_ENV, byDefault: () => ({ kind: 'folder', dir: defaultBlobDir() }) });
 }
 
 function storeOf(spec: string | undefined): BlobBodyStore {
-  const location = blobStoreLocation(spec ?? '');
-  return location.kind === 'postgres' ? new PostgresBlobStore({ url: location.url }) : new LocalBlobStore(location.dir);
+  return openAt<BlobBodyStore>(blobStoreLocation(spec ?? ''), { folder: (dir) => new LocalBlobStore(dir), postgres: (url) => new PostgresBlobStore({ url }) });
 }

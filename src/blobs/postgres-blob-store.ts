@@ -12,7 +12,7 @@ import type { Pool } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainRecordText, plainTextOf } from './blob-envelope';
 import { checkBodyPlace, checkRecordPlace, checkScope, checkScopePrefix, putText } from './blob-id';
-import { checkTableName, openPool, redactedUrl, TablesOnce } from './postgres-tables';
+import { checkTableName, openPool, redactedUrl, TablesOnce } from '../storage/postgres';
 
 export interface PostgresBlobStoreOptions {
   /** `postgres://user:password@host:port/database`. */

@@ -1,5 +1,5 @@
 /**
- * AES-256-GCM payload encryption with key ids, so keys rotate without touching history.
+ * AES-256-GCM payload encryption (storage/aead.ts) with key ids, so keys rotate without touching history.
  *
  * Encode serialises the whole payload (its metadata too: the original encoding says something about
  * the content) and encrypts it with the current key under a fresh random 96-bit nonce. The result is
@@ -17,18 +17,16 @@
  */
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from './encryption-keys';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import { AEAD_CIPHER, AEAD_OVERHEAD_BYTES, aeadOpen, aeadSeal } from '../storage/aead';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
 export const CIPHER_METADATA = 'encryption-cipher';
-export const CIPHER = 'AES-256-GCM';
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
-/** What encryption adds to a payload's data: the nonce and the tag. */
-export const ENCRYPTION_OVERHEAD_BYTES = NONCE_BYTES + TAG_BYTES;
+export const CIPHER = AEAD_CIPHER;
+/** What encryption adds to a payload's data: the nonce and the tag (storage/aead.ts). */
+export const ENCRYPTION_OVERHEAD_BYTES = AEAD_OVERHEAD_BYTES;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -39,7 +37,6 @@ const PayloadProto = temporal.api.common.v1.Payload;
 /** A payload marked as encrypted whose key id no configured key has. */
 export class EncryptionKeyNotFoundError extends DurableAgentError {
   readonly code = 'encryption_key_not_found';
-  override readonly name = 'EncryptionKeyNotFoundError';
   constructor(
     readonly keyId: string,
     known: readonly string[],
@@ -56,7 +53,6 @@ export class EncryptionKeyNotFoundError extends DurableAgentError {
 /** A payload marked as encrypted that does not decrypt: altered, truncated, or not ours. */
 export class PayloadDecryptionError extends DurableAgentError {
   readonly code = 'payload_undecryptable';
-  override readonly name = 'PayloadDecryptionError';
 }
 
 export class EncryptionCodec implements PayloadCodec {
@@ -78,11 +74,7 @@ export class EncryptionCodec implements PayloadCodec {
   private encodeOne(payload: Payload): Payload {
     if (!this.keyring || isEncrypted(payload)) return payload;
     const { id, key } = this.keyring.current;
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', key, nonce);
-    cipher.setAAD(associatedData(id));
-    const plain = PayloadProto.encode(payload).finish();
-    const data = Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+    const data = aeadSeal(key, PayloadProto.encode(payload).finish(), associatedData(id));
     return {
       metadata: { encoding: ENCRYPTED, [KEY_ID_METADATA]: encoder.encode(id), [CIPHER_METADATA]: CIPHER_BYTES },
       data: new Uint8Array(data.buffer, data.byteOffset, data.length),
@@ -102,15 +94,8 @@ export class EncryptionCodec implements PayloadCodec {
     if (!key) throw new EncryptionKeyNotFoundError(id, [...(this.keyring?.byId.keys() ?? [])]);
     const data = payload.data ?? new Uint8Array();
     if (data.length < ENCRYPTION_OVERHEAD_BYTES) throw new PayloadDecryptionError(`a payload encrypted with key id "${id}" is truncated (${data.length} bytes)`);
-    let plain: Buffer;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, NONCE_BYTES));
-      decipher.setAAD(associatedData(id));
-      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
-      plain = Buffer.concat([decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-    } catch {
-      throw new PayloadDecryptionError(`a payload encrypted with key id "${id}" failed authentication: it was altered or corrupted, or key "${id}" is not the key it was written with`);
-    }
+    const plain = aeadOpen(key, data, associatedData(id));
+    if (!plain) throw new PayloadDecryptionError(`a payload encrypted with key id "${id}" failed authentication: it was altered or corrupted, or key "${id}" is not the key it was written with`);
     const inner = PayloadProto.decode(plain);
     return { metadata: inner.metadata, data: inner.data };
   }

@@ -3,16 +3,15 @@
  * a folder, `<blob folder>/~live` (`~` never starts an encoded scope name); in PostgreSQL, its own
  * table in the same database. With encryption keys (the payload codec's), lines are sealed with them.
  */
-import path from 'node:path';
 import { blobStoreLocation } from '../blobs/open-blob-store';
 import { encryptionKeyring, type CodecOptions } from '../codec';
-import { type LiveOutputLog, RecordLog } from './live-output-log';
+import { type LineStore, type LiveOutputLog, RecordLog } from './live-output-log';
 import { LocalLineStore } from './local-line-store';
 import { PostgresLineStore } from './postgres-line-store';
+import { openAt } from '../storage/location';
 
 export function openLiveOutputLog(spec?: string, options: { codec?: CodecOptions } = {}): LiveOutputLog {
   const keyring = encryptionKeyring(options.codec);
-  const location = blobStoreLocation(spec);
-  const lines = location.kind === 'postgres' ? new PostgresLineStore({ url: location.url }) : new LocalLineStore(path.join(location.dir, '~live'));
+  const lines = openAt<LineStore>(blobStoreLocation(spec), { folder: (dir) => new LocalLineStore(dir), postgres: (url) => new PostgresLineStore({ url }) }, '~live');
   return new RecordLog(lines, keyring);
 }

@@ -7,7 +7,7 @@
  * earlier one (which it would then skip for good).
  */
 import type { Pool } from 'pg';
-import { checkTableName, inLockedTransaction, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
+import { checkTableName, inLockedTransaction, openPool, redactedUrl, TablesOnce } from '../storage/postgres';
 import type { LineAt, LineStore, LiveStream } from './live-output-log';
 
 export interface PostgresLineStoreOptions {

@@ -4,7 +4,7 @@
  * succeeds. Content stays in the blob store; a row holds its id and the audit fields.
  */
 import type { Pool } from 'pg';
-import { checkTableName, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
+import { checkTableName, openPool, redactedUrl, TablesOnce } from '../storage/postgres';
 import type { MemoryLog, MemoryVersion } from './memory-log';
 
 export interface PostgresMemoryLogOptions {

@@ -1,6 +1,7 @@
 /**
- * What every PostgreSQL-backed store of the workers shares: a pool that lets a CLI command or a
- * stopped worker exit and survives a server restart, and tables created once per process under an
+ * What every PostgreSQL-backed store shares (blobs, the memory log, the vault, live output): a pool
+ * that lets a CLI command or a stopped worker exit and survives a server restart, a checked table
+ * name, the URL without its password for messages, and tables created once per process under an
  * advisory lock (workers starting together would otherwise race on CREATE TABLE).
  */
 import { Pool, type PoolClient } from 'pg';

@@ -12,11 +12,11 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { encryptionKeyring, type CodecOptions } from '../codec';
 import { createKeyring, ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, KEY_BYTES, parseKeyList, type EncryptionKey, type Keyring } from '../codec/encryption-keys';
 import { blobStoreLocation } from '../blobs/open-blob-store';
-import { redactedUrl } from '../blobs/postgres-tables';
+import { redactedUrl } from '../storage/postgres';
+import { parseLocation, type StoreLocation } from '../storage/location';
 import { stateDir } from '../server/state-dir';
 import { FileVault } from './file-vault';
 import { PostgresVault } from './postgres-vault';
@@ -34,7 +34,7 @@ export interface OpenVaultOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export type VaultLocation = { kind: 'folder'; dir: string } | { kind: 'postgres'; url: string };
+export type VaultLocation = StoreLocation;
 
 /** `<state dir>/vault`: DURABLE_AGENT_HOME (in `env`), else ./.durable-agent (server/state-dir.ts). */
 export function defaultVaultDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -42,18 +42,15 @@ export function defaultVaultDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function vaultLocation(env: NodeJS.ProcessEnv = process.env): VaultLocation {
-  const spec = env[VAULT_ENV]?.trim();
-  if (!spec) {
-    const blobs = blobStoreLocation(env.DURABLE_AGENT_BLOB_STORE);
-    return blobs.kind === 'postgres' ? blobs : { kind: 'folder', dir: defaultVaultDir(env) };
-  }
-  if (/^postgres(ql)?:\/\//i.test(spec)) return { kind: 'postgres', url: spec };
-  if (/^file:/i.test(spec)) {
-    const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
-    if (!path.isAbsolute(dir)) throw new VaultConfigError(`vault "${spec}": the folder must be an absolute path (${VAULT_ENV}=file:/abs/dir)`);
-    return { kind: 'folder', dir };
-  }
-  throw new VaultConfigError(`vault "${spec.replace(/\/\/[^@/]*@/, '//***@')}": expected ${VAULT_ENV}=file:/abs/dir or postgres://user:password@host:port/database`);
+  return parseLocation(env[VAULT_ENV], {
+    what: 'vault',
+    env: VAULT_ENV,
+    byDefault: () => {
+      const blobs = blobStoreLocation(env.DURABLE_AGENT_BLOB_STORE);
+      return blobs.kind === 'postgres' ? blobs : { kind: 'folder', dir: defaultVaultDir(env) };
+    },
+    error: (message) => new VaultConfigError(message),
+  });
 }
 
 export function openVault(options: OpenVaultOptions = {}): Vault {

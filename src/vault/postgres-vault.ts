@@ -9,7 +9,7 @@
  */
 import type { Pool } from 'pg';
 import type { Keyring } from '../codec/encryption-keys';
-import { checkTableName, openPool, redactedUrl, TablesOnce } from '../blobs/postgres-tables';
+import { checkTableName, openPool, redactedUrl, TablesOnce } from '../storage/postgres';
 import { openSecret, sealSecret } from './sealed-secret';
 import { checkVersion, entryLabel, VaultConflictError, type VaultEntryInfo, type VaultRead, type VaultStore, type WriteOptions } from './vault-store';
 

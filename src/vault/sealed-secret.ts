@@ -1,18 +1,16 @@
 /**
- * A vault value at rest: AES-256-GCM with the project's keyring (codec/encryption-keys.ts, the same
+ * A vault value at rest: AES-256-GCM (storage/aead.ts) with the project's keyring (codec/encryption-keys.ts, the same
  * keys as history and blobs), under a fresh 96-bit nonce, bound by its associated data to the
  * entry's name, person and version: a value copied to another entry, another person or replayed
  * at another version fails authentication.
  *
  * Text form (what the file and the table hold): `v1.<key id>.<base64 nonce|ciphertext|tag>`.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Keyring } from '../codec/encryption-keys';
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV } from '../codec/encryption-keys';
+import { AEAD_OVERHEAD_BYTES, aeadOpen, aeadSeal } from '../storage/aead';
 import { entryLabel, VaultUnreadableError } from './vault-store';
 
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 const FORMAT = 'v1';
 
 function associatedData(keyId: string, name: string, person: string | undefined, version: number): Buffer {
@@ -21,10 +19,7 @@ function associatedData(keyId: string, name: string, person: string | undefined,
 
 export function sealSecret(keyring: Keyring, name: string, person: string | undefined, version: number, value: string): string {
   const { id, key } = keyring.current;
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  cipher.setAAD(associatedData(id, name, person, version));
-  const body = Buffer.concat([nonce, cipher.update(value, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  const body = aeadSeal(key, value, associatedData(id, name, person, version));
   return `${FORMAT}.${id}.${body.toString('base64')}`;
 }
 
@@ -39,13 +34,8 @@ export function openSecret(keyring: Keyring, name: string, person: string | unde
     );
   }
   const body = Buffer.from(data, 'base64');
-  if (body.length < NONCE_BYTES + TAG_BYTES) throw new VaultUnreadableError(`vault entry ${label} is truncated`);
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(0, NONCE_BYTES));
-    decipher.setAAD(associatedData(keyId, name, person, version));
-    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(body.subarray(NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
-  } catch {
-    throw new VaultUnreadableError(`vault entry ${label} failed authentication: it was altered or copied from another entry, or key "${keyId}" is not the key it was written with`);
-  }
+  if (body.length < AEAD_OVERHEAD_BYTES) throw new VaultUnreadableError(`vault entry ${label} is truncated`);
+  const plain = aeadOpen(key, body, associatedData(keyId, name, person, version));
+  if (!plain) throw new VaultUnreadableError(`vault entry ${label} failed authentication: it was altered or copied from another entry, or key "${keyId}" is not the key it was written with`);
+  return plain.toString('utf8');
 }
