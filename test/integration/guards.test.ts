@@ -3,6 +3,11 @@
  * executions) and what the model was told.
  */
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
+import { createDemoAgent } from '../../src/demo/demo-agent';
+import { toolFaults, withFaults } from '../../src/testing/tool-faults';
+import { defineTool } from '../../src/tools/define-tool';
 import { useHarness, answer, callTool, parsedResults, runTask, statusWhen } from '../support/harness';
 
 const h = useHarness();
@@ -10,23 +15,35 @@ afterEach(() => h.orders.clearFaults());
 
 const live = (customer: string) => h.orders.requests.filter((r) => r.route === 'live' && r.customer_id === customer);
 
-test("the seed's truncated-JSON trace: a model repeating the same call causes one execution, schema_mismatch, refusals, then a block for a person", async () => {
+test("the seed's truncated-JSON trace: a model repeating the same call causes two executions (the engine's re-read), schema_mismatch told once, refusals, then a block for a person; the unblock lets it run once more", async () => {
   h.orders.inject({ kind: 'truncate' }, Infinity);
   const repeat = () => callTool('search_orders', { customer_id: 'C-9921' }, 'Let me try that again.');
   const script = h.script([repeat(), repeat(), repeat(), repeat(), repeat(), answer('I could not read the orders; the service returns broken data.')]);
   const taskId = h.taskId('seed-trace');
   const worker = await h.worker();
-  const { status, transcript, result } = await worker.runUntil(async () => {
+  const { status, transcript, result, beforePerson } = await worker.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'orders of C-9921', model: { provider: 'scripted', script } }, { taskId });
     const status = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
+    const beforePerson = live('C-9921').length;
     await h.client.unblock(taskId, { by: 'ops@example.com', message: 'The orders API is broken; tell the user and stop.' });
     const result = await h.client.result(taskId);
-    return { status, result, transcript: await h.client.transcript(taskId) };
+    return { status, result, beforePerson, transcript: await h.client.transcript(taskId) };
   });
 
-  expect(live('C-9921')).toHaveLength(1);
-  const errors = parsedResults(transcript).map((r) => `${r.error?.error_class}/${r.error?.code}`);
-  expect(errors).toEqual(['schema_mismatch/invalid_json', 'policy/repeated_failed_call', 'policy/repeated_failed_call', 'policy/loop_detected', 'policy/repeated_failed_call']);
+  // Until a person stepped in: the first model call ran the tool twice (the engine read it, waited
+  // 200 ms, read it again and found the same cut: the tool's own fault), and the model was told once.
+  // Every repeat after that was refused without running.
+  expect(beforePerson).toBe(2);
+  const results = parsedResults(transcript);
+  const errors = results.map((r) => `${r.error?.error_class}/${r.error?.code}`);
+  // The unblock forgives the remembered failure (issue 49 item 4), so the fifth repeat runs once more:
+  // again at most 1 + the engine's re-reads (here 2 reads, the same cut), told in one result.
+  expect(errors).toEqual(['schema_mismatch/invalid_json', 'policy/repeated_failed_call', 'policy/repeated_failed_call', 'policy/loop_detected', 'schema_mismatch/invalid_json']);
+  expect(live('C-9921')).toHaveLength(4);
+  expect(results.filter((r) => r.error?.error_class === 'schema_mismatch').map((r) => r.error!.attempts)).toEqual([2, 2]);
+  // Told with what was cut and a smaller query.
+  expect(results[0]!.error!.detail).toMatch(/it stops inside `orders\[\d\]\.[^`]+` after \d complete item\(s\) of `orders`.*The same answer came back on 2 reads/);
+  expect(results[0]!.error!.hint).toContain('A smaller query that asks for less: {"customer_id":"C-9921","status":"placed"}');
   expect(status.blocked).toMatchObject({ level: 'block', code: 'loop_detected', turn: 4 });
   expect(result).toMatchObject({ outcome: 'answered', turns: 6 });
   // The person's message went into the conversation right after the blocked turn's results.
@@ -88,8 +105,8 @@ test('enum \'shipping\' is refused with the allowed values; the corrected call s
   expect(h.orders.requests.at(-1)).toMatchObject({ customer_id: 'C-1002', status: 'shipped', page: 1 });
 });
 
-test('has_more comes back as partial_data with the data and the next page; an empty first page is semantic', async () => {
-  h.orders.inject({ kind: 'empty_first_page' }, 1);
+test('has_more comes back as partial_data with the data and the next page; an empty first page (twice: the engine reads it again) is semantic', async () => {
+  h.orders.inject({ kind: 'empty_first_page' }, 2);
   const run = await runTask(h, {
     agent: 'demo',
     prompt: 'x',
@@ -210,4 +227,119 @@ test('every tool result tells the model the budget left, with a warning before i
   const note = JSON.stringify(run.transcript.messages[2]);
   expect(note).toContain('[budget] turn 1 of 20; 2 of 3 tool calls left.');
   expect(note).toContain('Warning: the budget is nearly spent');
+});
+
+// Issue 49, items 1 and 2: a broken answer is read again by the engine inside the tool's activity,
+// before the model sees anything; only the same break twice reaches the model, once; an idempotent
+// write whose answer was garbled after it committed is asked again under the same key; a
+// non-idempotent write with a garbled answer is never sent again.
+
+async function runToolActivities(taskId: string): Promise<number> {
+  const history = await h.client.handle(taskId).fetchHistory();
+  return history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool').length;
+}
+
+test('a read truncated once, then whole: the model sees only the orders, no error, and the task answers without a person', async () => {
+  h.orders.inject({ kind: 'truncate' }, 1);
+  const before = live('C-1002').length;
+  const run = await runTask(h, {
+    agent: 'demo',
+    prompt: 'orders of C-1002',
+    script: h.script([callTool('search_orders', { customer_id: 'C-1002', status: 'placed' }), answer('Here are the placed orders.')]),
+  });
+  expect(live('C-1002').length - before).toBe(2);
+  const [result] = parsedResults(run.transcript);
+  expect(result).toMatchObject({ orders: expect.any(Array), page: 1, has_more: false });
+  expect(result!.error).toBeUndefined();
+  expect(JSON.stringify(run.transcript)).not.toContain('invalid_json');
+  expect(run.result).toMatchObject({ outcome: 'answered', text: 'Here are the placed orders.' });
+  expect(run.view.status.escalations).toEqual([]);
+  expect(run.view.status.decisions).toEqual([]);
+  // One activity, one scheduled/started/completed triple: the re-read left no trace in history.
+  expect(await runToolActivities(run.taskId)).toBe(1);
+});
+
+test('an empty first page with more to come, once, is read again: the model gets the real page', async () => {
+  h.orders.inject({ kind: 'empty_first_page' }, 1);
+  const run = await runTask(h, { agent: 'demo', prompt: 'x', script: h.script([callTool('search_orders', { customer_id: 'C-1001' }), answer('ok')]) });
+  const [result] = parsedResults(run.transcript);
+  expect(result).toMatchObject({ orders: [expect.anything(), expect.anything(), expect.anything()], has_more: false });
+  expect(run.result).toMatchObject({ outcome: 'answered' });
+});
+
+test('truncated the same way every time: two reads in one activity, the structured error told once, in one model call', async () => {
+  h.orders.inject({ kind: 'truncate' }, Infinity);
+  const before = live('C-9921').length;
+  const run = await runTask(h, {
+    agent: 'demo',
+    prompt: 'orders of C-9921',
+    script: h.script([callTool('search_orders', { customer_id: 'C-9921' }), answer('The orders service cuts its answers; I asked for placed orders only.')]),
+  });
+  expect(live('C-9921').length - before).toBe(2);
+  const results = parsedResults(run.transcript);
+  expect(results).toHaveLength(1);
+  expect(results[0]!.error).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', retryable: false, attempts: 2 });
+  expect(results[0]!.error!.detail).toContain('The same answer came back on 2 reads');
+  expect(results[0]!.error!.hint).toContain('{"customer_id":"C-9921","status":"placed"}');
+  expect(await runToolActivities(run.taskId)).toBe(1);
+  expect(run.result).toMatchObject({ outcome: 'answered', turns: 2 });
+});
+
+test('an idempotent write whose answer was garbled after it committed is re-sent under the same key: one effect, one key', async () => {
+  h.orders.inject({ kind: 'truncate' }, 1);
+  const writesBefore = h.orders.writes.length;
+  const effectsBefore = h.orders.effects.length;
+  const run = await runTask(h, {
+    agent: 'demo',
+    prompt: 'refund O-0014',
+    script: h.script([callTool('refund_order', { order_id: 'O-0014', amount_cents: 150, reason: 'late' }), answer('refunded')]),
+  });
+  const effects = h.orders.effects.slice(effectsBefore);
+  const writes = h.orders.writes.slice(writesBefore);
+  expect(effects).toHaveLength(1);
+  expect(effects[0]).toMatchObject({ kind: 'refund', order_id: 'O-0014', amount_cents: 150 });
+  expect(writes).toHaveLength(2);
+  expect(new Set(writes.map((w) => w.idempotency_key))).toEqual(new Set([effects[0]!.idempotency_key]));
+  expect(writes.map((w) => w.replayed)).toEqual([false, true]);
+  // The model got the service's stored answer, not an error.
+  expect(parsedResults(run.transcript)[0]).toMatchObject({ order_id: 'O-0014', amount_cents: 150, refund_id: expect.stringMatching(/^R-/) });
+  expect(run.result).toMatchObject({ outcome: 'answered' });
+});
+
+test('a non-idempotent write with a garbled answer is never sent again, by the engine or by a repeat of the model', async () => {
+  const notes: string[] = [];
+  const append = withFaults(
+    defineTool({
+      name: 'append_note',
+      description: 'Append a line to the shared notes (not idempotent: each call appends).',
+      input: z.object({ text: z.string() }),
+      output: z.object({ lines: z.number().int() }),
+      effect: 'write',
+      idempotent: false,
+      run: async ({ text }) => {
+        notes.push(text);
+        return { lines: notes.length };
+      },
+    }),
+  ).inject(toolFaults.garble(), Infinity);
+  const agent: AgentDefinition = defineAgent({
+    name: `notes-${Math.random().toString(36).slice(2, 8)}`,
+    system: 'test',
+    policy: { write: 'allow' },
+    tools: [append],
+  });
+  const run = await runTask(
+    h,
+    {
+      agent: agent.name,
+      prompt: 'add a note',
+      script: h.script([callTool('append_note', { text: 'called the customer' }), callTool('append_note', { text: 'called the customer' }), answer('noted')]),
+    },
+    [agent, createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })],
+  );
+  expect(append.executions).toBe(1);
+  expect(notes).toEqual(['called the customer']);
+  const [first, repeat] = parsedResults(run.transcript);
+  expect(first!.error).toMatchObject({ error_class: 'schema_mismatch', code: 'invalid_json', attempts: 1 });
+  expect(repeat!.error).toMatchObject({ error_class: 'policy' });
 });
