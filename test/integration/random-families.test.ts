@@ -40,3 +40,10 @@ test.each(SEEDS)('random family, seed %i: every intent took effect at most once 
   if (run.repeatsWithoutPerson.length) console.error(`seed ${seed} failed; replay with FAMILY_SEEDS=${seed}:`, JSON.stringify(run, null, 1));
   expect(run.repeatsWithoutPerson).toEqual([]);
 });
+
+test('a lead reset after its children finished is not charged for the children it could not start again (seed 394668 of the bench): it ends, not blocked on a spent tool budget', async () => {
+  const run = await runFamily(h, log, 394668, opsOf(394668));
+  expect(run.ops.some((op) => op.op === 'reset')).toBe(true);
+  expect(run.blocked).toEqual([]);
+  expect(run.repeatsWithoutPerson).toEqual([]);
+});

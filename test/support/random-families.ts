@@ -202,6 +202,7 @@ export interface FamilyRun {
   effects: Record<string, number>;
   approvedRepeats: Record<string, number>;
   asked: string[];
+  blocked: string[];
   /** Intents whose effects exceed 1 + the repeats approved for them: the goal is none. */
   repeatsWithoutPerson: { intent: string; effects: number; approved: number }[];
   skipped: string[];
@@ -226,6 +227,8 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
   const approvedRepeats: Record<string, number> = {};
   /** Every repeat a person was asked about: `<member>: <intent>`. */
   const asked: string[] = [];
+  /** Members left blocked for a person (`<member>: <reason>`): still, but reported. */
+  const blocked: string[] = [];
   const temporal = await provisionTemporalCli();
   const root = h.taskId(`fam${seed}`);
   // Fresh intents per run: the refs are the same, the family differs, and the log is per run.
@@ -355,9 +358,24 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
     for (const id of [...members]) for (const k of [1, 2, 3]) if (!members.includes(`${id}--clerk-${k}`) && (await describeOrUndefined(`${id}--clerk-${k}`))) members.push(`${id}--clerk-${k}`);
     const pending = await pendingOf(h, members, gone);
     const open = [];
-    for (const id of members) if (!gone.has(id) && !(await closed(id))) open.push(id);
+    blocked.length = 0;
+    for (const id of members) {
+      if (gone.has(id) || (await closed(id))) continue;
+      // A blocked member waits for a person's unblock: still, and reported, never answered here.
+      const status = await h.client.status(id).catch(() => undefined);
+      if (status?.agentStatus === 'blocked' && status.pendingApprovals.length === 0) blocked.push(`${id}: ${status.blocked?.reason ?? status.lastError?.code}`);
+      else open.push(id);
+    }
     if (open.length === 0) break;
-    if (Date.now() > deadline) throw new Error(`seed ${seed}: the family never became still; open: ${open.join(', ')}`);
+    if (Date.now() > deadline) {
+      const how = await Promise.all(
+        open.map(async (id) => {
+          const st = await h.client.status(id).catch(() => undefined);
+          return `${id} (${st?.phase ?? '?'}${st?.blocked ? `: ${st.blocked.reason}` : ''}${st?.lastError ? `; last error ${st.lastError.code}` : ''})`;
+        }),
+      );
+      throw new Error(`seed ${seed}: the family never became still; open: ${how.join(', ')}`);
+    }
     await Promise.all(
       pending.map(async ({ taskId, approval }) => {
         const repeat = isRepeat(approval);
@@ -374,7 +392,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
   const repeatsWithoutPerson = Object.entries(effects)
     .filter(([intent, n]) => n > 1 + (approvedRepeats[intent] ?? 0))
     .map(([intent, n]) => ({ intent, effects: n, approved: approvedRepeats[intent] ?? 0 }));
-  const run = { seed, ops, members, effects, approvedRepeats, asked, repeatsWithoutPerson, skipped };
+  const run = { seed, ops, members, effects, approvedRepeats, asked, blocked, repeatsWithoutPerson, skipped };
   // FAMILY_DEBUG=1 prints each family as it ended: what ran, what was refused, what people allowed.
   if (process.env.FAMILY_DEBUG) {
     const ends = await Promise.all(

@@ -22,7 +22,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import { AgentNameKey, AgentStatusKey, ParentTaskKey, WORKFLOW_TYPE } from '../../protocol/definitions';
-import { childTaskId, delegationInputSchema, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../../protocol/delegation';
+import { childTaskId, delegationInputSchema, emptySpend, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../../protocol/delegation';
 import type { BranchPoint } from '../../protocol/fork';
 import type { TaskInput, TaskResult } from '../../protocol/task';
 import { MAX_LINEAGE_POINTS } from '../../protocol/wire-shapes';
@@ -220,7 +220,12 @@ function reportedSpend(value: unknown): DelegatedSpend | undefined {
 function childFailure(err: unknown, agent: string, taskId: string): { state: 'failed' | 'cancelled'; error: ToolError; spent?: DelegatedSpend } {
   const hint = 'Decide what to do: try again with a clearer or smaller task, hand it to another sub-agent, do it yourself, or tell the user.';
   if (err instanceof WorkflowExecutionAlreadyStartedError) {
-    return { state: 'failed', error: toolError('permanent', 'subagent_id_taken', `No sub-agent was started: a task with id ${taskId} already exists and is not this task's child.`, hint) };
+    // Nothing ran under that id for this task: its slice goes back whole (charging it drained a reset lead's budget).
+    return {
+      state: 'failed',
+      error: toolError('permanent', 'subagent_id_taken', `No sub-agent was started: a task with id ${taskId} already exists and is not this task's child.`, hint),
+      spent: emptySpend(),
+    };
   }
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   if (cause instanceof CancelledFailure || isCancellation(err)) {
