@@ -17,7 +17,6 @@ import { applyChange, changeProblem } from '../rules/conversation-change';
 
 /** A change no worker could apply: the call fails for good (a bug, or an input not written by a task). */
 export class BadConversationChangeError extends DurableAgentError {
-  override readonly name = 'BadConversationChangeError';
   readonly code = 'bad_conversation_change';
 }
 

@@ -132,7 +132,6 @@ export function trustedKeyEntry(signer: DecisionSigner): string {
  */
 export class UnverifiedApproversError extends DurableAgentError {
   readonly code = 'approver_keys_missing';
-  override readonly name = 'UnverifiedApproversError';
 }
 
 export function requireTrustedKeysFor(agents: readonly { name: string; policy?: PermissionPolicy | undefined }[], keys: readonly TrustedKey[]): void {

@@ -16,7 +16,6 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 
 export class CliError extends DurableAgentError {
   readonly code = 'cli_failed';
-  override readonly name = 'CliError';
   constructor(
     message: string,
     readonly exitCode: number = EXIT.failed,

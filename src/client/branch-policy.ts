@@ -16,7 +16,6 @@ const MAX_PAGES = 5;
 
 export class BranchRefusedError extends DurableAgentError {
   readonly code = 'branch_refused';
-  override readonly name = 'BranchRefusedError';
   constructor(
     readonly taskId: string,
     readonly action: BranchAction,

@@ -26,7 +26,6 @@ export interface ForkBuild {
 
 /** A fork asked to run on a build it cannot run on; nothing was created. */
 export class ForkBuildRefusedError extends DurableAgentError {
-  override readonly name = 'ForkBuildRefusedError';
   readonly code = 'fork_build_unavailable';
 }
 

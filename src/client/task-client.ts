@@ -132,7 +132,6 @@ export interface ForkStarted {
 
 /** A fork that cannot start where it was asked to (the turn, the origin's blobs); nothing was created. */
 export class ForkRefusedError extends DurableAgentError {
-  override readonly name = 'ForkRefusedError';
   constructor(
     readonly code: Exclude<ForkPointCode, 'fork_origin_not_found'>,
     message: string,
@@ -165,7 +164,6 @@ export const DEFAULT_SETTLE_TIMEOUT_MS = 60_000;
 /** The task refused a request (its update validator or handler said no); `message` says why. */
 export class TaskRejectedError extends DurableAgentError {
   readonly code = 'task_rejected';
-  override readonly name = 'TaskRejectedError';
   constructor(
     readonly taskId: string,
     reason: string,
@@ -185,7 +183,6 @@ function rejectedOr(err: unknown, taskId: string): unknown {
  */
 export class TaskIdRefusedError extends DurableAgentError {
   readonly code = 'task_id_refused';
-  override readonly name = 'TaskIdRefusedError';
   constructor(
     readonly taskId: string,
     reason: string,
@@ -206,7 +203,6 @@ export function taskIdRefusedOr(err: unknown, taskId: string): unknown {
 
 export class TaskNotFoundError extends DurableAgentError {
   readonly code = 'task_not_found';
-  override readonly name = 'TaskNotFoundError';
   constructor(readonly taskId: string) {
     super(`No task with id "${taskId}"`);
   }

@@ -61,12 +61,10 @@ export interface ScheduleView {
 
 export class ScheduleProblem extends DurableAgentError {
   readonly code = 'schedule_refused';
-  override readonly name = 'ScheduleProblem';
 }
 
 export class ScheduleNotFound extends DurableAgentError {
   readonly code = 'schedule_not_found';
-  override readonly name = 'ScheduleNotFound';
   constructor(readonly scheduleName: string) {
     super(`No schedule named "${scheduleName}"`);
   }

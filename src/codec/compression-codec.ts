@@ -62,7 +62,6 @@ function sameBytes(encoding: Uint8Array, expected: Uint8Array): boolean {
 /** A payload marked as compressed that cannot be decompressed. */
 export class PayloadDecompressionError extends DurableAgentError {
   readonly code = 'payload_undecompressable';
-  override readonly name = 'PayloadDecompressionError';
 }
 
 export class CompressionCodec implements PayloadCodec {

@@ -32,7 +32,6 @@ export interface EncryptionKey {
 /** Raised for a key or key list that cannot be used; the message says which and why. */
 export class EncryptionKeyError extends DurableAgentError {
   readonly code = 'encryption_key_invalid';
-  override readonly name = 'EncryptionKeyError';
 }
 
 export interface Keyring {

@@ -11,7 +11,6 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 
 /** A demo setting that cannot work (a fault spec it does not know, faults for a service it does not run): the caller's to fix. */
 export class DemoSettingsError extends DurableAgentError {
-  override readonly name = 'DemoSettingsError';
   readonly code = 'demo_settings';
 }
 

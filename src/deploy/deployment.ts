@@ -16,7 +16,6 @@ import { describeDivergence, readCheck, type CheckMode, type CheckResult } from 
 /** A deployment operation was refused (no passing check, no such build, nothing to roll back to). */
 export class DeployRefused extends DurableAgentError {
   readonly code = 'deploy_refused';
-  override readonly name = 'DeployRefused';
 }
 
 export type BuildState = 'current' | 'ramping' | 'draining' | 'drained' | 'inactive';

@@ -6,7 +6,6 @@ import type { ErrorClass } from '../protocol/tool-error';
 import { DurableAgentError } from './durable-agent-error';
 
 export class ToolFailure extends DurableAgentError {
-  override readonly name = 'ToolFailure';
   constructor(
     readonly errorClass: ErrorClass,
     readonly code: string,
@@ -21,7 +20,6 @@ export class ToolFailure extends DurableAgentError {
 
 /** A non-2xx answer from an HTTP service, with what the classifier needs to read. */
 export class HttpStatusError extends DurableAgentError {
-  override readonly name = 'HttpStatusError';
   /** The code classify() gives it: `http_503`. */
   readonly code: string;
   constructor(

@@ -12,7 +12,6 @@ import { TaskHistory } from './task-history';
 
 export class StoredArgumentsError extends DurableAgentError {
   readonly code = 'stored_arguments_unreadable';
-  override readonly name = 'StoredArgumentsError';
 }
 
 /**

@@ -26,7 +26,6 @@ interface ApproverEntry extends Approver {
 
 export class ApproverFileError extends DurableAgentError {
   readonly code = 'approver_file_invalid';
-  override readonly name = 'ApproverFileError';
 }
 
 export function defaultApproversFile(): string {

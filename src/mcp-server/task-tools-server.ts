@@ -233,7 +233,6 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
 /** A request this server refuses before asking Temporal. */
 export class UsageProblem extends DurableAgentError {
   readonly code = 'usage';
-  override readonly name = 'UsageProblem';
 }
 
 /** A tool's JSON answer, or its refusal as an MCP tool error the calling model can read. */

@@ -14,7 +14,6 @@ import { CredentialUnavailableError } from '../vault/credentials';
 /** The server could not be started or reached, or its connection died: another attempt starts or reaches it anew. */
 export class McpUnavailableError extends DurableAgentError {
   readonly code = 'mcp_unavailable';
-  override readonly name = 'McpUnavailableError';
   constructor(
     readonly server: string,
     message: string,

@@ -47,7 +47,6 @@ export interface ModelRequest {
 /** A call its caller aborted (`signal`): what it cost, measured from its stream, or its maximum when nothing had arrived. */
 export class ModelCallAborted extends DurableAgentError {
   readonly code = 'model_call_aborted';
-  override readonly name = 'ModelCallAborted';
   constructor(
     readonly model: string,
     readonly usage: Usage,

@@ -2,7 +2,6 @@
 import { DurableAgentError } from '../errors/durable-agent-error';
 
 export class HttpError extends DurableAgentError {
-  override readonly name = 'HttpError';
   /** `http_404`: the status, in the error taxonomy's words. */
   readonly code: string;
   constructor(

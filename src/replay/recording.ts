@@ -116,7 +116,6 @@ export interface Recording extends RecordingBody {
 /** A recording that cannot be used: not one, a format this version cannot read, or edited after export. */
 export class RecordingError extends DurableAgentError {
   readonly code = 'recording_invalid';
-  override readonly name = 'RecordingError';
 }
 
 export function contentHashOf(body: RecordingBody): string {

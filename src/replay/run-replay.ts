@@ -38,7 +38,6 @@ import { diffTrajectories, type TrajectoryDiff } from './trajectory-diff';
 /** The model a replay was pointed at could not answer (unreachable, refused the key, unknown model). */
 export class ReplayModelError extends DurableAgentError {
   readonly code = 'replay_model_unreachable';
-  override readonly name = 'ReplayModelError';
 }
 
 /**
@@ -47,7 +46,6 @@ export class ReplayModelError extends DurableAgentError {
  */
 export class ReplayCannotRunError extends DurableAgentError {
   readonly code = 'replay_cannot_run';
-  override readonly name = 'ReplayCannotRunError';
 }
 
 export interface ReplayOptions {

@@ -104,7 +104,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 /** The dev server exited at its start because a port it binds was taken (by another process, meanwhile). */
 export class DevServerPortTakenError extends DurableAgentError {
   readonly code = 'dev_server_port_taken';
-  override readonly name = 'DevServerPortTakenError';
 }
 
 async function startDevServerOn(port: number, options: DevServerOptions): Promise<DevServer> {

@@ -92,7 +92,6 @@ interface Turn {
 
 export class RuleError extends DurableAgentError {
   readonly code = 'messages_api_rule';
-  override readonly name = 'RuleError';
 }
 const fail = (message: string): never => {
   throw new RuleError(message);

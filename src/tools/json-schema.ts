@@ -14,7 +14,6 @@ export type JsonSchema = Record<string, unknown>;
 /** Thrown when a schema itself cannot be compiled: the tool cannot be validated, so it cannot be offered. */
 export class InvalidJsonSchemaError extends DurableAgentError {
   readonly code = 'invalid_json_schema';
-  override readonly name = 'InvalidJsonSchemaError';
 }
 
 const MAX_ISSUES = 5;

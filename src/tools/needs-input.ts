@@ -8,7 +8,6 @@ import { DurableAgentError } from '../errors/durable-agent-error';
 
 export class NeedsInputError extends DurableAgentError {
   readonly code = 'needs_input';
-  override readonly name = 'NeedsInputError';
   constructor(readonly question: ToolQuestion) {
     super(`The tool asks a person: ${question.message}`);
   }

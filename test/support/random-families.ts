@@ -97,7 +97,8 @@ export function familyAgents(h: Harness, log: EffectLog): AgentDefinition[] {
 type Kind = 'payer' | 'cautious' | 'lead';
 
 export type FamilyOp =
-  | { op: 'start'; kind: Kind; calls: string[] }
+  /** `continueAsNewEveryTurns: 1`: every turn in a run of its own, so calls meet claims across continue-as-new. */
+  | { op: 'start'; kind: Kind; calls: string[]; continueAsNewEveryTurn?: boolean }
   | { op: 'fork'; member: number; turn: number; calls: string[] }
   | { op: 'rewind'; member: number; turn: number }
   | { op: 'reset'; member: number }
@@ -134,7 +135,9 @@ export function opsOf(seed: number): FamilyOp[] {
     const pool = k === 'lead' ? LEAD_CALLS : PAYER_CALLS;
     return Array.from({ length: 1 + Math.floor(next() * 2) }, () => pick(pool));
   };
-  const ops: FamilyOp[] = [{ op: 'start', kind, calls: callsFor(kind) }];
+  // Drawn apart from the sequence, so adding it left every earlier seed's operations as they were.
+  const continueAsNewEveryTurn = random(seed ^ 0x5bd1e995)() < 0.3;
+  const ops: FamilyOp[] = [{ op: 'start', kind, calls: callsFor(kind), ...(continueAsNewEveryTurn ? { continueAsNewEveryTurn } : {}) }];
   let members = 1;
   const count = 3 + Math.floor(next() * 3);
   for (let i = 0; i < count; i++) {
@@ -251,7 +254,15 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
     try {
       switch (op.op) {
         case 'start': {
-          await h.client.start({ agent: op.kind, prompt: 'Pay what is due.', model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, 0)) } }, { taskId: root });
+          await h.client.start(
+            {
+              agent: op.kind,
+              prompt: 'Pay what is due.',
+              model: { provider: 'scripted', script: h.script(scriptTurns(op.calls, 0)) },
+              ...(op.continueAsNewEveryTurn ? { continueAsNewEveryTurns: 1 } : {}),
+            },
+            { taskId: root },
+          );
           members.push(root);
           break;
         }

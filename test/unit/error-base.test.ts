@@ -32,6 +32,7 @@ import { UsageProblem } from '../../src/mcp-server/task-tools-server';
 import { DeployRefused } from '../../src/deploy/deployment';
 import { CredentialUnavailableError } from '../../src/vault/credentials';
 import { VaultConfigError, VaultConflictError, VaultUnreadableError } from '../../src/vault/vault-store';
+import { NetworkRecordsFolderError } from '../../src/worker/dead-workers/folder-filesystem';
 import { toolError } from '../../src/protocol/tool-error';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -78,6 +79,7 @@ const errors: DurableAgentError[] = [
   new VaultConflictError('oauth', 1, 2),
   new VaultUnreadableError('altered'),
   new CredentialUnavailableError(toolError('resource', 'credential_revoked', 'revoked')),
+  new NetworkRecordsFolderError('records folder on nfs'),
 ];
 
 /** Every `class X extends Y` in src/, by file: read as text, so a new error class cannot be missed by this list. */
@@ -110,6 +112,32 @@ test.each(errors.map((e) => [e.name, e] as const))('%s is a DurableAgentError wi
   expect(err).toBeInstanceOf(Error);
   expect(err.code).toMatch(/^[a-z][a-z0-9_]*$/);
   expect(name).toBe(err.constructor.name);
+});
+
+test('every exported error class names its instances after itself, set once by the base', () => {
+  const src = path.join(__dirname, '../../src');
+  const files = [...new Set(declaredClasses().map((c) => c.file))].filter((f) => !f.startsWith('workflows/'));
+  const classes: (abstract new (...args: never[]) => DurableAgentError)[] = [];
+  for (const file of files) {
+    const exported = require(path.join(src, file)) as Record<string, unknown>;
+    for (const value of Object.values(exported)) {
+      if (typeof value === 'function' && value.prototype instanceof DurableAgentError) classes.push(value as (typeof classes)[number]);
+    }
+  }
+  expect(classes.length).toBe(errors.length);
+  for (const C of classes) {
+    const instance = errors.find((e) => e.constructor === C);
+    expect(instance?.name).toBe(C.name);
+    expect(String(instance)).toMatch(new RegExp(`^${C.name}: `));
+  }
+  // A class that writes nothing about its name gets its own, not its base's.
+  class LocalProblem extends DurableAgentError {
+    readonly code = 'local_problem';
+  }
+  class NarrowerProblem extends LocalProblem {}
+  expect(new LocalProblem('x').name).toBe('LocalProblem');
+  expect(new NarrowerProblem('y', { cause: 'z' })).toMatchObject({ name: 'NarrowerProblem', message: 'y', cause: 'z' });
+  expect(new NarrowerProblem('y').stack?.split('\n')[0]).toBe('NarrowerProblem: y');
 });
 
 test('codes name the failure, and an HTTP status reads the same in the error and in its classification', () => {

@@ -104,7 +104,6 @@ export function readMountTable(): string | undefined {
 
 /** The records' folder is on a filesystem other machines share. */
 export class NetworkRecordsFolderError extends DurableAgentError {
-  override readonly name = 'NetworkRecordsFolderError';
   readonly code = 'workers_dir_on_network_filesystem';
 }
 
