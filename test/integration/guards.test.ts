@@ -253,8 +253,8 @@ test('a read truncated once, then whole: the model sees only the orders, no erro
   expect(result!.error).toBeUndefined();
   expect(JSON.stringify(run.transcript)).not.toContain('invalid_json');
   expect(run.result).toMatchObject({ outcome: 'answered', text: 'Here are the placed orders.' });
-  expect(run.view.status.escalations).toEqual([]);
-  expect(run.view.status.decisions).toEqual([]);
+  expect(run.view.status?.escalations).toEqual([]);
+  expect(run.view.status?.decisions).toEqual([]);
   // One activity, one scheduled/started/completed triple: the re-read left no trace in history.
   expect(await runToolActivities(run.taskId)).toBe(1);
 });
