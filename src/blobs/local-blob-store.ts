@@ -2,20 +2,20 @@
  * The embedded default: one folder (`<state dir>/blobs`), a subfolder per scope, a file per blob
  * named by its sha256. Good for one machine; workers on several machines need a shared store.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stateDir } from '../server/state-dir';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
 import { plainRecordText, plainTextOf } from './blob-envelope';
 import { checkBodyPlace, checkRecordPlace, checkScope, checkScopePrefix, putText } from './blob-id';
+import { exists, hashName, namesIn, replaceFile as writeAtomically, TEMP_PREFIX } from '../storage/folder';
 
 /** Longer encoded scopes become a hashed folder name: file names stop at 255 bytes. */
 const MAX_DIRECT_NAME = 200;
 const HASHED = '~h-';
 /** Inside a hashed folder, the scope it holds (folder names cannot be read back from a hash). */
 const SCOPE_FILE = '~scope';
-const TEMP_PREFIX = '~tmp-';
 /** A record's file (createRecord): never a content id's 64 hex digits, never a temporary file. */
 const RECORD_PREFIX = '~rec-';
 
@@ -58,7 +58,7 @@ export class LocalBlobStore implements BlobBodyStore {
 
   private folderOf(scope: string): string {
     const encoded = encodeScope(scope);
-    const name = encoded.length <= MAX_DIRECT_NAME ? encoded : HASHED + createHash('sha256').update(scope, 'utf8').digest('hex');
+    const name = encoded.length <= MAX_DIRECT_NAME ? encoded : HASHED + hashName(scope);
     return path.join(this.root, name);
   }
 
@@ -123,13 +123,7 @@ export class LocalBlobStore implements BlobBodyStore {
   async recordBodies(scope: string): Promise<{ name: string; body: Buffer }[]> {
     checkScope(scope);
     const folder = this.folderOf(scope);
-    let names: string[];
-    try {
-      names = (await readdir(folder)).filter((n) => n.startsWith(RECORD_PREFIX));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
+    const names = (await namesIn(folder)).filter((n) => n.startsWith(RECORD_PREFIX));
     return Promise.all(names.map(async (n) => ({ name: n.slice(RECORD_PREFIX.length), body: await readFile(path.join(folder, n)) })));
   }
 
@@ -138,7 +132,7 @@ export class LocalBlobStore implements BlobBodyStore {
     let removed = 0;
     for (const { scope, folder } of await this.folders()) {
       if (!scope.startsWith(scopePrefix)) continue;
-      removed += (await readdir(folder)).filter((name) => /^[0-9a-f]{64}$/.test(name)).length;
+      removed += (await namesIn(folder)).filter((name) => /^[0-9a-f]{64}$/.test(name)).length;
       await rm(folder, { recursive: true, force: true });
     }
     return removed;
@@ -147,13 +141,7 @@ export class LocalBlobStore implements BlobBodyStore {
   async purgeScope(scope: string): Promise<number> {
     checkScope(scope);
     const folder = this.folderOf(scope);
-    let names: string[];
-    try {
-      names = await readdir(folder);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw err;
-    }
+    const names = await namesIn(folder);
     await rm(folder, { recursive: true, force: true });
     return names.filter((name) => /^[0-9a-f]{64}$/.test(name)).length;
   }
@@ -164,24 +152,13 @@ export class LocalBlobStore implements BlobBodyStore {
 
   async ids(scope: string): Promise<string[]> {
     checkScope(scope);
-    try {
-      return (await readdir(this.folderOf(scope))).filter((name) => /^[0-9a-f]{64}$/.test(name)).map((name) => `sha256:${name}`);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
+    return (await namesIn(this.folderOf(scope))).filter((name) => /^[0-9a-f]{64}$/.test(name)).map((name) => `sha256:${name}`);
   }
 
   async close(): Promise<void> {}
 
   private async folders(): Promise<{ scope: string; folder: string }[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.root);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
+    const names = await namesIn(this.root);
     const out: { scope: string; folder: string }[] = [];
     for (const name of names) {
       const folder = path.join(this.root, name);
@@ -189,23 +166,5 @@ export class LocalBlobStore implements BlobBodyStore {
       if (scope !== undefined) out.push({ scope, folder });
     }
     return out;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function writeAtomically(file: string, content: string | Buffer): Promise<void> {
-  const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`);
-  try {
-    await writeFile(temp, content);
-    await rename(temp, file);
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    throw err;
   }
 }

@@ -11,12 +11,10 @@
  * lands second is then at other offsets than it was made for: with keys, its lines do not open
  * and are not shown (the view loses them; the answer in history is untouched).
  */
-import { createHash } from 'node:crypto';
-import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { exists, hashName as hash } from '../storage/folder';
 import type { LineAt, LineStore, LiveStream } from './live-output-log';
-
-const hash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Bytes read per step: a page of events is rarely more. */
 const CHUNK_BYTES = 256 * 1024;
@@ -121,11 +119,4 @@ export class LocalLineStore implements LineStore {
   }
 
   async close(): Promise<void> {}
-}
-
-function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }

@@ -3,22 +3,12 @@
  * path, a file per version created with O_EXCL, so two workers writing version N of one file on
  * one machine cannot both succeed. Names are hashes: paths and scopes never become file names.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { hashName as hash, namesIn as names, replaceFile } from '../storage/folder';
 import type { MemoryLog, MemoryVersion } from './memory-log';
 
-const hash = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const VERSION_FILE = /^(\d{10})\.json$/;
-
-async function names(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-}
 
 export class LocalMemoryLog implements MemoryLog {
   readonly description: string;
@@ -84,9 +74,7 @@ export class LocalMemoryLog implements MemoryLog {
   async markSeen(scope: string, task: string, file: string, version: number): Promise<void> {
     const target = this.seenFile(scope, task, file);
     await mkdir(path.dirname(target), { recursive: true });
-    const temp = `${target}.~tmp-${randomUUID()}`;
-    await writeFile(temp, String(version));
-    await rename(temp, target);
+    await replaceFile(target, String(version));
   }
 
   async clear(scope: string, file?: string): Promise<number> {
