@@ -23,6 +23,14 @@ export const FINDINGS: [string, FamilyOp[]][] = [
   ],
   ['a lead that delegates the same work twice in one run', [{ op: 'start', kind: 'lead', calls: ['delegate A', 'delegate B'] }]],
   [
+    'a payer that continues as new every turn pays the same twice, then is forked',
+    [
+      { op: 'start', kind: 'payer', calls: ['pay P-1', 'credit C-1', 'pay P-1'], continueAsNewEveryTurn: true },
+      { op: 'waitClosed', member: 0 },
+      { op: 'fork', member: 0, turn: 1, calls: ['pay P-1'] },
+    ],
+  ],
+  [
     'two members whose identical writes are approved together',
     [
       { op: 'start', kind: 'cautious', calls: [] },
