@@ -15,7 +15,7 @@ afterEach(() => h.orders.clearFaults());
 
 const live = (customer: string) => h.orders.requests.filter((r) => r.route === 'live' && r.customer_id === customer);
 
-test("the seed's truncated-JSON trace: a model repeating the same call causes two executions (the engine's re-read), schema_mismatch told once, refusals, then a block for a person; the unblock lets it run once more", async () => {
+test("the seed's truncated-JSON trace: a model repeating the same call causes two executions (the engine's re-read), schema_mismatch told once, refusals, then a block for a person; the unblock does not run the broken tool again", async () => {
   h.orders.inject({ kind: 'truncate' }, Infinity);
   const repeat = () => callTool('search_orders', { customer_id: 'C-9921' }, 'Let me try that again.');
   const script = h.script([repeat(), repeat(), repeat(), repeat(), repeat(), answer('I could not read the orders; the service returns broken data.')]);
@@ -36,11 +36,11 @@ test("the seed's truncated-JSON trace: a model repeating the same call causes tw
   expect(beforePerson).toBe(2);
   const results = parsedResults(transcript);
   const errors = results.map((r) => `${r.error?.error_class}/${r.error?.code}`);
-  // The unblock forgives the remembered failure (issue 49 item 4), so the fifth repeat runs once more:
-  // again at most 1 + the engine's re-reads (here 2 reads, the same cut), told in one result.
-  expect(errors).toEqual(['schema_mismatch/invalid_json', 'policy/repeated_failed_call', 'policy/repeated_failed_call', 'policy/loop_detected', 'schema_mismatch/invalid_json']);
-  expect(live('C-9921')).toHaveLength(4);
-  expect(results.filter((r) => r.error?.error_class === 'schema_mismatch').map((r) => r.error!.attempts)).toEqual([2, 2]);
+  // An unblock forgives only failures a person can fix (issue 49 item 4): a broken answer is the
+  // tool's own, so the fifth repeat is refused too. The whole trace: 2 executions, the model told once.
+  expect(errors).toEqual(['schema_mismatch/invalid_json', 'policy/repeated_failed_call', 'policy/repeated_failed_call', 'policy/loop_detected', 'policy/repeated_failed_call']);
+  expect(live('C-9921')).toHaveLength(2);
+  expect(results.filter((r) => r.error?.error_class === 'schema_mismatch').map((r) => r.error!.attempts)).toEqual([2]);
   // Told with what was cut and a smaller query.
   expect(results[0]!.error!.detail).toMatch(/it stops inside `orders\[\d\]\.[^`]+` after \d complete item\(s\) of `orders`.*The same answer came back on 2 reads/);
   expect(results[0]!.error!.hint).toContain('A smaller query that asks for less: {"customer_id":"C-9921","status":"placed"}');

@@ -125,9 +125,14 @@ test('a person stepping in (unblock) lets each call that failed for good run onc
   // Once: failing the same way after the fix is remembered again.
   ledger.record('read', tool('read'), 2, 1_000, revoked, true);
   expect(ledger.decide(tool('read'), 'read', 3, 2_000)).toMatchObject({ action: 'refuse', error: { code: 'repeated_failed_call' } });
+  // A tool's broken answer is not something an unblock fixes: still refused.
+  ledger.record('bad', tool('read'), 1, 0, broken, true);
+  ledger.forgiveFailures();
+  expect(ledger.decide(tool('read'), 'bad', 4, 2_000)).toMatchObject({ action: 'refuse', error: { code: 'repeated_failed_call' } });
   // The memory travels with the ledger's state (continue-as-new, forks).
+  ledger.record('read', tool('read'), 4, 2_000, revoked, true);
   const copy = new ToolLedger(JSON.parse(JSON.stringify(ledger.toJSON())));
-  expect(copy.decide(tool('read'), 'read', 3, 2_000)).toMatchObject({ action: 'refuse' });
+  expect(copy.decide(tool('read'), 'read', 5, 2_000)).toMatchObject({ action: 'refuse' });
   copy.forgiveFailures();
-  expect(copy.decide(tool('read'), 'read', 3, 2_000)).toEqual({ action: 'run' });
+  expect(copy.decide(tool('read'), 'read', 5, 2_000)).toEqual({ action: 'run' });
 });

@@ -54,6 +54,9 @@ export type LedgerDecision =
 
 export const LOOP_THRESHOLD = 3;
 
+/** Failures a person's unblock can have fixed (credentials, permissions, configuration); not a tool's broken answer nor the model's call. */
+const PERSON_FIXABLE: ReadonlySet<ErrorClass> = new Set<ErrorClass>(['resource', 'permanent', 'policy']);
+
 export class ToolLedger {
   private readonly state: LedgerState;
   constructor(
@@ -99,8 +102,9 @@ export class ToolLedger {
       };
     }
     if (last.isError && last.errorClass && last.errorClass !== 'transient') {
-      // A person stepped in since it failed (a credential set again, then unblock): it runs once more.
-      const fixedSince = (last.forgiven ?? 0) !== (this.state.forgiven ?? 0);
+      // A person stepped in since it failed in a way a person can fix (a credential set again, a
+      // permission granted, then unblock): it runs once more. A broken answer is the tool's own: no.
+      const fixedSince = PERSON_FIXABLE.has(last.errorClass) && (last.forgiven ?? 0) !== (this.state.forgiven ?? 0);
       const expired = stateChanged || fixedSince || nowMs - last.atMs > this.limits.failureMemoryMs;
       if (expired) return { action: 'run' };
       return {
