@@ -23,7 +23,6 @@ const VERSION = 1;
 /** A sealed blob whose key id no configured key has. */
 export class BlobKeyNotFoundError extends DurableAgentError {
   readonly code = 'blob_key_not_found';
-  override readonly name = 'BlobKeyNotFoundError';
   constructor(
     readonly scope: string,
     readonly id: string,
@@ -42,7 +41,6 @@ export class BlobKeyNotFoundError extends DurableAgentError {
 /** A sealed blob that does not open: altered, truncated, moved to another id or scope, or not ours. */
 export class BlobDecryptionError extends DurableAgentError {
   readonly code = 'blob_unreadable';
-  override readonly name = 'BlobDecryptionError';
 }
 
 export function isSealed(body: Uint8Array): boolean {

@@ -62,7 +62,6 @@ export interface BlobBodyStore extends BlobStore {
 
 export class BlobMissingError extends DurableAgentError {
   readonly code = 'blob_missing';
-  override readonly name = 'BlobMissingError';
   constructor(
     readonly scope: string,
     readonly id: string,
@@ -79,7 +78,6 @@ export class BlobMissingError extends DurableAgentError {
  */
 export class BlobTamperedError extends DurableAgentError {
   readonly code = 'blob_tampered';
-  override readonly name = 'BlobTamperedError';
   constructor(
     readonly scope: string,
     readonly id: string,

@@ -71,7 +71,6 @@ export function openedVault(open: () => Vault): { vault: Vault } | { error: Tool
 
 /** A credential that could not be had where no ToolError can be returned (an MCP server's Authorization header): thrown, classified by what it carries. */
 export class CredentialUnavailableError extends DurableAgentError {
-  override readonly name = 'CredentialUnavailableError';
   readonly code: string;
   constructor(readonly toolError: ToolError) {
     super(toolError.detail);

@@ -51,7 +51,6 @@ export interface VaultStore {
 /** A compare-and-swap lost: someone else wrote the entry since it was read. */
 export class VaultConflictError extends DurableAgentError {
   readonly code = 'vault_conflict';
-  override readonly name = 'VaultConflictError';
   constructor(
     readonly entry: string,
     readonly expected: number,
@@ -64,13 +63,11 @@ export class VaultConflictError extends DurableAgentError {
 /** The vault cannot be used as configured (a bad setting, no key for a shared backend, an unreadable file). */
 export class VaultConfigError extends DurableAgentError {
   readonly code = 'vault_config';
-  override readonly name = 'VaultConfigError';
 }
 
 /** An entry that does not decrypt: altered, moved to another name, or written with a key this process lacks. */
 export class VaultUnreadableError extends DurableAgentError {
   readonly code = 'vault_unreadable';
-  override readonly name = 'VaultUnreadableError';
 }
 
 /** The label of an entry in messages: `github-token` or `github-token (for ana)`. */
