@@ -12,8 +12,7 @@ import type { OutputDelta } from '../protocol/live-output';
 import { toolTurnLacksThinking } from '../protocol/model-fallback';
 import type { ThinkingSetting } from '../protocol/task';
 import { abortedCallUsage, estimateInputTokens, type CallPlan } from './call-budget';
-import { ModelCallAborted, type Model, type ModelRequest } from './model';
-import type { ModelCapabilities } from './model-capabilities';
+import { ModelCallAborted, type Model, type ModelCapabilities, type ModelRequest } from './model';
 
 /** A current model from the SDK's list (claude-sonnet-4-5 reaches end of life on 2026-11-30). */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';

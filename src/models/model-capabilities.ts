@@ -1,36 +1,12 @@
 /**
- * What a model declares it can do, once, on the model object (`capabilities`), instead of being asked
- * on every request. Whatever it does not declare, the engine handles itself: a model without native
- * compaction never sees a `compaction` field and gets the durable summary (docs/context.md), one
- * without thinking never sees `thinking`, one that does not stream is not handed `onProgress`.
+ * What a model declares it can do, once, on the model object (`capabilities`: ModelCapabilities,
+ * part of the Model contract in model.ts), instead of being asked on every request. Whatever it
+ * does not declare, the engine handles itself: a model without native compaction never sees a
+ * `compaction` field and gets the durable summary (docs/context.md), one without thinking never
+ * sees `thinking`, one that does not stream is not handed `onProgress`.
  * Checked when the model is handed to a worker: a bad value is a TypeError naming the field.
  */
-import type { Model } from './model';
-
-export interface ModelCapabilities {
-  /**
-   * Server-side compaction: the model takes `request.compaction` and, once its input reaches the
-   * trigger, answers with a `compaction` block alone (stop reason `compaction`). Default false: the
-   * request never carries `compaction`, and the engine keeps a durable summary of the turns that
-   * leave the context window.
-   */
-  nativeCompaction?: boolean;
-  /**
-   * Prompt caching: the model's usage reports `cacheReadTokens` and `cacheWriteTokens`, priced at
-   * the cache rates. Default false: any cache tokens it reports count as plain input tokens.
-   */
-  promptCaching?: boolean;
-  /** Extended thinking: the model takes `request.thinking`. Default false: the request never carries it. */
-  thinking?: boolean;
-  /**
-   * Streaming: the model calls `request.onProgress` as its answer arrives (shown in `status`, and the
-   * activity's heartbeats carry it). Default false: the request has no `onProgress`; the activity
-   * heartbeats on its own while the call runs.
-   */
-  streaming?: boolean;
-  /** The context window, in tokens (1 000 to 100 000 000). Default 200 000, the engine's. */
-  contextWindowTokens?: number;
-}
+import type { Model, ModelCapabilities } from './model';
 
 /** Every capability with its value: what the engine goes by. */
 export type DeclaredCapabilities = Required<Omit<ModelCapabilities, 'contextWindowTokens'>> & Pick<ModelCapabilities, 'contextWindowTokens'>;

@@ -4,9 +4,6 @@ import type { Message, ModelProgress, ModelTurn, ToolSpec, Usage } from '../prot
 import type { OutputDelta } from '../protocol/live-output';
 import type { ThinkingSetting } from '../protocol/task';
 import type { CallPlan } from './call-budget';
-import type { ModelCapabilities } from './model-capabilities';
-
-export type { ModelCapabilities };
 
 export interface ModelRequest {
   system: string;
@@ -58,13 +55,43 @@ export class ModelCallAborted extends DurableAgentError {
 }
 
 /**
+ * What a model does itself, declared once on the model object (`Model.capabilities`); whatever it
+ * does not declare, the engine handles itself. Checked when the model is handed to a worker
+ * (checkModel, model-capabilities.ts).
+ */
+export interface ModelCapabilities {
+  /**
+   * Server-side compaction: the model takes `request.compaction` and, once its input reaches the
+   * trigger, answers with a `compaction` block alone (stop reason `compaction`). Default false: the
+   * request never carries `compaction`, and the engine keeps a durable summary of the turns that
+   * leave the context window.
+   */
+  nativeCompaction?: boolean;
+  /**
+   * Prompt caching: the model's usage reports `cacheReadTokens` and `cacheWriteTokens`, priced at
+   * the cache rates. Default false: any cache tokens it reports count as plain input tokens.
+   */
+  promptCaching?: boolean;
+  /** Extended thinking: the model takes `request.thinking`. Default false: the request never carries it. */
+  thinking?: boolean;
+  /**
+   * Streaming: the model calls `request.onProgress` as its answer arrives (shown in `status`, and the
+   * activity's heartbeats carry it). Default false: the request has no `onProgress`; the activity
+   * heartbeats on its own while the call runs.
+   */
+  streaming?: boolean;
+  /** The context window, in tokens (1 000 to 100 000 000). Default 200 000, the engine's. */
+  contextWindowTokens?: number;
+}
+
+/**
  * The whole contract of a model (docs/package.md, "Your own model"): `id` and `complete` are
  * required; `capabilities` says once what the model does itself, and the engine handles the rest.
  */
 export interface Model {
   /** Shown in status and results, e.g. `claude-sonnet-5-5` or `scripted:demo.json`. */
   readonly id: string;
-  /** What the model does itself (model-capabilities.ts). Absent: nothing, and the engine does it all. */
+  /** What the model does itself (ModelCapabilities above, checked by model-capabilities.ts). Absent: nothing, and the engine does it all. */
   readonly capabilities?: ModelCapabilities;
   complete(request: ModelRequest): Promise<ModelTurn>;
   /** What `request` would be sent with (model, input estimate, max_tokens), for a budget to check before sending; absent: the model costs nothing. */
