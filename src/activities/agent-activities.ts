@@ -9,6 +9,7 @@ import { loadForkPoint } from './branch-activities';
 import { createCallModel } from './call-model';
 import { createClassifyToolCall } from './classify-tool-call';
 import { decisionReceivedAt } from './decision-received-at';
+import { earlierChild } from './earlier-child';
 import type { ActivityDependencies } from './dependencies';
 import { createDescribeAgent } from './describe-agent';
 import { createGradeAnswer } from './grade-answer';
@@ -47,6 +48,7 @@ export function createActivities(deps: ActivityDependencies): AgentActivities {
     storeAudit: keepAlive(createStoreAudit(worker)),
     loadText: keepAlive(createLoadText(worker)),
     decisionReceivedAt: keepAlive(decisionReceivedAt),
+    earlierChild: keepAlive(earlierChild),
     startClaimProblem: keepAlive(createStartClaim(worker)),
     loadForkPoint: keepAlive((input) => loadForkPoint(worker.branches, input)),
   };

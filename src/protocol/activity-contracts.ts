@@ -5,7 +5,7 @@
 import type { AgentManifest, ToolEffect } from './agent-manifest';
 import type { AutoClassification } from './auto-permission';
 import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
-import type { ModelChoice, TaskSnapshot, ThinkingSetting } from './task';
+import type { ModelChoice, TaskResult, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
 import type { ToolError } from './tool-error';
 import type { ForkPrompt } from './fork-prompt';
@@ -209,6 +209,21 @@ export interface NotifyInput {
   scope?: string;
 }
 
+export interface EarlierChildInput {
+  /** The id a delegation found taken: a child this task started before (a reset lead), or someone else's task. */
+  childId: string;
+}
+
+/** What holds a delegation's child id, as the worker finds it on the server. */
+export type EarlierChild =
+  /** Gone, or not a child of the asking task: not ours to take over. */
+  | { kind: 'not_ours' }
+  | { kind: 'running' }
+  /** This task's own child, finished: its result stands for the delegation (never run again). */
+  | { kind: 'completed'; result: TaskResult }
+  /** This task's own child, ended without a result (failed, cancelled, terminated, timed out). */
+  | { kind: 'ended'; status: string };
+
 export interface DecisionReceivedAtInput {
   /** The signal's name: approve, deny or unblock. */
   signal: string;
@@ -291,6 +306,8 @@ export interface AgentActivities {
   classifyToolCall(input: ClassifyToolCallInput): Promise<AutoClassification>;
   /** The time (ms) the server recorded the signalled decision with this proof in the task's current run, or null. */
   decisionReceivedAt(input: DecisionReceivedAtInput): Promise<number | null>;
+  /** A delegation whose child id is taken: whether that task is this task's earlier child, and its result when it finished. */
+  earlierChild(input: EarlierChildInput): Promise<EarlierChild>;
   /** Why a signed start may not count (its proof was used by another execution of the id), or null. */
   startClaimProblem(input: StartClaimInput): Promise<string | null>;
   prepareToolCall(input: PrepareToolCallInput): Promise<PreparedToolCall>;

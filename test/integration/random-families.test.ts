@@ -7,7 +7,7 @@
  */
 import { EffectLog, familyAgents, opsOf, runFamily } from '../support/random-families';
 import { FINDINGS } from '../support/family-findings';
-import { runInBackground, useHarness } from '../support/harness';
+import { runInBackground, toolResultsOf, useHarness } from '../support/harness';
 
 jest.setTimeout(600_000);
 
@@ -46,4 +46,25 @@ test('a lead reset after its children finished is not charged for the children i
   expect(run.ops.some((op) => op.op === 'reset')).toBe(true);
   expect(run.blocked).toEqual([]);
   expect(run.repeatsWithoutPerson).toEqual([]);
+});
+
+test('a lead reset after its child finished re-attaches to the child’s answer: the child is not run again and nobody is asked (issue 49)', async () => {
+  const run = await runFamily(h, log, 49, [
+    { op: 'start', kind: 'lead', calls: ['delegate A'] },
+    { op: 'waitClosed', member: 0 },
+    { op: 'reset', member: 0 },
+  ]);
+  const lead = run.members[0]!;
+  expect(run.effects).toEqual({ 'pay:P-1': 1 });
+  expect(run.asked).toEqual([]);
+  expect(run.blocked).toEqual([]);
+  const [delegated] = toolResultsOf(await h.client.transcript(lead)).map((r) => JSON.parse(String(r.content)) as Record<string, unknown>);
+  expect(delegated).toMatchObject({
+    sub_agent: 'clerk',
+    task_id: `${lead}--clerk-1`,
+    outcome: 'answered',
+    answer: 'paid',
+    note: expect.stringMatching(/finished before this run of the task started; its answer is used, it was not run again/),
+  });
+  expect((await h.client.result(lead)).outcome).toBe('answered');
 });

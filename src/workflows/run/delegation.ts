@@ -14,12 +14,14 @@ import {
   condition,
   isCancellation,
   ParentClosePolicy,
+  proxyActivities,
   startChild,
   TerminatedFailure,
   TimeoutFailure,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { AgentActivities, EarlierChild } from '../../protocol/activity-contracts';
 import type { ToolManifest } from '../../protocol/agent-manifest';
 import { AgentNameKey, AgentStatusKey, ParentTaskKey, WORKFLOW_TYPE } from '../../protocol/definitions';
 import { childTaskId, delegationInputSchema, emptySpend, type ChildTaskSummary, type DelegatedSpend, type DelegationManifest } from '../../protocol/delegation';
@@ -31,6 +33,7 @@ import { carveSlice, readDelegationCall } from '../../rules/budget-slice';
 import { addSpend, sliceAsSpend } from '../state/child-spend';
 import { tokensOf } from '../state/spend';
 import type { TaskState } from '../state/task-state';
+import { shortActivityOptions } from '../base/activity-options';
 
 /** The longest child answer put into this task's conversation; the whole answer stays in the child's result. */
 export const MAX_CHILD_ANSWER_CHARS = 50_000;
@@ -133,6 +136,22 @@ export class Delegation {
         this.running -= 1;
       }
     } catch (err) {
+      // The id is taken: a lead reset after its child finished meets that child again, never runs it twice.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        const earlier = await earlierChildOf(taskId);
+        if (earlier.kind === 'completed') {
+          const spent = spendOf(earlier.result);
+          state.children.settle(child, 'completed', spent);
+          return { output: { ...answerOf(sub.name, taskId, earlier.result, spent), note: `${taskId} finished before this run of the task started; its answer is used, it was not run again.` } };
+        }
+        if (earlier.kind !== 'not_ours') {
+          state.children.settle(child, 'failed', emptySpend());
+          const how = earlier.kind === 'running' ? 'is still running' : `ended ${earlier.status} without an answer`;
+          return {
+            error: toolError('permanent', 'subagent_started_before', `${sub.name} (task ${taskId}) was started by an earlier run of this task and ${how}; it was not started again.`, CHILD_HINT),
+          };
+        }
+      }
       const failed = childFailure(err, sub.name, taskId);
       state.children.settle(child, failed.state, failed.spent ?? sliceAsSpend(slice));
       // The parent itself was cancelled: the cancellation goes on up (the child has stopped by now).
@@ -216,9 +235,18 @@ function reportedSpend(value: unknown): DelegatedSpend | undefined {
   return { turns, toolCalls, usage, costUsd };
 }
 
+const CHILD_HINT = 'Decide what to do: try again with a clearer or smaller task, hand it to another sub-agent, do it yourself, or tell the user.';
+
+const { earlierChild } = proxyActivities<AgentActivities>(shortActivityOptions);
+
+/** Whose task holds a child id this task asked for: its own earlier child (a reset run) or not. A failed look is read as not ours. */
+function earlierChildOf(childId: string): Promise<EarlierChild> {
+  return earlierChild({ childId }).catch((): EarlierChild => ({ kind: 'not_ours' }));
+}
+
 /** The ToolError the model reads for a child that did not complete, and what it is charged. */
 function childFailure(err: unknown, agent: string, taskId: string): { state: 'failed' | 'cancelled'; error: ToolError; spent?: DelegatedSpend } {
-  const hint = 'Decide what to do: try again with a clearer or smaller task, hand it to another sub-agent, do it yourself, or tell the user.';
+  const hint = CHILD_HINT;
   if (err instanceof WorkflowExecutionAlreadyStartedError) {
     // Nothing ran under that id for this task: its slice goes back whole (charging it drained a reset lead's budget).
     return {
