@@ -17,7 +17,12 @@ export const OUTCOME_UNKNOWN_CODES: readonly string[] = [
   'connection_timeout',
   // Another request with the same idempotency key is still running: it may yet succeed.
   'conflict_retry_later',
+  // A write's earlier attempt was lost and its reconcile check could not tell whether it took effect.
+  'unreconciled',
 ];
+
+/** The code of a write whose reconcile check could not settle an earlier attempt (activities/run-tool.ts). */
+export const UNRECONCILED_CODE = 'unreconciled';
 
 /** A 5xx came from a server (or a gateway in front of one) that held the request. */
 const SERVER_ERROR = /^http_5\d\d$/;

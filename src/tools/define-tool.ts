@@ -52,6 +52,16 @@ export interface SemanticIssue {
   hint: string;
 }
 
+/** What a tool's `reconcile` is given: the call's key, what its earlier attempt beat, and the attempt's abort signal. */
+export interface ReconcileContext {
+  idempotencyKey: string;
+  previousHeartbeat?: unknown;
+  signal: AbortSignal;
+}
+
+/** What a look at the service found about an earlier attempt of a write, with the evidence a person would read. */
+export type Reconciliation<O> = { happened: true; output: O; evidence: string } | { happened: false; evidence: string } | { happened: 'unknown'; evidence: string };
+
 export interface ToolConfig<I, O> {
   /** Letters, digits, `_` and `-`, at most 64 characters (the Messages API's rule). */
   name: string;
@@ -71,7 +81,7 @@ export interface ToolConfig<I, O> {
    * path (src/workflows/base/fast-reads.ts), other tools never. `false`: never.
    */
   local?: boolean;
-  /** Attempts on transient errors. Default: 4 for reads and idempotent writes, else 1. */
+  /** Attempts on transient errors. Default: 4 for reads and idempotent writes, 2 for a write with `reconcile`, else 1. */
   maxAttempts?: number;
   /** Tools of the same agent to try, in order and with the same input, when this one fails permanently. */
   fallbacks?: string[];
@@ -94,6 +104,16 @@ export interface ToolConfig<I, O> {
    * a person is asked instead. Absent: the service's answer to the key is taken as standing.
    */
   stillStands?(idempotencyKey: string, input: I): Promise<boolean>;
+  /**
+   * For a write that is not idempotent: how to tell, by looking, whether an earlier attempt of this
+   * call took effect (its worker died mid-call, its reply was lost). Asked before the call is sent
+   * again; `happened: true` settles it as done with what the look found (not sent again),
+   * `happened: false` lets it be sent (it never took effect), `'unknown'` leaves it to a person, who
+   * is shown the evidence. `previousHeartbeat` is what the earlier attempt reported through
+   * `heartbeat` (a tool can beat what it saw before sending: the check compares with it). With a
+   * reconcile, such a write gets 2 attempts by default instead of 1 (docs/tool-errors.md).
+   */
+  reconcile?(input: I, ctx: ReconcileContext): Promise<Reconciliation<O>>;
   /**
    * The agent's credentials this tool reads (names in the agent's `credentials`). Only these are
    * resolved for its calls, so revoking another one does not stop it. Default: all of the agent's.
@@ -127,7 +147,8 @@ export function defineTool<I, O>(config: SchemaToolConfig<I, O>): ToolDefinition
   if (!config.description.trim()) throw new TypeError(`Tool "${config.name}" needs a description: the model reads it`);
   const timeoutMs = config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   if (!(timeoutMs > 0)) throw new TypeError(`Tool "${config.name}": timeoutMs must be positive`);
-  const maxAttempts = config.maxAttempts ?? (config.effect === 'read' || config.idempotent ? 4 : 1);
+  // A write that can be reconciled may be attempted again: the second attempt looks before it sends.
+  const maxAttempts = config.maxAttempts ?? (config.effect === 'read' || config.idempotent ? 4 : config.reconcile ? 2 : 1);
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     throw new TypeError(`Tool "${config.name}": maxAttempts must be an integer >= 1`);
   }

@@ -7,7 +7,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { localActivityTypeOf, manifestIn } from '../../src/history/task-history';
 import { heldListingFiles } from '../support/crash-agents';
-import { useHarness, answer, callTool, parsedResults, statusWhen } from '../support/harness';
+import { useHarness, answer, callTool, parsedResults, statusWhen, toolResultsOf } from '../support/harness';
 import { HELD_MS, refund, rescript, useDoomedWorkers, waitFor } from '../support/doomed-workers';
 import { IntentClaims } from '../../src/forks/intent-claims';
 
@@ -100,6 +100,33 @@ test('SIGKILL during a non-idempotent write: not retried; the task blocks with "
   expect(result).toMatchObject({ outcome: 'answered' });
   expect(writesTo('O-0005')).toHaveLength(1);
   expect(effectsOn('O-0005')).toHaveLength(1);
+});
+
+test('SIGKILL during a non-idempotent write that can be reconciled: the next attempt looks at the order, finds the refund and settles it as done; nobody is asked, nothing is sent twice (issue 49)', async () => {
+  // The refund's POST is held (its GET before it is not): the worker dies after the service committed it.
+  h.orders.gate = (request) => (request.kind === 'write' && request.order_id === 'O-0015' ? { kind: 'slow_reply', delayMs: HELD_MS } : undefined);
+  try {
+    const script = h.script([callTool('reconciled_refund', { order_id: 'O-0015', amount_cents: 100 }), answer('the refund went through once')]);
+    const taskId = h.taskId('crash-reconciled');
+    const doomed = doomedWorker();
+    await h.client.start({ agent: 'legacy', prompt: 'refund', model: { provider: 'scripted', script } }, { taskId });
+    await waitFor('the refund to commit', () => effectsOn('O-0015').length > 0);
+    expect(await doomed.kill()).toBe('SIGKILL');
+    const { result, status, transcript } = await (await replacementWorker()).runUntil(async () => {
+      const result = await h.client.result(taskId);
+      return { result, status: await h.client.status(taskId), transcript: await h.client.transcript(taskId) };
+    });
+    expect(result).toMatchObject({ outcome: 'answered' });
+    expect(effectsOn('O-0015')).toHaveLength(1);
+    expect(writesTo('O-0015')).toHaveLength(1);
+    // Settled from evidence: no approval, no block, no unblock.
+    expect(status.pendingApprovals).toEqual([]);
+    expect(status.decisions).toEqual([]);
+    const [refunded] = toolResultsOf(transcript);
+    expect(JSON.parse(String(refunded!.content))).toMatchObject({ refund_id: 'found by reconcile', refunded_cents: expect.any(Number) });
+  } finally {
+    h.orders.gate = undefined;
+  }
 });
 
 test('SIGKILL while a write is pending, then a rewind from before it: the family journal holds it pending, and the rewound branch asks a person instead of refunding again', async () => {

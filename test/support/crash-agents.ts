@@ -37,6 +37,36 @@ export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, o
         signal: ctx.signal,
       }),
   });
+  // The same legacy refund, with a way to look (issue 49): it beats the order's refunded total before
+  // it sends, and a later attempt compares the total now with that.
+  const orderRefunded = async (orderId: string, signal: AbortSignal): Promise<number> =>
+    (JSON.parse(await requestText(new URL(`/orders/${orderId}`, ordersUrl), { signal })) as { refunded_cents: number }).refunded_cents;
+  const reconciledRefund = defineTool({
+    name: 'reconciled_refund',
+    description: 'Refund an order through the old client (no idempotency key); a lost attempt is checked against the order before it is sent again.',
+    input: z.object({ order_id: z.string(), amount_cents: z.number().int().min(1) }),
+    output: z.object({ refund_id: z.string() }).loose(),
+    effect: 'write',
+    idempotent: false,
+    timeoutMs: 30_000,
+    run: async (input, ctx) => {
+      ctx.heartbeat({ refundedBefore: await orderRefunded(input.order_id, ctx.signal) });
+      return requestText(new URL(`/orders/${input.order_id}/refund`, ordersUrl), {
+        method: 'POST',
+        body: JSON.stringify(input),
+        headers: { 'content-type': 'application/json' },
+        signal: ctx.signal,
+      });
+    },
+    reconcile: async (input, ctx) => {
+      const before = (ctx.previousHeartbeat as { refundedBefore?: unknown } | undefined)?.refundedBefore;
+      if (typeof before !== 'number') return { happened: 'unknown', evidence: `no record of ${input.order_id}'s refunded total before the earlier attempt` };
+      const now = await orderRefunded(input.order_id, ctx.signal);
+      const seen = `${input.order_id} shows ${now} cents refunded, ${before} before the earlier attempt`;
+      if (now >= before + input.amount_cents) return { happened: true, output: { refund_id: 'found by reconcile', refunded_cents: now }, evidence: `${seen}: the refund went through` };
+      return { happened: false, evidence: `${seen}: no refund since` };
+    },
+  });
   const [searchOrders] = demo.tools.filter((t) => t.name === 'search_orders');
   const [refundOrder] = demo.tools.filter((t) => t.name === 'refund_order');
   // The same keyed refund with a single attempt: one dead worker spends its whole retry budget.
@@ -46,7 +76,7 @@ export default function crashAgents({ workspaceDir }: AgentsModuleEnvironment, o
   const held = heldListingFiles(workspaceDir);
   return [
     demo,
-    defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund], policy: { write: 'allow' } }),
+    defineAgent({ name: 'legacy', system: 'Refunds through an old client.', tools: [legacyRefund, reconciledRefund], policy: { write: 'allow' } }),
     defineAgent({ name: 'local', system: 'Searches orders locally.', tools: [localSearch] }),
     defineAgent({
       name: 'held-describe',
