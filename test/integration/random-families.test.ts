@@ -68,3 +68,14 @@ test('a lead reset after its child finished re-attaches to the child’s answer:
   });
   expect((await h.client.result(lead)).outcome).toBe('answered');
 });
+
+test('the same work delegated twice in one run joins the first child: one child, one payment, the second call answered with its answer (issue 49)', async () => {
+  const run = await runFamily(h, log, 50, [{ op: 'start', kind: 'lead', calls: ['delegate A', 'delegate A'] }]);
+  const lead = run.members[0]!;
+  expect(run.members).toEqual([lead, `${lead}--clerk-1`]);
+  expect(run.effects).toEqual({ 'pay:P-1': 1 });
+  expect(run.asked).toEqual([]);
+  const [first, second] = toolResultsOf(await h.client.transcript(lead)).map((r) => JSON.parse(String(r.content)) as Record<string, unknown>);
+  expect(first).toMatchObject({ task_id: `${lead}--clerk-1`, answer: 'paid' });
+  expect(second).toMatchObject({ task_id: `${lead}--clerk-1`, answer: 'paid', note: expect.stringMatching(/already delegated to .*--clerk-1 in this run; its answer is used/) });
+});

@@ -40,8 +40,13 @@ export const MAX_CHILD_ANSWER_CHARS = 50_000;
 
 export type DelegationOutcome = { output: Record<string, unknown> } | { error: ToolError };
 
+type SubagentOf = DelegationManifest['subagents'][number];
+type DelegationCall = Exclude<ReturnType<typeof readDelegationCall>, ToolError>;
+
 export class Delegation {
   private running = 0;
+  /** This run's delegations by sub-agent and task text: a repeat of the same work joins the first. */
+  private readonly delegated = new Map<string, { taskId: string; outcome: Promise<DelegationOutcome> }>();
   /** Delegation calls of the current turn not yet given a slice: the default slice is an equal share. */
   private unsliced = 0;
 
@@ -90,10 +95,26 @@ export class Delegation {
     if (!sub) return { error: toolError('model', 'unknown_tool', `${tool.name} delegates to no sub-agent of this agent.`) };
     const call = readDelegationCall(tool.name, input);
     if ('error_class' in call) return { error: call };
+    // The same work handed to the same sub-agent again in this run: the child already on it (or done
+    // with it) answers, no second child, no second slice. A child that failed leaves room for a new one.
+    const work = `${sub.name}\u0000${call.task}`;
+    // This call's own child id, fixed now: other calls of the turn may count on while this one waits.
+    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total);
+    const earlier = this.delegated.get(work);
+    if (earlier) {
+      const outcome = await earlier.outcome;
+      if ('output' in outcome)
+        return { output: { ...outcome.output, note: `The same work was already delegated to ${earlier.taskId} in this run; its answer is used, no second sub-agent was started.` } };
+    }
+    const running = { taskId, outcome: this.runChild(state, sub, call, share, toolUseId, taskId) };
+    this.delegated.set(work, running);
+    return running.outcome;
+  }
+
+  private async runChild(state: TaskState, sub: SubagentOf, call: DelegationCall, share: number, toolUseId: string, taskId: string): Promise<DelegationOutcome> {
     const slice = carveSlice(sub.name, call.budget, remainingOf(state), sub.maxTurns, share);
     if ('error_class' in slice) return { error: slice };
 
-    const taskId = childTaskId(this.task.workflowId, sub.name, state.toolCalls.total);
     const child: ChildTaskSummary = { taskId, agent: sub.name, toolUseId, state: 'waiting', slice };
     state.children.hold(child);
     try {
