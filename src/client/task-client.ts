@@ -410,7 +410,13 @@ export class TaskClient {
     const fork = await this.forkChecked(taskId, toTurn, { ...options, taskId: options.taskId ?? derivedId(taskId, `-rewind-${toTurn}-${randomUUID().slice(0, 4)}`) });
     const { executionStatus } = await this.describe(taskId);
     if (executionStatus !== 'RUNNING') return { ...fork, originalClosed: false, ...(unsettledCalls ? { unsettledCalls } : {}) };
-    await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);
+    try {
+      await this.handle(taskId).terminate(`rewound to turn ${toTurn} by ${options.by ?? 'an operator'}: continues as ${fork.taskId}`);
+    } catch (err) {
+      // It finished on its own between the look and the close (its last call settled just before): nothing to close.
+      if (err instanceof WorkflowNotFoundError) return { ...fork, originalClosed: false, ...(unsettledCalls ? { unsettledCalls } : {}) };
+      throw err;
+    }
     return { ...fork, originalClosed: true, ...(unsettledCalls ? { unsettledCalls } : {}) };
   }
 
