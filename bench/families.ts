@@ -8,7 +8,8 @@ import os from 'node:os';
 import { PostgresBlobStore } from '../src/blobs/postgres-blob-store';
 import { startPostgres } from '../test/support/postgres';
 import { runInBackground, startHarness } from '../test/support/harness';
-import { EffectLog, familyAgents, opsOf, runFamily, type FamilyRun, type FamilyStore } from '../test/support/random-families';
+import { opsOf, runFamily, type FamilyRun, type FamilyStore } from '../test/support/random-families';
+import { familyFixture } from '../test/support/family-agents';
 import { measureJournal, type JournalBenchmark, journalTable } from './journal';
 
 /** Families running side by side on one worker. */
@@ -40,8 +41,8 @@ export interface FamiliesBenchmark {
 async function runOn(name: string, seeds: readonly number[], storeFor: () => Promise<{ where?: FamilyStore; close(): Promise<void> }>): Promise<FamiliesStoreResult> {
   const h = await startHarness();
   const opened = await storeFor();
-  const log = new EffectLog();
-  const worker = runInBackground(await h.worker(familyAgents(h, log), opened.where ? { blobStore: opened.where.store } : {}));
+  const { log, agents } = familyFixture(h);
+  const worker = runInBackground(await h.worker(agents, opened.where ? { blobStore: opened.where.store } : {}));
   const started = performance.now();
   const runs: FamilyRun[] = [];
   const stuck: number[] = [];
@@ -51,7 +52,7 @@ async function runOn(name: string, seeds: readonly number[], storeFor: () => Pro
     const lane = async () => {
       for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) {
         try {
-          runs.push(await runFamily(h, log, seed, opsOf(seed), opened.where));
+          runs.push(await runFamily(h, log, seed, opsOf(seed), opened.where ? { where: opened.where } : {}));
         } catch (err) {
           stuck.push(seed);
           console.error(`${name} seed ${seed}: ${(err as Error).message}`);

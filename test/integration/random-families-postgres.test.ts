@@ -4,7 +4,8 @@
  * keep them. Fixed seeds here; `npm run bench -- families` runs fresh ones on both stores.
  */
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
-import { EffectLog, familyAgents, opsOf, runFamily, type FamilyStore } from '../support/random-families';
+import { opsOf, runFamily, type FamilyStore } from '../support/random-families';
+import { type EffectLog, familyFixture } from '../support/family-agents';
 import { runInBackground, startHarness, type Harness } from '../support/harness';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { FINDINGS } from '../support/family-findings';
@@ -15,13 +16,15 @@ let h: Harness;
 let pg: PostgresServer;
 let where: FamilyStore;
 let worker: { stop(): Promise<void> } | undefined;
-const log = new EffectLog();
+let log: EffectLog;
 
 beforeAll(async () => {
   [h, pg] = await Promise.all([startHarness(), startPostgres()]);
   // The default table: `durable-agent purge --blob-store <url>` reads the same one.
   where = { store: new PostgresBlobStore({ url: pg.url }), location: pg.url };
-  worker = runInBackground(await h.worker(familyAgents(h, log), { blobStore: where.store }));
+  const family = familyFixture(h);
+  log = family.log;
+  worker = runInBackground(await h.worker(family.agents, { blobStore: where.store }));
 });
 afterAll(async () => {
   await worker?.stop();
@@ -30,7 +33,7 @@ afterAll(async () => {
 });
 
 test.each(FINDINGS)('on PostgreSQL, found from outside: %s — the write runs once, every repeat went to a person', async (_name, ops) => {
-  const run = await runFamily(h, log, 47, ops, where);
+  const run = await runFamily(h, log, 47, ops, { where });
   expect(Object.values(run.effects).some((n) => n >= 1)).toBe(true);
   expect(run.repeatsWithoutPerson).toEqual([]);
 });
@@ -38,7 +41,7 @@ test.each(FINDINGS)('on PostgreSQL, found from outside: %s — the write runs on
 const SEEDS = (process.env.FAMILY_SEEDS ?? '1,2,3,5,8,13').split(',').map(Number).filter(Number.isInteger);
 
 test.each(SEEDS)('on PostgreSQL, random family, seed %i: every intent took effect at most once more than the repeats people approved', async (seed) => {
-  const run = await runFamily(h, log, seed, opsOf(seed), where);
+  const run = await runFamily(h, log, seed, opsOf(seed), { where });
   if (run.repeatsWithoutPerson.length) console.error(`seed ${seed} failed; replay with FAMILY_SEEDS=${seed}:`, JSON.stringify(run, null, 1));
   expect(run.repeatsWithoutPerson).toEqual([]);
 });

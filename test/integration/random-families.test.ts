@@ -5,7 +5,8 @@
  * deleted before its lead was reset) are fixed sequences; then fixed random seeds. A failing seed
  * prints itself and replays with FAMILY_SEEDS=<seed>.
  */
-import { EffectLog, familyAgents, opsOf, runFamily } from '../support/random-families';
+import { opsOf, runFamily } from '../support/random-families';
+import { type EffectLog, familyFixture } from '../support/family-agents';
 import { FINDINGS } from '../support/family-findings';
 import { runInBackground, toolResultsOf, useHarness } from '../support/harness';
 
@@ -16,10 +17,12 @@ afterAll(async () => {
   await worker?.stop();
 });
 const h = useHarness();
-const log = new EffectLog();
+let log: EffectLog;
 
 beforeAll(async () => {
-  worker = runInBackground(await h.worker(familyAgents(h, log)));
+  const family = familyFixture(h);
+  log = family.log;
+  worker = runInBackground(await h.worker(family.agents));
 });
 
 test.each(FINDINGS)('found from outside: %s — the write runs once, every repeat went to a person', async (_name, ops) => {

@@ -10,89 +10,15 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { z } from 'zod';
-import { defineAgent, type AgentDefinition } from '../../src/agents/define-agent';
 import { provisionTemporalCli } from '../../src/server/temporal-cli';
 import type { ApprovalRequest } from '../../src/protocol/task';
 import type { ModelScript } from '../../src/models/scripted-model';
-import { defineTool } from '../../src/tools/define-tool';
 import type { BlobStore } from '../../src/blobs/blob-store';
 import { cliIn, runMain } from './cli-in-process';
 import { answer, callTool, toolResultsOf, type Harness } from './harness';
+import type { EffectLog } from './family-agents';
 
 const exec = promisify(execFile);
-
-/** The root a member's id starts with (`fam<seed>-<8 hex>`): forks, rewinds and children extend it. */
-export function familyOfTask(taskId: string): string {
-  return /^fam\d+-[0-9a-f]{8}/.exec(taskId)?.[0] ?? taskId;
-}
-
-/** What the services did, per family (so families can run side by side): one entry per effect, by intent. */
-export class EffectLog {
-  private readonly families = new Map<string, { pays: Map<string, number>; creditKeys: Map<string, Set<string>> }>();
-  of(root: string) {
-    let family = this.families.get(root);
-    if (!family) this.families.set(root, (family = { pays: new Map(), creditKeys: new Map() }));
-    return family;
-  }
-  effectsOf(root: string, intent: string): number {
-    const { pays, creditKeys } = this.of(root);
-    if (intent.startsWith('pay:')) return pays.get(intent.slice(4)) ?? 0;
-    return creditKeys.get(intent.slice(7))?.size ?? 0;
-  }
-  intents(root: string): string[] {
-    const { pays, creditKeys } = this.of(root);
-    return [...[...pays.keys()].map((r) => `pay:${r}`), ...[...creditKeys.keys()].map((r) => `credit:${r}`)];
-  }
-}
-
-/** A payer, a payer that asks before each write, and a lead that delegates to a clerk who pays. */
-export function familyAgents(h: Harness, log: EffectLog): AgentDefinition[] {
-  const pay = defineTool({
-    name: 'pay',
-    description: 'Pay an invoice. Not idempotent: each call pays.',
-    input: z.object({ ref: z.string().min(1) }),
-    output: z.object({ paid: z.string() }),
-    effect: 'write',
-    idempotent: false,
-    timeoutMs: 10_000,
-    run: async ({ ref }, ctx) => {
-      const { pays } = log.of(familyOfTask(ctx.workflowId));
-      pays.set(ref, (pays.get(ref) ?? 0) + 1);
-      return { paid: ref };
-    },
-  });
-  const credit = defineTool({
-    name: 'credit',
-    description: 'Credit an account. Idempotent: the service answers a repeated key with its first outcome.',
-    input: z.object({ ref: z.string().min(1) }),
-    output: z.object({ credited: z.string() }),
-    effect: 'write',
-    idempotent: true,
-    timeoutMs: 10_000,
-    run: async ({ ref }, ctx) => {
-      const { creditKeys } = log.of(familyOfTask(ctx.workflowId));
-      const keys = creditKeys.get(ref) ?? new Set<string>();
-      keys.add(ctx.idempotencyKey);
-      creditKeys.set(ref, keys);
-      return { credited: ref };
-    },
-  });
-  const clerk = defineAgent({
-    name: 'clerk',
-    description: 'pays what it is told',
-    system: 'You pay.',
-    tools: [pay],
-    policy: { write: 'allow' },
-    model: { provider: 'scripted', script: h.script([callTool('pay', { ref: 'P-1' }), answer('paid')]) },
-  });
-  return [
-    defineAgent({ name: 'payer', system: 'You pay.', tools: [pay, credit], policy: { write: 'allow' } }),
-    defineAgent({ name: 'cautious', system: 'You pay, asking first.', tools: [pay, credit], policy: { write: 'confirm' } }),
-    defineAgent({ name: 'lead', system: 'You delegate.', tools: [], subagents: [clerk] }),
-    clerk,
-  ];
-}
 
 type Kind = 'payer' | 'cautious' | 'lead';
 
@@ -109,7 +35,9 @@ export type FamilyOp =
   /** Deletes the member's closed children (as retention would): a re-delegation meets no old execution. */
   | { op: 'deleteChildren'; member: number }
   /** Waits (bounded) until the member's execution closes, answering nothing. */
-  | { op: 'waitClosed'; member: number };
+  | { op: 'waitClosed'; member: number }
+  /** SIGKILLs the worker running the family, at the worst moment when one comes (a write made, its reply held). */
+  | { op: 'kill' };
 
 /** mulberry32: small, and the same sequence for the same seed on every machine. */
 export function random(seed: number): () => number {
@@ -127,7 +55,7 @@ const PAYER_CALLS = ['pay P-1', 'pay P-2', 'credit C-1'];
 const LEAD_CALLS = ['delegate A', 'delegate B'];
 
 /** The operations of one seed: a start, then 3 to 5 more, each on a member that exists by then. */
-export function opsOf(seed: number): FamilyOp[] {
+export function opsOf(seed: number, { withKill = false }: { withKill?: boolean } = {}): FamilyOp[] {
   const next = random(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const kind = pick<Kind>(['payer', 'payer', 'cautious', 'lead', 'lead']);
@@ -175,6 +103,8 @@ export function opsOf(seed: number): FamilyOp[] {
         break;
     }
   }
+  // A kill somewhere after the start, drawn apart so the other operations stay the seed's own.
+  if (withKill) ops.splice(1 + Math.floor(random(seed ^ 0x27d4eb2f)() * ops.length), 0, { op: 'kill' });
   return ops;
 }
 
@@ -206,6 +136,7 @@ export interface FamilyRun {
   approvedRepeats: Record<string, number>;
   asked: string[];
   blocked: string[];
+  kills: string[];
   /** Intents whose effects exceed 1 + the repeats approved for them: the goal is none. */
   repeatsWithoutPerson: { intent: string; effects: number; approved: number }[];
   skipped: string[];
@@ -221,7 +152,17 @@ export interface FamilyStore {
   location: string;
 }
 
-export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), where?: FamilyStore, settleMs = 90_000): Promise<FamilyRun> {
+export interface FamilyRunOptions {
+  /** The workers' store when it is not the harness's folder. */
+  where?: FamilyStore;
+  /** How long the family may take to become still. Default 90 s. */
+  settleMs?: number;
+  /** Performs a `kill` operation (SIGKILLs the worker that runs the family): what the kill landed on. */
+  kill?: () => Promise<string>;
+}
+
+export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = opsOf(seed), options: FamilyRunOptions = {}): Promise<FamilyRun> {
+  const { where, settleMs = 90_000 } = options;
   const store = where?.store ?? h.blobStore;
   const decide = random(seed ^ 0x9e3779b9);
   const members: string[] = [];
@@ -232,6 +173,8 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
   const asked: string[] = [];
   /** Members left blocked for a person (`<member>: <reason>`): still, but reported. */
   const blocked: string[] = [];
+  /** What each kill landed on. */
+  const kills: string[] = [];
   const temporal = await provisionTemporalCli();
   const root = h.taskId(`fam${seed}`);
   // Fresh intents per run: the refs are the same, the family differs, and the log is per run.
@@ -349,6 +292,11 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
           }
           break;
         }
+        case 'kill': {
+          if (!options.kill) throw new Error('a kill operation needs FamilyRunOptions.kill');
+          kills.push(await options.kill());
+          break;
+        }
         case 'waitClosed': {
           const member = at(op.member);
           const waitUntil = Date.now() + 20_000;
@@ -403,7 +351,7 @@ export async function runFamily(h: Harness, log: EffectLog, seed: number, ops = 
   const repeatsWithoutPerson = Object.entries(effects)
     .filter(([intent, n]) => n > 1 + (approvedRepeats[intent] ?? 0))
     .map(([intent, n]) => ({ intent, effects: n, approved: approvedRepeats[intent] ?? 0 }));
-  const run = { seed, ops, members, effects, approvedRepeats, asked, blocked, repeatsWithoutPerson, skipped };
+  const run = { seed, ops, members, effects, approvedRepeats, asked, blocked, kills, repeatsWithoutPerson, skipped };
   // FAMILY_DEBUG=1 prints each family as it ended: what ran, what was refused, what people allowed.
   if (process.env.FAMILY_DEBUG) {
     const ends = await Promise.all(
