@@ -40,7 +40,7 @@ export interface SteeringOutcome {
 }
 
 /** The task's status from its worker, or undefined when none answers within WORKER_PROBE_MS. */
-function statusWithinProbe(client: TaskClient, taskId: string): Promise<TaskStatus | undefined> {
+export function statusWithinProbe(client: TaskClient, taskId: string): Promise<TaskStatus | undefined> {
   return client.client.connection.withDeadline(Date.now() + WORKER_PROBE_MS, () => client.handle(taskId).query(statusQuery)).catch(() => undefined);
 }
 

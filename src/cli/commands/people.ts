@@ -10,14 +10,17 @@ import { safeLine } from '../render';
 import { printJson } from '../json-output';
 import { cancelOutputJson, decisionOutputJson, refusedJson, steeringOutputJson } from '../json-requests';
 import { describeAtRest, type DecisionOutcome } from '../../client/send-decision';
-import { parseBudgetRaise, RAISABLE_BUDGETS, type BudgetRaise } from '../../rules/unblock-budget';
-import { decisionsAhead, sendCancel, sendSteering } from '../../client/request-outcome';
+import { RAISABLE_BUDGETS, type RaisableBudget } from '../../rules/unblock-budget';
+import { decisionsAhead, sendCancel, sendSteering, statusWithinProbe } from '../../client/request-outcome';
+import { type BudgetChange, describeBudgetChange, parseBudgetChange, resolveBudgetChanges } from '../../client/budget-change';
 
 export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... [--comment TEXT] [--edit JSON] [--json]
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
-durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns N] [--tool-calls N] [--tokens N] [--cost-usd X]
-                         [--model ID] [--max-tokens N] [--json]
+durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns [+]N] [--tool-calls [+]N] [--tokens [+]N]
+                         [--cost-usd [+]X] [--model ID] [--max-tokens N] [--json]
+  (budget flags: +N adds N to the task's current limit, read from its status; a plain N sets the limit to N,
+  which must be above what is used; the answer prints each limit before and after, and whether it was added or set)
 durable-agent message TASK_ID TEXT --as NAME [--role ROLE]... [--json]
 durable-agent interrupt TASK_ID TEXT --as NAME [--role ROLE]... [--json]
   (interrupt: the model call in flight is cancelled and made again with TEXT; a running tool is never
@@ -66,16 +69,23 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   const maxTokens = intOption(values['max-tokens'], 'max-tokens');
   const message = optionalText(values.message, 'message', 'leave it out to resume without guidance');
   const flags = { turns: values.turns, toolCalls: values['tool-calls'], tokens: values.tokens, costUsd: values['cost-usd'] };
-  const budget: BudgetRaise = {};
+  const flagName = (name: RaisableBudget) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const changes: BudgetChange[] = [];
   for (const name of RAISABLE_BUDGETS) {
     const raw = flags[name];
     if (raw === undefined) continue;
-    const raise = parseBudgetRaise(name, raw, `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
-    if ('problem' in raise) throw usageError(raise.problem);
-    budget[name] = raise.value;
+    const change = parseBudgetChange(name, raw, flagName(name));
+    if ('problem' in change) throw usageError(change.problem);
+    changes.push(change);
   }
   const client = await connectClient(values);
   const taskId = positionals[0]!;
+  // The task takes a new limit: read the current one (a worker answers) so +N can add to it and the
+  // answer can say the limit before and after.
+  const current = changes.length ? (await statusWithinProbe(client, taskId))?.budgets : undefined;
+  const resolved = resolveBudgetChanges(changes, current, flagName);
+  if ('problem' in resolved) throw usageError(resolved.problem);
+  const { budget } = resolved;
   try {
     const outcome = await client.decide(taskId, {
       kind: 'unblock',
@@ -96,6 +106,7 @@ export async function unblockCommand(argv: string[]): Promise<number> {
       outcome,
       values.json,
       (answer) => `${taskId} resumed (escalation ${safeLine((answer as { escalationId: string }).escalationId)})`,
+      resolved.lines.map(describeBudgetChange),
     );
   } catch (err) {
     return refusedDecision(err, taskId, client, values.json);
@@ -258,6 +269,7 @@ async function reported(
   outcome: DecisionOutcome,
   json: boolean | undefined,
   taken: (answer: unknown) => string,
+  details: string[] = [],
 ): Promise<number> {
   // Those recorded before this decision are ahead. This one is the last of its kind and person in
   // history, unless the server still buffers it (a workflow task was started when it came): then
@@ -275,6 +287,7 @@ async function reported(
     console.log(outcome.applied ? `${taken(outcome.answer)}: applied` : note);
     // A sub-agent's approval or block named on its parent went to the child task that holds it.
     if (outcome.decidedOn) console.log(`  (decided on sub-agent task ${safeLine(outcome.decidedOn)}, by its own rules)`);
+    for (const line of details) console.log(`  ${line}`);
   }
   return outcome.applied ? EXIT.ok : EXIT.recorded;
 }
