@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     await recordUnmarkedPaths(h, 'r8');
     await recordUnmarkedPaths(h, 'r9');
     await recordUnmarkedPaths(h, 'r10');
+    await recordUnmarkedPaths(h, 'r11');
   } finally {
     await h.close();
   }
@@ -618,9 +619,12 @@ async function recordHousePaths(h: Harness, round = 'r7'): Promise<void> {
  * family's spend added in one place, the 3 s heartbeat timeout), so the committed histories stand
  * for the code that ships and not only for the code they were first recorded on; r10: a run's
  * first workflow task asks describeAgent as a local activity, and the status the start carries is
- * not upserted again (r8 and r9 replay on build-r9 only).
+ * not upserted again (r8 and r9 replay on build-r9 only); r11: the build of issues 47 and 49 (a
+ * write claims its intent for the family, a ledger-asked repeat runs as a repeat approval, an
+ * unblock forgives failures a person can fix, a reset lead re-attaches to its finished child, every
+ * call's spend checked before it is made), on which the r10 histories still replay.
  */
-async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9' | 'r10'): Promise<void> {
+async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9' | 'r10' | 'r11'): Promise<void> {
   await recordFirstPaths(h, round);
   await recordCurrentPaths(h, round);
   await recordSubagents(h, round);

@@ -8,8 +8,11 @@
  * failures, results by reference, a fork's first run, a rewind, an interrupt, native compaction, a
  * schedule's fire, a worker SIGKILLed mid-write, a repeated write turned into an approval, a declared
  * window, the opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader
- * fails both answers and a move to a fallback model after the primary was overloaded. r10- is the
- * code that ships: a run's first workflow task asks describeAgent as a local activity.
+ * fails both answers and a move to a fallback model after the primary was overloaded. r11- is the
+ * code that ships (issues 47 and 49: intent claims, repeat approvals passed on, failures forgiven
+ * by an unblock, re-attached children, spend checked before each call); r10- (a run's first
+ * workflow task asks describeAgent as a local activity) was recorded on the build before and still
+ * replays on this code, so it stays committed rather than archived.
  *
  * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by older builds and replay only on the
  * build that retired them (ARCHIVE_BUILDS): rounds 1 to 7 (none, v2-, r3- to r7-) hold patch markers
@@ -63,7 +66,7 @@ const ROUND_PATHS = [
 type RoundPath = (typeof ROUND_PATHS)[number];
 const ofRound = <R extends string>(round: R): `${R}-${RoundPath}`[] => ROUND_PATHS.map((name) => `${round}-${name}` as const);
 
-export const COMMITTED_HISTORIES = ofRound('r10');
+export const COMMITTED_HISTORIES = [...ofRound('r10'), ...ofRound('r11')];
 
 /** Histories of the builds before patch markers were retired, replayed against build-r7 only. */
 const BEFORE_R8 = [
