@@ -258,6 +258,24 @@ async function moveWaiting(client: Client, deploymentName: string, buildId: stri
  * `deploy rollback`: a ramp in progress is withdrawn; otherwise the build that was current before
  * the current one (the most recently deactivated) becomes current again.
  */
+/**
+ * What a rollback makes current: the most recently deactivated build, when it is older than the
+ * current one. A newer one is the build the last rollback backed out (or a promote went back from):
+ * rolling back to it would re-promote it, so that is refused, as is a deployment with no previous build.
+ */
+export function rollbackTarget(view: DeploymentView): { build: BuildView } | { problem: string } {
+  const previous = view.builds.filter((b) => b.buildId !== view.current && b.deactivatedAt).sort((a, b) => (b.deactivatedAt ?? '').localeCompare(a.deactivatedAt ?? ''))[0];
+  const name = view.deploymentName;
+  if (!previous) return { problem: `Deployment "${name}" has no previous build to roll back to (current: ${view.current ?? 'none'})` };
+  const current = view.builds.find((b) => b.buildId === view.current);
+  if (current?.createdAt && previous.createdAt && previous.createdAt > current.createdAt) {
+    return {
+      problem: `Deployment "${name}" has nothing older to roll back to: the previous build ${previous.buildId} is newer than the current ${current.buildId} (the one a rollback backed out); make a build current by name with durable-agent deploy promote BUILD`,
+    };
+  }
+  return { build: previous };
+}
+
 export async function rollbackDeployment(client: Client, options: { deploymentName?: string } = {}): Promise<RoutingChange> {
   const deploymentName = options.deploymentName ?? DEFAULT_DEPLOYMENT_NAME;
   const before = await deploymentStatus(client, deploymentName);
@@ -268,8 +286,9 @@ export async function rollbackDeployment(client: Client, options: { deploymentNa
     const after = await waitForRouting(client, deploymentName, (v) => !v.ramping);
     return { deploymentName, before: routingOf(before), after: routingOf(after) };
   }
-  const previous = before.builds.filter((b) => b.buildId !== before.current && b.deactivatedAt).sort((a, b) => (b.deactivatedAt ?? '').localeCompare(a.deactivatedAt ?? ''))[0];
-  if (!previous) throw new DeployRefused(`Deployment "${deploymentName}" has no previous build to roll back to (current: ${before.current ?? 'none'})`);
+  const target = rollbackTarget(before);
+  if ('problem' in target) throw new DeployRefused(target.problem);
+  const previous = target.build;
   await client.workflowService.setWorkerDeploymentCurrentVersion({ ...common, buildId: previous.buildId });
   const after = await waitForRouting(client, deploymentName, (v) => v.current === previous.buildId);
   return { deploymentName, before: routingOf(before), after: routingOf(after) };

@@ -17,7 +17,8 @@ export const deployHelp = `durable-agent deploy status [--deployment NAME] [--js
 durable-agent deploy check BUNDLE_OR_DIR [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
 durable-agent deploy promote BUILD [--ramp PERCENT] [--force] [--move-waiting] [--json]
 durable-agent deploy rollback [--json]
-  Worker Versioning (workers started with --versioned or --build-id): new tasks go to the deployment's
+  Worker Versioning (on by default: every worker is versioned unless started with --unversioned or
+  DURABLE_AGENT_VERSIONING=0; --versioned is accepted and changes nothing): new tasks go to the deployment's
   current build; a task stays on the build it started on until its next continue-as-new.
   status: the builds, which is current or ramping, how many open tasks each still holds (per agent).
   check: replays every open task and the last N closed ones per agent (default 20) against a workflow
@@ -26,7 +27,10 @@ durable-agent deploy rollback [--json]
   must replay; --pinned trusts pinning (tasks pinned to other builds only reported).
   promote: makes BUILD current (--ramp P: P% of new tasks), refused without a passing check of BUILD
   (--force overrides). --move-waiting: tasks on older builds that wait on a person, whose histories
-  the check replayed cleanly and that have not grown since, move to BUILD at their next step. rollback: withdraws a ramp, else makes the previous build current again.
+  the check replayed cleanly and that have not grown since, move to BUILD at their next step. rollback: withdraws a ramp, else makes the previous (older)
+  build current again and prints the current build before and after; refused (exit 1) when there is none,
+  or when the previous build is newer than the current one (the build a rollback backed out): a second
+  rollback does not re-promote it; make a build current by name with deploy promote BUILD.
   --deployment NAME (default "durable-agent") for every action.
   See docs/deploy.md.`;
 
