@@ -3,6 +3,19 @@ import { VERB_ARGS } from '../verb-args';
 import { startLocalStack } from '../local-stack';
 import { describeQueues } from '../render';
 import { localServerPort } from '../local-port';
+import path from 'node:path';
+import { DEMO_SCRIPT } from '../../demo/demo-agent';
+
+/**
+ * The command that starts a demo task, with the demo's script where this install has it: src/demo/
+ * in a checkout, node_modules/durable-agent/dist/demo/ in an app (relative to where the user stands).
+ */
+export function demoStartLine(cwd: string = process.cwd(), script: string = DEMO_SCRIPT): string {
+  const relative = path.relative(cwd, script);
+  const shown = relative && !path.isAbsolute(relative) ? relative.split(path.sep).join('/') : script;
+  const quoted = /^[\w./@:-]+$/.test(shown) ? shown : `'${shown.replace(/'/g, `'\\''`)}'`;
+  return `npx durable-agent start "Summarise C-9921's shipped orders" --agent demo --script ${quoted} --watch`;
+}
 
 export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --headless] [--reuse] [--task-queue Q] [--workspace DIR]
                  [--orders-fault KIND[:N]]...
@@ -38,7 +51,7 @@ export async function devCommand(argv: string[]): Promise<number> {
         : `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
       `Worker: ${describeQueues(stack.worker.queues)}; workspace ${stack.env.workspaceDir}`,
       'In another terminal:',
-      '  npx durable-agent start "Summarise C-9921\'s shipped orders" --agent demo --script src/demo/demo-script.json --watch',
+      `  ${demoStartLine()}`,
       '  npx durable-agent list',
       stack.reused
         ? 'Ctrl-C stops the worker (in-flight work is drained); the server keeps running, and tasks resume on the next start.'
