@@ -322,6 +322,10 @@ export const taskSummaryJson = z
     note: z.string().optional().meta({ description: 'For a running task that no worker polls for: "no worker serves agent X on queue Q".' }),
     parentTask: z.string().optional().meta({ description: "A sub-agent's child task: the task that started it, as Temporal records it." }),
     forkedFrom: z.string().optional().meta({ description: 'TASK@N: the task and turn this one was forked from (the ForkedFrom search attribute).' }),
+    build: z
+      .string()
+      .optional()
+      .meta({ description: "The Worker Deployment build the run is on (a pinned override's, else the one it runs on), from the execution's versioning info; absent when unversioned." }),
   })
   .meta({ id: 'TaskSummary', title: 'TaskSummary', description: 'One task as `list` shows it, from its search attributes and memo.' });
 

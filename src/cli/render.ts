@@ -292,12 +292,19 @@ export function renderError(e: ToolError): string {
 export function renderSummaries(tasks: TaskSummary[]): string {
   if (tasks.length === 0) return 'No tasks match.';
   // Cleaned before the widths are measured, so hidden characters cannot skew the columns.
-  const rows = tasks.map((t) => [safeLine(t.taskId), safeLine(t.agent ?? '-'), safeLine(t.agentStatus ?? '-'), safeLine(t.executionStatus), t.startTime.toISOString().replace('T', ' ').slice(0, 19)]);
+  const rows = tasks.map((t) => [
+    safeLine(t.taskId),
+    safeLine(t.agent ?? '-'),
+    safeLine(t.agentStatus ?? '-'),
+    safeLine(t.executionStatus),
+    safeLine(t.build ?? '-'),
+    t.startTime.toISOString().replace('T', ' ').slice(0, 19),
+  ]);
   // A task can wait for a person and, with its worker gone, for a worker too: both are said.
   const waitsFor = (t: TaskSummary) => [t.forkedFrom ? `forked from ${t.forkedFrom}` : undefined, t.waitingFor, t.note].filter(Boolean).join('; ');
   const waiting = tasks.some((t) => waitsFor(t));
   if (waiting) for (const [i, row] of rows.entries()) row.push(safeLine(waitsFor(tasks[i]!)));
-  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'STARTED', ...(waiting ? [tasks.some((t) => t.forkedFrom) ? 'NOTES' : 'WAITING FOR'] : [])];
+  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'BUILD', 'STARTED', ...(waiting ? [tasks.some((t) => t.forkedFrom) ? 'NOTES' : 'WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows]
     .map((r) =>

@@ -88,6 +88,8 @@ export interface TaskSummary {
   parentTask?: string;
   /** `TASK@N` when this task was forked from TASK's state after turn N. */
   forkedFrom?: string;
+  /** The Worker Deployment build the run is on (a pinned override's, else the one it runs on); absent when unversioned. */
+  build?: string;
 }
 
 export interface ListFilter {
@@ -762,6 +764,32 @@ interface ExecutionLike {
   memo?: Record<string, unknown>;
   taskQueue?: string;
   parentExecution?: { workflowId?: string | null };
+  /** The server's answer: a list's WorkflowExecutionInfo, or a describe's response holding one. */
+  raw?: unknown;
+  searchAttributes?: unknown;
+}
+
+type VersionLike = { buildId?: string | null; deploymentName?: string | null } | null | undefined;
+type VersioningInfoLike = {
+  deploymentVersion?: VersionLike;
+  versioningOverride?: { pinned?: { version?: VersionLike } | null; pinnedVersion?: string | null } | null;
+  version?: string | null;
+} | null;
+
+/**
+ * The build a task's run is on, from the execution's versioning info (list and describe both carry
+ * it): a pinned override's build first (the run moves there), else the build it runs on; the
+ * TemporalWorkerDeploymentVersion search attribute (`DEPLOYMENT:BUILD`) when the info has none.
+ */
+export function buildOfExecution(raw: unknown, searchAttributes?: unknown): string | undefined {
+  const r = raw as { workflowExecutionInfo?: { versioningInfo?: VersioningInfoLike }; versioningInfo?: VersioningInfoLike } | null | undefined;
+  const info = r?.workflowExecutionInfo?.versioningInfo ?? r?.versioningInfo;
+  const afterColon = (v: string | null | undefined) => (v && v.includes(':') ? v.slice(v.indexOf(':') + 1) : undefined);
+  const fromInfo = info?.versioningOverride?.pinned?.version?.buildId || afterColon(info?.versioningOverride?.pinnedVersion) || info?.deploymentVersion?.buildId || afterColon(info?.version);
+  if (fromInfo) return fromInfo;
+  const attr = (searchAttributes as Record<string, unknown> | undefined)?.TemporalWorkerDeploymentVersion;
+  const value = Array.isArray(attr) ? attr[0] : attr;
+  return typeof value === 'string' ? afterColon(value) : undefined;
 }
 
 const LIVE_STATUSES: AgentStatus[] = ['running', 'awaiting_approval', 'blocked'];
@@ -773,6 +801,7 @@ function toSummary(e: ExecutionLike): TaskSummary {
   // The workflow cannot publish its own termination or timeout: Temporal's execution status tells.
   const closedBy = e.status.name === 'TERMINATED' ? 'terminated' : e.status.name === 'TIMED_OUT' ? 'timed_out' : undefined;
   const agentStatus: AgentStatus | undefined = closedBy ?? published;
+  const build = buildOfExecution(e.raw, e.searchAttributes);
   return {
     taskId: e.workflowId,
     runId: e.runId,
@@ -785,5 +814,6 @@ function toSummary(e: ExecutionLike): TaskSummary {
     ...(e.closeTime ? { closeTime: e.closeTime } : {}),
     ...(e.parentExecution?.workflowId ? { parentTask: e.parentExecution.workflowId } : {}),
     ...(forkedFrom ? { forkedFrom } : {}),
+    ...(build ? { build } : {}),
   };
 }

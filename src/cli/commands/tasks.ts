@@ -41,6 +41,7 @@ durable-agent status TASK_ID [--all] [--full] [--blob-store SPEC] [--json]
   task's search attributes and memo, with a note saying so
 durable-agent watch TASK_ID [--full] [--blob-store SPEC] [--json]
 durable-agent list [--status ${AGENT_STATUSES.join('|')}] [--agent NAME] [--forks-of TASK_ID] [--limit N] [--blob-store SPEC] [--json]
+  (columns: task, agent, status, Temporal's status, the build the run is on (- when unversioned), start time)
 durable-agent result TASK_ID [--json]
   waits for the task to finish; while it waits on a person (an approval, a block) it says so once on
   stderr and keeps waiting
