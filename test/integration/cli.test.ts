@@ -34,6 +34,12 @@ test('start --watch, status, list and result drive a task end to end from the co
   const listed = await runCli(['list', '--status', 'completed', '--agent', 'demo', '--json', ...at()]);
   expect(listed.code).toBe(0);
   expect(JSON.parse(listed.stdout).map((t: { taskId: string }) => t.taskId)).toContain('cli-task-1');
+  // Each task's build, from the execution's versioning info (the test workers are versioned).
+  const listedTask = JSON.parse(listed.stdout).find((t: { taskId: string }) => t.taskId === 'cli-task-1');
+  expect(listedTask.build).toEqual(expect.any(String));
+  const text = await runCli(['list', '--status', 'completed', '--agent', 'demo', ...at()]);
+  expect(text.stdout.split('\n')[0]).toMatch(/^TASK\s+AGENT\s+STATUS\s+TEMPORAL\s+BUILD\s+STARTED/);
+  expect(text.stdout).toContain(listedTask.build);
 });
 
 test('status of a finished task still answers from history when no worker is running', async () => {
@@ -156,8 +162,10 @@ test('watch shows a pending approval with its arguments and the commands to answ
     const wrong = await runCli(['unblock', 'cli-people', '--as', 'ana', '--turns', '1', ...at()]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('refused: budget.turns must be an integer above what is used (2)');
-    const unblocked = await runCli(['unblock', 'cli-people', '--as', 'ana', '--turns', '3', ...at()]);
+    const unblocked = await runCli(['unblock', 'cli-people', '--as', 'ana', '--turns', '+1', ...at()]);
     expect(unblocked.code).toBe(0);
+    // +1 adds one turn to the spent limit of 2, read from the task's status; the answer says so.
+    expect(unblocked.stdout).toContain('turns limit 2 -> 3 (added 1; 2 used)');
     expect(await watchExit).toBe(0);
     expect(seen).toContain('all done');
 
