@@ -139,6 +139,12 @@ test('v1 tasks finish on v1 after v2 is promoted; deploy check refuses an incomp
       const shown = await runCli(['deploy', 'status', '--deployment', deploymentName, '--address', h.server.address, '--json']);
       expect(shown.code).toBe(0);
       expect(JSON.parse(shown.stdout)).toMatchObject({ deploymentName, current: 'v1', builds: expect.arrayContaining([expect.objectContaining({ buildId: 'v2' })]) });
+
+      // A second rollback would re-promote v2, the build the first backed out: refused, one line, exit 1; v1 stays current.
+      const again = await runCli(['deploy', 'rollback', '--deployment', deploymentName, '--address', h.server.address]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/has nothing older to roll back to: the previous build v2 is newer than the current v1/);
+      expect((await deploymentStatus(h.client.client, deploymentName)).current).toBe('v1');
     } finally {
       await v1Worker.stop();
     }
