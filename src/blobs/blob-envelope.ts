@@ -15,6 +15,7 @@
 import { ENCRYPTION_KEYS_ENV, ENCRYPTION_KEY_FILE_ENV, type Keyring } from '../codec/encryption-keys';
 import { verifiedText } from './blob-id';
 import { DurableAgentError } from '../errors/durable-agent-error';
+import type { BlobBodyStore } from './blob-store';
 import { AEAD_OVERHEAD_BYTES, aeadOpen, aeadSeal } from '../storage/aead';
 
 const MAGIC = Buffer.from([0xff, 0x44, 0x41, 0x42]);
@@ -91,6 +92,12 @@ export function plainRecordText(body: Buffer, scope: string, name: string): stri
   if (isSealed(body)) throw new BlobKeyNotFoundError(scope, recordSealId(name), sealedKeyId(body, scope, recordSealId(name)).keyId, []);
   return body.toString('utf8');
 }
+
+/** A store of bodies without keys, read as text: what both plain stores' createRecord and records are. */
+export const plainRecords = (store: Pick<BlobBodyStore, 'createRecordBody' | 'recordBodies'>) => ({
+  create: (scope: string, name: string, text: string): Promise<boolean> => store.createRecordBody(scope, name, Buffer.from(text, 'utf8')),
+  read: async (scope: string): Promise<{ name: string; text: string }[]> => (await store.recordBodies(scope)).map(({ name, body }) => ({ name, text: plainRecordText(body, scope, name) })),
+});
 
 /** What a record is sealed under in place of a content id: its name, marked so it can never pass for one. */
 export function recordSealId(name: string): string {

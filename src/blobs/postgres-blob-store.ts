@@ -10,7 +10,7 @@
  */
 import type { Pool } from 'pg';
 import { BlobMissingError, type BlobBodyStore } from './blob-store';
-import { plainRecordText, plainTextOf } from './blob-envelope';
+import { plainRecords, plainTextOf } from './blob-envelope';
 import { checkBodyPlace, checkRecordPlace, checkScope, checkScopePrefix, putText } from './blob-id';
 import { checkTableName, openPool, redactedUrl, TablesOnce } from '../storage/postgres';
 
@@ -78,11 +78,11 @@ export class PostgresBlobStore implements BlobBodyStore {
   }
 
   createRecord(scope: string, name: string, text: string): Promise<boolean> {
-    return this.createRecordBody(scope, name, Buffer.from(text, 'utf8'));
+    return plainRecords(this).create(scope, name, text);
   }
 
-  async records(scope: string): Promise<{ name: string; text: string }[]> {
-    return (await this.recordBodies(scope)).map(({ name, body }) => ({ name, text: plainRecordText(body, scope, name) }));
+  records(scope: string): Promise<{ name: string; text: string }[]> {
+    return plainRecords(this).read(scope);
   }
 
   async createRecordBody(scope: string, name: string, body: Buffer): Promise<boolean> {

@@ -71,37 +71,11 @@ export function opsOf(seed: number, { withKill = false }: { withKill?: boolean }
   for (let i = 0; i < count; i++) {
     const member = Math.floor(next() * members);
     const turn = Math.floor(next() * 2);
-    switch (pick(['fork', 'fork', 'fork', 'rewind', 'reset', 'approveTogether', 'cancel', 'purge', 'deleteClosed', 'deleteChildren', 'waitClosed', 'waitClosed'] as const)) {
-      case 'fork':
-        ops.push({ op: 'fork', member, turn, calls: callsFor(kind) });
-        members++;
-        break;
-      case 'rewind':
-        ops.push({ op: 'rewind', member, turn });
-        members++;
-        break;
-      case 'reset':
-        ops.push({ op: 'reset', member });
-        break;
-      case 'approveTogether':
-        ops.push({ op: 'approveTogether' });
-        break;
-      case 'cancel':
-        ops.push({ op: 'cancel', member });
-        break;
-      case 'purge':
-        ops.push({ op: 'purge', member });
-        break;
-      case 'deleteClosed':
-        ops.push({ op: 'deleteClosed', member });
-        break;
-      case 'deleteChildren':
-        ops.push({ op: 'deleteChildren', member });
-        break;
-      case 'waitClosed':
-        ops.push({ op: 'waitClosed', member });
-        break;
-    }
+    const op = pick(['fork', 'fork', 'fork', 'rewind', 'reset', 'approveTogether', 'cancel', 'purge', 'deleteClosed', 'deleteChildren', 'waitClosed', 'waitClosed'] as const);
+    if (op === 'fork' || op === 'rewind') {
+      ops.push(op === 'fork' ? { op, member, turn, calls: callsFor(kind) } : { op, member, turn });
+      members++;
+    } else ops.push(op === 'approveTogether' ? { op } : { op, member });
   }
   // A kill somewhere after the start, drawn apart so the other operations stay the seed's own.
   if (withKill) ops.splice(1 + Math.floor(random(seed ^ 0x27d4eb2f)() * ops.length), 0, { op: 'kill' });
