@@ -3,7 +3,7 @@
  * entry point is for worker processes, clients and scripts.
  */
 export { defineTool, DEFAULT_TOOL_TIMEOUT_MS } from './tools/define-tool';
-export type { ToolConfig, ToolContext, ToolDefinition, SemanticIssue } from './tools/define-tool';
+export type { ReconcileContext, Reconciliation, ToolConfig, ToolContext, ToolDefinition, SemanticIssue } from './tools/define-tool';
 export { jsonSchemaValidator, InvalidJsonSchemaError, type JsonSchema } from './tools/json-schema';
 export type { SchemaValidator, ToolSchema } from './tools/schema';
 export { NeedsInputError } from './tools/needs-input';
