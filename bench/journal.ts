@@ -85,12 +85,12 @@ async function measureStore(name: string, store: BlobStore): Promise<JournalStor
   for (let i = 0; i < CHECKS; i++) {
     const hitIntent = intentOf('append_audit_line', { line: `entry ${i * 7}` });
     let t = performance.now();
-    const found = decideClaim(await claims.view(ROOT, hitIntent), { attempt: `f-1/${i}`, idempotent: false, repeatApproved: false });
+    const found = decideClaim(await claims.view(ROOT, hitIntent), { attempt: `f-1/${i}`, idempotent: false, idempotencyKey: `k-${i}`, repeatApproved: false });
     hits.push(performance.now() - t);
     if (found.kind !== 'refuse') throw new Error('the bench family should hold this call');
     const newIntent = intentOf('append_audit_line', { line: `new ${i}` });
     t = performance.now();
-    const decision = decideClaim(await claims.view(ROOT, newIntent), { attempt: `f-1/n${i}`, idempotent: false, repeatApproved: false });
+    const decision = decideClaim(await claims.view(ROOT, newIntent), { attempt: `f-1/n${i}`, idempotent: false, idempotencyKey: `n-${i}`, repeatApproved: false });
     if (decision.kind !== 'take') throw new Error('a new intent should be free');
     const won = await claims.take(ROOT, {
       ...fork,

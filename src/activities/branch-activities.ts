@@ -12,7 +12,7 @@ import { EffectJournal, intentOf } from '../forks/effect-journal';
 import { decideClaim, IntentClaims } from '../forks/intent-claims';
 import { carryBlobs, ForkPointError, latestConversation, readForkPoint, readsAfter } from '../forks/fork-point';
 import type { LoadForkPointInput, RunToolInput, ToolOutcome } from '../protocol/activity-contracts';
-import { familyRootOf, REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type EffectState, type ReadRecording } from '../protocol/fork';
+import { familyOf, REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord, type EffectState, type ReadRecording } from '../protocol/fork';
 import type { TaskSnapshot } from '../protocol/task';
 import { toolError } from '../protocol/tool-error';
 import { summarizeOutput } from '../rules/tool-result-content';
@@ -98,6 +98,8 @@ export async function journaledWrite(
   deps: BranchDependencies,
   call: Pick<RunToolInput, 'lineage' | 'repeatApprovedBy' | 'approval'> & {
     taskId: string;
+    /** The task's blob scope, `<workflowId>/<first run id>`. */
+    scope?: string;
     turn: number;
     name: string;
     tool: ToolDefinition<any, any>;
@@ -109,7 +111,9 @@ export async function journaledWrite(
   const claims = new IntentClaims(deps.store());
   const runId = ctx.info.workflowExecution?.runId ?? '';
   const lineage = call.lineage ?? [];
-  const root = familyRootOf(call.taskId, lineage);
+  // The task's own chain (its scope is `<workflowId>/<first run id>`; run ids hold no '/'): the family's name when it is the root.
+  const firstRunId = call.scope ? call.scope.slice(call.scope.lastIndexOf('/') + 1) : undefined;
+  const root = familyOf(call.taskId, firstRunId, lineage);
   const attempt = `${runId}/${ctx.info.activityId}`;
   const approvedBy = call.repeatApprovedBy ? { id: call.repeatApprovedBy, by: call.approval?.id === call.repeatApprovedBy ? call.approval.by : 'unknown' } : undefined;
   const base: Omit<EffectRecord, 'at' | 'outcome' | 'state' | 'step'> = {
@@ -145,7 +149,7 @@ export async function journaledWrite(
 
   for (let round = 1; ; round++) {
     const view = await deps.withBlobs(() => claims.view(root, base.intent));
-    const decision = decideClaim(view, { attempt, idempotent: call.tool.idempotent, repeatApproved: approvedBy !== undefined });
+    const decision = decideClaim(view, { attempt, idempotent: call.tool.idempotent, idempotencyKey: call.idempotencyKey, repeatApproved: approvedBy !== undefined });
     let held: { generation: number; idempotencyKey: string } | undefined;
     switch (decision.kind) {
       case 'refuse':

@@ -84,7 +84,18 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       scope !== undefined && turn !== undefined && tool.effect !== 'read'
         ? // The family's journal may sit in a remote store: the check beats like the call it guards.
           await withHeartbeats(ctx, () =>
-            journaledWrite(branches, { taskId: workflowId, turn, name: toolName, tool, input, idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`, lineage, repeatApprovedBy, approval }),
+            journaledWrite(branches, {
+              taskId: workflowId,
+              scope,
+              turn,
+              name: toolName,
+              tool,
+              input,
+              idempotencyKey: idempotencyKey ?? `${workflowId}:${toolUseId}`,
+              lineage,
+              repeatApprovedBy,
+              approval,
+            }),
           )
         : undefined;
     // What goes back for a call that took effect: cut or stored when large, with whose credentials it ran.

@@ -110,7 +110,7 @@ const decision = z.strictObject({
   }),
   identity: identity.optional(),
 });
-export const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional() }).meta({ id: 'BranchPoint' });
+export const branchPoint = z.strictObject({ taskId: z.string(), turn: count, via: z.literal('delegation').optional(), firstRunId: z.string().optional() }).meta({ id: 'BranchPoint' });
 export const event = z
   .strictObject({
     seq: count,

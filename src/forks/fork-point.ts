@@ -138,7 +138,7 @@ function pointFrom(taskId: string, turn: number, input: TaskInput, firstRunId: s
     turn,
     runs: 0,
     messages: call.messages,
-    lineage: [{ taskId, turn }, ...(checkpoint.lineage ?? [])],
+    lineage: [{ taskId, turn, firstRunId }, ...(checkpoint.lineage ?? [])],
   };
   return {
     snapshot,

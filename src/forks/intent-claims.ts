@@ -47,6 +47,8 @@ export interface ClaimingCall {
   /** `<runId>/<activityId>`: the same across the activity's attempts. */
   attempt: string;
   idempotent: boolean;
+  /** The key the call would run under: an idempotent call under its holder's own key is the same call again. */
+  idempotencyKey: string;
   /** A person approved running the call again although the journal shows an earlier one. */
   repeatApproved: boolean;
 }
@@ -72,6 +74,8 @@ export function decideClaim(view: IntentView, call: ClaimingCall): ClaimDecision
   if (legacy) return { kind: 'refuse', record: legacy };
   const holder = live.at(-1);
   if (!holder) return { kind: 'take', generation: next };
+  // The same logical call again (the model's identical retry after a lost reply): the service answers its key once, whatever state the claim is in.
+  if (call.idempotent && holder.claim.idempotencyKey === call.idempotencyKey) return { kind: 'reuse', claim: holder };
   if (call.idempotent && (holder.state === 'done' || holder.state === 'unknown')) return { kind: 'reuse', claim: holder };
   return { kind: 'refuse', record: holder.latest };
 }

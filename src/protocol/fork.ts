@@ -14,6 +14,11 @@ export interface BranchPoint {
   taskId: string;
   turn: number;
   via?: 'delegation';
+  /**
+   * The first run of `taskId` (its chain): with it, a task that reuses a freed id later is another
+   * family, not this one. Absent in lineages recorded before builds named it.
+   */
+  firstRunId?: string;
 }
 
 /** What a fork names in its input: a claim only; the workflow reads the state from the origin's history (loadForkPoint). */
@@ -101,6 +106,17 @@ export const FAMILY_JOURNAL_PREFIX = '~effects/';
 /** The first task of a lineage: the family whose journal every descendant reads and appends to. */
 export function familyRootOf(taskId: string, lineage: readonly BranchPoint[] | undefined): string {
   return lineage?.length ? lineage[lineage.length - 1]!.taskId : taskId;
+}
+
+/**
+ * The family's name in the journal: its root task's chain (`<taskId>/<first run id>`), so that a
+ * task reusing a freed id (after retention, or started by hand with another reuse policy) is a
+ * family of its own; the root's id alone where the lineage does not name its first run (recorded
+ * by builds before it did). `firstRunId` is the calling task's own, used when it is the root.
+ */
+export function familyOf(taskId: string, firstRunId: string | undefined, lineage: readonly BranchPoint[] | undefined): string {
+  const root = lineage?.length ? lineage[lineage.length - 1]! : { taskId, firstRunId };
+  return root.firstRunId ? `${root.taskId}/${root.firstRunId}` : root.taskId;
 }
 
 /**

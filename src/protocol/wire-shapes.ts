@@ -258,12 +258,14 @@ export function wireShapes() {
        */
       lineage: z
         .array(
-          exactObject('a `delegation.lineage` point', '{taskId, turn, via?}', {
+          exactObject('a `delegation.lineage` point', '{taskId, turn, via?, firstRunId?}', {
             taskId: text('delegation.lineage[].taskId', { max: MAX_LINEAGE_ID_CHARS, nonEmpty: true }),
             turn: integerIn('delegation.lineage[].turn', 0, 1_000_000),
             via: z.literal('delegation', { error: '`delegation.lineage[].via` can only be "delegation"' }).optional(),
+            // A run id (a UUID): what names the root's chain in the family's journal.
+            firstRunId: text('delegation.lineage[].firstRunId', { max: 64, nonEmpty: true }).optional(),
           }),
-          { error: '`delegation.lineage` must be a list of {taskId, turn, via?}' },
+          { error: '`delegation.lineage` must be a list of {taskId, turn, via?, firstRunId?}' },
         )
         .max(MAX_LINEAGE_POINTS, { error: `\`delegation.lineage\` holds at most ${MAX_LINEAGE_POINTS} points` })
         .optional(),

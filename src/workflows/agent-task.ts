@@ -56,7 +56,9 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   try {
     const { manifest, gate } = await configureRun(run);
     handlers.gateKnown(gate);
-    const delegation = manifest.delegation ? new Delegation(manifest.delegation, { workflowId: info.workflowId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) }) : undefined;
+    const delegation = manifest.delegation
+      ? new Delegation(manifest.delegation, { workflowId: info.workflowId, firstRunId: info.firstExecutionRunId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) })
+      : undefined;
     const toolbox = new Toolbox(manifest, state, delegation?.tools());
     const rollover = new Rollover(run, people);
     // Per run: after a continue-as-new each read proves itself fast again on the regular path.

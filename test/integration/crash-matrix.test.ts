@@ -7,7 +7,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { localActivityTypeOf, manifestIn } from '../../src/history/task-history';
 import { heldListingFiles } from '../support/crash-agents';
-import { useHarness, answer, callTool, parsedResults, statusWhen, toolResultsOf } from '../support/harness';
+import { useHarness, answer, callTool, familyNameOf, parsedResults, statusWhen, toolResultsOf } from '../support/harness';
 import { HELD_MS, refund, rescript, useDoomedWorkers, waitFor } from '../support/doomed-workers';
 import { IntentClaims } from '../../src/forks/intent-claims';
 
@@ -139,7 +139,7 @@ test('SIGKILL while a write is pending, then a rewind from before it: the family
   expect(await doomed.kill()).toBe('SIGKILL');
 
   // Journaled before it ran; nothing settled it.
-  const [journal] = await new IntentClaims(h.blobStore).family(taskId);
+  const [journal] = await new IntentClaims(h.blobStore).family(await familyNameOf(h, taskId));
   expect(journal!.claims.map((c) => c.state)).toEqual(['pending']);
 
   // The call is still pending in Temporal (its heartbeat timeout has not fired): the rewind does not wait for ever.

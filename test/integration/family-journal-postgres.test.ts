@@ -9,7 +9,7 @@ import { defineAgent } from '../../src/agents/define-agent';
 import { PostgresBlobStore } from '../../src/blobs/postgres-blob-store';
 import { familyJournalPrefix } from '../../src/forks/effect-journal';
 import { auditLog } from '../support/audit-log';
-import { answer, callTool, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
+import { answer, callTool, familyNameOf, runInBackground, startHarness, statusWhen, type Harness } from '../support/harness';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 
 jest.setTimeout(180_000);
@@ -48,7 +48,8 @@ test("on PostgreSQL: a forked lead's re-delegated child meets the origin's child
   await h.client.start({ agent: 'boss', prompt: 'Get R-9 filed.', model: { provider: 'scripted', script: lead } }, { taskId: origin });
   await h.client.result(origin);
   expect(auditLines()).toEqual(['filed report R-9']);
-  const scopes = (await store.scopes()).filter((s) => s.startsWith(familyJournalPrefix(origin)));
+  const family = await familyNameOf(h, origin);
+  const scopes = (await store.scopes()).filter((s) => s.startsWith(familyJournalPrefix(family)));
   expect(scopes).toHaveLength(1);
   // The claim is a record the primary key guards; its settled step a sealed blob beside it.
   expect(await store.records(scopes[0]!)).toHaveLength(1);

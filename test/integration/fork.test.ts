@@ -15,7 +15,7 @@ import { IntentClaims } from '../../src/forks/intent-claims';
 import type { TaskStatus } from '../../src/protocol/task';
 import { auditLog } from '../support/audit-log';
 import { cliIn } from '../support/cli-in-process';
-import { useHarness, answer, callTool, runInBackground, statusWhen, toolResultsOf, type Harness } from '../support/harness';
+import { useHarness, answer, callTool, familyNameOf, runInBackground, statusWhen, toolResultsOf, type Harness } from '../support/harness';
 import { listedWhen } from '../support/visibility';
 
 jest.setTimeout(180_000);
@@ -82,7 +82,9 @@ test('fork --at-turn 1 continues from the origin after turn 1 with the new messa
   expect(auditLines()).toHaveLength(linesBefore);
 
   const status = await h.client.status(fork.taskId);
-  expect(status.lineage).toEqual([{ taskId: origin, turn: 1 }]);
+  // The origin's first run is named: the family is that chain, not whatever task holds the id later.
+  const originRun = (await h.client.history(origin)).events![0]!.workflowExecutionStartedEventAttributes!.firstExecutionRunId;
+  expect(status.lineage).toEqual([{ taskId: origin, turn: 1, firstRunId: originRun }]);
   expect(status.toolCalls.total).toBe(1);
   expect(status.turn).toBe(2);
   expect(status.events.some((e) => e.kind === 'task_forked' && e.detail.includes(`${origin}@1`))).toBe(true);
@@ -113,7 +115,7 @@ test("the last turn of a finished task, its answer, can be forked: the fork's mo
   expect(JSON.stringify(messages[4])).toContain('And the oldest one?');
   const status = await h.client.status(fork.taskId);
   expect(status.turn).toBe(3);
-  expect(status.lineage).toEqual([{ taskId: origin, turn: 2 }]);
+  expect(status.lineage).toMatchObject([{ taskId: origin, turn: 2 }]);
 });
 
 test("a fork that repeats an idempotent write sends the origin's idempotency key: the orders service refunds once", async () => {
@@ -162,7 +164,7 @@ test("a fork of a fork names both branch points, and still sends the first origi
   await h.client.result(first.taskId);
   const second = await h.client.fork(first.taskId, 0, { blobStore: h.blobStore });
   expect((await h.client.result(second.taskId)).text).toBe('refunded');
-  expect((await h.client.status(second.taskId)).lineage).toEqual([
+  expect((await h.client.status(second.taskId)).lineage).toMatchObject([
     { taskId: first.taskId, turn: 0 },
     { taskId: origin, turn: 0 },
   ]);
@@ -235,7 +237,7 @@ test('rewind --to-turn closes the running original with the reason in its histor
   // The fork goes on from turn 1 with what was left: turn 2, then the same block.
   const fork = await statusWhen(h, rewound.taskId, (s) => s.phase === 'blocked');
   expect(fork.turn).toBe(2);
-  expect(fork.lineage).toEqual([{ taskId, turn: 1 }]);
+  expect(fork.lineage).toMatchObject([{ taskId, turn: 1 }]);
   await h.client.handle(rewound.taskId).terminate('test done');
 });
 
@@ -279,13 +281,24 @@ test('bad input is one line with its exit code and creates nothing: an unknown t
 
 test('the effect journal keeps each write with its task, turn, intent, idempotency key and outcome: claimed before it ran, done after', async () => {
   const taskId = await finishedTask([callTool('refund_order', { order_id: 'O-0004', amount_cents: 100, reason: 'r' }), answer('ok')], 'journal');
-  const family = await new IntentClaims(h.blobStore).family(taskId);
+  const family = await new IntentClaims(h.blobStore).family(await familyNameOf(h, taskId));
   expect(family).toHaveLength(1);
   const [held] = family[0]!.claims;
   expect(family[0]!.claims).toHaveLength(1);
   expect(held!.claim).toMatchObject({ version: 3, generation: 1, state: 'pending' });
   const record = held!.latest;
-  expect(record).toMatchObject({ version: 3, generation: 1, family: taskId, taskId, turn: 1, tool: 'refund_order', effect: 'write', idempotent: true, state: 'done', outcome: { ok: true } });
+  expect(record).toMatchObject({
+    version: 3,
+    generation: 1,
+    family: await familyNameOf(h, taskId),
+    taskId,
+    turn: 1,
+    tool: 'refund_order',
+    effect: 'write',
+    idempotent: true,
+    state: 'done',
+    outcome: { ok: true },
+  });
   expect(record.intent).toMatch(/^refund_order:[0-9a-f]{64}$/);
   expect(record.idempotencyKey).toBe(refundsOf('O-0004')[0]!.idempotency_key);
 });

@@ -118,7 +118,7 @@ test("a fork of a 995-character task gets an id within 255 bytes; ForkedFrom kee
     expect((await h.client.result(fork.taskId)).text).toBe('fork answer');
     expect(await patchesOf(fork.taskId)).toEqual([]);
     expect((await h.client.view(fork.taskId)).summary.forkedFrom).toBe(`${originId}@1`);
-    expect((await h.client.status(fork.taskId)).lineage).toEqual([{ taskId: originId, turn: 1 }]);
+    expect((await h.client.status(fork.taskId)).lineage).toMatchObject([{ taskId: originId, turn: 1 }]);
     const forks = await listedWhen(
       `the forks of the long origin`,
       () => h.client.forksOf(originId),

@@ -236,3 +236,9 @@ export function spawnWorker(h: Harness, extraArgs: string[] = [], env: NodeJS.Pr
     },
   );
 }
+
+/** The family name a root task's claims are kept under (`<taskId>/<first run id>`, protocol/fork.ts familyOf). */
+export async function familyNameOf(h: Harness, taskId: string): Promise<string> {
+  const started = (await h.client.history(taskId)).events![0]!.workflowExecutionStartedEventAttributes!;
+  return `${taskId}/${started.firstExecutionRunId}`;
+}

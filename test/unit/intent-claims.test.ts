@@ -3,7 +3,7 @@
  * decide, never how the caller is related to the holder.
  */
 import { claimName, decideClaim, type IntentClaim, type IntentView } from '../../src/forks/intent-claims';
-import type { EffectRecord, EffectState } from '../../src/protocol/fork';
+import { familyOf, type EffectRecord, type EffectState } from '../../src/protocol/fork';
 
 const record = (attempt: string, state: EffectState, over: Partial<EffectRecord> = {}): EffectRecord => ({
   version: 3,
@@ -28,7 +28,7 @@ const claim = (generation: number, attempt: string, state: EffectState): IntentC
   state,
 });
 const view = (...claims: IntentClaim[]): IntentView => ({ claims, legacy: [] });
-const caller = { attempt: 'run-9/5', idempotent: false, repeatApproved: false };
+const caller = { attempt: 'run-9/5', idempotent: false, idempotencyKey: 'key-run-9/5', repeatApproved: false };
 
 test('an intent nobody holds is taken at generation 1', () => {
   expect(decideClaim(view(), caller)).toEqual({ kind: 'take', generation: 1 });
@@ -67,6 +67,19 @@ test('an idempotent call done or unknown elsewhere is reused under its key; pend
   expect(decideClaim(view(unknown), idempotent)).toEqual({ kind: 'reuse', claim: unknown });
   const pending = claim(1, 'run-1/3', 'pending');
   expect(decideClaim(view(pending), idempotent)).toEqual({ kind: 'refuse', record: pending.latest });
+});
+
+test("an idempotent call under its holder's own key is the same call again (the model's retry after a lost reply): reused even while pending; another key waits for a person", () => {
+  const pending = claim(1, 'run-1/3', 'pending');
+  expect(decideClaim(view(pending), { ...caller, idempotent: true, idempotencyKey: 'key-run-1/3' })).toEqual({ kind: 'reuse', claim: pending });
+  expect(decideClaim(view(pending), { ...caller, idempotencyKey: 'key-run-1/3' })).toEqual({ kind: 'refuse', record: pending.latest });
+});
+
+test('the family is named by its root chain: a task reusing a freed id is another family; lineages from before name the root alone', () => {
+  expect(familyOf('t', 'run-a', [])).toBe('t/run-a');
+  expect(familyOf('t', 'run-b', [])).not.toBe(familyOf('t', 'run-a', []));
+  expect(familyOf('fork', 'run-f', [{ taskId: 't', turn: 2, firstRunId: 'run-a' }])).toBe('t/run-a');
+  expect(familyOf('fork', 'run-f', [{ taskId: 't', turn: 2 }])).toBe('t');
 });
 
 test('a call journaled by a build before claims still holds its intent unless it failed', () => {

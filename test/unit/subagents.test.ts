@@ -120,10 +120,10 @@ test("a child's whole spend is its own and its children's; the depth is the inpu
 
 test("a task at its agent's depth limit offers no delegation tools; below it one per sub-agent, gated like a read", () => {
   const { delegation } = defineAgent({ name: 'mid', system: 'm', tools: [], subagents: [researcher], maxDelegationDepth: 2 }).manifest({ provider: 'scripted', script: '/tmp/x.json' });
-  const tools = new Delegation(delegation!, { workflowId: 'w', taskQueue: 'q', depth: 1 }).tools();
+  const tools = new Delegation(delegation!, { workflowId: 'w', firstRunId: 'r', taskQueue: 'q', depth: 1 }).tools();
   expect(tools.map((t) => [t.name, t.effect, t.delegatesTo])).toEqual([['delegate_to_researcher', 'read', 'researcher']]);
   expect(tools[0]!.inputSchema).toMatchObject({ required: ['task'], additionalProperties: false });
-  expect(new Delegation(delegation!, { workflowId: 'w', taskQueue: 'q', depth: 2 }).tools()).toEqual([]);
+  expect(new Delegation(delegation!, { workflowId: 'w', firstRunId: 'r', taskQueue: 'q', depth: 2 }).tools()).toEqual([]);
 });
 
 test("status and watch print a child's pending work under the parent, with the parent's id to answer it by", () => {

@@ -88,7 +88,7 @@ async function purgeOne(client: TaskClient, store: BlobStore, live: LiveOutputLo
   }
   const scopes = await store.scopes();
   const blobs = await purgeTask(store, live, scopes, taskId);
-  const kept = await journalKept(store, scopes, taskId);
+  const kept = await journalKept(store, scopes, taskId, client);
   if (options.json)
     printJson(purgeTaskJson, {
       taskId,
@@ -130,7 +130,7 @@ async function purgeClosed(client: TaskClient, store: BlobStore, live: LiveOutpu
       skipped.push({ taskId, reason: 'a task with this id is running' });
       continue;
     }
-    const kept = await journalKept(store, scopes, taskId);
+    const kept = await journalKept(store, scopes, taskId, client);
     purged.push({ taskId, blobs: await purgeTask(store, live, scopes, taskId), ...(kept ? { keptJournalRecords: kept } : {}) });
   }
   const blobs = purged.reduce((sum, p) => sum + p.blobs, 0);
@@ -165,10 +165,20 @@ function isJournalScope(scope: string, taskId: string): boolean {
 }
 
 /** What purge kept of a task's effect journal, for its answer: the records of the family it is the root of, and its version 1 records. */
-async function journalKept(store: BlobStore, scopes: readonly string[], taskId: string): Promise<number> {
-  const prefix = familyJournalPrefix(taskId);
+async function journalKept(store: BlobStore, scopes: readonly string[], taskId: string, client: TaskClient): Promise<number> {
+  // Its families: one per chain that ran under the id (`<taskId>/<first run id>`: its blob scopes, and
+  // the chain Temporal knows now, which may have stored no blob), and the id alone (older lineages).
+  const latest = await client
+    .handle(taskId)
+    .describe()
+    .then((d) => d.raw.workflowExecutionInfo?.firstRunId || undefined)
+    .catch(() => undefined);
+  const chains = [...scopesOfTask(scopes, taskId), ...(latest ? [`${taskId}/${latest}`] : [])];
+  const prefixes = [...new Set([taskId, ...chains])].map(familyJournalPrefix);
   let records = 0;
-  for (const scope of scopes) if (scope.startsWith(prefix) || scope === effectJournalScope(taskId)) records += (await store.ids(scope)).length + (await store.records(scope)).length;
+  for (const scope of scopes) {
+    if (prefixes.some((p) => scope.startsWith(p)) || scope === effectJournalScope(taskId)) records += (await store.ids(scope)).length + (await store.records(scope)).length;
+  }
   return records;
 }
 

@@ -52,7 +52,7 @@ export class Delegation {
 
   constructor(
     private readonly manifest: DelegationManifest,
-    private readonly task: { workflowId: string; taskQueue: string; depth: number },
+    private readonly task: { workflowId: string; firstRunId: string; taskQueue: string; depth: number },
   ) {}
 
   /** The delegation tools this task offers: none at the depth limit (its children could not go deeper). */
@@ -131,7 +131,7 @@ export class Delegation {
             ...(slice.tokens !== undefined ? { tokens: slice.tokens } : {}),
             ...(slice.costUsd !== undefined ? { costUsd: slice.costUsd } : {}),
           },
-          delegation: { depth: this.task.depth + 1, lineage: childLineage(this.task.workflowId, state) },
+          delegation: { depth: this.task.depth + 1, lineage: childLineage(this.task.workflowId, state, this.task.firstRunId) },
         };
         const handle = await startChild<(input: TaskInput) => Promise<TaskResult>>(WORKFLOW_TYPE, {
           workflowId: taskId,
@@ -187,8 +187,9 @@ export class Delegation {
  * so the child's writes are journaled in the family's journal (docs/guarantees.md). Bounded, and
  * the family's root (the last point) always kept.
  */
-export function childLineage(parentTaskId: string, state: Pick<TaskState, 'turn' | 'lineage'>): BranchPoint[] {
-  const lineage: BranchPoint[] = [{ taskId: parentTaskId, turn: state.turn, via: 'delegation' }, ...state.lineage.map((p) => ({ ...p }))];
+export function childLineage(parentTaskId: string, state: Pick<TaskState, 'turn' | 'lineage'>, parentFirstRunId?: string): BranchPoint[] {
+  const parent: BranchPoint = { taskId: parentTaskId, turn: state.turn, via: 'delegation', ...(parentFirstRunId ? { firstRunId: parentFirstRunId } : {}) };
+  const lineage: BranchPoint[] = [parent, ...state.lineage.map((p) => ({ ...p }))];
   return lineage.length <= MAX_LINEAGE_POINTS ? lineage : [...lineage.slice(0, MAX_LINEAGE_POINTS - 1), lineage[lineage.length - 1]!];
 }
 
