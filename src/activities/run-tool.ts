@@ -9,7 +9,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
 import { NEEDS_INPUT_TYPE, type AgentActivities, type ToolOutcome } from '../protocol/activity-contracts';
 import { MEMORY_TOOL_NAME } from '../protocol/memory-tool';
-import { outcomeUnknown, UNRECONCILED_CODE } from '../protocol/outcome-unknown';
+import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import { toolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
@@ -17,7 +17,7 @@ import { summarizeOutput } from '../rules/tool-result-content';
 import { DEFAULT_REREAD, guardedCall, type RereadOptions } from '../tools/guarded-call';
 import { NeedsInputError } from '../tools/needs-input';
 import { journaledWrite, recordedRead } from './branch-activities';
-import { reconcileEarlierAttempt } from './reconcile-write';
+import { lookBeforeResending } from './reconcile-write';
 import { toApplicationFailure } from './failure';
 import { withHeartbeats } from './heartbeat';
 import { memoryTools } from './memory-activity';
@@ -109,25 +109,8 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
     // reconciled looks at the service before it sends again (issue 49), so no person is asked when
     // the evidence can say. Took effect: done, not sent. Never took effect: sent now. Can't tell: a person.
     if (write && !tool.idempotent && tool.reconcile && ctx.info.attempt > 1) {
-      const found = await withHeartbeats(ctx, (_beat, previous) =>
-        reconcileEarlierAttempt(tool, input, { idempotencyKey: write.idempotencyKey, ...(previous !== undefined ? { previousHeartbeat: previous } : {}), signal: ctx.cancellationSignal }),
-      );
-      if (found.happened === true) {
-        await write.settled('done', `reconciled: ${found.evidence}`);
-        ctx.log.info(`${toolName}: an earlier attempt took effect (${found.evidence}); not sent again`);
-        return answered({ kind: 'ok', output: redact(found.output), summary: `not sent again: an earlier attempt took effect (${redact(found.evidence)})`.slice(0, 300) });
-      }
-      if (found.happened === 'unknown') {
-        await write.settled('unknown', `reconcile: ${found.evidence}`);
-        const error = toolError(
-          'transient',
-          UNRECONCILED_CODE,
-          `${toolName}: an earlier attempt may have taken effect and the check could not tell: ${redact(found.evidence)}`,
-          'It may already have taken effect. A person has been asked to check.',
-        );
-        throw ApplicationFailure.create({ message: error.detail, type: 'transient', nonRetryable: true, details: [{ ...error, attempts: ctx.info.attempt }] });
-      }
-      ctx.log.info(`${toolName}: the earlier attempt took no effect (${found.evidence}); sending it now`);
+      const settled = await lookBeforeResending(ctx, { tool, toolName, input, write, redact });
+      if (settled) return answered(settled);
     }
     // A broken answer (not JSON, off its schema, an empty first page with more to come) of a read or
     // an idempotent call is read again here, inside this one attempt, before the workflow sees it
