@@ -35,11 +35,6 @@ export class EffectJournal {
     await this.store.put(entry.family !== undefined ? familyJournalScope(entry.family, entry.intent) : effectJournalScope(entry.taskId), JSON.stringify(entry));
   }
 
-  /** Every step recorded of `intent` in the family, oldest first. */
-  async stepsOf(root: string, intent: string): Promise<EffectRecord[]> {
-    return this.read(familyJournalScope(root, intent));
-  }
-
   /** A task's version 1 records (written before the family journal), oldest first. */
   async entries(taskId: string): Promise<EffectRecord[]> {
     return this.read(effectJournalScope(taskId));
