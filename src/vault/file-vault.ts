@@ -7,8 +7,12 @@
  * stale after LOCK_STALE_MS) around read-compare-write, and replace the file atomically (write a
  * temporary file, fsync, rename), so a compare-and-swap holds across processes on one machine.
  * Readers read the file as it is at each call: a revocation reaches the next tool call.
+ *
+ * All file work is asynchronous: workers read and refresh credentials here while tool calls run, and
+ * a synchronous fsync on a busy disk held the event loop long enough for every running call to miss
+ * its heartbeat and run twice (50 tasks on two workers: 92 calls for 50 reads).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Keyring } from '../codec/encryption-keys';
 import { openSecret, sealSecret } from './sealed-secret';
@@ -46,7 +50,7 @@ export class FileVault implements VaultStore {
   }
 
   async read(name: string, person?: string): Promise<VaultRead> {
-    const entry = this.load().entries.find((e) => e.name === name && e.person === person);
+    const entry = (await this.load()).entries.find((e) => e.name === name && e.person === person);
     if (!entry) return undefined;
     const info = infoOf(entry);
     if (entry.revokedAt !== undefined || entry.sealed === undefined) return { state: 'revoked', ...info };
@@ -54,7 +58,7 @@ export class FileVault implements VaultStore {
   }
 
   async list(): Promise<VaultEntryInfo[]> {
-    return this.load().entries.map(infoOf);
+    return (await this.load()).entries.map(infoOf);
   }
 
   write(name: string, value: string, options: WriteOptions = {}): Promise<VaultEntryInfo> {
@@ -89,10 +93,10 @@ export class FileVault implements VaultStore {
     await this.queue.catch(() => undefined);
   }
 
-  private load(): VaultFile {
+  private async load(): Promise<VaultFile> {
     let text: string;
     try {
-      text = readFileSync(this.file, 'utf8');
+      text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { format: 1, entries: [] };
       throw new VaultConfigError(`cannot read the vault ${this.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
@@ -109,14 +113,14 @@ export class FileVault implements VaultStore {
   /** Read-modify-write under this process's queue and the file lock; `file` in the answer is written back. */
   private locked<T>(change: (file: VaultFile) => { file?: VaultFile; result: T }): Promise<T> {
     const run = this.queue.then(async () => {
-      mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
       const release = await acquireLock(`${this.file}.lock`);
       try {
-        const { file, result } = change(this.load());
-        if (file) writeAtomically(this.file, `${JSON.stringify(file, null, 2)}\n`);
+        const { file, result } = change(await this.load());
+        if (file) await writeAtomically(this.file, `${JSON.stringify(file, null, 2)}\n`);
         return result;
       } finally {
-        release();
+        await release();
       }
     });
     this.queue = run.catch(() => undefined);
@@ -135,32 +139,35 @@ function infoOf(entry: StoredEntry): VaultEntryInfo {
   };
 }
 
-function writeAtomically(file: string, text: string): void {
+async function writeAtomically(file: string, text: string): Promise<void> {
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  const fd = openSync(temporary, 'w', 0o600);
+  const handle = await open(temporary, 'w', 0o600);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
+    await handle.writeFile(text);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
-  renameSync(temporary, file);
+  await rename(temporary, file);
 }
 
-async function acquireLock(lock: string): Promise<() => void> {
+async function acquireLock(lock: string): Promise<() => Promise<void>> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      const fd = openSync(lock, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return () => rmSync(lock, { force: true });
+      const handle = await open(lock, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+      } finally {
+        await handle.close();
+      }
+      return () => rm(lock, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new VaultConfigError(`cannot lock the vault (${lock}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     try {
       // A writer that died holding the lock: its lock goes stale.
-      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true });
+      if (Date.now() - (await stat(lock)).mtimeMs > LOCK_STALE_MS) await rm(lock, { force: true });
     } catch {
       // Gone meanwhile: try again.
     }
