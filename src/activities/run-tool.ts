@@ -67,9 +67,10 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
       if (recorded) return recorded;
     }
     // The agent's credentials, resolved now (each call: a revoked entry stops the next call), before
-    // the journal records a write that could not run without them. Only the agent's own tools get them.
+    // the journal records a write that could not run without them. Only the agent's own tools get them,
+    // and only those they name (all of them for a tool naming none where the agent says credentialsForAllTools).
     // A task whose starter was verified uses that person's own entries where they have one.
-    const names = toolName !== MEMORY_TOOL_NAME && definition.tool(toolName) === tool ? credentialNamesFor(definition.credentials, tool.credentials) : [];
+    const names = toolName !== MEMORY_TOOL_NAME && definition.tool(toolName) === tool ? credentialNamesFor(definition.credentials, tool.credentials, definition.credentialsForAllTools) : [];
     let credentials: CallCredentials | undefined;
     if (names.length > 0) {
       const opened = openedVault(worker.vault);

@@ -80,10 +80,17 @@ export interface AgentConfig {
   maxDelegationDepth?: number;
   /**
    * Secrets the agent's tools use, by reference into the vault: `{ github: 'vault:github-token' }`.
-   * Resolved on the worker at each tool call (`ctx.credentials.github`); only the references live in
-   * the definition, and neither names nor values go into the manifest, history or blobs (docs/credentials.md).
+   * A tool gets only those it names (`defineTool({ credentials: ['github'] })`). Resolved on the worker
+   * at each tool call (`ctx.credentials.github`); only the references live in the definition, and
+   * neither names nor values go into the manifest, history or blobs (docs/credentials.md).
    */
   credentials?: Record<string, string>;
+  /**
+   * `true`: a tool that names no `credentials` gets every one of the agent's (a tool that names some
+   * still gets only those). Default `false`: such a tool gets none, and never blocks on one that is
+   * missing or revoked. Needs `credentials`.
+   */
+  credentialsForAllTools?: boolean;
   /**
    * A graded outcome (docs/outcomes.md): when the task answers, a grader model scores the answer
    * against `rubric`, seeing only the task's prompt, the answer and the `evidence` named
@@ -156,12 +163,8 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
   const settingsProblem = policyProblem(config.policy) ?? budgetsProblem(config.budgets);
   if (settingsProblem) throw new TypeError(`Agent "${config.name}": ${settingsProblem}`);
   // A typo in who may approve must fail at worker start, not let everyone (or no one) approve.
-  const credentials = credentialsProblem(config.credentials);
+  const credentials = credentialsProblem(config.credentials) ?? toolCredentialsProblem(config, tools);
   if (credentials) throw new TypeError(`Agent "${config.name}": ${credentials}`);
-  for (const t of tools) {
-    const unknownCredential = t.credentials?.find((name) => !config.credentials || !Object.hasOwn(config.credentials, name));
-    if (unknownCredential !== undefined) throw new TypeError(`Agent "${config.name}": tool "${t.name}" reads credential "${unknownCredential}", which the agent's credentials do not declare`);
-  }
   const approversProblem = approverRulesProblem(config.policy?.approvers);
   if (approversProblem) throw new TypeError(`Agent "${config.name}": policy ${approversProblem}`);
   if (config.taskQueue !== undefined) {
@@ -216,6 +219,22 @@ function modelChoiceOf(config: AgentConfig): ModelChoice | undefined {
   const problem = fallbacksProblem(fallbacks, 'model.fallbacks', choice.model);
   if (problem) throw new TypeError(`Agent "${config.name}": ${problem}`);
   return choice;
+}
+
+/** Why the tools' `credentials` or `credentialsForAllTools` do not fit the agent's `credentials`, or undefined. */
+function toolCredentialsProblem(config: AgentConfig, tools: readonly Pick<ToolDefinition, 'name' | 'credentials'>[]): string | undefined {
+  const declared = config.credentials ?? {};
+  const forAll: unknown = config.credentialsForAllTools;
+  if (forAll !== undefined && typeof forAll !== 'boolean') return `credentialsForAllTools must be true or false, got ${shown(forAll)}`;
+  if (forAll && Object.keys(declared).length === 0) return 'credentialsForAllTools gives tools the agent\'s credentials, but the agent declares none (credentials: { NAME: "vault:KEY" })';
+  for (const t of tools) {
+    const names: unknown = t.credentials;
+    if (names === undefined) continue;
+    if (!Array.isArray(names) || names.some((name) => typeof name !== 'string')) return `tool "${t.name}": credentials must be a list of the agent's credential names, got ${shown(names)}`;
+    const unknownCredential = (names as string[]).find((name) => !Object.hasOwn(declared, name));
+    if (unknownCredential !== undefined) return `tool "${t.name}" reads credential "${unknownCredential}", which the agent's credentials do not declare`;
+  }
+  return undefined;
 }
 
 const PERMISSION_RULES = ['allow', 'confirm', 'deny', 'auto'] as const;

@@ -35,11 +35,12 @@ export interface ToolContext {
    */
   answers?: ToolQuestionAnswer[];
   /**
-   * The agent's credentials this call may use (`defineAgent({ credentials: { github: 'vault:github-token' } })`),
-   * resolved from the vault in the activity at this call, so a revoked or rotated entry reaches the
-   * next call. Never in history: do not return them or put them in an error message (runTool
-   * replaces any that come back with `[credential NAME]`). Set by runTool (`{}` for an agent without
-   * credentials); absent only where a test calls the tool directly. docs/credentials.md.
+   * The agent's credentials this call may use (`defineAgent({ credentials: { github: 'vault:github-token' } })`,
+   * those the tool names in its `credentials`), resolved from the vault in the activity at this call,
+   * so a revoked or rotated entry reaches the next call. Never in history: do not return them or put
+   * them in an error message (runTool replaces any that come back with `[credential NAME]`). Set by
+   * runTool (`{}` for a tool that gets none); absent only where a test calls the tool directly.
+   * docs/credentials.md.
    */
   credentials?: Readonly<Record<string, string>>;
 }
@@ -116,7 +117,8 @@ export interface ToolConfig<I, O> {
   reconcile?(input: I, ctx: ReconcileContext): Promise<Reconciliation<O>>;
   /**
    * The agent's credentials this tool reads (names in the agent's `credentials`). Only these are
-   * resolved for its calls, so revoking another one does not stop it. Default: all of the agent's.
+   * resolved for its calls, so revoking another one does not stop it. Default: none (all of the
+   * agent's when the agent sets `credentialsForAllTools: true`).
    */
   credentials?: string[];
 }

@@ -26,10 +26,14 @@ export interface CallCredentials {
   of: string;
 }
 
-/** The credentials a tool gets: the names it declares (`credentials: ['github']`), else every credential of the agent. */
-export function credentialNamesFor(agentCredentials: Record<string, string> | undefined, toolCredentials: readonly string[] | undefined): string[] {
+/**
+ * The credentials a tool gets: the names it declares (`credentials: ['github']`). A tool that declares
+ * none gets none, unless its agent sets `credentialsForAllTools`: then it gets every one of the agent's.
+ */
+export function credentialNamesFor(agentCredentials: Record<string, string> | undefined, toolCredentials: readonly string[] | undefined, forAllTools: boolean | undefined): string[] {
   if (!agentCredentials) return [];
-  return toolCredentials ? [...toolCredentials] : Object.keys(agentCredentials);
+  if (toolCredentials) return [...toolCredentials];
+  return forAllTools ? Object.keys(agentCredentials) : [];
 }
 
 export async function resolveCredentials(

@@ -48,7 +48,10 @@ export function credentialsProblem(credentials: unknown): string | undefined {
     if (vaultRefName(ref) === undefined) {
       const shown = typeof ref === 'string' ? `a string of ${ref.length} characters` : typeof ref;
       // Never echo the value: someone may have pasted the secret itself here.
-      return `credentials.${name} must be a reference "vault:NAME" (NAME: letters, digits, ".", "_" or "-"), got ${shown}; put the secret itself in the vault (durable-agent vault set NAME)`;
+      // `credentials: { use: 'all', refs: {...} }` is not a spelling: the agent-wide default is its own option.
+      const hint =
+        ref === 'all' || (typeof ref === 'object' && ref !== null) ? "; to give every tool that names no credentials all of the agent's, set credentialsForAllTools: true beside credentials" : '';
+      return `credentials.${name} must be a reference "vault:NAME" (NAME: letters, digits, ".", "_" or "-"), got ${shown}; put the secret itself in the vault (durable-agent vault set NAME)${hint}`;
     }
   }
   return undefined;

@@ -74,6 +74,7 @@ test(`${TASKS} concurrent tasks on two workers, one expiring OAuth credential: o
         effect: 'read',
         idempotent: true,
         cacheTtlMs: 0,
+        credentials: ['api'],
         run: async ({ n }, ctx) => {
           const res = await fetch(`${apiUrl}/${n}`, { headers: { authorization: `Bearer ${ctx.credentials?.api}` } });
           if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the API refused the token');

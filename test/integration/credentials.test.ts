@@ -125,6 +125,9 @@ test('a tool gets the credential at its call and proves it; history, blobs, expo
   await h.client.start({ agent: CREDENTIAL_AGENT, prompt: 'How many stars has acme/widgets?', model: { provider: 'scripted', script } }, { taskId });
   expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'The repository has 42 stars.' });
 
+  // The worker said at start which tool gets which credential (clock names none; leaky_url gets the agent-wide default).
+  expect(workerOutput).toContain('worker: agent gh-bot credentials: github -> fetch_repo, push_change, leaky_echo\n');
+  expect(workerOutput).toContain('worker: agent gh-encoded credentials: token -> (all tools)\n');
   // The tool had the value: the service saw the right bearer token.
   expect(served).toEqual([
     { method: 'GET', token: 'first' },
@@ -372,6 +375,7 @@ test('an OAuth grant in the vault: each call gets an access token the resource s
         effect,
         idempotent: effect === 'read',
         cacheTtlMs: 0,
+        credentials: ['github'],
         run: async (_input, ctx) => {
           const res = await fetch(apiUrl, { headers: { authorization: `Bearer ${ctx.credentials?.github}` } });
           if (res.status === 401) throw new ToolFailure('permanent', 'unauthorized', 'the API refused the token');

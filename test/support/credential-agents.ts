@@ -10,7 +10,7 @@ import { ToolFailure } from '../../src/errors/tool-failure';
 import { defineTool, type ToolContext } from '../../src/tools/define-tool';
 
 export const CREDENTIAL_AGENT = 'gh-bot';
-/** An agent whose one tool carries its credential (vault:encoded-token) encoded: in a URL, a form, a Basic header, JSON, hex. */
+/** An agent whose one tool carries its credential (vault:encoded-token, given by credentialsForAllTools) encoded: in a URL, a form, a Basic header, JSON, hex. */
 export const ENCODED_CREDENTIAL_AGENT = 'gh-encoded';
 
 async function call(ctx: ToolContext, method: 'GET' | 'POST', repo: string): Promise<string> {
@@ -55,6 +55,7 @@ export default function credentialAgents(): AgentDefinition[] {
     effect: 'read',
     idempotent: true,
     cacheTtlMs: 0,
+    credentials: ['github'],
     run: async ({ fail }, ctx) => {
       if (fail) throw new ToolFailure('semantic', 'bad_token', `the upstream refused token ${ctx.credentials?.github}`, `Try again with ${ctx.credentials?.github}.`);
       return { echoed: `my token is ${ctx.credentials?.github}` };
@@ -105,6 +106,8 @@ export default function credentialAgents(): AgentDefinition[] {
       system: 'You call an upstream.',
       tools: [leakyUrl],
       credentials: { token: 'vault:encoded-token' },
+      // leaky_url names no credential: the agent-wide default gives it the agent's (docs/credentials.md).
+      credentialsForAllTools: true,
     }),
     defineAgent({
       name: CREDENTIAL_AGENT,

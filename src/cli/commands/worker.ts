@@ -13,7 +13,7 @@ import { VERB_ARGS } from '../verb-args';
 import { connectWhenReady } from '../connect';
 import { startDemoEnvironment } from '../../demo/demo-environment';
 import { loadAgentsModule } from '../load-agents';
-import { credentialWarnings } from '../credential-check';
+import { credentialUseLine, credentialWarnings, unusedCredentialWarnings } from '../credential-check';
 import { openVault } from '../../vault/open-vault';
 import type { Model } from '../../models/model';
 import { requireTrustedKeysFor, trustedKeysFromEnvironment, UnverifiedApproversError } from '../../approvers/keys';
@@ -98,8 +98,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
     ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
   });
   console.error(`worker: ${config.connectionOptions.address} namespace ${config.namespace}; ` + `${describeQueues(worker.queues)}; ${env.describe}`);
-  // Credentials the vault cannot give now: said at start, not first at a task's call.
-  for (const warning of await credentialWarnings(agents, () => openVault())) console.error(`warning: ${warning}`);
+  // Which tool gets which credential; those no tool gets, and those the vault cannot give now: said at start, not first at a task's call.
+  for (const agent of agents) {
+    const line = credentialUseLine(agent);
+    if (line) console.error(`worker: agent ${agent.name} ${line}`);
+  }
+  for (const warning of [...unusedCredentialWarnings(agents), ...(await credentialWarnings(agents, () => openVault()))]) console.error(`warning: ${warning}`);
   if (worker.version) console.error(`worker: deployment ${worker.version.deploymentName}, build ${worker.version.buildId} (agentTask pinned)`);
   else await warnIfQueuesAreVersioned(connection, config.namespace, worker.taskQueues);
   const traces = tracesTarget();
