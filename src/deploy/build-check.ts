@@ -13,14 +13,16 @@ import { createDataConverter } from '../codec';
 import { TaskHistory } from '../history/task-history';
 import { WORKFLOW_TYPE } from '../protocol/definitions';
 import { workflowBundleOf } from '../worker/workflow-bundle';
-import { DEFAULT_DEPLOYMENT_NAME } from '../worker/versioning';
+import { composeBuildId, DEFAULT_DEPLOYMENT_NAME } from '../worker/versioning';
 import { writeCheck, type CheckMode, type CheckResult, type Divergence } from './check-record';
 import { DeployRefused, keywordOf } from './deployment';
 
 export interface CheckOptions {
   deploymentName?: string;
-  /** The build the bundle is (recorded for `promote`); default: derived from a source folder, else unrecorded. */
+  /** The build the bundle is (recorded for `promote`); default: derived from a source folder and `agents`, else unrecorded. */
   buildId?: string;
+  /** The fingerprint of the agents the build's workers serve (agentsFingerprint): part of a derived build id. */
+  agentsFingerprint?: string;
   mode?: CheckMode;
   /** Closed tasks per agent, most recent first. Default 20. */
   closedPerAgent?: number;
@@ -120,8 +122,9 @@ export async function checkBuild(client: Client, target: string, options: CheckO
   const deploymentName = options.deploymentName ?? DEFAULT_DEPLOYMENT_NAME;
   const mode = options.mode ?? 'strict';
   const bundle = await resolveBundle(target);
-  // A source folder's build is the one its workers derive: its package version + its code hash.
-  const buildId = options.buildId ?? (bundle.srcDir && bundle.codeHash ? derivedBuildId(bundle.srcDir, bundle.codeHash) : undefined);
+  // A source folder's build is the one its workers derive: its package version, its code hash and
+  // the agents they serve (without them, no worker's build: left unrecorded).
+  const buildId = options.buildId ?? (bundle.srcDir && bundle.codeHash && options.agentsFingerprint ? derivedBuildId(bundle.srcDir, bundle.codeHash, options.agentsFingerprint) : undefined);
   const code = readFileSync(bundle.codePath);
   const started = Date.now();
   const list = await candidates(client, options);
@@ -178,9 +181,9 @@ export async function checkBuild(client: Client, target: string, options: CheckO
   return check;
 }
 
-function derivedBuildId(srcDir: string, codeHash: string): string | undefined {
+function derivedBuildId(srcDir: string, codeHash: string, agents: string): string | undefined {
   const pkg = path.join(srcDir, '..', 'package.json');
   if (!existsSync(pkg)) return undefined;
   const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version?: string }).version;
-  return version ? `${version}-${codeHash}` : undefined;
+  return version ? composeBuildId(version, codeHash, agents) : undefined;
 }

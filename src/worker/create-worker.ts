@@ -6,6 +6,8 @@ import { agentQueue, type AgentDefinition } from '../agents/define-agent';
 import { DEFAULT_TASK_QUEUE } from '../protocol/definitions';
 import { loadConnectionConfig } from '../client/connection-config';
 import { durableAgent, type DurableAgentPluginOptions } from './plugin';
+import { agentsFingerprint } from './agents-fingerprint';
+import { checkBuildAgents, recordBuildAgents, type QueueAgents } from './build-agents';
 import { bootstrapCurrentVersion, deploymentOptionsOf, resolveVersioning, versioningFromEnvironment, type ResolvedVersioning, type VersioningOptions } from './versioning';
 
 export { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_TIMEOUT_MS } from './plugin';
@@ -38,7 +40,7 @@ export interface AgentWorkerOptions extends Omit<DurableAgentPluginOptions, 'tas
    * Worker Deployment Versioning (docs/deploy.md): the Workers join a deployment as one build, and
    * `agentTask` runs Pinned to the build it started on, so no running task meets a code change
    * mid-run. Default: on, with the default deployment and build id (package version + workflow code
-   * hash). `false` (or DURABLE_AGENT_VERSIONING=0 where the option is not given): unversioned, every
+   * hash + the served agents' fingerprint). `false` (or DURABLE_AGENT_VERSIONING=0 where the option is not given): unversioned, every
    * worker takes every task, and a change to workflow code is safe only once older tasks have finished.
    */
   versioning?: boolean | VersioningOptions;
@@ -65,7 +67,7 @@ export class AgentWorker {
     private readonly afterStop: () => Promise<void> = async () => undefined,
     /** The deployment and build these Workers run as, when versioned. */
     readonly version?: ResolvedVersioning,
-    /** Runs once when the Workers start (a first build making itself current). */
+    /** Runs once when the Workers start (a first build making itself current, the build's agents recorded). */
     private readonly onStart: (stopped: AbortSignal) => Promise<void> = async () => undefined,
   ) {}
 
@@ -95,8 +97,12 @@ export class AgentWorker {
   private async runAll(): Promise<void> {
     const stopped = new AbortController();
     try {
-      // Never fails the Workers: a build that could not make itself current waits for `deploy promote`.
-      this.onStart(stopped.signal).catch((err: unknown) => console.error(`worker: could not make the first build current: ${(err as Error).message}`));
+      // Never fails the Workers: a build that could not make itself current waits for `deploy promote`,
+      // and one whose agents are not recorded is only checked less (build-agents.ts).
+      this.onStart(stopped.signal).catch((err: unknown) => {
+        // A request cut off by this worker's own stop is not a failure to report.
+        if (!stopped.signal.aborted) console.error(`worker: could not make the build current or record its agents: ${(err as Error).message}`);
+      });
       const outcomes = await Promise.allSettled(
         this.queues.map(({ worker }) =>
           worker.run().catch((err: unknown) => {
@@ -156,8 +162,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const { connection: givenConnection, namespace, legacyTaskQueue: _legacy, workerOptions, versioning, ...pluginOptions } = options;
   const wanted = versioning ?? versioningFromEnvironment();
   const bundle = options.workflowBundle ?? workerOptions?.workflowBundle;
-  const version = wanted ? resolveVersioning(wanted, bundle && 'codePath' in bundle ? bundle.codePath : undefined) : undefined;
+  const version = wanted ? resolveVersioning(wanted, bundle && 'codePath' in bundle ? bundle.codePath : undefined, agentsFingerprint(options.agents)) : undefined;
   const planned = queuesOf(options);
+  const served: QueueAgents[] = planned.map(({ taskQueue, agents }) => ({ taskQueue, fingerprint: agentsFingerprint(agents), agents: agents.map((a) => a.name).sort() }));
   // The server registers at most this many task queues in one deployment version; a versioned
   // Worker on one more never receives its tasks (they wait in the queue's unversioned backlog).
   if (version && planned.length > MAX_QUEUES_PER_BUILD) {
@@ -169,11 +176,20 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   const plugin = durableAgent(pluginOptions);
   const config = loadConnectionConfig(namespace ? { namespace } : {});
   const connection = givenConnection ?? (await NativeConnection.connect(config.connectionOptions));
+  const ns = namespace ?? config.namespace;
+  if (version) {
+    try {
+      await checkBuildAgents(connection.workflowService, ns, version, served);
+    } catch (err) {
+      if (!givenConnection) await connection.close();
+      throw err;
+    }
+  }
   const queues: QueueWorker[] = [];
   for (const { taskQueue } of planned) {
     const worker = await Worker.create({
       connection,
-      namespace: namespace ?? config.namespace,
+      namespace: ns,
       taskQueue,
       ...(version ? { workerDeploymentOptions: deploymentOptionsOf(version) } : {}),
       ...workerOptions,
@@ -181,7 +197,12 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
     });
     queues.push({ taskQueue, agents: plugin.agentsFor(taskQueue).map((a) => a.name), worker });
   }
-  if (!version?.bootstrap) return new AgentWorker(queues, undefined, version);
-  const ns = namespace ?? config.namespace;
-  return new AgentWorker(queues, undefined, version, (stopped) => bootstrapCurrentVersion(connection.workflowService, ns, version, { signal: stopped }).then(() => undefined));
+  if (!version) return new AgentWorker(queues);
+  const service = connection.workflowService;
+  return new AgentWorker(queues, undefined, version, async (stopped) => {
+    await Promise.all([
+      version.bootstrap ? bootstrapCurrentVersion(service, ns, version, { signal: stopped }) : undefined,
+      recordBuildAgents(service, ns, version, served, { signal: stopped }),
+    ]);
+  });
 }

@@ -3,10 +3,13 @@
  * server sends each new `agentTask` to the deployment's current build, and a task stays on the
  * build it started on (Pinned) until its next continue-as-new.
  *
- * The build id is derived from what decides how a history replays: the package version and the
- * hash of the workflow sources (workflowCodeHash, the same hash that names the cached bundle). An
- * in-process worker and a `durable-agent worker` process running the same code therefore share a
- * build, so they take over each other's tasks; `worker --build-id` overrides it.
+ * The build id is derived from what decides how a task runs: the package version, the hash of the
+ * workflow sources (workflowCodeHash, the same hash that names the cached bundle), and the hash of
+ * the agents the worker serves (agents-fingerprint.ts), so a new prompt or tool is a new build and
+ * the tasks pinned to the old one are not taken by new agents. An in-process worker and a
+ * `durable-agent worker` process running the same code and agents share a build, so they take over
+ * each other's tasks; `worker --build-id` overrides it (build-agents.ts then keeps one build to one
+ * set of agents per queue).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -24,8 +27,15 @@ export const UNVERSIONED = '__unversioned__';
 export interface VersioningOptions {
   /** Default DEFAULT_DEPLOYMENT_NAME (or DURABLE_AGENT_DEPLOYMENT). */
   deploymentName?: string;
-  /** Default defaultBuildId() (or DURABLE_AGENT_BUILD_ID). */
+  /** Default defaultBuildId() of the agents served (or DURABLE_AGENT_BUILD_ID). */
   buildId?: string;
+  /**
+   * Let a given build id serve agents other than the ones its earlier workers served on a queue
+   * (default false: such a worker is refused at start, build-agents.ts). For a build whose agents
+   * change on purpose under one id, such as a test suite's; its pinned tasks then run on whatever
+   * agents its newest worker has.
+   */
+  allowAgentChanges?: boolean;
   /**
    * When the deployment has no current build yet, make this one current as soon as the server sees
    * it (a first deployment needs no `deploy promote`). Default true. Later builds are made current
@@ -53,9 +63,17 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-/** `<package version>-<workflow code hash>`: equal for every worker running the same workflow code. */
-export function defaultBuildId(dirs?: string[]): string {
-  return `${packageVersion()}-${workflowCodeHash(dirs)}`;
+/**
+ * `<package version>-<workflow code hash>[-a<agents fingerprint>]`: equal for every worker running the
+ * same workflow code and serving the same agents.
+ */
+export function defaultBuildId(dirs?: string[], agents?: string): string {
+  return composeBuildId(packageVersion(), workflowCodeHash(dirs), agents);
+}
+
+/** The one spelling of a derived build id: `<package version>-<code hash>[-a<agents fingerprint>]`. */
+export function composeBuildId(version: string, codeHash: string, agents?: string): string {
+  return agents ? `${version}-${codeHash}-a${agents}` : `${version}-${codeHash}`;
 }
 
 /**
@@ -64,10 +82,10 @@ export function defaultBuildId(dirs?: string[]): string {
  * default build id of those sources even when the files changed since (a checkout being edited
  * while workers run). Any other bundle: the hash of its bytes.
  */
-export function buildIdOfBundle(codePath: string): string {
+export function buildIdOfBundle(codePath: string, agents?: string): string {
   const named = /workflows-([0-9a-f]{16})(?:-[^/\\]*)?\.js$/.exec(codePath);
-  if (named) return `${packageVersion()}-${named[1]}`;
-  return `${packageVersion()}-b${createHash('sha256').update(readFileSync(codePath)).digest('hex').slice(0, 16)}`;
+  if (named) return composeBuildId(packageVersion(), named[1]!, agents);
+  return composeBuildId(packageVersion(), `b${createHash('sha256').update(readFileSync(codePath)).digest('hex').slice(0, 16)}`, agents);
 }
 
 /** A build id the server accepts (it refuses some characters and long ids); names the problem. */
@@ -83,12 +101,19 @@ export interface ResolvedVersioning {
   deploymentName: string;
   buildId: string;
   bootstrap: boolean | 'always';
+  /** Whether the build id was given (option or DURABLE_AGENT_BUILD_ID) rather than derived from the code and agents. */
+  given: boolean;
+  allowAgentChanges: boolean;
 }
 
-/** `bundlePath`: the bundle the worker runs, when it is given one (its build id is then the bundle's). */
-export function resolveVersioning(options: VersioningOptions | true, bundlePath?: string): ResolvedVersioning {
+/**
+ * `bundlePath`: the bundle the worker runs, when it is given one (its build id is then the bundle's);
+ * `agents`: the fingerprint of the agents served (agentsFingerprint), part of a derived build id.
+ */
+export function resolveVersioning(options: VersioningOptions | true, bundlePath?: string, agents?: string): ResolvedVersioning {
   const o = options === true ? {} : options;
-  const buildId = o.buildId ?? process.env.DURABLE_AGENT_BUILD_ID ?? (bundlePath ? buildIdOfBundle(bundlePath) : defaultBuildId());
+  const givenId = o.buildId ?? process.env.DURABLE_AGENT_BUILD_ID;
+  const buildId = givenId ?? (bundlePath ? buildIdOfBundle(bundlePath, agents) : defaultBuildId(undefined, agents));
   const problem = buildIdProblem(buildId);
   if (problem) throw new TypeError(problem);
   const deploymentName = o.deploymentName ?? process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME;
@@ -98,6 +123,8 @@ export function resolveVersioning(options: VersioningOptions | true, bundlePath?
     deploymentName,
     buildId,
     bootstrap: o.bootstrap ?? true,
+    given: givenId !== undefined,
+    allowAgentChanges: o.allowAgentChanges ?? false,
   };
 }
 

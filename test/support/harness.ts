@@ -118,6 +118,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         namespace: 'default',
         taskQueue,
         workflowBundle: bundle,
+        // Each test's agents are a build of their own (the default build id follows the agents), and
+        // the newest is current, as under `dev`: a test's tasks go to its own worker.
+        versioning: { bootstrap: 'always' },
         blobStore,
         modelEnv: { scriptRoots: [tmpDir], ...options.modelEnv },
         ...options,

@@ -1,4 +1,5 @@
 /** `durable-agent deploy`: Worker Versioning rollouts gated by replay (src/deploy, docs/deploy.md). */
+import path from 'node:path';
 import { checkBuild } from '../../deploy/build-check';
 import { describeDivergence, type CheckResult } from '../../deploy/check-record';
 import { deploymentStatus, DeployRefused, promoteBuild, rollbackDeployment, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
@@ -12,9 +13,15 @@ import { printJson } from '../json-output';
 import { deployChangeJson, deployCheckJson, deploymentJson } from '../json-deploy';
 import { connectClient } from '../connect';
 import { safeLine } from '../render';
+import { loadAgentsModule } from '../load-agents';
+import { agentsFingerprint } from '../../worker/agents-fingerprint';
+import { workspaceOf } from '../workspace-dir';
+
+/** The engine running this command: a checkout (its src/) or the installed package (its dist/). */
+const ENGINE_ROOT = path.resolve(__dirname, '../../..');
 
 export const deployHelp = `durable-agent deploy status [--deployment NAME] [--json]
-durable-agent deploy check BUNDLE_OR_DIR [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
+durable-agent deploy check [BUNDLE_OR_DIR] [--agents FILE [--workspace DIR]] [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
 durable-agent deploy promote BUILD [--ramp PERCENT] [--force] [--move-waiting] [--json]
 durable-agent deploy rollback [--json]
   Worker Versioning (on by default: every worker is versioned unless started with --unversioned or
@@ -22,8 +29,10 @@ durable-agent deploy rollback [--json]
   current build; a task stays on the build it started on until its next continue-as-new.
   status: the builds, which is current or ramping, how many open tasks each still holds (per agent).
   check: replays every open task and the last N closed ones per agent (default 20) against a workflow
-  bundle (.js) or a source folder (a checkout, its src/ or dist/; its build id is then derived as the
-  worker derives it); exit 1 with the first divergence (task, event, command). Default: every history
+  bundle (.js) or a source folder (a checkout, its src/ or dist/); without one, the engine this command
+  runs (in an app: node_modules/durable-agent). With --agents FILE, the agents module your workers load,
+  the build id is derived as \`worker --agents FILE\` derives it (engine code and agents); else name it
+  with --build. Exit 1 with the first divergence (task, event, command). Default: every history
   must replay; --pinned trusts pinning (tasks pinned to other builds only reported).
   promote: makes BUILD current (--ramp P: P% of new tasks), refused without a passing check of BUILD
   (--force overrides). --move-waiting: tasks on older builds that wait on a person, whose histories
@@ -43,7 +52,9 @@ export async function deployCommand(argv: string[]): Promise<number> {
   const action = positionals[0] as Action;
   if (!ACTIONS.includes(action)) throw usageError(`unknown deploy action "${safeLine(String(action)).slice(0, 40)}" (${ACTIONS.join(', ')})`);
   const arg = positionals[1];
-  if ((action === 'check' || action === 'promote') && !arg) throw usageError(`deploy ${action} needs ${action === 'check' ? 'a bundle or source folder' : 'the BUILD to promote'}`);
+  if (action === 'promote' && !arg) throw usageError('deploy promote needs the BUILD to promote');
+  if (action !== 'check' && (values.agents !== undefined || values.workspace !== undefined)) throw usageError('--agents and --workspace go with deploy check only');
+  if (values.workspace !== undefined && values.agents === undefined) throw usageError('--workspace goes with --agents (the folder the agents module is given)');
   if ((action === 'status' || action === 'rollback') && arg) throw usageError(`unexpected argument "${safeLine(arg)}"`);
   const deploymentName = values.deployment ?? process.env.DURABLE_AGENT_DEPLOYMENT ?? DEFAULT_DEPLOYMENT_NAME;
   const ramp = intOption(values.ramp, 'ramp', 0);
@@ -65,9 +76,11 @@ export async function deployCommand(argv: string[]): Promise<number> {
       }
       case 'check': {
         quietReplay();
-        const result = await checkBuild(client, arg!, {
+        const fingerprint = values.agents ? agentsFingerprint((await loadAgentsModule(values.agents, { workspaceDir: workspaceOf(values.workspace) })).agents) : undefined;
+        const result = await checkBuild(client, arg ?? ENGINE_ROOT, {
           deploymentName,
           ...(values.build ? { buildId: values.build } : {}),
+          ...(fingerprint ? { agentsFingerprint: fingerprint } : {}),
           mode: values.pinned ? 'pinned' : 'strict',
           ...(closedPerAgent !== undefined ? { closedPerAgent } : {}),
           ...(values.agent ? { agents: values.agent } : {}),

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { AgentDefinition } from '../../agents/define-agent';
-import { stateDir } from '../../server/state-dir';
+import { workspaceOf } from '../workspace-dir';
 import { ensureSearchAttributes } from '../../server/search-attributes';
 import { createAgentWorker } from '../../worker/create-worker';
 import { queuesServedByCurrentBuild, resolveVersioning, versioningFromEnvironment, type VersioningOptions } from '../../worker/versioning';
@@ -37,9 +37,11 @@ export const workerHelp = `durable-agent worker [--agents FILE] [--workspace DIR
   only what changed since the task's previous call; for a rolling upgrade while workers of an older
   release still serve the same queues.
   Versioned by default (Worker Deployment Versioning): the worker joins a deployment (--deployment,
-  default "durable-agent") as one build (--build-id, default <package version>-<workflow code hash>);
-  new tasks go to the deployment's current build and each task stays on the build it started on until
-  its next continue-as-new. The first build of a deployment makes itself current; later ones become
+  default "durable-agent") as one build (--build-id, default <package version>-<workflow code
+  hash>-a<hash of the agents: prompts, tools' schemas and effects, policies, models>, so a change to
+  your agents module is a new build); a worker whose agents differ from those its --build-id already
+  serves on a queue is refused (exit 1). New tasks go to the deployment's current build and each task
+  stays on the build it started on until its next continue-as-new. The first build of a deployment makes itself current; later ones become
   current with \`durable-agent deploy promote\` (docs/deploy.md). --unversioned (or
   DURABLE_AGENT_VERSIONING=0): take every task of its queues whatever build started it (a fleet that
   does not version; a workflow change then waits until older tasks have finished). --bundle FILE: run
@@ -164,7 +166,7 @@ interface Surroundings {
 async function userAgents(file: string, values: WorkerFlags): Promise<{ agents: AgentDefinition[]; models: Record<string, Model>; env: Surroundings }> {
   // The orders service belongs to the demo: a user's agents get no demo service and no demo settings.
   if (values['orders-url'] || values['orders-fault']) throw usageError('--orders-url and --orders-fault configure the built-in demo agent; they do not go with --agents');
-  const workspaceDir = path.resolve(values.workspace ?? path.join(stateDir(), 'workspace'));
+  const workspaceDir = workspaceOf(values.workspace);
   // Created, never seeded: the demo's files are the demo's.
   mkdirSync(workspaceDir, { recursive: true });
   const { agents, models } = await loadAgentsModule(file, { workspaceDir });
