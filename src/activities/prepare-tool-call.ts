@@ -6,6 +6,7 @@
 import { resolveValue, storeValueIfLarge } from '../blobs/claim-check';
 import type { AgentActivities } from '../protocol/activity-contracts';
 import { toolError } from '../protocol/tool-error';
+import { toolContractOf } from '../rules/tool-contract';
 import { jsonSchemaValidator } from '../tools/json-schema';
 import { validatorOf } from '../tools/schema';
 import type { ToolSource } from './tool-source';
@@ -29,7 +30,11 @@ export function createPrepareToolCall(worker: WorkerResources, tools: ToolSource
     const tool = await tools.toolOf(agentNamed(agent), toolName);
     if (!tool) return { ok: false, error: toolError('model', 'unknown_tool', `Tool "${toolName}" is not available to agent "${agent}".`) };
     const parsed = validatorOf(tool.input).parseInput(input);
-    if (parsed.success) return { ok: true, input: scope ? await storeValueIfLarge(store(), scope, parsed.data, inlineChars * 4) : parsed.data };
+    if (parsed.success) {
+      const validated = scope ? await storeValueIfLarge(store(), scope, parsed.data, inlineChars * 4) : parsed.data;
+      // The tool as this worker has it: what a person asked about the call approves (rules/tool-contract.ts).
+      return { ok: true, input: validated, contract: toolContractOf(tool.manifest, agentNamed(agent).policy ?? {}) };
+    }
     return {
       ok: false,
       error: toolError('model', 'invalid_arguments', parsed.message, `Call ${toolName} again with corrected arguments.`),

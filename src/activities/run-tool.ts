@@ -13,6 +13,7 @@ import { outcomeUnknown } from '../protocol/outcome-unknown';
 import { RECALL_TOOL } from '../protocol/recall-tool';
 import { toolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
+import { staleApprovalError, toolContractOf } from '../rules/tool-contract';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { DEFAULT_REREAD, guardedCall, type RereadOptions } from '../tools/guarded-call';
 import { NeedsInputError } from '../tools/needs-input';
@@ -60,6 +61,9 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
         ),
       );
     }
+    // A decision binds what was decided: a tool changed since the person was asked does not run on it.
+    const stale = approval && staleApprovalError(toolName, approval, toolContractOf(tool.manifest, definition.policy ?? {}));
+    if (stale) throw fail(stale);
     const input = scope ? await withBlobs(() => resolveValue(store(), scope, rawInput)) : rawInput;
     const workflowId = ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId;
     if (readRecording && scope && tool.effect === 'read') {

@@ -234,6 +234,7 @@ export function renderApproval(taskId: string, a: ApprovalRequest, options: { fu
     ...renderArguments(taskId, a, options.full),
     `  why:       ${safeLine(a.reason)}`,
     ...(a.onBehalfOf ? [`  for:       ${safeLine(a.onBehalfOf)} (verified starter: runs with their own credentials where they have them)`] : []),
+    ...(a.bound ? [`  binds:     agent ${safeLine(a.bound.agentVersion)}, tool contract ${safeLine(a.bound.toolContract)} (a tool changed before the call runs is asked about again)`] : []),
     `  expires:   ${safeLine(a.expiresAt)} (then: ${safeLine(a.onExpiry)})`,
     '  answer it:',
     `    durable-agent approve ${task} ${id} --as YOUR_NAME [--comment TEXT] [--edit '{"...": "..."}']`,

@@ -7,6 +7,7 @@ import type { AutoClassification } from './auto-permission';
 import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, TaskResult, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
+import type { ToolContract } from './tool-contract';
 import type { ToolError } from './tool-error';
 import type { ForkPrompt } from './fork-prompt';
 import type { GradeAnswerInput, GradeAnswerResult } from './outcome';
@@ -96,8 +97,11 @@ export interface RunToolInput {
   scope?: string;
   /** Chosen by the workflow, unique per logical call and the same on every retry; absent in old histories. */
   idempotencyKey?: string;
-  /** The approval this call runs under, when the policy asked a person; the activity re-checks the policy against it. */
-  approval?: { id: string; by: string };
+  /**
+   * The approval this call runs under, when the policy asked a person; the activity re-checks the
+   * policy against it, and the tool against the contract the person was asked under (absent in older histories).
+   */
+  approval?: { id: string; by: string; contract?: ToolContract };
   /** People's answers to the questions this call asked so far (MCP elicitation), in the order asked. */
   answers?: ToolQuestionAnswer[];
   /** The turn the call belongs to, for the effect journal (every write). */
@@ -192,7 +196,7 @@ export interface PrepareToolCallInput {
 }
 
 /** The arguments as the tool will see them (coerced, defaults applied), or why they are invalid. */
-export type PreparedToolCall = { ok: true; input: unknown } | { ok: false; error: ToolError };
+export type PreparedToolCall = { ok: true; input: unknown; contract?: ToolContract } | { ok: false; error: ToolError };
 
 export interface NotifyInput {
   taskId: string;

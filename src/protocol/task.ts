@@ -215,6 +215,12 @@ export interface ApprovalRequest {
    * credentials where they have them (docs/credentials.md). Absent when the starter is not verified.
    */
   onBehalfOf?: string;
+  /**
+   * What the person decides about: the agent version the task runs and the tool's contract
+   * (rules/tool-contract.ts) as the worker had it when asking. A worker whose tool differs by the
+   * time the approved call would run refuses it, and the person is asked again with the difference.
+   */
+  bound?: { agentVersion: string; toolContract: string };
 }
 
 export interface ApprovalRecord extends ApprovalRequest {

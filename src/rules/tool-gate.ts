@@ -37,7 +37,8 @@ export function gateToolCall(name: string, tools: ReadonlyMap<string, ToolManife
   return { action: 'confirm', tool, reason: `${name} is a ${effect} action; the agent's policy asks a person first.` };
 }
 
-function ruleFor(name: string, effect: ToolEffect, policy: PermissionPolicy): PermissionRule {
+/** The rule the policy applies to a call of `name`: the tool's own, else its effect's (reads run, anything else asks by default). */
+export function ruleFor(name: string, effect: ToolEffect, policy: PermissionPolicy): PermissionRule {
   const perTool = policy.tools?.[name];
   if (perTool) return perTool;
   if (effect === 'read') return 'allow';

@@ -7,6 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ToolManifest } from '../../protocol/agent-manifest';
+import type { ToolContract } from '../../protocol/tool-contract';
 import type { AgentActivities, ToolOutcome, ToolQuestionAnswer } from '../../protocol/activity-contracts';
 import { REPEATED_EFFECT_TYPE, repeatReason, type EffectRecord } from '../../protocol/fork';
 import { outcomeUnknown } from '../../protocol/outcome-unknown';
@@ -49,6 +50,8 @@ export interface CallApproval {
   id: string;
   by: string;
   repeat?: boolean;
+  /** The tool as the worker had it when the person was asked: the worker refuses the call if its tool differs now. */
+  contract?: ToolContract;
 }
 
 export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, toolUseId: string, name: string, reuseKey?: string, approval?: CallApproval): Promise<Answer> {
@@ -61,7 +64,7 @@ export function runOnce(ctx: TurnContext, tool: ToolManifest, input: unknown, to
   const idempotencyKey = reuseKey ?? `${ctx.chain}:${state.toolCalls.total}`;
   // A write goes through the journal: the worker records it, and refuses one that already ran before a reset or in an ancestor.
   const journaled = tool.effect !== 'read';
-  const given = approval ? { id: approval.id, by: approval.by } : undefined;
+  const given = approval ? { id: approval.id, by: approval.by, ...(approval.contract ? { contract: approval.contract } : {}) } : undefined;
   return attempt({
     ctx,
     tool,

@@ -220,31 +220,50 @@ function trackCorrections(state: TaskState, tool: string, answer: Answer): void 
  */
 async function confirmThenRun(ctx: TurnContext, tool: ToolManifest, use: ToolUseBlock, reason: string, refuse: (error: ToolError) => Answer): Promise<{ key: string; answer: Answer }> {
   const { state } = ctx;
-  const prepared = await ctx.prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input, scope: ctx.scope });
-  const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema);
-  if (!prepared.ok) return { key, answer: refuse(prepared.error) };
+  // Set when the worker refused an approval because the tool changed since the person was asked.
+  let changed: string | undefined;
+  for (let asked = 1; ; asked++) {
+    const prepared = await ctx.prepareToolCall({ agent: ctx.agent, tool: tool.name, input: use.input, scope: ctx.scope });
+    const key = callKey(tool.name, prepared.ok ? prepared.input : use.input, tool.inputSchema);
+    if (!prepared.ok) return { key, answer: refuse(prepared.error) };
 
-  const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
-  if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
-  const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : ledger.action === 'confirm' ? ledger.reason : reason;
-  const approval = askApproval(state, { tool: tool.name, toolUseId: use.id, input: prepared.input, inputHash: key, effect: tool.effect, reason: why }, ctx.policy, ctx.nowMs(), 'call');
-  const decision = await ctx.awaitApproval(approval);
-  if (decision.decision !== 'approved') {
-    const said = { expired: `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.`, denied: `${decision.by} denied ${tool.name}: ${decision.denyReason}` };
-    return { key, answer: refuse(notApprovedError(decision, said)) };
+    const ledger = state.ledger.decide(tool, key, state.turn, ctx.nowMs());
+    if (ledger.action === 'refuse' && ledger.error.code !== 'duplicate_write') return { key, answer: refuse(ledger.error) };
+    const why = ledger.action === 'refuse' ? `${ledger.error.detail} Approve only if it must run again.` : ledger.action === 'confirm' ? ledger.reason : reason;
+    const { contract } = prepared;
+    const bound = contract && state.agentVersion ? { bound: { agentVersion: state.agentVersion, toolContract: contract.hash } } : {};
+    const ask = { tool: tool.name, toolUseId: use.id, input: prepared.input, inputHash: key, effect: tool.effect, reason: changed ? `${changed} ${why}` : why, ...bound };
+    const approval = askApproval(state, ask, ctx.policy, ctx.nowMs(), 'call');
+    const decision = await ctx.awaitApproval(approval);
+    if (decision.decision !== 'approved') {
+      const said = { expired: `Nobody approved ${tool.name} before ${approval.expiresAt}; it did not run.`, denied: `${decision.by} denied ${tool.name}: ${decision.denyReason}` };
+      return { key, answer: refuse(notApprovedError(decision, said)) };
+    }
+    const edited = decision.editedInput !== undefined;
+    const reuseKey = ledger.action === 'run' ? ledger.idempotencyKey : undefined;
+    // Asked because the ledger saw it run already: the person approved a repeat, which the family's claim records as such.
+    const repeat = ledger.action !== 'run';
+    const given: CallApproval = { id: decision.id, by: decision.by, ...(repeat ? { repeat } : {}), ...(contract ? { contract } : {}) };
+    const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input, reuseKey, given);
+    // The tool changed between the question and the answer: the person decides again, on the tool as it is now.
+    if (ran.error?.code === 'decision_stale' && asked < STALE_APPROVAL_ASKS) {
+      changed = `${ran.error.detail}`;
+      continue;
+    }
+    return { key, answer: ran.isError ? ran : approvedAnswer(ran, decision, edited) };
   }
-  const edited = decision.editedInput !== undefined;
-  const reuseKey = ledger.action === 'run' ? ledger.idempotencyKey : undefined;
-  // Asked because the ledger saw it run already: the person approved a repeat, which the family's claim records as such.
-  const repeat = ledger.action !== 'run';
-  const ran = await execute(ctx, tool, use, true, edited ? decision.editedInput : prepared.input, reuseKey, { id: decision.id, by: decision.by, ...(repeat ? { repeat } : {}) });
-  if (ran.isError) return { key, answer: ran };
+}
+
+/** How often one call is asked about again while its tool keeps changing under the approvals. */
+const STALE_APPROVAL_ASKS = 3;
+
+function approvedAnswer(ran: Answer, decision: { by: string; comment?: string; editedInput?: unknown }, edited: boolean): Answer {
   const note = {
     approved_by: decision.by,
     ...(decision.comment ? { comment: decision.comment } : {}),
     ...(edited ? { edited: 'A person changed the arguments; these ran instead of yours.', input_that_ran: decision.editedInput } : {}),
   };
-  return { key, answer: { ...ran, content: `{"approval":${JSON.stringify(note)},"result":${ran.content}}` } };
+  return { ...ran, content: `{"approval":${JSON.stringify(note)},"result":${ran.content}}` };
 }
 
 /**
