@@ -16,10 +16,19 @@ import { startDemoEnvironment, type DemoEnvironment } from '../demo/demo-environ
 import { connectWhenReady } from './connect';
 import { CliError, EXIT } from './cli-error';
 
+/**
+ * The deployment of the dev stack's worker (`dev`, `demo`): its own, beside DEFAULT_DEPLOYMENT_NAME
+ * (src/worker/versioning.ts), where `durable-agent worker --agents FILE` puts a user's agents. The
+ * server routes each queue to the deployment that last made a build current for it, and dev makes
+ * its build current at every start (bootstrap 'always'): in the user's deployment it would take the
+ * user's worker's place. In its own, it serves only the demo agent's queue (docs/own-agents.md).
+ */
+export const DEV_DEPLOYMENT_NAME = 'durable-agent-dev';
+
 export interface LocalStackOptions {
   port: number;
   uiPort?: number | false;
-  /** One queue for the demo agent instead of its own (durable-agent.demo) and the legacy shared one. */
+  /** One queue for the demo agent instead of its own (durable-agent.demo). */
   taskQueue?: string;
   workspaceDir?: string;
   faults?: string[];
@@ -107,10 +116,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const attrs = await ensureSearchAttributes(connection, 'default');
   if (attrs.added.length) options.log(`Temporal: registered search attributes ${attrs.added.join(', ')}`);
   const taskQueue = options.taskQueue;
-  // The stack's worker is the whole fleet of a server it started: its build (the developer's last
-  // edit) becomes current at once, and tasks of earlier builds stay pinned to theirs.
-  const versioning = versioningFromEnvironment() && { bootstrap: server ? ('always' as const) : true };
-  const worker = await createAgentWorker({ agents: [env.agent], connection, namespace: 'default', versioning, ...(taskQueue ? { taskQueue } : {}) });
+  // The stack's worker is the whole of its deployment (DEV_DEPLOYMENT_NAME) on a server it started:
+  // its build (the developer's last edit) becomes current at once, and tasks of earlier builds stay
+  // pinned to theirs. It never polls the legacy shared queue (`durable-agent`): that queue belongs
+  // to the user's own workers' deployment, and a build dev made current there would take it away.
+  const versioning = versioningFromEnvironment() && { deploymentName: DEV_DEPLOYMENT_NAME, bootstrap: server ? ('always' as const) : true };
+  const worker = await createAgentWorker({
+    agents: [env.agent],
+    connection,
+    namespace: 'default',
+    versioning,
+    legacyTaskQueue: false,
+    ...(taskQueue ? { taskQueue } : {}),
+  });
   const running = worker.run();
   let stopped = false;
   return {

@@ -61,6 +61,7 @@ import { describeAtRest, sendDecision, type DecisionOutcome, type DecisionToSend
 import { DurableAgentError } from '../errors/durable-agent-error';
 import { resolveForkBuild, type ForkBuild, type ForkBuildChoice } from './fork-build';
 import { isPollerLive } from './live-pollers';
+import { describeQueueRouting, routingNote } from './queue-routing';
 import { holderOf, nestedPending, type NestedPending } from './child-tasks';
 import { carryBlobs, ForkPointError, readForkPoint, type ForkPointCode } from '../forks/fork-point';
 import { forkedFromLabel, type BranchPoint } from '../protocol/fork';
@@ -276,6 +277,17 @@ export class TaskClient {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Why a task of `agent` on `taskQueue` would get no worker, asked of the server: no live worker
+   * polls the queue (noWorkerNote), or the workers that do are not of the build the server sends the
+   * task to (routingNote: the queue's current build, or the build `taskId` is pinned to). Undefined
+   * when a live worker of that build polls it, or when the server cannot say.
+   */
+  async waitingNote(agent: string | undefined, taskQueue: string, taskId?: string): Promise<string | undefined> {
+    if ((await this.isServed(taskQueue)) === false) return noWorkerNote(agent, taskQueue);
+    return routingNote(agent, await describeQueueRouting(this.client, taskQueue, taskId).catch(() => ({ taskQueue, pollers: [], deployments: [] })));
   }
 
   /**
@@ -577,21 +589,31 @@ export class TaskClient {
     const taskQueue = summary.taskQueue ?? this.taskQueue ?? DEFAULT_TASK_QUEUE;
     // A query needs a worker to answer; without one it would only wait out the deadline.
     const served = await this.isServed(taskQueue);
-    if (served !== false) {
+    // A worker polls, but the server sends this task to another build: the query would wait out its
+    // deadline for nothing, so the view says which build, and the fix, at once.
+    const misrouted =
+      served !== false && summary.executionStatus === 'RUNNING'
+        ? await describeQueueRouting(this.client, taskQueue, taskId).then(
+            (r) => routingNote(summary.agent, r),
+            () => undefined,
+          )
+        : undefined;
+    if (served !== false && !misrouted) {
       const status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery)).catch(() => undefined);
       if (status) view.status = status;
     }
     if (!view.status) {
       // Without a live worker nothing is waited for: the view comes from the task's search
       // attributes and memo (and, for a closed task, its history), and says so.
-      view.note =
-        served === false
+      view.note = misrouted
+        ? `${misrouted}. Showing the search attributes and memo (no live status).`
+        : served === false
           ? summary.executionStatus !== 'RUNNING'
             ? `No live worker polls task queue "${taskQueue}": showing the outcome from history, search attributes and memo (no live status).`
             : `${noWorkerNote(summary.agent, taskQueue)}. Showing the search attributes and memo (no live status).`
           : summary.executionStatus !== 'RUNNING'
             ? `Live status unavailable (no worker answered); showing the outcome from history.`
-            : `No worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; is the worker serving agent "${summary.agent ?? '?'}" busy or stopping?`;
+            : `No worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}", though one of the build the task goes to polls it; is the worker serving agent "${summary.agent ?? '?'}" busy or stopping?`;
     }
     if (summary.executionStatus === 'RUNNING') {
       const progress = await this.toolProgress(taskId);

@@ -9,7 +9,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { noWorkerNote, TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
+import { TaskNotFoundError, TaskRejectedError, type TaskClient } from '../client/task-client';
 import { AGENT_NAME_PATTERN } from '../protocol/definitions';
 import type { ApprovalRequest, ModelChoice, TaskInput, TaskStatus } from '../protocol/task';
 import type { BlobStore } from '../blobs/blob-store';
@@ -81,8 +81,8 @@ export function createTaskToolsServer(options: TaskToolsServerOptions): McpServe
           throw err;
         });
         const taskQueue = client.queueFor(input.agent);
-        const served = await client.isServed(taskQueue);
-        return { task_id: handle.workflowId, run_id: handle.firstExecutionRunId, task_queue: taskQueue, ...(served === false ? { note: noWorkerNote(input.agent, taskQueue) } : {}) };
+        const note = await client.waitingNote(input.agent, taskQueue, handle.workflowId);
+        return { task_id: handle.workflowId, run_id: handle.firstExecutionRunId, task_queue: taskQueue, ...(note ? { note } : {}) };
       }),
   );
 

@@ -6,8 +6,8 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { TaskClient } from '../../src/client/task-client';
-import { agentTaskQueue, AgentNameKey, AgentStatusKey, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../../src/protocol/definitions';
-import type { TaskInput } from '../../src/protocol/task';
+import { agentTaskQueue } from '../../src/protocol/definitions';
+import { DEV_DEPLOYMENT_NAME } from '../../src/cli/local-stack';
 import { useHarness, answer, callTool, parsedResults } from '../support/harness';
 import { runCli, spawnCli } from '../support/processes';
 import { routingAgent } from '../support/routing-agents';
@@ -59,40 +59,31 @@ function stop(child: ChildProcess): Promise<void> {
 
 const port = () => h.server.address.split(':').pop()!;
 
-test("dev --reuse on a port where a server already runs says it reused it, and serves tasks on the demo agent's queue and on the legacy shared queue", async () => {
-  const stderr = await spawnUntil(['dev', '--port', port(), '--reuse', '--headless', '--workspace', path.join(h.tmpDir, 'dev-workspace')], /Ready\..*\n.*\n/);
+test("dev --reuse on a port where a server already runs says it reused it, and serves tasks on the demo agent's queue alone, in a deployment of its own", async () => {
+  const stderr = await spawnUntil(['dev', '--port', port(), '--reuse', '--headless', '--workspace', path.join(h.tmpDir, 'dev-workspace')], /Ready\..*\n.*\n.*\n/);
   expect(stderr).toContain(`Temporal: reusing the server already running at ${h.server.address}`);
   expect(stderr).toContain('(reused: a server was already running on port');
   expect(stderr).toContain('the server keeps running');
-  expect(stderr).toContain('task queue durable-agent.demo (agent "demo"), durable-agent (agent "demo": tasks started before routing by agent)');
+  expect(stderr).toContain('Worker: task queue durable-agent.demo (agent "demo"); workspace');
+  // The legacy shared queue belongs to the users' own workers' deployment (docs/own-agents.md).
+  expect(stderr).not.toContain('tasks started before routing by agent');
+  expect(stderr).toContain(`Worker: deployment ${DEV_DEPLOYMENT_NAME}, build `);
 
   const script = h.script([callTool('list_files', { dir: '.' }), answer('listed')]);
   const routed = await client.start({ agent: 'demo', prompt: 'list', model: { provider: 'scripted', script } });
   await expect(client.result(routed.workflowId)).resolves.toMatchObject({ outcome: 'answered', text: 'listed' });
   expect((await client.describe(routed.workflowId)).taskQueue).toBe('durable-agent.demo');
-
-  // A task started before routing by agent, on the queue every task shared then.
-  const legacyId = h.taskId('legacy');
-  const input: TaskInput = { agent: 'demo', prompt: 'list', model: { provider: 'scripted', script } };
-  await h.client.client.workflow.start(WORKFLOW_TYPE, {
-    taskQueue: DEFAULT_TASK_QUEUE,
-    workflowId: legacyId,
-    args: [input],
-    typedSearchAttributes: [
-      { key: AgentStatusKey, value: 'running' },
-      { key: AgentNameKey, value: 'demo' },
-    ],
-  });
-  await expect(client.result(legacyId)).resolves.toMatchObject({ outcome: 'answered', text: 'listed' });
 }, 240_000);
 
 test(`dev and two \`worker --agents\` processes for different agents share one server: ${TASKS_PER_AGENT} tasks for each agent, none fails, each served by its own agent's worker`, async () => {
   if (!children.length) throw new Error('needs the dev process of the previous test');
   const ready = (agent: string) => new RegExp(`task queue durable-agent\\.${agent} \\(agent "${agent}"\\)`);
   const common = ['--address', h.server.address, '--workspace', h.workspaceDir, '--agents', AGENTS_FILE];
+  // Two processes serving different agents are two builds (the build follows the agents), and a
+  // deployment has one current build: each gets a deployment of its own (docs/own-agents.md).
   const [files, notes] = await Promise.all([
-    spawnUntil(['worker', ...common], ready('nu-files'), { ROUTING_AGENT: 'nu-files' }),
-    spawnUntil(['worker', ...common], ready('nu-notes'), { ROUTING_AGENT: 'nu-notes' }),
+    spawnUntil(['worker', ...common, '--deployment', 'routing-nu-files'], ready('nu-files'), { ROUTING_AGENT: 'nu-files' }),
+    spawnUntil(['worker', ...common, '--deployment', 'routing-nu-notes'], ready('nu-notes'), { ROUTING_AGENT: 'nu-notes' }),
   ]);
   expect(files).toContain('durable-agent (agent "nu-files": tasks started before routing by agent)');
   expect(notes).toContain('durable-agent (agent "nu-notes": tasks started before routing by agent)');
@@ -162,6 +153,8 @@ test("an agent that declares its queue is served on it alone, and a client given
     blobStore: h.blobStore,
     modelEnv: { scriptRoots: [h.tmpDir] },
     legacyTaskQueue: false,
+    // Its agents are not those of the builds already current in the default deployment: one of its own.
+    versioning: { deploymentName: 'routing-team' },
   });
   expect(worker.taskQueues).toEqual([`team-${h.taskQueue}`]);
   const script = h.script([callTool('who_serves', {}), answer('pinned served')]);

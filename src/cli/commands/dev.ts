@@ -26,8 +26,10 @@ export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --head
   serves its worker on that server (waiting up to 30 s, DURABLE_AGENT_SERVER_WAIT, for one that is
   still starting; exit 4 if it never answers) and leaves it running. Choosing ports: README "Ports".
   The worker's SDK logs go to .durable-agent/logs/ (a file per run); --verbose shows them on stderr too.
-  The worker serves the demo agent on its queue durable-agent.demo and the shared queue durable-agent of
-  earlier tasks; --task-queue Q serves it on Q alone.
+  The worker serves the demo agent on its queue durable-agent.demo alone (--task-queue Q: on Q), in a
+  deployment of its own, durable-agent-dev, whose current build it becomes; your own
+  \`durable-agent worker --agents FILE\` beside it stays in deployment durable-agent and gets its tasks
+  (docs/own-agents.md).
   See README.md ("Ports").`;
 
 export async function devCommand(argv: string[]): Promise<number> {
@@ -50,6 +52,9 @@ export async function devCommand(argv: string[]): Promise<number> {
         ? `Ready. Temporal ${stack.address} (reused: a server was already running on port ${port}; dev did not start one and leaves it running)`
         : `Ready. Temporal ${stack.address}${stack.server?.uiUrl ? `, Web UI ${stack.server.uiUrl}` : ''}`,
       `Worker: ${describeQueues(stack.worker.queues)}; workspace ${stack.env.workspaceDir}`,
+      ...(stack.worker.version
+        ? [`Worker: deployment ${stack.worker.version.deploymentName}, build ${stack.worker.version.buildId} (your own worker --agents FILE joins deployment durable-agent: docs/own-agents.md)`]
+        : []),
       'In another terminal:',
       `  ${demoStartLine()}`,
       '  npx durable-agent list',

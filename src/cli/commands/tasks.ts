@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failureOf, noWorkerNote, type TaskClient } from '../../client/task-client';
+import { failureOf, type TaskClient } from '../../client/task-client';
 import { TaskHistory } from '../../history/task-history';
 import type { ModelProgress } from '../../protocol/messages';
 import type { LiveOutputLog } from '../../live-output/live-output-log';
@@ -83,7 +83,9 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (values.json && !values.watch) printJson(startedJson, { taskId: handle.workflowId, runId: handle.firstExecutionRunId, taskQueue });
   else if (!values.json) console.log(`started ${handle.workflowId} on task queue ${taskQueue}\n  follow it:  durable-agent watch ${handle.workflowId}`);
   // Said at once, not discovered after a silent wait: the usual first-hour mistake is a worker for another agent.
-  if ((await client.isServed(taskQueue)) === false) console.error(`note: ${noWorkerNote(input.agent, taskQueue)}`);
+  // (or workers whose build the server does not send this queue's tasks to: which build is current, and the fix).
+  const waiting = await client.waitingNote(input.agent, taskQueue, handle.workflowId);
+  if (waiting) console.error(`note: ${waiting}`);
   return values.watch ? watchTask(client, handle.workflowId, !!values.json) : EXIT.ok;
 }
 
