@@ -8,7 +8,7 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { resolveMessages, storeLargeBlocks } from '../blobs/claim-check';
-import { fitMaxTokens } from '../models/call-budget';
+import { checkByLastCall, fitMaxTokens } from '../models/call-budget';
 import { classifyModelError } from '../models/classify-model-error';
 import { ModelCallAborted, type ModelRequest } from '../models/model';
 import type { DeclaredCapabilities } from '../models/model-capabilities';
@@ -64,6 +64,7 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
           };
           // A budget that is a hard cap: the call goes with a max_tokens its maximum fits in, or not at all.
           if (spendLeft && chosen.plan) request.maxTokens = fitMaxTokens(chosen.plan(request), spendLeft, prices);
+          else if (spendLeft) checkByLastCall(spendLeft);
           const answered = await chosen.complete(request);
           await live?.end({ stopReason: answered.stopReason });
           // The task asked for native compaction and the model has none: the task is told so (its own

@@ -31,6 +31,23 @@ export interface CallPlan {
 export interface SpendLeft {
   costUsd?: number;
   tokens?: number;
+  /** What the task's previous model call cost: the estimate for a model that cannot say its maximum (no plan). */
+  lastCallCostUsd?: number;
+}
+
+/**
+ * A model that cannot say what a call will be sent with (a custom model without `plan`): its last
+ * call's cost stands for this one's, and a call that would pass the cost left is not sent. A bound
+ * as good as the calls are alike: one call may still cost more than the one before it.
+ */
+export function checkByLastCall(left: SpendLeft): void {
+  if (left.costUsd === undefined || left.lastCallCostUsd === undefined || left.lastCallCostUsd <= left.costUsd) return;
+  throw new ToolFailure(
+    'resource',
+    'cost_budget',
+    `The model call was not sent: the task's last call cost $${left.lastCallCostUsd.toFixed(4)}, more than the $${Math.max(0, left.costUsd).toFixed(4)} left of its budget (this model does not say a call's maximum).`,
+    'Raise the budget (unblock with a budget), or end the task.',
+  );
 }
 
 /** Upper-bound estimate of the input tokens of a request body (system, tools, messages). */

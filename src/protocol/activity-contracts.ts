@@ -69,10 +69,11 @@ export interface CallModelInput {
    */
   checkpoint?: TaskSnapshot;
   /**
-   * What is left of the task's spend budgets, for a budget that is a hard cap (a sub-agent's
-   * slice): the call is sent with a max_tokens its maximum fits in, or not at all.
+   * What is left of the task's spend budgets (budgets are hard caps): the call is sent with a
+   * max_tokens its maximum fits in, or not at all; for a model that cannot say its maximum, the
+   * previous call's cost stands for it.
    */
-  spendLeft?: { costUsd?: number; tokens?: number };
+  spendLeft?: { costUsd?: number; tokens?: number; lastCallCostUsd?: number };
 }
 
 /**

@@ -148,6 +148,9 @@ export async function replayRecording(recording: Recording, options: ReplayOptio
       ...(options.namespace ? { namespace: options.namespace } : {}),
       taskQueue,
       legacyTaskQueue: false,
+      // A queue of its own that no deployment routes: the replay's agent (a recording's) is no build
+      // of the fleet's, and joining the fleet's deployment as one would wait for a promote.
+      versioning: false,
       blobStore,
       approverKeys: [],
       // Nobody is told about a replay's escalations.

@@ -234,13 +234,14 @@ test("the grader's tokens count against the task's token budget: a grade that sp
 
 test('a cost cap the turns spent: the grader is not called, and the answer ends budget_exhausted, not graded', async () => {
   // Each agent call bills $0.0085 (1,200 input and 100 output tokens of claude-opus-4-5): the first
-  // leaves the $0.01 cap unspent, the answer spends it, and the grade would bill beyond it.
+  // leaves the $0.0165 cap unspent, the second's maximum still fits what is left (each call is sent
+  // with a max_tokens that fits), the answer spends the cap, and the grade would bill beyond it.
   respondWith([grade(true, 'never asked')], { input: 1_200, output: 100 });
   const taskId = h.taskId('grader-cost-cap');
   const worker = await h.worker(gradedAgents(), { modelEnv: modelEnv(), taskQueue: h.taskQueue });
   let rendered = '';
   const { blocked, result, status } = await worker.runUntil(async () => {
-    await h.client.start({ agent: 'graded3', prompt: PROMPT, budgets: { costUsd: 0.01 } }, { taskId });
+    await h.client.start({ agent: 'graded3', prompt: PROMPT, budgets: { costUsd: 0.0165 } }, { taskId });
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked' || s.agentStatus === 'completed');
     // Nobody raises the budget: the answer stands, ungraded.
     if (blocked.agentStatus === 'blocked') await h.client.unblock(taskId, { by: 'ana' });
@@ -257,7 +258,7 @@ test('a cost cap the turns spent: the grader is not called, and the answer ends 
   expect(result.outcome).toBe('budget_exhausted');
   expect(result.text).toContain('ANSWER-1');
   expect(result.grades ?? []).toEqual([]);
-  expect(status.outcome).toMatchObject({ attempts: 0, notGraded: expect.stringMatching(/^the budget was spent: The task spent \$0\.0170 of its \$0\.01 budget/) });
+  expect(status.outcome).toMatchObject({ attempts: 0, notGraded: expect.stringMatching(/^the budget was spent: The task spent \$0\.0170 of its \$0\.0165 budget/) });
   expect(status.outcome!.passed).toBeUndefined();
   expect(status.costUsd).toBeCloseTo(0.017, 6);
   expect(rendered).toContain('outcome    not graded (budget_exhausted): 0 of 3 attempts graded');

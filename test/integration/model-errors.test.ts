@@ -139,18 +139,22 @@ test('an answer cut at max_tokens is continued, and the parts are joined', async
   expect(api.rejected).toEqual([]);
 });
 
-test('tokens and cost are counted from the price table; a spent cost budget blocks before the next call', async () => {
+test("tokens and cost are counted from the price table; a call whose maximum would pass the cost cap is not sent: the task blocks before it", async () => {
   api.enqueue(use('t1', 'list_files', {}, { input: 1_000, output: 100 }), { kind: 'turn', content: [{ type: 'text', text: 'ok' }], usage: { input: 10, output: 10 } });
   const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.0025 } }, async (taskId) => {
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');
-    expect(blocked.blocked).toMatchObject({ code: 'cost_budget' });
-    // claude-sonnet-5-5 at its documented $2 / $10 per million: 1000 in + 100 out = $0.003.
-    expect(blocked.costUsd).toBeCloseTo(0.003, 6);
+    // The request's input alone (system, tools, prompt, priced as a cache write) and a short answer would cost more than $0.0025.
+    expect(blocked.blocked).toMatchObject({ code: 'cost_budget', reason: expect.stringContaining('The model call was not sent') });
+    expect(blocked.costUsd).toBe(0);
+    expect(api.requests).toHaveLength(0);
     expect(blocked.budgets.costUsd).toMatchObject({ limit: 0.0025 });
-    await h.client.unblock(taskId, { by: 'ana', budget: { costUsd: 0.01 } });
+    await h.client.unblock(taskId, { by: 'ana', budget: { costUsd: 0.5 } });
   });
   expect(result).toMatchObject({ outcome: 'answered', usage: { inputTokens: 1_010, outputTokens: 110 } });
+  // claude-sonnet-5-5 at its documented $2 / $10 per million: 1000 in + 100 out = $0.003, then 10 + 10.
   expect(status.costUsd).toBeCloseTo(0.003 + 0.00002 + 0.0001, 6);
+  // Each call went with a max_tokens its maximum fits in what was left.
+  for (const r of api.requests) expect((r.body as { max_tokens: number }).max_tokens).toBeGreaterThan(0);
 });
 
 test('the system prompt and tool definitions are sent as a prompt-cache breakpoint', async () => {

@@ -40,6 +40,8 @@ export interface Run {
   forked: boolean;
   /** What this run's last model call sent, so the next sends only the change. */
   sent: SentConversation;
+  /** What this run's last answered model call cost: a cost cap's estimate for a model that cannot say its maximum. */
+  lastCallCostUsd?: number;
 }
 
 /**

@@ -55,7 +55,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
         ...(native ? { compaction: { triggerTokens: context.triggerTokens } } : {}),
         // Any completed turn can be forked: each call carries the progress after the previous one.
         checkpoint: checkpointOf(state),
-        ...sliceLeft(run),
+        ...spendLeft(run),
       }),
     );
   } catch (err) {
@@ -74,6 +74,7 @@ export function callModelOrBlock(run: Run, people: People, request: ModelRequest
     (reply) => {
       if (next) return settledLate(run, { answer: reply }, next);
       run.steering.answered();
+      if (reply.costUsd !== undefined) run.lastCallCostUsd = reply.costUsd;
       if (reply.stopReason === 'compaction') return callModelOrBlock(run, people, request, compacted, nativeCompactions + (keepCompaction(run, reply) ? 1 : 2));
       if (reply.nativeCompaction === 'unsupported' && context && context.native !== false) {
         context.native = false;
@@ -112,6 +113,14 @@ async function recover(run: Run, people: People, request: ModelRequest, err: unk
   if (error.code === 'context_too_long' && !compacted && state.conversation.compactOldToolResults() > 0) return callModelOrBlock(run, people, request, true);
   // Overloaded, rate-limited past its retries or no longer served: the next model, when the task has one.
   if (fallBack(state, error)) return callModelOrBlock(run, people, request, compacted);
+  // The worker did not send a call whose maximum would pass what is left of a budget: the task blocks
+  // as for a spent one, goes on when a person raises that budget, and ends when they do not.
+  if (error.code === 'cost_budget' || error.code === 'token_budget') {
+    const limitOf = () => (error.code === 'cost_budget' ? state.budgets.costUsd : state.budgets.tokens) ?? Infinity;
+    const before = limitOf();
+    const raised = await people.block(error.code, error.detail, () => (limitOf() > before ? 1 : 0));
+    return raised ? callModelOrBlock(run, people, request, compacted) : undefined;
+  }
   if (escalationLevel({ kind: 'model_failed', error }) !== 'block') throw err;
   state.lastError = error;
   await people.block(`model_${error.code}`, `The model call failed: ${error.error_class}/${error.code}: ${error.detail}`, () => 1);
@@ -172,18 +181,20 @@ function chargeLate(state: Run['state'], late: { answer: ModelTurn } | { failure
 }
 
 /**
- * A sub-agent's spend budgets are a slice its parent holds for it: hard caps, so the worker sends
- * each call with a max_tokens whose maximum fits what is left (a family never overshoots by one
- * call per child). A top task's budgets stop the next turn once spent (its last call may cross).
+ * Token and cost budgets are hard caps, a top task's as a sub-agent's slice: the worker sends each
+ * call with a max_tokens whose maximum fits what is left, or does not send it (the task blocks for
+ * a person), so no call crosses the cap (a family never overshoots by one call per child). A model
+ * that cannot say its maximum is judged by this run's previous call.
  */
-function sliceLeft(run: Run): { spendLeft?: { costUsd?: number; tokens?: number } } {
-  const { state, info } = run;
+function spendLeft(run: Run): { spendLeft?: { costUsd?: number; tokens?: number; lastCallCostUsd?: number } } {
+  const { state } = run;
   const { costUsd, tokens } = state.budgets;
-  if (!info.parent || (costUsd === undefined && tokens === undefined)) return {};
+  if (costUsd === undefined && tokens === undefined) return {};
   return {
     spendLeft: {
       ...(costUsd !== undefined ? { costUsd: Math.max(0, costUsd - state.costCommitted) } : {}),
       ...(tokens !== undefined ? { tokens: Math.max(0, tokens - state.tokensCommitted) } : {}),
+      ...(costUsd !== undefined && run.lastCallCostUsd !== undefined ? { lastCallCostUsd: run.lastCallCostUsd } : {}),
     },
   };
 }
