@@ -17,6 +17,8 @@ export const branchIdentityOptions = {
 const json = { json: { type: 'boolean' } } as const satisfies Options;
 const role = { role: { type: 'string', multiple: true } } as const satisfies Options;
 const blobStore = { 'blob-store': { type: 'string' } } as const satisfies Options;
+/** Where `dev` and `demo` put the embedded server's Web UI: on --ui-port (default the port + 1000), or nowhere with --headless. */
+const webUi = { 'ui-port': { type: 'string' }, headless: { type: 'boolean' } } as const satisfies Options;
 
 export interface Positionals {
   readonly min: number;
@@ -78,13 +80,12 @@ const replayModelOptions = {
 const ordersFault = { 'orders-fault': { type: 'string', multiple: true } } as const satisfies Options;
 
 export const VERB_ARGS = {
-  demo: { docs: 'README.md', options: { port: { type: 'string' }, ...json }, positionals: none },
+  demo: { docs: 'README.md', options: { port: { type: 'string' }, ...webUi, ...json }, positionals: none },
   dev: {
     docs: 'README.md',
     options: {
       port: { type: 'string' },
-      'ui-port': { type: 'string' },
-      headless: { type: 'boolean' },
+      ...webUi,
       reuse: { type: 'boolean' },
       'task-queue': { type: 'string' },
       workspace: { type: 'string' },

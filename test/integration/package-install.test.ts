@@ -355,7 +355,7 @@ packageTest('npx durable-agent --help runs the installed CLI with plain node', a
 
 packageTest('npx durable-agent demo runs the demo task end to end from the installed package (dev server, worker, scripted model)', async () => {
   const port = await freePort();
-  const r = await run('npx', ['--no-install', 'durable-agent', 'demo', '--port', String(port), '--json'], {
+  const r = await run('npx', ['--no-install', 'durable-agent', 'demo', '--port', String(port), '--headless', '--json'], {
     cwd: project,
     env: userEnv(),
     timeoutMs: 5 * MINUTE,

@@ -1,5 +1,5 @@
 /** `dev` and `demo` serve where the other commands connect: TEMPORAL_ADDRESS's port on this machine, else 7233. */
-import { localServerPort } from '../../src/cli/local-port';
+import { localServerPort, webUiPort } from '../../src/cli/local-port';
 
 test('without TEMPORAL_ADDRESS, dev and demo serve on 7233', () => {
   expect(localServerPort({})).toBe(7233);
@@ -17,4 +17,13 @@ test('a TEMPORAL_ADDRESS elsewhere, or without a usable port, leaves 7233: the e
   expect(localServerPort({ TEMPORAL_ADDRESS: '10.0.0.5:9999' })).toBe(7233);
   expect(localServerPort({ TEMPORAL_ADDRESS: '127.0.0.1' })).toBe(7233);
   expect(localServerPort({ TEMPORAL_ADDRESS: '127.0.0.1:99999' })).toBe(7233);
+});
+
+test('dev and demo put the Web UI on --ui-port, else the port + 1000, and nowhere with --headless (README "Ports")', () => {
+  expect(webUiPort({}, 7233)).toBe(8233);
+  expect(webUiPort({}, 7300)).toBe(8300);
+  expect(webUiPort({ 'ui-port': '9000' }, 7233)).toBe(9000);
+  expect(webUiPort({ headless: true }, 7233)).toBe(false);
+  expect(webUiPort({ headless: true, 'ui-port': '9000' }, 7233)).toBe(false);
+  for (const bad of ['0', '-1', '65536', '80.5', 'ui']) expect(() => webUiPort({ 'ui-port': bad }, 7233)).toThrow(/^--ui-port must be a port from 1 to 65535/);
 });

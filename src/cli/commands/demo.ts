@@ -9,21 +9,26 @@ import type { ModelChoice } from '../../protocol/task';
 import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { startLocalStack } from '../local-stack';
-import { localServerPort } from '../local-port';
+import { localServerPort, webUiPort } from '../local-port';
 import { watchTask } from './tasks';
 
-export const demoHelp = `durable-agent demo [--port 7233] [--json]
+export const demoHelp = `durable-agent demo [--port 7233] [--ui-port 8233 | --headless] [--json]
   Runs one demo task end to end on the embedded default: starts the Temporal dev server (or reuses
   a running one), a worker, and a support task that reads a customer note, looks up orders (one
   call with a wrong enum value, corrected from the guard's hint) and writes a summary file.
+  Ports as for dev: without --port, the port of TEMPORAL_ADDRESS when it names this machine, else
+  7233; the Web UI on --ui-port, default the port + 1000, none with --headless (a server the demo
+  reuses keeps its own). The server the demo started stops when the task ends, and its UI with it.
   Model: Claude when ANTHROPIC_API_KEY is set, else a SCRIPTED model (fixed turns, no LLM).
-  See README.md ("A 5-minute tour").`;
+  See README.md ("A 5-minute tour", "Ports").`;
 
 export async function demoCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.demo.options, VERB_ARGS.demo.positionals);
   const port = intOption(values.port, 'port') ?? localServerPort();
+  const uiPort = webUiPort(values, port);
   const say = (line: string) => (values.json ? undefined : console.log(line));
-  const stack = await startLocalStack({ port, reuse: true, verb: 'demo', log: (line) => say(line) });
+  const stack = await startLocalStack({ port, uiPort, reuse: true, verb: 'demo', log: (line) => say(line) });
+  if (stack.server?.uiUrl) say(`Web UI: ${stack.server.uiUrl} (while the demo runs)`);
   try {
     const model: ModelChoice = process.env.ANTHROPIC_API_KEY ? { provider: 'anthropic' } : { provider: 'scripted', script: DEMO_SCRIPT };
     say(

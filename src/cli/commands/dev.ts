@@ -2,7 +2,7 @@ import { intOption, parse } from '../args';
 import { VERB_ARGS } from '../verb-args';
 import { startLocalStack } from '../local-stack';
 import { describeQueues } from '../render';
-import { localServerPort } from '../local-port';
+import { localServerPort, webUiPort } from '../local-port';
 import path from 'node:path';
 import { DEMO_SCRIPT } from '../../demo/demo-agent';
 
@@ -35,7 +35,7 @@ export const devHelp = `durable-agent dev [--port 7233] [--ui-port 8233 | --head
 export async function devCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, VERB_ARGS.dev.options, VERB_ARGS.dev.positionals);
   const port = intOption(values.port, 'port') ?? localServerPort();
-  const uiPort = values.headless ? false : (intOption(values['ui-port'], 'ui-port') ?? port + 1000);
+  const uiPort = webUiPort(values, port);
   const log = (line: string) => console.error(line);
   const stack = await startLocalStack({
     port,
