@@ -53,7 +53,13 @@ test('an answer over consecutive assistant messages (a paused turn resumed): joi
 
 test('docs/live-output.md says so and names where the trim is', () => {
   const doc = readFileSync(path.join(__dirname, '../../docs/live-output.md'), 'utf8');
-  for (const words of ['## The streamed text and `result.text`', '`result.text` is `Hello\\nworld.`', 'Conversation.answerText()', 'src/workflows/state/conversation.ts', 'test/unit/answer-text.test.ts']) {
+  for (const words of [
+    '## The streamed text and `result.text`',
+    '`result.text` is `Hello\\nworld.`',
+    'Conversation.answerText()',
+    'src/workflows/state/conversation.ts',
+    'test/unit/answer-text.test.ts',
+  ]) {
     expect(doc).toContain(words);
   }
 });
