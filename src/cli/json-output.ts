@@ -88,7 +88,9 @@ const approvalFields = {
   bound: z
     .strictObject({ agentVersion: z.string(), toolContract: z.string() })
     .optional()
-    .meta({ description: "What the decision binds: the agent version and the tool's contract hash when asked; a tool changed by the time the call would run is asked about again (docs/guarantees.md)." }),
+    .meta({
+      description: "What the decision binds: the agent version and the tool's contract hash when asked; a tool changed by the time the call would run is asked about again (docs/guarantees.md).",
+    }),
 };
 export const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
 const approvalRecord = z

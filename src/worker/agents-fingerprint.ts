@@ -34,7 +34,10 @@ export function agentFingerprintEntry(agent: AgentDefinition): Record<string, un
 /** 8 hex digits over every agent served, in name order: equal for every worker serving the same agents. */
 export function agentsFingerprint(agents: readonly AgentDefinition[]): string {
   const entries = [...agents].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(agentFingerprintEntry);
-  return createHash('sha256').update(canonicalJson(entries, { strict: false })).digest('hex').slice(0, FINGERPRINT_HEX);
+  return createHash('sha256')
+    .update(canonicalJson(entries, { strict: false }))
+    .digest('hex')
+    .slice(0, FINGERPRINT_HEX);
 }
 
 function mcpShape(server: McpServerConfig): Record<string, unknown> {

@@ -200,9 +200,6 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Ag
   if (!version) return new AgentWorker(queues);
   const service = connection.workflowService;
   return new AgentWorker(queues, undefined, version, async (stopped) => {
-    await Promise.all([
-      version.bootstrap ? bootstrapCurrentVersion(service, ns, version, { signal: stopped }) : undefined,
-      recordBuildAgents(service, ns, version, served, { signal: stopped }),
-    ]);
+    await Promise.all([version.bootstrap ? bootstrapCurrentVersion(service, ns, version, { signal: stopped }) : undefined, recordBuildAgents(service, ns, version, served, { signal: stopped })]);
   });
 }

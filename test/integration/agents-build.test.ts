@@ -64,10 +64,21 @@ test('a change to the agents module alone is a new build: v1 tasks finish on v1 
   const v1Process = spawnWorker(h, ['--agents', file], cliEnv);
   children.push(v1Process);
   const v1 = await buildOf(v1Process, 'the v1 worker');
-  await waitFor('v1 to be current', () => deploymentStatus(h.client.client, DEFAULT_DEPLOYMENT_NAME).then((s) => s.current === v1 || undefined, () => undefined), 120_000);
+  await waitFor(
+    'v1 to be current',
+    () =>
+      deploymentStatus(h.client.client, DEFAULT_DEPLOYMENT_NAME).then(
+        (s) => s.current === v1 || undefined,
+        () => undefined,
+      ),
+    120_000,
+  );
 
   const waitingId = h.taskId('on-v1');
-  await h.client.start({ agent: 'crm', prompt: 'Close deal D-1.', model: { provider: 'scripted', script: h.script([callTool('update_deal', { deal: 'D-1' }), answer('D-1 closed.')]) } }, { taskId: waitingId });
+  await h.client.start(
+    { agent: 'crm', prompt: 'Close deal D-1.', model: { provider: 'scripted', script: h.script([callTool('update_deal', { deal: 'D-1' }), answer('D-1 closed.')]) } },
+    { taskId: waitingId },
+  );
   const waiting = await statusWhen(h, waitingId, (s) => s.pendingApprovals.length > 0, 60_000);
   expect(waiting.build?.buildId).toBe(v1);
 
@@ -95,12 +106,19 @@ test('a change to the agents module alone is a new build: v1 tasks finish on v1 
   expect(promote.code).toBe(0);
 
   const newId = h.taskId('on-v2');
-  await h.client.start({ agent: 'crm', prompt: 'Close deal D-2.', model: { provider: 'scripted', script: h.script([callTool('update_deal', { deal: 'D-2' }), answer('D-2 closed.')]) } }, { taskId: newId });
+  await h.client.start(
+    { agent: 'crm', prompt: 'Close deal D-2.', model: { provider: 'scripted', script: h.script([callTool('update_deal', { deal: 'D-2' }), answer('D-2 closed.')]) } },
+    { taskId: newId },
+  );
   const onV2 = await statusWhen(h, newId, (s) => s.pendingApprovals.length > 0, 60_000);
   expect(onV2.build?.buildId).toBe(v2);
   expect(onV2.agentVersion).not.toBe(waiting.agentVersion);
 
-  for (const [taskId, status] of [[waitingId, waiting], [newId, onV2]] as const) await h.client.approve(taskId, { approvalId: status.pendingApprovals[0]!.id, by: 'ana' });
+  for (const [taskId, status] of [
+    [waitingId, waiting],
+    [newId, onV2],
+  ] as const)
+    await h.client.approve(taskId, { approvalId: status.pendingApprovals[0]!.id, by: 'ana' });
   expect(await h.client.result(waitingId)).toMatchObject({ outcome: 'answered', text: 'D-1 closed.' });
   expect(await h.client.result(newId)).toMatchObject({ outcome: 'answered', text: 'D-2 closed.' });
   // Each task ran its own release's tool, and stayed on the build it started on.

@@ -46,7 +46,7 @@ async function waitingRefund(release: 'v1' | 'v2', log: string, taskQueue: strin
   return { taskId, asked, second };
 }
 
-test("an approval made for the old tool does not run a changed one: the person is asked again with the difference, and the refund runs once", async () => {
+test('an approval made for the old tool does not run a changed one: the person is asked again with the difference, and the refund runs once', async () => {
   const log = path.join(h.tmpDir, `refunds-${randomUUID().slice(0, 6)}.log`);
   writeFileSync(log, '');
   const taskQueue = `${h.taskQueue}-changed`;

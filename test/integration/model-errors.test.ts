@@ -139,7 +139,7 @@ test('an answer cut at max_tokens is continued, and the parts are joined', async
   expect(api.rejected).toEqual([]);
 });
 
-test("tokens and cost are counted from the price table; a call whose maximum would pass the cost cap is not sent: the task blocks before it", async () => {
+test('tokens and cost are counted from the price table; a call whose maximum would pass the cost cap is not sent: the task blocks before it', async () => {
   api.enqueue(use('t1', 'list_files', {}, { input: 1_000, output: 100 }), { kind: 'turn', content: [{ type: 'text', text: 'ok' }], usage: { input: 10, output: 10 } });
   const { status, result } = await claudeTask({ prompt: 'x', budgets: { costUsd: 0.0025 } }, async (taskId) => {
     const blocked = await statusWhen(h, taskId, (s) => s.agentStatus === 'blocked');

@@ -27,7 +27,7 @@ const answered = async (taskId: string, text: string, taskQueue?: string) => {
 };
 
 test('a worker told nothing is versioned: its build becomes current by itself and a task runs pinned to it', async () => {
-  const worker = await h.worker();
+  const worker = await h.worker(undefined, { versioning: true }); // the library default, not the harness's
   expect(worker.version).toMatchObject({ deploymentName: DEFAULT_DEPLOYMENT_NAME, bootstrap: true });
   const build = worker.version!.buildId;
   const taskId = h.taskId('default-pinned');
