@@ -85,12 +85,9 @@ const approvalFields = {
     .string()
     .optional()
     .meta({ description: 'The verified person who started the task: the call runs on their behalf, with their own vault credentials where they have them (docs/credentials.md).' }),
-  bound: z
-    .strictObject({ agentVersion: z.string(), toolContract: z.string() })
-    .optional()
-    .meta({
-      description: "What the decision binds: the agent version and the tool's contract hash when asked; a tool changed by the time the call would run is asked about again (docs/guarantees.md).",
-    }),
+  bound: z.strictObject({ agentVersion: z.string(), toolContract: z.string() }).optional().meta({
+    description: "What the decision binds: the agent version and the tool's contract hash when asked; a tool changed by the time the call would run is asked about again (docs/guarantees.md).",
+  }),
 };
 export const approvalRequest = z.strictObject(approvalFields).meta({ id: 'ApprovalRequest' });
 const approvalRecord = z
