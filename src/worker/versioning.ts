@@ -57,6 +57,18 @@ export function versioningFromEnvironment(env: NodeJS.ProcessEnv = process.env):
   throw new TypeError(`DURABLE_AGENT_VERSIONING must be 1 (versioned, the default) or 0 (unversioned), got "${value}"`);
 }
 
+/**
+ * `bootstrap` where a worker is not told: `DURABLE_AGENT_BOOTSTRAP=always` makes the worker's build
+ * current at start whatever is current (a developer's loop, a test suite: each worker started is the
+ * release); unset, the first build of a deployment makes itself current. Any other value is refused.
+ */
+export function bootstrapFromEnvironment(env: NodeJS.ProcessEnv = process.env): true | 'always' {
+  const value = env.DURABLE_AGENT_BOOTSTRAP;
+  if (value === undefined || value === '') return true;
+  if (value === 'always') return 'always';
+  throw new TypeError(`DURABLE_AGENT_BOOTSTRAP must be "always" or unset, got "${value}"`);
+}
+
 /** The package's version, read from its package.json (the same file in a checkout and in dist/). */
 export function packageVersion(): string {
   const file = path.resolve(__dirname, '../../package.json');
@@ -122,7 +134,7 @@ export function resolveVersioning(options: VersioningOptions | true, bundlePath?
   return {
     deploymentName,
     buildId,
-    bootstrap: o.bootstrap ?? true,
+    bootstrap: o.bootstrap ?? bootstrapFromEnvironment(),
     given: givenId !== undefined,
     allowAgentChanges: o.allowAgentChanges ?? false,
   };

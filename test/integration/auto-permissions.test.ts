@@ -202,16 +202,19 @@ test('write calls under auto: allow runs with no person, deny goes back to the m
 
 test('past a spent token budget the classifier model is not called: a person decides', async () => {
   const prompt = 'Write the file spent.txt.';
-  serve({ [prompt]: [fakeTurns.toolUse('toolu_s1', 'write_file', { path: 'spent.txt', content: 'x' })] }, () => verdict('allow', 'should never be asked'));
+  // The first call fits the 1,500-token budget (its input estimate and a short answer) and bills past it.
+  serve({ [prompt]: [{ kind: 'turn', content: [{ type: 'tool_use', id: 'toolu_s1', name: 'write_file', input: { path: 'spent.txt', content: 'x' } }], usage: { input: 1_600, output: 10 } }] }, () =>
+    verdict('allow', 'should never be asked'),
+  );
   const worker = await h.worker([createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'auto' } })], { modelEnv: modelEnv() });
   const taskId = h.taskId('spent');
   const waiting = await worker.runUntil(async () => {
-    await h.client.start({ agent: 'demo', prompt, model: { provider: 'anthropic' }, budgets: { tokens: 20 } }, { taskId });
+    await h.client.start({ agent: 'demo', prompt, model: { provider: 'anthropic' }, budgets: { tokens: 1_500 } }, { taskId });
     const s = await statusWhen(h, taskId, awaiting, 60_000);
     await h.client.handle(taskId).terminate('test over');
     return s;
   });
-  expect(waiting.pendingApprovals[0]!.reason).toMatch(/^auto mode asked a person \(engine\): The task used \d+ of its 20 tokens\. The classifier model is not called past a spent budget$/);
+  expect(waiting.pendingApprovals[0]!.reason).toMatch(/^auto mode asked a person \(engine\): The task used 1610 of its 1500 tokens\. The classifier model is not called past a spent budget$/);
   expect(api.requests.filter(isClassifier)).toEqual([]);
   expect(existsSync(fileIn('spent.txt'))).toBe(false);
 });

@@ -232,6 +232,8 @@ export function spawnWorker(h: Harness, extraArgs: string[] = [], env: NodeJS.Pr
     ],
     {
       ORDERS_URL: h.orders.url,
+      // As the harness's own workers: each worker started becomes its deployment's current build.
+      DURABLE_AGENT_BOOTSTRAP: 'always',
       // The same scripts and the same blob store as the harness's own workers: a task moves between them.
       DURABLE_AGENT_SCRIPT_DIRS: h.tmpDir,
       DURABLE_AGENT_BLOB_STORE: `file:${path.join(h.tmpDir, 'blobs')}`,
