@@ -16,6 +16,7 @@ import { runCli, sigkill, waitFor } from '../support/processes';
 import { checkBuild } from '../../src/deploy/build-check';
 import { deploymentStatus, promoteBuild, rollbackDeployment } from '../../src/deploy/deployment';
 import { buildIdOfBundle } from '../../src/worker/versioning';
+import { agentsFingerprint } from '../../src/worker/agents-fingerprint';
 import { createDemoAgent } from '../../src/demo/demo-agent';
 import teamAgents from '../support/team-agents';
 
@@ -40,6 +41,9 @@ beforeAll(async () => {
 const modifiedBuild = (name: string, change: (source: string) => string) => modifiedBuildIn(h.tmpDir, name, change);
 
 const execution = async (taskId: string) => (await h.client.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: taskId } })).workflowExecutionInfo;
+
+/** The demo agent's part of a build id: the same for the harness's demo agent and a CLI worker's. */
+const demoFingerprint = () => agentsFingerprint([createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url })]);
 
 const buildOf = async (taskId: string) => (await execution(taskId))?.versioningInfo?.deploymentVersion?.buildId;
 
@@ -298,8 +302,8 @@ test("with the default build id, an in-process worker and a `durable-agent worke
   // In process, on the test bundle: the deployment's first build.
   const inProcess = await h.worker(undefined, { versioning: { deploymentName } });
   const build = inProcess.version!.buildId;
-  // The bundle's name carries the hash of the sources it was built from: that hash is the build.
-  expect(build).toBe(buildIdOfBundle(h.bundle.codePath));
+  // The bundle's name carries the hash of the sources it was built from: that hash and the agents' fingerprint are the build.
+  expect(build).toBe(buildIdOfBundle(h.bundle.codePath, demoFingerprint()));
   const waiting = await inProcess.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'delete takeover.txt', model: { provider: 'scripted', script } }, { taskId });
     return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0, 60_000);
@@ -322,16 +326,18 @@ test("a continue-as-new under a changed agent definition records the agent's new
   const taskId = h.taskId('agent-version');
   writeFileSync(path.join(h.workspaceDir, 'versioned.txt'), 'x');
   const script = h.script([callTool('delete_file', { path: 'versioned.txt' }), answer('done with v2 of the agent')]);
-  // On a queue of its own, in the default deployment (the other tests' queues belong to theirs).
+  // On a queue of its own, in the default deployment (the other tests' queues belong to theirs), as one
+  // named build whose agents change on purpose: a changed agent is otherwise a new build of its own.
   const taskQueue = `av-${randomUUID().slice(0, 8)}`;
-  const first = await h.worker(undefined, { taskQueue });
+  const versioning = { buildId: taskQueue, allowAgentChanges: true };
+  const first = await h.worker(undefined, { taskQueue, versioning });
   const waiting = await first.runUntil(async () => {
     await h.client.start({ agent: 'demo', prompt: 'delete versioned.txt', model: { provider: 'scripted', script }, continueAsNewEveryTurns: 1 }, { taskId, taskQueue });
     return statusWhen(h, taskId, (s) => s.pendingApprovals.length > 0);
   });
   // The agent changes (its write policy) while the task waits; the next run takes it from its worker.
   const changed = createDemoAgent({ workspaceDir: h.workspaceDir, ordersUrl: h.orders.url, policy: { write: 'confirm' } });
-  const second = await h.worker([changed], { taskQueue });
+  const second = await h.worker([changed], { taskQueue, versioning });
   const finished = await second.runUntil(async () => {
     await h.client.approve(taskId, { approvalId: waiting.pendingApprovals[0]!.id, by: 'ana' });
     await h.client.result(taskId);
@@ -360,6 +366,6 @@ test('deploy promote refuses a build with no check, and deploy status a deployme
   let stderr = '';
   onBundle.stderr!.on('data', (d) => (stderr += d));
   const build = await waitFor('the worker to say its build', () => /build (\S+) \(agentTask pinned\)/.exec(stderr)?.[1], 60_000);
-  expect(build).toBe(buildIdOfBundle(h.bundle.codePath));
+  expect(build).toBe(buildIdOfBundle(h.bundle.codePath, demoFingerprint()));
   await sigkill(onBundle);
 });
