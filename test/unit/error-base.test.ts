@@ -30,6 +30,7 @@ import { ScheduleNotFound, ScheduleProblem } from '../../src/client/task-schedul
 import { RuleError } from '../../src/testing/messages-api-rules';
 import { UsageProblem } from '../../src/mcp-server/task-tools-server';
 import { DeployRefused } from '../../src/deploy/deployment';
+import { BuildAgentsMismatch } from '../../src/worker/build-agents';
 import { CredentialUnavailableError } from '../../src/vault/credentials';
 import { VaultConfigError, VaultConflictError, VaultUnreadableError } from '../../src/vault/vault-store';
 import { NetworkRecordsFolderError } from '../../src/worker/dead-workers/folder-filesystem';
@@ -75,6 +76,7 @@ const errors: DurableAgentError[] = [
   new RuleError('anthropic-version: header is required'),
   new UsageProblem('no task id'),
   new DeployRefused('no passing check'),
+  new BuildAgentsMismatch('build v7 already serves other agents on queue q'),
   new VaultConfigError('bad vault setting'),
   new VaultConflictError('oauth', 1, 2),
   new VaultUnreadableError('altered'),
