@@ -13,7 +13,8 @@ import { pathToFileURL } from 'node:url';
 /** The extensions an agents module may have: what Node and tsx load. */
 export const AGENTS_MODULE_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'] as const;
 
-const PACKAGE_ROOT = path.resolve(__dirname, '../..');
+/** The root of the copy of the package running this CLI: a checkout, or node_modules/durable-agent. */
+export const PACKAGE_ROOT = path.resolve(__dirname, '../..');
 /** This file is TypeScript when the CLI runs from a clone's src/, JavaScript when it runs from dist/. */
 const FROM_SOURCE = path.extname(__filename) === '.ts';
 

@@ -286,8 +286,9 @@ export class TaskClient {
    * when a live worker of that build polls it, or when the server cannot say.
    */
   async waitingNote(agent: string | undefined, taskQueue: string, taskId?: string): Promise<string | undefined> {
-    if ((await this.isServed(taskQueue)) === false) return noWorkerNote(agent, taskQueue);
-    return routingNote(agent, await describeQueueRouting(this.client, taskQueue, taskId).catch(() => ({ taskQueue, pollers: [], deployments: [] })));
+    const routing = await describeQueueRouting(this.client, taskQueue, taskId).catch(() => undefined);
+    if (routing?.pollers.length === 0) return noWorkerNote(agent, taskQueue);
+    return routingNote(agent, routing ?? { taskQueue, pollers: [], deployments: [] });
   }
 
   /**
@@ -587,17 +588,13 @@ export class TaskClient {
     const view: TaskView = { summary };
     // The server always reports the queue; the fallbacks are for a summary built by hand.
     const taskQueue = summary.taskQueue ?? this.taskQueue ?? DEFAULT_TASK_QUEUE;
-    // A query needs a worker to answer; without one it would only wait out the deadline.
-    const served = await this.isServed(taskQueue);
-    // A worker polls, but the server sends this task to another build: the query would wait out its
-    // deadline for nothing, so the view says which build, and the fix, at once.
-    const misrouted =
-      served !== false && summary.executionStatus === 'RUNNING'
-        ? await describeQueueRouting(this.client, taskQueue, taskId).then(
-            (r) => routingNote(summary.agent, r),
-            () => undefined,
-          )
-        : undefined;
+    // A query needs a worker to answer; without one it would only wait out the deadline. A running
+    // task's queue is described once, with its routing: a worker may poll while the server sends this
+    // task to another build, and the query would wait out its deadline for nothing, so the view says
+    // which build, and the fix, at once.
+    const routing = summary.executionStatus === 'RUNNING' ? await describeQueueRouting(this.client, taskQueue, taskId).catch(() => undefined) : undefined;
+    const served = routing ? routing.pollers.length > 0 : await this.isServed(taskQueue);
+    const misrouted = routing && served ? routingNote(summary.agent, routing) : undefined;
     if (served !== false && !misrouted) {
       const status = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.handle(taskId).query(statusQuery)).catch(() => undefined);
       if (status) view.status = status;

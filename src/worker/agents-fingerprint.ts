@@ -18,7 +18,7 @@ import type { ModelChoice } from '../protocol/wire-shapes';
 const FINGERPRINT_HEX = 8;
 
 /** One agent's behaviour as the build sees it. */
-export function agentFingerprintEntry(agent: AgentDefinition): Record<string, unknown> {
+function agentFingerprintEntry(agent: AgentDefinition): Record<string, unknown> {
   return {
     name: agent.name,
     version: agentVersionOf(agent.manifest((agent.model ?? null) as ModelChoice)),

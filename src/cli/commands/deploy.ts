@@ -1,5 +1,4 @@
 /** `durable-agent deploy`: Worker Versioning rollouts gated by replay (src/deploy, docs/deploy.md). */
-import path from 'node:path';
 import { checkBuild } from '../../deploy/build-check';
 import { describeDivergence, type CheckResult } from '../../deploy/check-record';
 import { deploymentStatus, DeployRefused, promoteBuild, rollbackDeployment, type DeploymentView, type RoutingChange } from '../../deploy/deployment';
@@ -14,11 +13,9 @@ import { deployChangeJson, deployCheckJson, deploymentJson } from '../json-deplo
 import { connectClient } from '../connect';
 import { safeLine } from '../render';
 import { loadAgentsModule } from '../load-agents';
+import { PACKAGE_ROOT } from '../agents-module';
 import { agentsFingerprint } from '../../worker/agents-fingerprint';
 import { workspaceOf } from '../workspace-dir';
-
-/** The engine running this command: a checkout (its src/) or the installed package (its dist/). */
-const ENGINE_ROOT = path.resolve(__dirname, '../../..');
 
 export const deployHelp = `durable-agent deploy status [--deployment NAME] [--json]
 durable-agent deploy check [BUNDLE_OR_DIR] [--agents FILE [--workspace DIR]] [--build ID] [--pinned] [--closed-per-agent N] [--agent NAME]... [--json]
@@ -77,7 +74,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
       case 'check': {
         quietReplay();
         const fingerprint = values.agents ? agentsFingerprint((await loadAgentsModule(values.agents, { workspaceDir: workspaceOf(values.workspace) })).agents) : undefined;
-        const result = await checkBuild(client, arg ?? ENGINE_ROOT, {
+        const result = await checkBuild(client, arg ?? PACKAGE_ROOT, {
           deploymentName,
           ...(values.build ? { buildId: values.build } : {}),
           ...(fingerprint ? { agentsFingerprint: fingerprint } : {}),
