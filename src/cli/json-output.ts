@@ -66,6 +66,9 @@ export const escalation = z
     turn: count,
     at: z.string(),
     resolved: z.strictObject({ by: z.string(), at: z.string(), how: z.string() }).optional(),
+    bound: z.strictObject({ agentVersion: z.string() }).optional().meta({
+      description: 'A block: the agent version it was raised under. An unblock that meets another version is refused, and the block is raised again (code agent_changed) with the difference.',
+    }),
   })
   .meta({ id: 'Escalation' });
 const approvalFields = {
@@ -329,6 +332,10 @@ export const taskSummaryJson = z
       .string()
       .optional()
       .meta({ description: "The Worker Deployment build the run is on (a pinned override's, else the one it runs on), from the execution's versioning info; absent when unversioned." }),
+    agentVersion: z
+      .string()
+      .optional()
+      .meta({ description: "The agent version the task's current run took from its worker (the run's memo); absent before its first workflow task, or for a task of an older build." }),
   })
   .meta({ id: 'TaskSummary', title: 'TaskSummary', description: 'One task as `list` shows it, from its search attributes and memo.' });
 

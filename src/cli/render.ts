@@ -271,6 +271,7 @@ export function renderBlocked(taskId: string, e: Escalation): string {
   const task = safeLine(taskId);
   return [
     `BLOCKED since ${safeLine(e.at)} (turn ${e.turn}): ${safeLine(e.reason)}`,
+    ...(e.bound ? [`  binds:     agent ${safeLine(e.bound.agentVersion)} (an unblock on a worker whose agent changed is refused, and the block is raised again with the difference)`] : []),
     '  resume it:',
     `    durable-agent unblock ${task} --as YOUR_NAME --message "what the agent should do now"`,
     `    durable-agent unblock ${task} --as YOUR_NAME --turns N --tool-calls N --tokens N --cost-usd X   (raise a budget)`,
@@ -299,13 +300,14 @@ export function renderSummaries(tasks: TaskSummary[]): string {
     safeLine(t.agentStatus ?? '-'),
     safeLine(t.executionStatus),
     safeLine(t.build ?? '-'),
+    safeLine(t.agentVersion ?? '-'),
     t.startTime.toISOString().replace('T', ' ').slice(0, 19),
   ]);
   // A task can wait for a person and, with its worker gone, for a worker too: both are said.
   const waitsFor = (t: TaskSummary) => [t.forkedFrom ? `forked from ${t.forkedFrom}` : undefined, t.waitingFor, t.note].filter(Boolean).join('; ');
   const waiting = tasks.some((t) => waitsFor(t));
   if (waiting) for (const [i, row] of rows.entries()) row.push(safeLine(waitsFor(tasks[i]!)));
-  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'BUILD', 'STARTED', ...(waiting ? [tasks.some((t) => t.forkedFrom) ? 'NOTES' : 'WAITING FOR'] : [])];
+  const header = ['TASK', 'AGENT', 'STATUS', 'TEMPORAL', 'BUILD', 'AGENT VERSION', 'STARTED', ...(waiting ? [tasks.some((t) => t.forkedFrom) ? 'NOTES' : 'WAITING FOR'] : [])];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [header, ...rows]
     .map((r) =>

@@ -91,6 +91,8 @@ export interface TaskSummary {
   forkedFrom?: string;
   /** The Worker Deployment build the run is on (a pinned override's, else the one it runs on); absent when unversioned. */
   build?: string;
+  /** The agent version the task's run took from its worker (the run's memo; absent before the run started, or from older builds). */
+  agentVersion?: string;
 }
 
 export interface ListFilter {
@@ -834,5 +836,6 @@ function toSummary(e: ExecutionLike): TaskSummary {
     ...(e.parentExecution?.workflowId ? { parentTask: e.parentExecution.workflowId } : {}),
     ...(forkedFrom ? { forkedFrom } : {}),
     ...(build ? { build } : {}),
+    ...(typeof e.memo?.agentVersion === 'string' ? { agentVersion: e.memo.agentVersion } : {}),
   };
 }

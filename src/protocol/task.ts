@@ -156,6 +156,11 @@ export interface Escalation {
   turn: number;
   at: string;
   resolved?: { by: string; at: string; how: string };
+  /**
+   * A block's binding: the agent version it was raised under. An unblock that meets a worker whose
+   * agent is another version is refused with the difference, and the task asks again (people/blocks.ts).
+   */
+  bound?: { agentVersion: string };
 }
 
 /**

@@ -35,9 +35,9 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   const forkPoint = forkPointOf(input);
   const run = beginRun(input, forkPoint ? await forkPoint : undefined);
   const { state, scope, info } = run;
-  const handlers = new TaskHandlers(run);
-  handlers.register();
   const people = new People(run);
+  const handlers = new TaskHandlers(run, people);
+  handlers.register();
   people.publishStatus();
 
   const finish = async (outcome: TaskOutcome, finalCallWithoutTools = false): Promise<TaskResult> => {
@@ -56,6 +56,7 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
   try {
     const { manifest, gate } = await configureRun(run);
     handlers.gateKnown(gate);
+    people.publishAgentVersion();
     const delegation = manifest.delegation
       ? new Delegation(manifest.delegation, { workflowId: info.workflowId, firstRunId: info.firstExecutionRunId, taskQueue: info.taskQueue, depth: delegationDepth(input, info) })
       : undefined;
@@ -79,6 +80,8 @@ export async function agentTask(input: TaskInput): Promise<TaskResult> {
         const raised = await people.block(spent.code, spent.reason, () => (spentSpendBudget(state) ? 0 : 1));
         if (!raised) return await finish('budget_exhausted');
       }
+      // Unblocked onto the worker's new agent (people/blocks.ts): the next model call is the new agent's.
+      if (state.agentMove && !withoutTools && continuations === 0) await rollover.handOver();
       state.startTurn();
       people.publishStatus();
       if (state.conversation.needsRoom(toolbox.contextWindow, toolbox.fixedPromptChars)) {

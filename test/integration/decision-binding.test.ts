@@ -82,3 +82,67 @@ test('the same tool on a new worker runs on the approval given before: nobody is
     await second.stop();
   }
 });
+
+function library(release: 'v1' | 'v2') {
+  const lookup = defineTool({
+    name: 'lookup',
+    description: 'Reads a book.',
+    input: z.object({ id: z.string() }),
+    output: z.object({ title: z.string() }),
+    effect: 'read',
+    idempotent: true,
+    run: async ({ id }: { id: string }) => ({ title: `book ${id}` }),
+  });
+  const lend = defineTool({
+    name: 'lend',
+    description: 'Lends a book.',
+    input: z.object({ id: z.string() }),
+    output: z.object({ lent: z.string() }),
+    effect: 'write',
+    idempotent: false,
+    run: async ({ id }: { id: string }) => ({ lent: id }),
+  });
+  // v2 gains a write tool and lets it run without a person: what a resumed agent must not gain silently.
+  return release === 'v1'
+    ? defineAgent({ name: 'library', system: 'You look up books.', tools: [lookup] })
+    : defineAgent({ name: 'library', system: 'You look up books.', tools: [lookup, lend], policy: { tools: { lend: 'allow' } } });
+}
+
+test('a block binds its agent: an unblock on a worker whose agent gained a tool is refused with the difference, and only the second unblock moves the task onto the new agent', async () => {
+  const taskQueue = `${h.taskQueue}-block`;
+  const versioning = { deploymentName: `bind-${randomUUID().slice(0, 8)}`, buildId: 'b1', allowAgentChanges: true };
+  const first = runInBackground(await h.worker([library('v1')], { taskQueue, versioning }));
+  const taskId = h.taskId('block');
+  const script = h.script([callTool('lookup', { id: '7' }), answer('Book 7 is in.')]);
+  await h.client.start({ agent: 'library', prompt: 'Is book 7 in?', model: { provider: 'scripted', script }, budgets: { turns: 1 } }, { taskId, taskQueue });
+  const blocked = await statusWhen(h, taskId, (s) => s.blocked?.code === 'turn_budget', 60_000);
+  expect(blocked.blocked!.bound).toEqual({ agentVersion: blocked.agentVersion });
+  await first.stop();
+  const second = runInBackground(await h.worker([library('v2')], { taskQueue, versioning }));
+  try {
+    const refused = h.client.unblock(taskId, { by: 'ana', blockId: blocked.blocked!.id, budget: { turns: 3 } });
+    await expect(refused).rejects.toThrow(/the agent changed since block .* was raised \(agent version [0-9a-f]{16} -> [0-9a-f]{16}; tools gained: lend \(write\); permission policy changed\)/);
+    const again = await h.client.status(taskId);
+    expect(again.blocked).toMatchObject({ code: 'agent_changed', reason: expect.stringContaining('tools gained: lend (write)') });
+    expect(again.blocked!.bound!.agentVersion).not.toBe(blocked.agentVersion);
+    // Nothing the refused unblock asked for was taken.
+    expect(again.budgets.turns).toMatchObject({ limit: 1 });
+    // The old block's id is stale now.
+    await expect(h.client.unblock(taskId, { by: 'ana', blockId: blocked.blocked!.id })).rejects.toThrow(/is not the current one/);
+
+    await h.client.unblock(taskId, { by: 'ana', blockId: again.blocked!.id, budget: { turns: 3 } });
+    expect(await h.client.result(taskId)).toMatchObject({ outcome: 'answered', text: 'Book 7 is in.' });
+    const done = await h.client.status(taskId);
+    expect(done.agentVersion).toBe(again.blocked!.bound!.agentVersion);
+    expect(done.events.map((e) => e.detail).join('\n')).toMatch(/continued as new with agent version [0-9a-f]{16} -> [0-9a-f]{16}/);
+    // `list` reads the run's memo (visibility catches up with the close a moment later).
+    let listed: string | undefined;
+    for (let i = 0; i < 50 && listed !== done.agentVersion; i++) {
+      listed = (await h.client.list({ agent: 'library' })).find((t) => t.taskId === taskId)?.agentVersion;
+      if (listed !== done.agentVersion) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(listed).toBe(done.agentVersion);
+  } finally {
+    await second.stop();
+  }
+});

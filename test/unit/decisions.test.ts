@@ -40,6 +40,8 @@ function setup(options: { verify?: boolean; policy?: ApproverPolicy; gate?: 'non
       asked.push(query);
       return options.receivedAt ?? null;
     }) as DecisionContext['decisionReceivedAt'],
+    describeAgentNow: async () => state.manifest!,
+    published: () => undefined,
   };
   return { state, approval, decisions: new Decisions(ctx), asked };
 }
@@ -121,7 +123,7 @@ describe('Decisions: one set of rules', () => {
     expect(second.state.approvals[0]).toMatchObject({ decision: 'denied', denyReason: 'no' });
 
     blockTask(second.state, 'turn_budget', 'spent');
-    expect(second.decisions.unblock({ by: 'sam', budget: { turns: 40 } })).toMatchObject({ resumed: true });
+    await expect(second.decisions.unblock({ by: 'sam', budget: { turns: 40 } })).resolves.toMatchObject({ resumed: true });
     expect(second.state.budgets.turns).toBe(40);
   });
 

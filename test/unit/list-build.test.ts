@@ -1,4 +1,4 @@
-/** `list` shows each task's build: from the execution's versioning info, as a column and in --json. */
+/** `list` shows each task's build (the execution's versioning info) and agent version (the run's memo), as columns and in --json. */
 import { buildOfExecution } from '../../src/client/task-client';
 import { taskSummaryJson } from '../../src/cli/json-output';
 import { renderSummaries } from '../../src/cli/render';
@@ -14,14 +14,16 @@ test("a task's build: a pinned override's, else the one it runs on, else the sea
   expect(buildOfExecution(undefined)).toBeUndefined();
 });
 
-test('list prints a BUILD column (- when unversioned), and list --json carries build', () => {
+test('list prints BUILD and AGENT VERSION columns (- when unknown), and list --json carries both', () => {
   const tasks = [
-    { taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo', build: '0.1.0-abc' },
+    { taskId: 't-1', runId: 'r', executionStatus: 'RUNNING', startTime: new Date(0), agent: 'demo', build: '0.1.0-abc', agentVersion: '9f2c4e1a0b3d5c67' },
     { taskId: 't-2', runId: 'r', executionStatus: 'COMPLETED', startTime: new Date(0), agent: 'demo' },
   ];
   const [header, first, second] = renderSummaries(tasks).split('\n');
-  expect(header).toMatch(/^TASK\s+AGENT\s+STATUS\s+TEMPORAL\s+BUILD\s+STARTED$/);
+  expect(header).toMatch(/^TASK\s+AGENT\s+STATUS\s+TEMPORAL\s+BUILD\s+AGENT VERSION\s+STARTED$/);
   expect(first!.indexOf('0.1.0-abc')).toBe(header!.indexOf('BUILD'));
+  expect(first!.indexOf('9f2c4e1a0b3d5c67')).toBe(header!.indexOf('AGENT VERSION'));
   expect(second!.slice(header!.indexOf('BUILD')).startsWith('-')).toBe(true);
-  expect(taskSummaryJson.parse(JSON.parse(JSON.stringify(tasks[0])))).toMatchObject({ build: '0.1.0-abc' });
+  expect(second!.slice(header!.indexOf('AGENT VERSION')).startsWith('-')).toBe(true);
+  expect(taskSummaryJson.parse(JSON.parse(JSON.stringify(tasks[0])))).toMatchObject({ build: '0.1.0-abc', agentVersion: '9f2c4e1a0b3d5c67' });
 });

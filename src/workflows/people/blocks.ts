@@ -2,15 +2,18 @@
  * Blocks: the task stops for a person (a spent budget, a loop, a failure they can fix) and goes on
  * when they unblock it, naming the block they saw; a stale or wrong unblock is refused.
  */
+import type { AgentManifest } from '../../protocol/agent-manifest';
+import { agentVersionOf } from '../../protocol/agent-version';
 import type { Budgets, Escalation, UnblockInput, VerifiedIdentity } from '../../protocol/task';
+import { agentDifference } from '../../rules/agent-difference';
 import { unblockShapeProblem } from '../base/input-checks';
 import type { DecisionRefusal, UnblockRefusalCode } from '../../rules/approvals';
 import { raiseAboveUsedProblem, raiseShapeProblem, type RaisableBudget } from '../../rules/unblock-budget';
 import { oneLine } from '../base/one-line';
 import type { TaskState } from '../state/task-state';
 
-export function blockTask(state: TaskState, code: string, reason: string): Escalation {
-  const escalation: Escalation = { id: state.newId(), level: 'block', code, reason, turn: state.turn, at: state.now() };
+export function blockTask(state: TaskState, code: string, reason: string, agentVersion = state.agentVersion): Escalation {
+  const escalation: Escalation = { id: state.newId(), level: 'block', code, reason, turn: state.turn, at: state.now(), ...(agentVersion ? { bound: { agentVersion } } : {}) };
   state.escalations.push(escalation);
   state.audit.bound('escalation', state.escalations, (e) => e.level !== 'inform' && !e.resolved);
   state.phase = 'blocked';
@@ -40,6 +43,27 @@ export function unblockRefusal(state: TaskState, input: UnblockInput): DecisionR
   return undefined;
 }
 
+/**
+ * The block as it stands against the agent the worker has now: undefined when the block was raised
+ * under that agent (or records none), else the block raised again in its place, bound to the new
+ * agent and naming the difference, so the person decides on what would actually resume. Unblocking
+ * that one moves the task onto the new agent (state.agentMove: a new run takes its manifest).
+ */
+export function rebindBlock(state: TaskState, current: AgentManifest): { block: Escalation; changes: string[] } | undefined {
+  const block = state.blocked;
+  const version = agentVersionOf(current);
+  if (!block?.bound || block.bound.agentVersion === version) return undefined;
+  const before = state.manifest;
+  const changes = before && agentVersionOf(before) === block.bound.agentVersion ? agentDifference(before, current) : [`agent version ${block.bound.agentVersion} -> ${version}`];
+  const how = `superseded: the agent changed (${changes.join('; ')})`;
+  block.resolved = { by: 'system', at: state.now(), how };
+  state.audit.record('task_unblocked', `block ${block.id} ${how}`);
+  const reason =
+    `The agent changed since block ${block.id} (${block.code}) was raised: ${changes.join('; ')}. ` +
+    `Unblock this block to go on under the new agent (the task continues as a new run with it), or cancel the task. The block it replaces: ${block.reason}`;
+  return { block: blockTask(state, 'agent_changed', oneLine(reason, 2_000), version), changes };
+}
+
 /** A person resumes the task: budgets raised, model overrides, guidance; the guards' streaks start again. */
 export function unblockTask(state: TaskState, input: UnblockInput, identity?: VerifiedIdentity): Escalation {
   const escalation = state.blocked!;
@@ -63,6 +87,8 @@ export function unblockTask(state: TaskState, input: UnblockInput, identity?: Ve
   state.ledger.resetStreaks();
   state.ledger.forgiveFailures();
   for (const tool of Object.keys(state.corrections)) state.corrections[tool] = 0;
+  // The person decided on the agent the worker has now: the task moves onto it (rollover.ts).
+  if (escalation.code === 'agent_changed' && escalation.bound && escalation.bound.agentVersion !== state.agentVersion) state.agentMove = escalation.bound.agentVersion;
   state.phase = 'running';
   state.audit.record('task_unblocked', `by ${input.by}: ${how}`);
   return escalation;

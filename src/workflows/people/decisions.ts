@@ -7,12 +7,13 @@
  */
 import { ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
 import type { AgentActivities } from '../../protocol/activity-contracts';
+import type { AgentManifest } from '../../protocol/agent-manifest';
 import type { ApproveInput, DenyInput, UnblockInput } from '../../protocol/task';
 import type { ApproverGate } from '../run/approver-gate';
 import type { TaskState } from '../state/task-state';
 import { type DecisionRefusal, supersedes } from '../../rules/approvals';
 import { approvalRefusalIn, decideApproval } from './approvals';
-import { unblockRefusal, unblockTask } from './blocks';
+import { rebindBlock, unblockRefusal, unblockTask } from './blocks';
 
 export type DecisionKind = 'approve' | 'deny' | 'unblock';
 export type DecisionRequest<K extends DecisionKind> = K extends 'unblock' ? UnblockInput : K extends 'approve' ? ApproveInput : DenyInput;
@@ -26,6 +27,10 @@ export interface DecisionContext {
   gate(): ApproverGate | undefined;
   prepareToolCall: AgentActivities['prepareToolCall'];
   decisionReceivedAt: AgentActivities['decisionReceivedAt'];
+  /** The agent as the worker taking the decision has it now (an unblock resumes on that worker's tools). */
+  describeAgentNow(): Promise<AgentManifest>;
+  /** The pending memo and status, told again after a block was raised again in the unblock's place. */
+  published(): void;
 }
 
 export class Decisions {
@@ -95,9 +100,36 @@ export class Decisions {
     return { approvalId: request.approvalId, decision: 'denied' };
   }
 
-  unblock(request: UnblockInput): { resumed: true; escalationId: string } {
+  /**
+   * Takes an unblock the validator accepted, unless the agent changed since the block was raised:
+   * then the block is raised again with the difference, and the unblock is refused naming it.
+   */
+  async unblock(request: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
+    const refused = await this.agentChangeRefusal();
+    if (refused) throw ApplicationFailure.create({ message: refused.problem, type: refused.code, nonRetryable: true });
+    return this.resume(request);
+  }
+
+  private resume(request: UnblockInput): { resumed: true; escalationId: string } {
     const escalation = unblockTask(this.ctx.state, request, this.ctx.gate()?.identityOf(request));
     return { resumed: true, escalationId: escalation.id };
+  }
+
+  /** Why the current block cannot be resumed on the worker's agent as it is now (blocks.ts rebindBlock), or undefined. */
+  private async agentChangeRefusal(): Promise<{ code: 'agent_changed' | 'stale_block'; problem: string } | undefined> {
+    const { state } = this.ctx;
+    const seen = state.blocked;
+    if (!seen?.bound) return undefined;
+    const current = await this.ctx.describeAgentNow();
+    // The check awaited the worker: someone else may have unblocked meanwhile.
+    if (state.blocked !== seen) return { code: 'stale_block', problem: `block ${seen.id} was resolved while the agent was checked` };
+    const rebound = rebindBlock(state, current);
+    if (!rebound) return undefined;
+    this.ctx.published();
+    return {
+      code: 'agent_changed',
+      problem: `the agent changed since block ${seen.id} was raised (${rebound.changes.join('; ')}); it was raised again as block ${rebound.block.id}: look at it and unblock that one to go on under the new agent`,
+    };
   }
 
   /**
@@ -117,7 +149,11 @@ export class Decisions {
       if (refused) return this.recordUntaken(kind, request, by, refused.problem);
       if (kind === 'approve') await this.approve(request as ApproveInput);
       else if (kind === 'deny') this.deny(request as DenyInput);
-      else this.unblock(request as UnblockInput);
+      else {
+        const changed = await this.agentChangeRefusal();
+        if (changed) return this.recordUntaken(kind, request, by, changed.problem);
+        this.resume(request as UnblockInput);
+      }
     } catch (err) {
       if (isCancellation(err)) throw err;
       // A signal cannot be refused to its sender, and a throw here would fail the workflow task.

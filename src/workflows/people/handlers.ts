@@ -22,7 +22,8 @@ import { MESSAGE_NONCE_MEMORY, type ApproverGate } from '../run/approver-gate';
 import { Decisions } from './decisions';
 import { failAsUpdate, failAsUpdateAsync, rejectIf } from '../base/update-failures';
 import { messageProblem } from '../base/input-checks';
-import type { Run } from '../run/run-setup';
+import { describeAgentNow, type Run } from '../run/run-setup';
+import type { People } from './people';
 import { statusOf } from '../state/task-status';
 
 export class TaskHandlers {
@@ -31,7 +32,10 @@ export class TaskHandlers {
   /** Messages that arrived before the manifest: judged once it is known. */
   private readonly earlyMessages: { message: MessageInput; interrupt: boolean }[] = [];
 
-  constructor(private readonly run: Run) {}
+  constructor(
+    private readonly run: Run,
+    private readonly people: People,
+  ) {}
 
   register(): void {
     const { state } = this.run;
@@ -42,6 +46,8 @@ export class TaskHandlers {
       gate: () => this.gate,
       prepareToolCall: this.run.activities.prepareToolCall,
       decisionReceivedAt: this.run.activities.decisionReceivedAt,
+      describeAgentNow: () => describeAgentNow(this.run),
+      published: () => this.people.reblocked(),
     });
     setHandler(statusQuery, () => statusOf(state));
     setHandler(transcriptQuery, () => ({ system: state.manifest?.system ?? '', messages: state.messages }));
@@ -52,7 +58,7 @@ export class TaskHandlers {
       return messages;
     });
     // Validators run before anything is written to history: a wrong or stale decision leaves no trace.
-    setHandler(unblockUpdate, (request) => failAsUpdate(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });
+    setHandler(unblockUpdate, (request) => failAsUpdateAsync(() => decisions.unblock(request)), { validator: (request) => rejectIf(decisions.problem('unblock', request, Date.now())) });
     setHandler(approveUpdate, (request) => failAsUpdateAsync(() => decisions.approve(request)), { validator: (request) => rejectIf(decisions.problem('approve', request, Date.now())) });
     setHandler(denyUpdate, (request) => failAsUpdate(() => decisions.deny(request)), { validator: (request) => rejectIf(decisions.problem('deny', request, Date.now())) });
     // The same decisions as signals: recorded by the server even when no worker runs.

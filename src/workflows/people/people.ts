@@ -59,6 +59,23 @@ export class People {
     return budgetLeft() > 0;
   }
 
+  /**
+   * The agent version this run took from its worker, in the memo, so `list` shows it without a
+   * worker; written once per run, and only when it differs from what the memo already holds.
+   */
+  publishAgentVersion(): void {
+    const version = this.run.state.agentVersion;
+    if (version && workflowInfo().memo?.agentVersion !== version) upsertMemo({ agentVersion: version });
+  }
+
+  /** A block raised again in an unblock's place (the agent changed, blocks.ts rebindBlock): shown and asked like any block. */
+  reblocked(): void {
+    const block = this.run.state.blocked;
+    this.publishStatus();
+    this.publishPending();
+    if (block) this.ask('block', block.code, block.reason);
+  }
+
   /** Waits, durably, for a decision on `approval`, or its expiry (which denies, or blocks first): approvals.ts. */
   awaitApproval(approval: ApprovalRequest): Promise<ApprovalRecord> {
     return awaitApproval(this.run.state, approval, this.board);

@@ -92,6 +92,11 @@ export function beginRun(input: TaskInput, forkPoint?: TaskSnapshot): Run {
   };
 }
 
+/** The agent as the worker running this workflow task has it now (an unblock checks it: people/blocks.ts). */
+export function describeAgentNow(run: Run): Promise<AgentManifest> {
+  return describeAgent({ agent: run.input.agent, ...(run.input.model ? { model: run.input.model } : {}) });
+}
+
 /** The run's configuration, from its worker (a snapshot never supplies it), and the approver gate built from it. */
 export async function configureRun(run: Run): Promise<{ manifest: AgentManifest; gate: ApproverGate }> {
   const { input, info, state } = run;

@@ -108,6 +108,12 @@ export class TaskState {
   agentVersion?: string;
   /** What the previous run ran with (from its snapshot): agent version and build. */
   previousVersions?: { agentVersion?: string; build?: string };
+  /**
+   * A person unblocked the task onto the agent version its worker has now (people/blocks.ts,
+   * rebindBlock): the run hands over at the next turn boundary and the new run takes that agent.
+   * Never in a snapshot: the new run is on it.
+   */
+  agentMove?: string;
   /** The build the current workflow task runs on (workflowInfo, read where it is asked: queries, snapshots). */
   buildOf: () => { deploymentName: string; buildId: string } | undefined = () => undefined;
 

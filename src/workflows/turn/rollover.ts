@@ -58,6 +58,8 @@ export class Rollover {
   /** Whether this run should hand over to a new one before the next turn. */
   due(): boolean {
     const { state } = this.run;
+    // A person moved the task onto its worker's new agent: even in a run's first turn (the next run takes that agent).
+    if (state.agentMove) return true;
     const suggested = this.suggested || this.buildChanged;
     // Only once this run took a turn: a run that hands over at once would never get anywhere.
     return (state.turn >= this.continueAfterTurn || suggested) && state.turn > this.firstTurnOfRun;
