@@ -48,6 +48,23 @@ export interface PendingApproval {
   input: unknown;
 }
 
+/**
+ * One time the engine asked a person (issue 49, item 7): an approval requested, or the task blocked
+ * until a person acts. What the harness counts as the person's time.
+ */
+export interface PersonAsk {
+  kind: 'approval' | 'block';
+  /** The task that asked, when the engine says (a sub-agent's own task id). */
+  task?: string;
+  /** An approval's tool and exact arguments. */
+  tool?: string;
+  input?: unknown;
+  /** A block's code (`loop_detected`, `outcome_unknown`, ...). */
+  code?: string;
+  /** Why, as the engine told the person. */
+  reason?: string;
+}
+
 export interface RunOutcome {
   /** `answered`: the task ended with the model's final answer; `failed`: the engine gave up. */
   status: 'answered' | 'failed';
@@ -70,6 +87,13 @@ export interface EngineRun {
   kill(): Promise<void>;
   /** Starts a worker again after kill(): it resumes the task (from a checkpoint, or from scratch). */
   resume(): Promise<void>;
+  /**
+   * Every time the run asked a person, from the engine's own record (durable-agent: the task's and
+   * its sub-agents' approvals and blocks in `status`). Read once the run is over, before dispose.
+   * Absent: the harness counts the decisions it was asked for (pendingApproval), which is every ask
+   * an engine without blocks makes.
+   */
+  personAsks?(): Promise<PersonAsk[]>;
   /** Stops whatever this run left running. */
   dispose(): Promise<void>;
 }

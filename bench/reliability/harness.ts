@@ -14,14 +14,33 @@ import { freePort } from '../../src/server/dev-server';
 import { DEFAULT_ANTHROPIC_MODEL } from '../../src/models/anthropic-model';
 import { FakeMessagesApi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import { type Effect, type GateRequest, type OrdersFault, OrdersService } from '../../src/testing/orders-service';
-import type { Engine, EngineRun, PendingApproval, RunOutcome } from './engine';
+import type { Engine, EngineRun, PendingApproval, PersonAsk, RunOutcome } from './engine';
 import { type FaultClass, HELD_MS, isToolFaultClass, killBoundaries, modelFaultFor, toolFaultGate } from './faults';
 import { storeOrders } from './store-tools';
 import { expectedSnapshot, type ReliabilityTask } from './tasks';
-import { TrajectoryModel } from './trajectory-model';
+import { HintFollowingModel, type HintModelStats } from './hint-model';
+import { APPROVAL_TOOLS } from './store-tools';
+import { TrajectoryModel, type TrajectoryModelStats } from './trajectory-model';
+
+/**
+ * The scripted models a task runs with: `trajectory` repeats a call whose answer it cannot use
+ * (trajectory-model.ts); `hint-following` reads the engine's structured errors and hints instead
+ * (hint-model.ts). Both follow the same trajectories to the same expected final state.
+ */
+export const MODEL_KINDS = ['trajectory', 'hint-following'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
+/** A person's ask, judged: `evidence` says what could have settled it without a person (then it counts against the engine). */
+export interface JudgedAsk extends PersonAsk {
+  /** `policy`: an approval the agent's policy requires (the first for its action); else why it was asked beyond that. */
+  why: 'policy' | 'asked_again' | 'write_put_to_person' | 'outcome_unknown' | 'guard' | 'budget' | 'other_block';
+  evidence?: string;
+}
 
 export interface RunRecord {
   engine: string;
+  /** The scripted model the run talked to (absent in records of before 2026-11-29: trajectory). */
+  model?: ModelKind;
   faultClass: FaultClass;
   task: string;
   rep: number;
@@ -35,6 +54,19 @@ export interface RunRecord {
   decisionsLost: number;
   /** Decisions sent while no worker ran that the engine said it could not take. */
   decisionsUndelivered: number;
+  /**
+   * Times a person was asked (issue 49, item 7): from the engine's own record when it keeps one
+   * (personAsks), else the decisions the harness was asked for. A block that ended the run counts.
+   */
+  personAsks?: number;
+  /** Of those, asks that evidence could have settled (JudgedAsk.evidence): they count against the engine. */
+  personAsksAvoidable?: number;
+  /** Each ask, judged (its arguments left out). */
+  asks?: JudgedAsk[];
+  /** The decisions the harness itself was asked for (each pending request once). */
+  decisionsAsked?: number;
+  /** What the scripted model did: repeats, give-ups, and for the hint-following model what it made of the hints. */
+  modelStats?: TrajectoryModelStats & Partial<HintModelStats>;
   /** input + output + cache write + cache read tokens the fake API billed. */
   tokens: number;
   /** External calls (store requests + model API requests) the run made. */
@@ -49,6 +81,8 @@ export interface PlanOptions {
   boundary?: number;
   /** Ports for the run's store and fake API (a suite keeps the same ones). Default: any free ones. */
   ports?: { store: number; api: number };
+  /** The scripted model. Default `trajectory`. */
+  model?: ModelKind;
 }
 
 const SHORT_TIMEOUT_MS = Number(process.env.REL_TIMEOUT_MS ?? 180_000);
@@ -59,7 +93,8 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   const started = Date.now();
   const store = new OrdersService({ orders: storeOrders(), pageSize: 3 });
   const api = new FakeMessagesApi();
-  const model = new TrajectoryModel();
+  const modelKind: ModelKind = plan.model ?? 'trajectory';
+  const model = modelKind === 'hint-following' ? new HintFollowingModel() : new TrajectoryModel();
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-run-'));
   await Promise.all([store.start(plan.ports?.store ?? 0), api.start(plan.ports?.api ?? 0)]);
   const initial = store.snapshot();
@@ -98,7 +133,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   };
 
   const killable = faultClass === 'kill' || faultClass === 'decision-while-down';
-  const runId = `${task.id}-${faultClass}-${rep}${at ? `-b${at}` : ''}-${Math.random().toString(36).slice(2, 8)}`;
+  const runId = `${task.id}-${faultClass}-${rep}${at ? `-b${at}` : ''}${modelKind === 'trajectory' ? '' : '-hints'}-${Math.random().toString(36).slice(2, 8)}`;
   let run: EngineRun | undefined;
   let outcome: RunOutcome;
   const decided = new Map<string, number>();
@@ -151,12 +186,16 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   } catch (err) {
     outcome = { status: 'failed', error: `harness: ${(err as Error).stack ?? err}` };
   }
+  const seen: PersonAsk[] = [...decidedIds].map(() => ({ kind: 'approval' }));
+  const told = run?.personAsks ? await run.personAsks().catch(() => undefined) : undefined;
+  const asks = judgeAsks(told ?? seen);
   const final = store.snapshot();
   const expected = expectedSnapshot(initial, task);
   const passed = canonicalJson(final) === canonicalJson(expected);
   const tokens = api.billed.reduce((sum, b) => sum + b.input_tokens + b.output_tokens + b.cache_creation_input_tokens + b.cache_read_input_tokens, 0);
   const record: RunRecord = {
     engine: engine.name,
+    model: modelKind,
     faultClass,
     task: task.id,
     rep,
@@ -166,6 +205,11 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
     duplicateEffects: duplicates(store.effects),
     decisionsLost,
     decisionsUndelivered,
+    personAsks: asks.length,
+    personAsksAvoidable: asks.filter((a) => a.evidence).length,
+    asks: asks.map(({ input: _input, ...a }) => ({ ...a, ...(a.reason ? { reason: a.reason.slice(0, 200) } : {}) })),
+    decisionsAsked: decidedIds.size,
+    modelStats: { ...model.stats, ...(model instanceof HintFollowingModel ? model.hints : {}) },
     tokens,
     externalCalls,
     durationMs: Date.now() - started,
@@ -178,8 +222,41 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   return record;
 }
 
-function approvalKey(p: PendingApproval): string {
+function approvalKey(p: Pick<PendingApproval, 'tool' | 'input'>): string {
   return `${p.tool}:${canonicalJson(p.input ?? null, { strict: false })}`;
+}
+
+const BUDGET_CODES = /budget/;
+
+/**
+ * Each ask, judged. An approval the agent's policy requires (a call of an APPROVAL_TOOLS tool, the
+ * first time for its exact arguments) is the person's job. Everything else could have been settled
+ * without them in this suite, where every fault is one-off (the store answers right the next time
+ * it is asked, and it can always be read): an approval asked again for an action already decided
+ * (the decision is on record), a write the policy lets run alone put to a person (the engine's own
+ * record says it ran: a repeat), an unknown outcome (one read of the order tells), a guard's block
+ * after broken answers (a read again tells). A budget block is counted but not held against the engine.
+ * An ask the engine gave no details of (the harness saw a pending decision) is judged by nothing: policy.
+ */
+export function judgeAsks(asks: PersonAsk[]): JudgedAsk[] {
+  const decided = new Set<string>();
+  return asks.map((ask): JudgedAsk => {
+    if (ask.kind === 'approval') {
+      if (!ask.tool) return { ...ask, why: 'policy' };
+      const key = approvalKey({ tool: ask.tool, input: ask.input });
+      const again = decided.has(key);
+      decided.add(key);
+      if (again) return { ...ask, why: 'asked_again', evidence: 'the same action was decided earlier in the run' };
+      if (!(APPROVAL_TOOLS as readonly string[]).includes(ask.tool))
+        return { ...ask, why: 'write_put_to_person', evidence: `${ask.tool} needs no approval; the engine's record of its earlier run (or one read of the store) says whether it ran` };
+      return { ...ask, why: 'policy' };
+    }
+    const code = ask.code ?? '';
+    if (code === 'outcome_unknown' || code === 'unreconciled') return { ...ask, why: 'outcome_unknown', evidence: 'one read of the order (get_order) says whether the write took effect' };
+    if (BUDGET_CODES.test(code)) return { ...ask, why: 'budget' };
+    if (code === 'loop_detected' || /_error$/.test(code)) return { ...ask, why: 'guard', evidence: "every fault of this suite is one-off: the tool's next answer is right" };
+    return { ...ask, why: 'other_block', evidence: "every fault of this suite is one-off: the engine's next attempt succeeds" };
+  });
 }
 
 /** Effects that repeat an earlier one: same kind, order and amount or address. */
@@ -215,6 +292,8 @@ export interface SuiteOptions {
   killSample?: number;
   /** Run the engines at the same time (each on its own store and API ports). Default false. */
   parallel?: boolean;
+  /** The scripted models every task runs with, each in turn. Default: the trajectory model alone. */
+  models?: ModelKind[];
   log?: (line: string) => void;
 }
 
@@ -225,7 +304,7 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
   const note = (r: RunRecord) => {
     records.push(r);
     log(
-      `  ${r.engine} | ${r.faultClass}${r.boundary ? `@${r.boundary}` : ''} | ${r.task} #${r.rep}: ${r.passed ? 'pass' : 'FAIL'} (${r.outcome.status}; dup ${r.duplicateEffects}, lost ${r.decisionsLost}, ${r.tokens} tokens, ${r.externalCalls} calls, ${(r.durationMs / 1000).toFixed(1)} s)${r.passed ? '' : ` ${r.diff || r.outcome.error || r.outcome.text || ''}`.slice(0, 300)}`,
+      `  ${r.engine}${r.model && r.model !== 'trajectory' ? ` (${r.model})` : ''} | ${r.faultClass}${r.boundary ? `@${r.boundary}` : ''} | ${r.task} #${r.rep}: ${r.passed ? 'pass' : 'FAIL'} (${r.outcome.status}; dup ${r.duplicateEffects}, lost ${r.decisionsLost}, asks ${r.personAsks ?? 0}${r.personAsksAvoidable ? ` (${r.personAsksAvoidable} avoidable)` : ''}, ${r.tokens} tokens, ${r.externalCalls} calls, ${(r.durationMs / 1000).toFixed(1)} s)${r.passed ? '' : ` ${r.diff || r.outcome.error || r.outcome.text || ''}`.slice(0, 300)}`,
     );
   };
   const runEngine = async (engine: Engine) => {
@@ -233,27 +312,29 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
     await engine.open();
     const ports = { store: await freePort(), api: await freePort() };
     try {
-      const boundaries = new Map<string, number>();
-      for (const faultClass of options.faultClasses) {
-        if (faultClass === 'server-restart' && !engine.restartServer) {
-          log(`  ${engine.name} | server-restart: not applicable (no server)`);
-          continue;
-        }
-        for (const task of options.tasks) {
-          if (faultClass === 'decision-while-down' && !task.approval) continue;
-          for (let rep = 1; rep <= options.reps; rep++) {
-            if (faultClass === 'kill') {
-              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports));
-              boundaries.set(task.id, n);
-              for (const boundary of killBoundaries(n, options.killSample, rep, options.reps)) note(await runOnce(engine, task, faultClass, rep, { boundary, ports }));
-            } else if (faultClass === 'server-restart') {
-              const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports));
-              boundaries.set(task.id, n);
-              note(await runOnce(engine, task, faultClass, rep, { boundary: Math.max(1, Math.ceil(n / 2)), ports }));
-            } else {
-              const r = await runOnce(engine, task, faultClass, rep, { ports });
-              note(r);
-              if (faultClass === 'clean' && rep === 1) boundaries.set(task.id, r.externalCalls);
+      for (const model of options.models ?? ['trajectory']) {
+        const boundaries = new Map<string, number>();
+        for (const faultClass of options.faultClasses) {
+          if (faultClass === 'server-restart' && !engine.restartServer) {
+            log(`  ${engine.name} | server-restart: not applicable (no server)`);
+            continue;
+          }
+          for (const task of options.tasks) {
+            if (faultClass === 'decision-while-down' && !task.approval) continue;
+            for (let rep = 1; rep <= options.reps; rep++) {
+              if (faultClass === 'kill') {
+                const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports, model));
+                boundaries.set(task.id, n);
+                for (const boundary of killBoundaries(n, options.killSample, rep, options.reps)) note(await runOnce(engine, task, faultClass, rep, { boundary, ports, model }));
+              } else if (faultClass === 'server-restart') {
+                const n = boundaries.get(task.id) ?? (await cleanCalls(engine, task, records, note, ports, model));
+                boundaries.set(task.id, n);
+                note(await runOnce(engine, task, faultClass, rep, { boundary: Math.max(1, Math.ceil(n / 2)), ports, model }));
+              } else {
+                const r = await runOnce(engine, task, faultClass, rep, { ports, model });
+                note(r);
+                if (faultClass === 'clean' && rep === 1) boundaries.set(task.id, r.externalCalls);
+              }
             }
           }
         }
@@ -267,11 +348,11 @@ export async function runSuite(options: SuiteOptions): Promise<RunRecord[]> {
   return records;
 }
 
-/** The external calls of a clean run of the task (from the records, else a clean run now). */
-async function cleanCalls(engine: Engine, task: ReliabilityTask, records: RunRecord[], note: (r: RunRecord) => void, ports: PlanOptions['ports']): Promise<number> {
-  const clean = records.find((r) => r.engine === engine.name && r.task === task.id && r.faultClass === 'clean' && r.passed);
+/** The external calls of a clean run of the task with `model` (from the records, else a clean run now). */
+async function cleanCalls(engine: Engine, task: ReliabilityTask, records: RunRecord[], note: (r: RunRecord) => void, ports: PlanOptions['ports'], model: ModelKind): Promise<number> {
+  const clean = records.find((r) => r.engine === engine.name && (r.model ?? 'trajectory') === model && r.task === task.id && r.faultClass === 'clean' && r.passed);
   if (clean) return clean.externalCalls;
-  const r = await runOnce(engine, task, 'clean', 1, { ports });
+  const r = await runOnce(engine, task, 'clean', 1, { ports, model });
   note(r);
   return r.externalCalls;
 }

@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- reliability [--quick] [--engines a,b] [--tasks t01,t02] [--faults c1,c2] [--reps K]
- * [--kill-sample S] [--parallel|--sequential] [--name NAME]`: every task on every engine under every
- * fault class, K times; writes bench/results/NAME.json, NAME.md and docs/images/NAME.svg (NAME
- * default `reliability`).
+ * [--kill-sample S] [--model trajectory|hint-following|both] [--parallel|--sequential] [--name NAME]`:
+ * every task on every engine under every fault class, K times, with each scripted model (default
+ * both: the trajectory model, then the hint-following one); writes bench/results/NAME.json, NAME.md
+ * and docs/images/NAME.svg (NAME default `reliability`).
  * `--quick`: the five tasks of QUICK_TASK_IDS, K = 2, one kill boundary per task and repetition (the two
  * repetitions at different boundaries), the engines run side by side.
  */
@@ -11,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_ENGINES, ENGINES } from './engines';
 import { FAULT_CLASSES, type FaultClass } from './faults';
-import { runSuite } from './harness';
-import { figuresOf, reliabilitySvg, reliabilityTable } from './report';
+import { MODEL_KINDS, type ModelKind, runSuite } from './harness';
+import { askKindsNotes, figuresOf, PERSON_ASKS_NOTE, reliabilitySvg, reliabilityTable } from './report';
 import { QUICK_TASK_IDS, TASKS } from './tasks';
 
 export interface ReliabilityArgs {
@@ -23,8 +24,18 @@ export interface ReliabilityArgs {
   reps?: number;
   killSample?: number;
   parallel?: boolean;
+  /** The scripted models (`--model trajectory|hint-following|both`, or a comma list). Default both. */
+  models?: ModelKind[];
   /** Output files' name. Default `reliability`. */
   name?: string;
+}
+
+/** `--model` value: `both`, one model, or a comma list; a bad name is refused with the known ones. */
+export function parseModels(value: string): ModelKind[] {
+  const names = value === 'both' || value === 'all' ? [...MODEL_KINDS] : value.split(',').filter(Boolean);
+  for (const n of names) if (!(MODEL_KINDS as readonly string[]).includes(n)) throw new Error(`--model: no model "${n}"; known: ${MODEL_KINDS.join(', ')}, both`);
+  if (!names.length) throw new Error(`--model needs a value: ${MODEL_KINDS.join(', ')} or both`);
+  return names as ModelKind[];
 }
 
 export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
@@ -41,6 +52,7 @@ export function parseReliabilityArgs(argv: string[]): ReliabilityArgs {
     ...(value('--reps') ? { reps: Number(value('--reps')) } : {}),
     ...(value('--kill-sample') ? { killSample: Number(value('--kill-sample')) } : {}),
     ...(value('--name') ? { name: value('--name')! } : {}),
+    ...(argv.includes('--model') || argv.includes('--models') ? { models: parseModels(value('--model') ?? value('--models') ?? '') } : {}),
     ...(argv.includes('--parallel') ? { parallel: true } : argv.includes('--sequential') ? { parallel: false } : {}),
   };
 }
@@ -62,14 +74,17 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
     return make();
   });
   const faultClasses = args.faultClasses ?? [...FAULT_CLASSES];
+  for (const c of faultClasses) if (!(FAULT_CLASSES as readonly string[]).includes(c)) throw new Error(`--faults: no fault class "${c}"; known: ${FAULT_CLASSES.join(', ')}`);
+  const models = args.models ?? [...MODEL_KINDS];
   const loadBefore = os.loadavg();
   const started = Date.now();
   console.log(
     `\nReliability: ${tasks.length} tasks x ${engines.length} engines x ${faultClasses.length} fault classes, k = ${reps}` +
       (killSample ? `; kill boundaries sampled: ${killSample} per task and repetition, the repetitions at different ones (not every boundary)` : '; a kill at every boundary') +
-      (parallel ? '; engines side by side' : ''),
+      (parallel ? '; engines side by side' : '') +
+      `; models: ${models.join(', ')}`,
   );
-  const records = await runSuite({ tasks, engines, faultClasses, reps, parallel, ...(killSample ? { killSample } : {}) });
+  const records = await runSuite({ tasks, engines, faultClasses, reps, parallel, models, ...(killSample ? { killSample } : {}) });
   const figures = figuresOf(
     records,
     reps,
@@ -89,6 +104,7 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
         loadAverage: { before: loadBefore, after: os.loadavg() },
         variant,
         reps,
+        models,
         killBoundaries: killSample ? `sampled: ${killSample} per task and repetition` : 'every boundary',
         tasks: tasks.map((t) => ({ id: t.id, title: t.title, approval: !!t.approval, subagent: t.agent === 'lead', long: !!t.long })),
         engines: engines.map((e) => ({ name: e.name, description: e.description })),
@@ -101,8 +117,9 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
     ) + '\n',
   );
   const table = reliabilityTable(figures, reps);
-  const header = `Reliability (${variant}: ${tasks.length} tasks, k = ${reps}${killSample ? `, kill boundaries sampled ${killSample} per task and repetition` : ''}), measured ${new Date().toISOString().slice(0, 10)}:`;
-  writeFileSync(path.join(outDir, `${name}.md`), `${header}\n\n${table}\n`);
+  const header = `Reliability (${variant}: ${tasks.length} tasks, k = ${reps}${killSample ? `, kill boundaries sampled ${killSample} per task and repetition` : ''}; models: ${models.join(', ')}), measured ${new Date().toISOString().slice(0, 10)}:`;
+  const notes = `${PERSON_ASKS_NOTE}\n\nWhat the asks were:\n\n${askKindsNotes(figures)}`;
+  writeFileSync(path.join(outDir, `${name}.md`), `${header}\n\n${table}\n\n${notes}\n`);
   writeFileSync(path.join(imagesDir, `${name}.svg`), reliabilitySvg(figures, reps, `pass^${reps} per engine and fault class (${variant}: ${tasks.length} tasks)`));
-  console.log(`\n${header}\n\n${table}\n\n(${Math.round((Date.now() - started) / 1000)} s)`);
+  console.log(`\n${header}\n\n${table}\n\n${askKindsNotes(figures)}\n\n(${Math.round((Date.now() - started) / 1000)} s)`);
 }

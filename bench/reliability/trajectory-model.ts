@@ -18,13 +18,16 @@ import type { FakeReply, RecordedRequest } from '../../src/testing/fake-messages
 import { SUMMARY_SYSTEM } from '../../src/models/summary-request';
 import { type Answers, defaultCheck, MAX_ATTEMPTS_PER_STEP, type Step, type Trajectory, trajectoryByKey } from './tasks';
 
-interface IssuedCall {
+export interface IssuedCall {
   key: string;
   step: number;
   attempt: number;
   /** The answers of the steps before this one, in order. */
   answers: Answers;
+  /** The step's own arguments (a call made on the step's behalf, `aside`, has its own in `asideInput`). */
   input: Record<string, unknown>;
+  /** Set on a call that is not the step's own call but made for it (hint-model.ts: a look before a repeat, a narrower query). */
+  aside?: { tool: string; input: Record<string, unknown>; purpose: string; state?: unknown };
 }
 
 export interface TrajectoryModelStats {
@@ -38,12 +41,12 @@ export interface TrajectoryModelStats {
 }
 
 export class TrajectoryModel {
-  private readonly issued = new Map<string, IssuedCall>();
+  protected readonly issued = new Map<string, IssuedCall>();
   /** Per trajectory, the latest tool result read: where a compacted conversation goes on from. */
   private readonly lastSeen = new Map<string, { call: IssuedCall; block: ToolResult }>();
   readonly stats: TrajectoryModelStats = { toolCalls: 0, repeats: 0, givenUp: 0, summaries: 0 };
 
-  constructor(private readonly lookup: (key: string) => Trajectory | undefined = trajectoryByKey) {}
+  constructor(protected readonly lookup: (key: string) => Trajectory | undefined = trajectoryByKey) {}
 
   /** The fake API's responder. */
   readonly respond = (request: RecordedRequest): FakeReply => {
@@ -70,7 +73,7 @@ export class TrajectoryModel {
   };
 
   /** The reply to a tool result of `call`: the next step, the same one again, or giving up. */
-  private afterResult(call: IssuedCall, block: ToolResult): FakeReply {
+  protected afterResult(call: IssuedCall, block: ToolResult): FakeReply {
     const trajectory = this.lookup(call.key)!;
     const step = trajectory.steps[call.step]!;
     const answer = usableAnswer(step, call.input, block);
@@ -83,7 +86,7 @@ export class TrajectoryModel {
     return this.stepReply(trajectory, call.step, call.attempt + 1, call.answers, call.input);
   }
 
-  private stepReply(trajectory: Trajectory, index: number, attempt: number, answers: Answers, sameInput?: Record<string, unknown>): FakeReply {
+  protected stepReply(trajectory: Trajectory, index: number, attempt: number, answers: Answers, sameInput?: Record<string, unknown>): FakeReply {
     const step: Step | undefined = trajectory.steps[index];
     if (!step) return text(typeof trajectory.answer === 'string' ? trajectory.answer : trajectory.answer(answers));
     let input: Record<string, unknown>;
@@ -93,14 +96,21 @@ export class TrajectoryModel {
       this.stats.givenUp += 1;
       return text(`I cannot go on: ${(err as Error).message}.`);
     }
+    return this.issue({ key: trajectory.key, step: index, attempt, answers, input }, attempt > 1 ? `That did not work; trying ${step.tool} again.` : `Step ${index + 1}: ${step.tool}.`);
+  }
+
+  /** A reply calling `call`'s tool (its aside's, when it has one), remembered under a new random tool_use id. */
+  protected issue(call: IssuedCall, say: string): FakeReply {
+    const trajectory = this.lookup(call.key)!;
     const id = `toolu_01${randomBytes(11).toString('hex')}`;
-    this.issued.set(id, { key: trajectory.key, step: index, attempt, answers, input });
+    this.issued.set(id, call);
     this.stats.toolCalls += 1;
+    const name = call.aside?.tool ?? trajectory.steps[call.step]!.tool;
     return {
       kind: 'turn',
       content: [
-        { type: 'text', text: attempt > 1 ? `That did not work; trying ${step.tool} again.` : `Step ${index + 1}: ${step.tool}.` },
-        { type: 'tool_use', id, name: step.tool, input },
+        { type: 'text', text: say },
+        { type: 'tool_use', id, name, input: call.aside?.input ?? call.input },
       ],
     };
   }
@@ -121,7 +131,7 @@ export class TrajectoryModel {
   }
 }
 
-interface ToolResult {
+export interface ToolResult {
   type: string;
   tool_use_id: string;
   content?: string | { type: string; text?: string }[];
@@ -129,8 +139,8 @@ interface ToolResult {
 }
 
 /** What the model makes of a tool result: the answer it can use, or not usable. */
-function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolResult): { usable: true; value: unknown } | { usable: false } {
-  const raw = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => b.text ?? '').join('');
+export function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolResult): { usable: true; value: unknown } | { usable: false } {
+  const raw = resultText(block);
   const done = alreadyDone(step, input, raw);
   if (done) return { usable: true, value: done };
   if (block.is_error) return { usable: false };
@@ -149,19 +159,24 @@ function usableAnswer(step: Step, input: Record<string, unknown>, block: ToolRes
   return check(value) ? { usable: true, value } : { usable: false };
 }
 
+/** A tool result's text. */
+export function resultText(block: ToolResult): string {
+  return typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => b.text ?? '').join('');
+}
+
 /**
  * A write refused because its effect is already in place, read as done, as a model reads "already
  * cancelled": the store's 409 for a cancelled order, its 422 for a refund beyond what is left when
  * the amount asked is already refunded. (A loop that starts a task again meets these.)
  */
-function alreadyDone(step: Step, input: Record<string, unknown>, raw: string): Record<string, unknown> | undefined {
+export function alreadyDone(step: Step, input: Record<string, unknown>, raw: string): Record<string, unknown> | undefined {
   if (step.tool === 'cancel_order' && /is already cancelled/.test(raw)) return { order_id: input.order_id, status: 'cancelled' };
   const refunded = /totals (\d+) cents; (\d+) already refunded/.exec(raw);
   if (step.tool === 'refund_order' && refunded && Number(refunded[2]) >= Number(input.amount_cents)) return { order_id: input.order_id, refunded_total_cents: Number(refunded[2]) };
   return undefined;
 }
 
-function text(t: string): FakeReply {
+export function text(t: string): FakeReply {
   return { kind: 'turn', content: [{ type: 'text', text: t }] };
 }
 

@@ -22,7 +22,7 @@ import { startDevServer, freePort, type DevServer } from '../../../src/server/de
 import { createAgentWorker, type AgentWorker } from '../../../src/worker/create-worker';
 import { spawnCli, sigkill } from '../../../test/support/processes';
 import { testWorkflowBundle } from '../../../test/support/test-bundle';
-import type { Engine, EngineRun, PendingApproval, RunEnv, RunOutcome, StartOptions } from '../engine';
+import type { Engine, EngineRun, PendingApproval, PersonAsk, RunEnv, RunOutcome, StartOptions } from '../engine';
 import { durableStoreAgents, LEAD_AGENT, STORE_AGENT } from './durable-agents';
 
 const AGENTS_MODULE = path.join(__dirname, 'durable-agents.ts');
@@ -202,6 +202,7 @@ export class DurableAgentEngine implements Engine {
         if (child) await sigkill(child);
         child = undefined;
       },
+      personAsks: () => asksIn(client, taskId),
       resume: async () => {
         // A worker in this process takes over: a standby worker, as deployments run one.
         workers.push(await inProcessWorker(taskQueue));
@@ -220,6 +221,21 @@ export class DurableAgentEngine implements Engine {
     };
     return run;
   }
+}
+
+/**
+ * Every time the task or one of its sub-agent tasks (at any depth) asked a person, from `status`:
+ * each approval (decided or pending, by id) and each block escalation. The approvals' own `confirm`
+ * escalations are the same asks, so they are not counted again.
+ */
+async function asksIn(client: TaskClient, taskId: string, depth = 0): Promise<PersonAsk[]> {
+  const status = await Promise.race([client.status(taskId), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000))]).catch(() => undefined);
+  if (!status) return [];
+  const approvals = new Map<string, PersonAsk>();
+  for (const a of [...status.approvals, ...status.pendingApprovals]) approvals.set(a.id, { kind: 'approval', task: taskId, tool: a.tool, input: a.input, reason: a.reason });
+  const blocks = status.escalations.filter((e) => e.level === 'block').map((e): PersonAsk => ({ kind: 'block', task: taskId, code: e.code, reason: e.reason }));
+  const children = depth > 3 ? [] : await Promise.all((status.children ?? []).map((c) => asksIn(client, c.taskId, depth + 1)));
+  return [...approvals.values(), ...blocks, ...children.flat()];
 }
 
 /** Why the task or one of its running sub-agent tasks (at any depth) is blocked for a person, if one is. */
