@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     await recordUnmarkedPaths(h, 'r9');
     await recordUnmarkedPaths(h, 'r10');
     await recordUnmarkedPaths(h, 'r11');
+    await recordUnmarkedPaths(h, 'r12');
   } finally {
     await h.close();
   }

@@ -8,17 +8,15 @@
  * failures, results by reference, a fork's first run, a rewind, an interrupt, native compaction, a
  * schedule's fire, a worker SIGKILLed mid-write, a repeated write turned into an approval, a declared
  * window, the opt-in `auto` rule (allowed, denied and asked verdicts), a graded outcome whose grader
- * fails both answers and a move to a fallback model after the primary was overloaded. r11- is the
- * code that ships (issues 47 and 49: intent claims, repeat approvals passed on, failures forgiven
- * by an unblock, re-attached children, spend checked before each call); r10- (a run's first
- * workflow task asks describeAgent as a local activity) was recorded on the build before and still
- * replays on this code, so it stays committed rather than archived.
+ * fails both answers and a move to a fallback model after the primary was overloaded. r12- is the
+ * code that ships (issue 51: a run writes its agent version to the memo as it starts, for `list`;
+ * an unblock asks the worker for its agent before it is taken).
  *
  * ARCHIVED_HISTORIES (test/histories/archive/) were recorded by older builds and replay only on the
  * build that retired them (ARCHIVE_BUILDS): rounds 1 to 7 (none, v2-, r3- to r7-) hold patch markers
  * this code no longer asks, and the SDK fails the replay of a non-deprecated marker nobody asks
  * (TMPRL1100); r8- and r9- schedule describeAgent as an activity where this code records a local
- * activity (TMPRL1100 too). Under Pinned versioning their tasks finish on the build that started them.
+ * activity (TMPRL1100 too); r10- and r11- start a run without the memo write r12 makes. Under Pinned versioning their tasks finish on the build that started them.
  * test/integration/archived-histories.test.ts replays each against its build.
  */
 import { readFileSync } from 'node:fs';
@@ -66,7 +64,7 @@ const ROUND_PATHS = [
 type RoundPath = (typeof ROUND_PATHS)[number];
 const ofRound = <R extends string>(round: R): `${R}-${RoundPath}`[] => ROUND_PATHS.map((name) => `${round}-${name}` as const);
 
-export const COMMITTED_HISTORIES = [...ofRound('r10'), ...ofRound('r11')];
+export const COMMITTED_HISTORIES = ofRound('r12');
 
 /** Histories of the builds before patch markers were retired, replayed against build-r7 only. */
 const BEFORE_R8 = [
@@ -135,6 +133,12 @@ export const ARCHIVE_BUILDS: readonly ArchiveBuild[] = [
     commit: 'f019fdd6c67d066866e6ea5053a68ee54eaaedc8',
     retiredBy: "its describeAgent activity: a run's first workflow task now asks it as a local activity (issue 39, throughput)",
     histories: [...ofRound('r8'), ...ofRound('r9')],
+  },
+  {
+    tag: 'build-r11',
+    commit: 'cdbdd412e7b248f91c9cf4379cfa735e089d5a77',
+    retiredBy: "a run's first workflow task now writes the run's agent version to the memo (list's AGENT VERSION column), and an unblock asks the worker for its agent (issue 51)",
+    histories: [...ofRound('r10'), ...ofRound('r11')],
   },
 ];
 
