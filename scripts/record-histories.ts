@@ -625,7 +625,7 @@ async function recordHousePaths(h: Harness, round = 'r7'): Promise<void> {
  * unblock forgives failures a person can fix, a reset lead re-attaches to its finished child, every
  * call's spend checked before it is made), on which the r10 histories still replay.
  */
-async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9' | 'r10' | 'r11'): Promise<void> {
+async function recordUnmarkedPaths(h: Harness, round: 'r8' | 'r9' | 'r10' | 'r11' | 'r12'): Promise<void> {
   await recordFirstPaths(h, round);
   await recordCurrentPaths(h, round);
   await recordSubagents(h, round);
