@@ -35,6 +35,7 @@ const soak = [
   'test/integration/random-families-sigkill.test.ts', // issue 47: the four families found from outside and fixed random seeds, each write once without a person
   'test/integration/agents-module.test.ts',
   'test/integration/decision-binding.test.ts', // issue 51: an approval made for the old tool does not run a changed one; asked again with the difference
+  'test/integration/recovery-bill.test.ts', // issue 49: what recovering cost a task (calls run again, time waited), and the recovery budget that asks a person
   'test/integration/agents-build.test.ts', // issue 51: a change to the agents module alone is a new build; v1 tasks finish on v1
   'test/integration/anthropic-model.test.ts',
   'test/integration/live-output.test.ts',

@@ -22,6 +22,7 @@ import { conversationOf } from './conversation-copies';
 import { finalFailure, toApplicationFailure } from './failure';
 import { fallbackReasonOf } from '../protocol/model-fallback';
 import { withHeartbeats } from './heartbeat';
+import { modelCallRecovery } from './attempt-recovery';
 import type { ModelSource } from './model-source';
 import type { WorkerResources } from './worker-resources';
 
@@ -34,7 +35,7 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
     // the store may be slow, and the model's streamed progress rides in the heartbeats (`watch` shows it).
     return withHeartbeats(
       ctx,
-      async (_beat, _previous, { note }) => {
+      async (_beat, previous, { note }) => {
         const messages = whole ?? (await conversationOf(ctx, conversation, conversations));
         const resolved = scope ? await withBlobs(() => resolveMessages(store(), scope, messages)) : messages;
         const abort = abortOnCancellation(ctx);
@@ -77,7 +78,8 @@ export function createCallModel(worker: WorkerResources, models: ModelSource): A
           if (turn.compaction && compactionCost !== undefined) turn.compaction = { ...turn.compaction, costUsd: compactionCost };
           // Long output is stored now, so later requests carry a reference instead of the text.
           const content = scope ? await withBlobs(() => storeLargeBlocks(store(), scope, turn.content, inlineChars * 4)) : turn.content;
-          return costUsd === undefined ? { ...turn, content } : { ...turn, content, costUsd };
+          const recovery = modelCallRecovery(ctx.info, previous, () => chosen.plan?.(request).inputTokens, turn.model, prices);
+          return { ...turn, content, ...(costUsd !== undefined ? { costUsd } : {}), ...(recovery ? { recovery } : {}) };
         } catch (err) {
           if (err instanceof ModelCallAborted) {
             await live?.end({ error: 'cancelled' });

@@ -14,6 +14,7 @@ import { RECALL_TOOL } from '../protocol/recall-tool';
 import { toolError } from '../protocol/tool-error';
 import { gateToolCall } from '../rules/tool-gate';
 import { staleApprovalError, toolContractOf } from '../rules/tool-contract';
+import { attemptRecovery } from './attempt-recovery';
 import { summarizeOutput } from '../rules/tool-result-content';
 import { DEFAULT_REREAD, guardedCall, type RereadOptions } from '../tools/guarded-call';
 import { NeedsInputError } from '../tools/needs-input';
@@ -104,8 +105,10 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
           )
         : undefined;
     // What goes back for a call that took effect: cut or stored when large, with whose credentials it ran.
+    let rereads = 0;
     const answered = async (result: Extract<ToolOutcome, { kind: 'ok' | 'flagged' }>): Promise<ToolOutcome> => {
-      const cut = { ...cutIfLarge(result, maxResultChars), ...(credentials ? { credentialsOf: credentials.of } : {}) };
+      const recovery = attemptRecovery(ctx.info, rereads);
+      const cut = { ...cutIfLarge(result, maxResultChars), ...(credentials ? { credentialsOf: credentials.of } : {}), ...(recovery ? { recovery } : {}) };
       if (!scope) return cut;
       const output = await storeValueIfLarge(store(), scope, cut.output, inlineChars);
       return output === cut.output ? cut : { ...cut, output, summary: summarizeOutput(cut.output) };
@@ -130,7 +133,10 @@ export function createRunTool(worker: WorkerResources, tools: ToolSource): Agent
     const reread: RereadOptions = {
       ...DEFAULT_REREAD,
       ...(ctx.info.startToCloseTimeoutMs > 0 ? { deadline: startedAt + ctx.info.startToCloseTimeoutMs } : {}),
-      onReread: ({ read, after, delayMs }) => ctx.log.info(`${toolName}: answer came back broken (${after.code}); read ${read} in ${delayMs} ms`),
+      onReread: ({ read, after, delayMs }) => {
+        rereads = read;
+        ctx.log.info(`${toolName}: answer came back broken (${after.code}); read ${read} in ${delayMs} ms`);
+      },
     };
     // The tool's own heartbeat details survive the keep-alive timer, and a retry gets them back.
     const result = await withHeartbeats(ctx, (beat, previous) =>

@@ -269,8 +269,14 @@ const taskStatus = z
       costUsd: reading.optional(),
       summaryTokens: reading.optional().meta({ description: "The summary calls' own token budget, once the task has made one." }),
       summaryCostUsd: reading.optional().meta({ description: "The summary calls' own cost budget, once the task has made one (priced models only)." }),
+      recoveryCalls: reading.optional().meta({ description: 'Calls run again to recover from faults, against the budget that asks a person (set only when the task has one).' }),
+      recoveryCostUsd: reading.optional().meta({ description: "USD of lost model-call attempts (estimated), against the task's recovery cost budget (set only when it has one)." }),
     }),
     unpricedModels: z.array(z.string()),
+    recovery: z.strictObject({ callsRepeated: count, tokensAgain: count, costUsdAgain: z.number(), waitedMs: count }).optional().meta({
+      description:
+        "What recovering from faults cost the task's own calls: attempts beyond the first (retries, re-reads), tokens that lost model attempts had used (estimated from their last heartbeat) and their USD, and the time between first attempts and the ones that answered. Absent when nothing needed recovering.",
+    }),
     fallback: fallbackStatus.optional(),
     toolCalls: z.strictObject({ total: count, succeeded: count, failed: count }),
     pendingApprovals: z.array(approvalRequest),

@@ -3,6 +3,7 @@
  * written by a model, a tool or any client of the task (tool inputs and results, reasons, comments,
  * memo fields), so every such string passes through safeText/safeLine before it reaches a terminal.
  */
+import { recoveryText } from '../protocol/recovery';
 import type { TaskSummary, TaskView } from '../client/task-client';
 import type { ApprovalRequest, Escalation, TaskEvent, TaskResult, TaskStatus } from '../protocol/task';
 import type { ToolError } from '../protocol/tool-error';
@@ -118,6 +119,11 @@ export function renderStatus(taskId: string, s: TaskStatus, options: { full?: bo
       `   cost $${s.costUsd.toFixed(4)}${s.budgets.costUsd ? ` of $${s.budgets.costUsd.limit}` : ''}` +
       `${s.unpricedModels.length ? `   (no price for ${safeLine(s.unpricedModels.join(', '))})` : ''}`,
   ];
+  if (s.recovery || s.budgets.recoveryCalls || s.budgets.recoveryCostUsd) {
+    const limits = [s.budgets.recoveryCalls ? `${s.budgets.recoveryCalls.limit} calls` : '', s.budgets.recoveryCostUsd ? `$${s.budgets.recoveryCostUsd.limit}` : ''].filter(Boolean);
+    const bill = s.recovery ?? { callsRepeated: 0, tokensAgain: 0, costUsdAgain: 0, waitedMs: 0 };
+    lines.push(`recovery   ${recoveryText(bill)}${limits.length ? ` (budget ${limits.join(', ')})` : ''}`);
+  }
   if (s.fallback) lines.push(...renderFallback(s.fallback));
   if (s.agentVersion || s.build) {
     lines.push(

@@ -164,6 +164,8 @@ export const VERB_ARGS = {
       'tool-calls': { type: 'string' },
       tokens: { type: 'string' },
       'cost-usd': { type: 'string' },
+      'recovery-calls': { type: 'string' },
+      'recovery-cost-usd': { type: 'string' },
       model: { type: 'string' },
       'max-tokens': { type: 'string' },
       block: { type: 'string' },

@@ -18,7 +18,7 @@ export function parseBudgetChange(name: RaisableBudget, raw: string, label: stri
     return { name, mode: 'set', amount: set.value, raw };
   }
   const add = parseBudgetRaise(name, text.slice(1), label);
-  if ('problem' in add) return { problem: `${label} +N must add ${name === 'costUsd' ? 'a positive number of US dollars' : 'a whole number of at least 1'}, got "${raw}"` };
+  if ('problem' in add) return { problem: `${label} +N must add ${inDollars(name) ? 'a positive number of US dollars' : 'a whole number of at least 1'}, got "${raw}"` };
   return { name, mode: 'add', amount: add.value, raw };
 }
 
@@ -31,7 +31,11 @@ function reading(budgets: TaskStatus['budgets'] | undefined, name: RaisableBudge
 }
 
 /** Cents, not float noise: 0.1 + 0.2 is 0.3 here. */
-const tidy = (name: RaisableBudget, n: number) => (name === 'costUsd' ? Math.round(n * 1e6) / 1e6 : n);
+const tidy = (name: RaisableBudget, n: number) => (inDollars(name) ? Math.round(n * 1e6) / 1e6 : n);
+
+function inDollars(name: RaisableBudget): boolean {
+  return name === 'costUsd' || name === 'recoveryCostUsd';
+}
 
 /**
  * The absolute limits to send, from the changes and the task's current budgets (`undefined` when

@@ -11,6 +11,7 @@ import { argumentsHash, type ApprovalAtRest } from '../client/pending-at-rest';
 import type { ApprovalRequest, Escalation, TaskStatus } from '../protocol/task';
 import type { Message } from '../protocol/messages';
 import { outcomeVerdict } from '../protocol/outcome';
+import { recoveryText } from '../protocol/recovery';
 import { approverProblem, type PolicedDecision } from '../protocol/approver-policy';
 import { argumentsProblemOf, storedAsOf } from '../client/approval-arguments';
 import { argumentsView } from '../client/arguments-view';
@@ -527,6 +528,8 @@ function unblockForm(taskId: string, e: BlockShown, csrf: string, state: FormSta
           ${limit('toolCalls', 'Tool calls', b?.toolCalls)}
           ${limit('tokens', 'Tokens', b?.tokens)}
           ${limit('costUsd', 'Cost (USD)', b?.costUsd, '0.01')}
+          ${b?.recoveryCalls ? limit('recoveryCalls', 'Recovery calls', b.recoveryCalls) : ''}
+          ${b?.recoveryCostUsd ? limit('recoveryCostUsd', 'Recovery cost (USD)', b.recoveryCostUsd, '0.01') : ''}
         </div>
       </fieldset>
       <button type="submit">Unblock</button>
@@ -593,6 +596,7 @@ export function taskPage(layout: Omit<Layout, 'title'> & { csrf: string }, data:
     <dt>Agent</dt><dd>${data.summary.agent ?? s?.agent ?? '?'}</dd>
     <dt>Status</dt><dd><span id="live-status" data-status="${agentStatus}">${agentStatus}</span>${s ? html` · phase <span id="live-phase">${s.phase}</span> · turn <span id="live-turn">${s.turn}</span>` : ''}</dd>
     ${s ? html`<dt>Budgets</dt><dd>turns ${s.budgets.turns.used}/${s.budgets.turns.limit}, tool calls ${s.budgets.toolCalls.used}/${s.budgets.toolCalls.limit}${s.budgets.tokens ? `, tokens ${s.budgets.tokens.used}/${s.budgets.tokens.limit}` : ''}${s.budgets.costUsd ? `, cost $${s.budgets.costUsd.used.toFixed(4)}/$${s.budgets.costUsd.limit}` : ''}</dd>` : ''}
+    ${s?.recovery ? html`<dt>Recovery</dt><dd>${recoveryText(s.recovery)}</dd>` : ''}
     ${s?.outcome ? outcomeItem(s.outcome) : ''}
   </dl>
   ${data.note ? html`<p${data.atRest ? trusted(' class="status error no-worker"') : ''}>${data.note}</p>` : ''}

@@ -7,6 +7,7 @@ import type { AutoClassification } from './auto-permission';
 import type { Message, ModelTurn, ToolSpec, Usage } from './messages';
 import type { ModelChoice, TaskResult, TaskSnapshot, ThinkingSetting } from './task';
 import type { BranchPoint } from './fork';
+import type { CallRecovery } from './recovery';
 import type { ToolContract } from './tool-contract';
 import type { ToolError } from './tool-error';
 import type { ForkPrompt } from './fork-prompt';
@@ -173,6 +174,8 @@ export interface ToolProgress {
 export type ToolOutcome = ({ kind: 'ok'; output: unknown; summary?: string } | { kind: 'flagged'; output: unknown; error: ToolError; summary?: string }) & {
   /** Whose credentials a call that read any ran with: the person's own entries (their name) or the agent's (`agent`). Absent for a call without credentials. */
   credentialsOf?: string;
+  /** The call answered after earlier attempts or re-reads: what they cost (protocol/recovery.ts). */
+  recovery?: CallRecovery;
 };
 
 export interface StoreAuditInput {

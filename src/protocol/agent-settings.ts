@@ -25,6 +25,13 @@ export interface Budgets {
   summaryTokens?: number;
   /** USD of those summary calls. Unlimited when absent. */
   summaryCostUsd?: number;
+  /**
+   * Calls run again to recover from faults (retries after a crash, a timeout or an outage, re-reads of
+   * a broken answer) before a person is asked to look at the task. Unlimited when absent.
+   */
+  recoveryCalls?: number;
+  /** USD that lost model-call attempts used (estimated, protocol/recovery.ts) before a person is asked. Unlimited when absent. */
+  recoveryCostUsd?: number;
 }
 
 /** The summary calls' token budget when a task sets none. */

@@ -2,6 +2,7 @@
  * Conversation types in Anthropic's Messages format. Plain data only: these travel through
  * Temporal payloads and are read by workflow code, so nothing here may touch Node or the SDK.
  */
+import type { CallRecovery } from './recovery';
 
 export interface TextBlock {
   type: 'text';
@@ -79,6 +80,8 @@ export interface ModelTurn {
   compaction?: { usage: Usage; costUsd?: number };
   /** The request asked for native compaction and this model has none (the workflow summarises instead). */
   nativeCompaction?: 'unsupported';
+  /** The call answered after attempts were lost (a crash, a timeout, an outage): what they cost. */
+  recovery?: CallRecovery;
 }
 
 /** Progress of a model call while its answer streams in: heartbeat details, shown by `watch`. */

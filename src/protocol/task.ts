@@ -9,6 +9,7 @@ import type { WireTaskInput } from './wire-shapes';
 import type { ChildTaskSummary, DelegatedSpend } from './delegation';
 import type { BranchPoint } from './fork';
 import type { FallbackProgress, FallbackStatus } from './model-fallback';
+import type { RecoveryBill } from './recovery';
 import type { Grade, OutcomeStatus } from './outcome';
 
 // An agent's settings have their own module (no cycle with agent-manifest.ts); task input names them too.
@@ -86,6 +87,8 @@ export interface TaskSnapshot {
   usage: Usage & { cacheWriteTokens: number; cacheReadTokens: number };
   costUsd: number;
   unpricedModels: string[];
+  /** What recovering from faults cost the task so far (absent: nothing). */
+  recovery?: RecoveryBill;
   ledger: unknown;
   corrections: Record<string, number>;
   escalations: Escalation[];
@@ -336,9 +339,14 @@ export interface TaskStatus {
     /** The summary calls' own budgets, once the task has made one. */
     summaryTokens?: BudgetReading;
     summaryCostUsd?: BudgetReading;
+    /** The recovery budgets, when the task has them (protocol/recovery.ts). */
+    recoveryCalls?: BudgetReading;
+    recoveryCostUsd?: BudgetReading;
   };
   /** Models that answered without a price in the worker's table (their cost counts as 0). */
   unpricedModels: string[];
+  /** What recovering from faults cost the task's own calls; absent when nothing needed recovering. */
+  recovery?: RecoveryBill;
   /** Only for a task with fallback models: the model calls go to now and every move (docs/model-fallback.md). */
   fallback?: FallbackStatus;
   toolCalls: { total: number; succeeded: number; failed: number };

@@ -76,7 +76,7 @@ function jsonSize(value: unknown): number {
 
 // --- Budgets a person may raise (unblock) -------------------------------------------------------
 
-export const RAISABLE_BUDGETS = ['turns', 'toolCalls', 'tokens', 'costUsd'] as const;
+export const RAISABLE_BUDGETS = ['turns', 'toolCalls', 'tokens', 'costUsd', 'recoveryCalls', 'recoveryCostUsd'] as const;
 export type RaisableBudget = (typeof RAISABLE_BUDGETS)[number];
 
 export function isRaisableBudget(name: string): name is RaisableBudget {
@@ -99,12 +99,19 @@ const raise = (name: RaisableBudget) => ruled<number>((value) => raiseShapeProbl
 export function wireShapes() {
   /** Each value is the budget's new total, e.g. `{ turns: 40 }`. */
   const budgetRaiseSchema = z.strictObject(
-    { turns: raise('turns'), toolCalls: raise('toolCalls'), tokens: raise('tokens'), costUsd: raise('costUsd') },
+    {
+      turns: raise('turns'),
+      toolCalls: raise('toolCalls'),
+      tokens: raise('tokens'),
+      costUsd: raise('costUsd'),
+      recoveryCalls: raise('recoveryCalls'),
+      recoveryCostUsd: raise('recoveryCostUsd'),
+    },
     {
       error: (iss) =>
         iss.code === 'unrecognized_keys'
           ? iss.keys.map((key) => raiseShapeProblem(key, undefined)).join('; ')
-          : `\`budget\` needs an object {turns?, toolCalls?, tokens?, costUsd?}, got ${describeValue(iss.input)}`,
+          : `\`budget\` needs an object {turns?, toolCalls?, tokens?, costUsd?, recoveryCalls?, recoveryCostUsd?}, got ${describeValue(iss.input)}`,
     },
   );
 
@@ -207,17 +214,24 @@ export function wireShapes() {
     ruled<number>((value) => (typeof value === 'number' && value > 0 && value <= max ? undefined : `\`${label}\` must be a positive number up to ${max}, got ${describeValue(value)}`));
 
   /** Overrides of the agent's budgets (see DEFAULT_BUDGETS). */
-  const taskBudgetsSchema = exactObject('`budgets`', '{turns?, toolCalls?, toolCallsPerTurn?, correctionsPerTool?, tokens?, costUsd?, summaryTokens?, summaryCostUsd?}', {
-    turns: integerIn('budgets.turns', 1, 100_000).optional(),
-    toolCalls: integerIn('budgets.toolCalls', 1, 1_000_000).optional(),
-    toolCallsPerTurn: integerIn('budgets.toolCallsPerTurn', 1, 100).optional(),
-    correctionsPerTool: integerIn('budgets.correctionsPerTool', 1, 100).optional(),
-    tokens: integerIn('budgets.tokens', 1, MAX_BUDGET).optional(),
-    costUsd: usdUpTo('budgets.costUsd', 1_000_000).optional(),
-    /** The durable summary's own budget (docs/context.md). */
-    summaryTokens: integerIn('budgets.summaryTokens', 1, MAX_BUDGET).optional(),
-    summaryCostUsd: usdUpTo('budgets.summaryCostUsd', 1_000_000).optional(),
-  });
+  const taskBudgetsSchema = exactObject(
+    '`budgets`',
+    '{turns?, toolCalls?, toolCallsPerTurn?, correctionsPerTool?, tokens?, costUsd?, summaryTokens?, summaryCostUsd?, recoveryCalls?, recoveryCostUsd?}',
+    {
+      turns: integerIn('budgets.turns', 1, 100_000).optional(),
+      toolCalls: integerIn('budgets.toolCalls', 1, 1_000_000).optional(),
+      toolCallsPerTurn: integerIn('budgets.toolCallsPerTurn', 1, 100).optional(),
+      correctionsPerTool: integerIn('budgets.correctionsPerTool', 1, 100).optional(),
+      tokens: integerIn('budgets.tokens', 1, MAX_BUDGET).optional(),
+      costUsd: usdUpTo('budgets.costUsd', 1_000_000).optional(),
+      /** The durable summary's own budget (docs/context.md). */
+      summaryTokens: integerIn('budgets.summaryTokens', 1, MAX_BUDGET).optional(),
+      summaryCostUsd: usdUpTo('budgets.summaryCostUsd', 1_000_000).optional(),
+      /** What recovering from faults may cost before a person is asked (protocol/recovery.ts). */
+      recoveryCalls: integerIn('budgets.recoveryCalls', 1, 1_000_000).optional(),
+      recoveryCostUsd: usdUpTo('budgets.recoveryCostUsd', 1_000_000).optional(),
+    },
+  );
 
   /**
    * The task input as a client sends it. `resume` is checked for shape only: whether it may be used at

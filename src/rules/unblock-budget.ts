@@ -7,8 +7,8 @@ import { type RaisableBudget, raiseShapeProblem } from '../protocol/wire-shapes'
 // The shape of a raise is part of the unblock's wire shape; the rules against what is used live here.
 export { type BudgetRaise, isRaisableBudget, MAX_BUDGET, RAISABLE_BUDGETS, type RaisableBudget, raiseShapeProblem } from '../protocol/wire-shapes';
 
-/** Cost is in US dollars; every other budget counts whole things. */
-const isWhole = (name: RaisableBudget) => name !== 'costUsd';
+/** Costs are in US dollars; every other budget counts whole things. */
+const isWhole = (name: RaisableBudget) => name !== 'costUsd' && name !== 'recoveryCostUsd';
 
 /** A well-shaped raise against what the task has used: a whole number (but cost) above it. */
 export function raiseAboveUsedProblem(name: RaisableBudget, value: number, used: number): string | undefined {

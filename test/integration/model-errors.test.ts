@@ -57,6 +57,8 @@ test('500, a dropped connection and a cut-off body are transient: retried by Tem
   expect(api.requests).toHaveLength(4);
   expect(result).toMatchObject({ outcome: 'answered', text: 'survived three failures', turns: 1 });
   expect(status.escalations).toEqual([]);
+  // Three attempts lost before the one that answered: the task's recovery bill says so.
+  expect(status.recovery).toMatchObject({ callsRepeated: 3 });
   // Every attempt sent the same conversation: nothing was lost or duplicated between retries.
   expect(new Set(api.requests.map((r) => JSON.stringify(r.body.messages))).size).toBe(1);
 });

@@ -24,7 +24,8 @@ const call = (input: unknown, n: number, attempt = 1) =>
 test('runTool runs memory commands in the agent scope; attempt 2 of a write answers attempt 1 and stores nothing new', async () => {
   const input = { command: 'create', path: '/memories/a.md', file_text: 'hello' };
   expect(await call(input, 1)).toEqual({ kind: 'ok', output: 'File created successfully at: /memories/a.md' });
-  expect(await call(input, 1, 2)).toEqual({ kind: 'ok', output: 'File created successfully at: /memories/a.md' });
+  // The second attempt answers with what it recovered from: one attempt before it.
+  expect(await call(input, 1, 2)).toEqual({ kind: 'ok', output: 'File created successfully at: /memories/a.md', recovery: { repeated: 1, waitedMs: expect.any(Number) } });
   const history = await new LocalMemoryLog(path.join(dir, '~memory')).history('agent/keeper', '/memories/a.md');
   expect(history.map((v) => [v.version, v.task, v.callKey, v.toolUseId])).toEqual([[1, 'task-1/run-1', 'task-1:run-1:1', 'toolu_1']]);
   // Another call (another key) is a new write: the file exists now.

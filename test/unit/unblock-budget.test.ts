@@ -4,7 +4,7 @@ import { unblockShapeProblem } from '../../src/workflows/base/input-checks';
 
 test('a raise names a known budget and a finite number within the maximum', () => {
   expect(raiseShapeProblem('turns', 40)).toBeUndefined();
-  expect(raiseShapeProblem('minutes', 5)).toBe('unknown budget "minutes" (turns, toolCalls, tokens, costUsd)');
+  expect(raiseShapeProblem('minutes', 5)).toBe('unknown budget "minutes" (turns, toolCalls, tokens, costUsd, recoveryCalls, recoveryCostUsd)');
   expect(raiseShapeProblem('turns', Infinity)).toBe('`budget.turns` must be a finite number, got number null');
   expect(raiseShapeProblem('tokens', MAX_BUDGET + 1)).toMatch(/must be a finite number/);
   expect(raiseShapeProblem('costUsd', '5')).toBe('`budget.costUsd` must be a finite number, got a string');

@@ -18,7 +18,7 @@ export const peopleHelp = `durable-agent approve TASK_ID [APPROVAL_ID] --as NAME
 durable-agent deny TASK_ID [APPROVAL_ID] --as NAME [--role ROLE]... --reason TEXT [--json]
   (APPROVAL_ID may be left out when exactly one approval is pending)
 durable-agent unblock TASK_ID --as NAME [--role ROLE]... [--block BLOCK_ID] [--message TEXT] [--turns [+]N] [--tool-calls [+]N] [--tokens [+]N]
-                         [--cost-usd [+]X] [--model ID] [--max-tokens N] [--json]
+                         [--cost-usd [+]X] [--recovery-calls [+]N] [--recovery-cost-usd [+]X] [--model ID] [--max-tokens N] [--json]
   (budget flags: +N adds N to the task's current limit, read from its status; a plain N sets the limit to N,
   which must be above what is used; the answer prints each limit before and after, and whether it was added or set)
 durable-agent message TASK_ID TEXT --as NAME [--role ROLE]... [--json]
@@ -68,7 +68,14 @@ export async function unblockCommand(argv: string[]): Promise<number> {
   const model = optionalText(values.model, 'model', 'a model id such as claude-sonnet-5-5');
   const maxTokens = intOption(values['max-tokens'], 'max-tokens');
   const message = optionalText(values.message, 'message', 'leave it out to resume without guidance');
-  const flags = { turns: values.turns, toolCalls: values['tool-calls'], tokens: values.tokens, costUsd: values['cost-usd'] };
+  const flags = {
+    turns: values.turns,
+    toolCalls: values['tool-calls'],
+    tokens: values.tokens,
+    costUsd: values['cost-usd'],
+    recoveryCalls: values['recovery-calls'],
+    recoveryCostUsd: values['recovery-cost-usd'],
+  };
   const flagName = (name: RaisableBudget) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
   const changes: BudgetChange[] = [];
   for (const name of RAISABLE_BUDGETS) {

@@ -34,7 +34,14 @@ export function unblockRefusal(state: TaskState, input: UnblockInput): DecisionR
   }
   // Children's spend (and what running ones hold) counts as used: a raise must stay above it.
   const { children } = state;
-  const used: Record<string, number> = { turns: state.turn + children.turns, toolCalls: state.toolCalls.total + children.toolCalls, tokens: state.tokensCommitted, costUsd: state.costCommitted };
+  const used: Record<string, number> = {
+    turns: state.turn + children.turns,
+    toolCalls: state.toolCalls.total + children.toolCalls,
+    tokens: state.tokensCommitted,
+    costUsd: state.costCommitted,
+    recoveryCalls: state.recovery.callsRepeated,
+    recoveryCostUsd: state.recovery.costUsdAgain,
+  };
   for (const [name, value] of Object.entries(input.budget ?? {})) {
     // The shape (known budget, finite number) was checked above, by the same rules.
     const problem = raiseShapeProblem(name, value) ?? raiseAboveUsedProblem(name as RaisableBudget, value as number, used[name]!);

@@ -5,9 +5,10 @@
 import { ActivityFailure, CancelledFailure } from '@temporalio/common';
 import type { CancelledModelCall } from '../../protocol/activity-contracts';
 import type { TaskState } from './task-state';
+import { recoveryText } from '../../protocol/recovery';
 import { addCallSpend, type TaskSpend } from './spend';
 
-type Meter = Pick<TaskState, 'turn' | 'budgets' | 'turnsLeft' | 'toolCallsLeft' | 'tokensCommitted' | 'costCommitted'>;
+type Meter = Pick<TaskState, 'turn' | 'budgets' | 'turnsLeft' | 'toolCallsLeft' | 'tokensCommitted' | 'costCommitted' | 'recovery'>;
 
 /** What the model is told about its budgets after each turn, with a warning before they run out. */
 export function budgetNote(state: Meter): string {
@@ -31,7 +32,24 @@ export function spentSpendBudget(state: Meter): { code: string; reason: string }
   if (costUsd !== undefined && state.costCommitted >= costUsd) {
     return { code: 'cost_budget', reason: `The task spent $${state.costCommitted.toFixed(4)} of its $${costUsd} budget.` };
   }
-  return undefined;
+  return spentRecoveryBudget(state);
+}
+
+/**
+ * A recovery budget that is spent: recovering from faults (calls run again, lost model attempts)
+ * cost more than the task allows, so a person looks before the engine recovers any further.
+ */
+function spentRecoveryBudget(state: Meter): { code: string; reason: string } | undefined {
+  const { recoveryCalls, recoveryCostUsd } = state.budgets;
+  const bill = state.recovery;
+  const limit =
+    recoveryCalls !== undefined && bill.callsRepeated >= recoveryCalls
+      ? `${recoveryCalls} calls run again`
+      : recoveryCostUsd !== undefined && bill.costUsdAgain >= recoveryCostUsd
+        ? `$${recoveryCostUsd} of lost model attempts`
+        : undefined;
+  if (!limit) return undefined;
+  return { code: 'recovery_budget', reason: `Recovering from faults reached the task's limit of ${limit}: ${recoveryText(bill)}. Look at what keeps failing before raising it.` };
 }
 
 /** How a task blocks for a person (People.block): true when the budget it names was raised. */

@@ -6,6 +6,7 @@
  * deterministic (unit-tested without Temporal).
  */
 import type { Usage } from '../../protocol/messages';
+import type { CallRecovery } from '../../protocol/recovery';
 
 /** What a task has spent, as TaskState holds it. */
 export interface TaskSpend {
@@ -23,6 +24,8 @@ export interface CallSpend {
   model?: string;
   /** A native compaction during the call: the API bills its usage apart from the top level. */
   compaction?: { usage: Usage };
+  /** Attempts lost before this call answered (TaskState adds them to its recovery bill, not to its usage). */
+  recovery?: CallRecovery;
 }
 
 /** Every token the API bills for this usage: input, output, cache writes and cache reads. */

@@ -7,6 +7,7 @@
  */
 import { STATUS_EVENT_WINDOW, type TaskInput, type TaskSnapshot } from '../../protocol/task';
 import { ToolLedger, type LedgerState } from './ledger';
+import { addRecovery, anyRecovery } from './recovery-bill';
 import { TaskState, type Clock } from './task-state';
 import { limitsFrom } from '../../rules/task-limits';
 
@@ -32,6 +33,7 @@ export function snapshotOf(state: TaskState): TaskSnapshot {
     usage: { ...state.usage },
     costUsd: state.costUsd,
     unpricedModels: [...state.unpricedModels],
+    ...(anyRecovery(state.recovery) ? { recovery: { ...state.recovery } } : {}),
     ledger: state.ledger.toJSON(),
     corrections: { ...state.corrections },
     escalations: audit.escalations,
@@ -96,6 +98,11 @@ export function restoreState(state: TaskState, snapshot: TaskSnapshot): TaskStat
   Object.assign(state.usage, snapshot.usage);
   state.costUsd = snapshot.costUsd;
   state.unpricedModels.push(...(snapshot.unpricedModels ?? []));
+  // Added, not assigned: the snapshot is a workflow input, and a malformed bill adds nothing.
+  addRecovery(
+    state.recovery,
+    snapshot.recovery && { repeated: snapshot.recovery.callsRepeated, waitedMs: snapshot.recovery.waitedMs, tokensAgain: snapshot.recovery.tokensAgain, costUsdAgain: snapshot.recovery.costUsdAgain },
+  );
   state.ledger = new ToolLedger((snapshot.ledger as LedgerState | undefined) ?? { records: {} }, state.limits);
   Object.assign(state.corrections, snapshot.corrections);
   audit.escalations.push(...(snapshot.escalations ?? []));

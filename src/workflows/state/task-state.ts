@@ -32,6 +32,8 @@ import { Conversation } from './conversation';
 import { ToolLedger } from './ledger';
 import { ChildSpend } from './child-spend';
 import { addCallSpend, tokensOf, type CallSpend } from './spend';
+import type { CallRecovery, RecoveryBill } from '../../protocol/recovery';
+import { addRecovery, emptyRecoveryBill } from './recovery-bill';
 import { oneLine } from '../base/one-line';
 import type { FallbackProgress } from '../../protocol/model-fallback';
 import { DEFAULT_LIMITS, type TaskLimits } from '../../rules/task-limits';
@@ -65,6 +67,8 @@ export class TaskState {
   readonly usage = { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0 };
   costUsd = 0;
   readonly unpricedModels: string[] = [];
+  /** What recovering from faults cost the task (recovery-bill.ts). */
+  readonly recovery: RecoveryBill = emptyRecoveryBill();
   ledger: ToolLedger;
   /** The numbers this task decides by, pinned when it started (see task-limits.ts). */
   limits: TaskLimits;
@@ -219,7 +223,13 @@ export class TaskState {
    * model as unpriced (a script costs nothing, so it never is). Returns the tokens added.
    */
   addSpend(call: CallSpend): number {
+    addRecovery(this.recovery, call.recovery);
     return addCallSpend(this, call);
+  }
+
+  /** A tool call's recovery: attempts before the one that answered (or failed for good), re-reads included. */
+  addToolRecovery(recovery: CallRecovery | undefined): void {
+    addRecovery(this.recovery, recovery);
   }
 
   recordModelTurn(reply: ModelTurn): void {

@@ -2,6 +2,7 @@
 import { STATUS_EVENT_WINDOW, type TaskStatus } from '../../protocol/task';
 import { DEFAULT_SUMMARY_TOKENS } from '../../protocol/agent-settings';
 import type { TaskState } from './task-state';
+import { anyRecovery } from './recovery-bill';
 import { addSpend } from './child-spend';
 import { emptySpend } from '../../protocol/delegation';
 import { fallbackStatusOf } from './model-fallback';
@@ -39,8 +40,10 @@ export function statusOf(state: TaskState): TaskStatus {
         ? { costUsd: { used: state.costCommitted - children.held.costUsd, limit: budgets.costUsd, left: Math.max(0, budgets.costUsd - state.costCommitted), ...held(children.held.costUsd) } }
         : {}),
       ...summaryBudgets(state),
+      ...recoveryBudgets(state),
     },
     unpricedModels: [...state.unpricedModels],
+    ...(anyRecovery(state.recovery) ? { recovery: { ...state.recovery } } : {}),
     ...fallbackOf(state),
     toolCalls: { ...state.toolCalls },
     pendingApprovals: state.pendingApprovals.map((a) => ({ ...a })),
@@ -70,6 +73,16 @@ export function statusOf(state: TaskState): TaskStatus {
 function buildOf(state: TaskState): Pick<TaskStatus, 'build'> {
   const build = state.buildOf();
   return build ? { build: { deploymentName: build.deploymentName, buildId: build.buildId } } : {};
+}
+
+/** The recovery budgets the task has (none by default). */
+function recoveryBudgets(state: TaskState): Pick<TaskStatus['budgets'], 'recoveryCalls' | 'recoveryCostUsd'> {
+  const { recoveryCalls, recoveryCostUsd } = state.budgets;
+  const { callsRepeated, costUsdAgain } = state.recovery;
+  return {
+    ...(recoveryCalls !== undefined ? { recoveryCalls: { used: callsRepeated, limit: recoveryCalls, left: Math.max(0, recoveryCalls - callsRepeated) } } : {}),
+    ...(recoveryCostUsd !== undefined ? { recoveryCostUsd: { used: costUsdAgain, limit: recoveryCostUsd, left: Math.max(0, recoveryCostUsd - costUsdAgain) } } : {}),
+  };
 }
 
 /** The summary calls' budgets, once the task has made one. */

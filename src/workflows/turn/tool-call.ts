@@ -171,6 +171,7 @@ function afterRepeatDecision(call: ToolCall, earlier: EffectRecord, decision: Ap
 
 function succeeded(call: ToolCall, result: ToolOutcome): Answer {
   const { state } = call.ctx;
+  state.addToolRecovery(result.recovery);
   if (result.kind === 'flagged') {
     state.recordToolSucceeded(call.name, call.toolUseId, `${result.error.error_class}: ${result.error.detail}`, result.credentialsOf);
     return { content: JSON.stringify({ data: result.output, note: result.error }), isError: result.error.error_class === 'semantic', error: result.error, ran: true };
@@ -184,6 +185,8 @@ function failed(call: ToolCall, err: unknown): Answer {
   if (isCancellation(err)) throw err;
   const { tool, idempotencyKey } = call;
   let error = toolErrorFromFailure(err, tool);
+  // Every attempt before the one that failed for good was recovery that did not help.
+  if (error.attempts !== undefined && error.attempts > 1) call.ctx.state.addToolRecovery({ repeated: error.attempts - 1, waitedMs: 0 });
   const unknown = tool.effect !== 'read' && outcomeUnknown(error);
   if (unknown) {
     error = {
