@@ -7,13 +7,25 @@ import type { FakeReply } from '../../src/testing/fake-messages-api';
 import { fakeErrors } from '../../src/testing/fake-messages-api';
 import type { GateRequest, OrdersFault } from '../../src/testing/orders-service';
 
-export const FAULT_CLASSES = ['clean', 'tool-transient', 'tool-garbled', 'tool-reset', 'model-faults', 'kill', 'server-restart', 'decision-while-down'] as const;
+/** The size cap of `tool-capped` (a full page of search results is 473-477 bytes, one filtered by status at most 333). */
+export const CAP_BYTES = 400;
+
+export const FAULT_CLASSES = ['clean', 'tool-transient', 'tool-garbled', 'tool-capped', 'tool-reset', 'model-faults', 'kill', 'server-restart', 'decision-while-down'] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
+/**
+ * The classes a run without `--faults` measures. `tool-capped` only on request: a fault that never
+ * passes, which no model that repeats its call can get past on any engine; it is there to show what
+ * a model that follows the engine's hints does (hint-model.ts).
+ */
+export const DEFAULT_FAULT_CLASSES: FaultClass[] = FAULT_CLASSES.filter((c) => c !== 'tool-capped');
+/** The classes whose every fault passes: the store answers right the next time it is asked. */
+export const ONE_OFF_FAULT_CLASSES: FaultClass[] = FAULT_CLASSES.filter((c) => c !== 'tool-capped');
 
 export const FAULT_CLASS_LABELS: Record<FaultClass, string> = {
   clean: 'clean',
   'tool-transient': 'tool faults, transient: a timeout, 429 and 529 with retry-after',
   'tool-garbled': 'tool faults, garbled answers: truncated JSON, schema drift, an empty first page',
+  'tool-capped': `tool faults, a size cap: every search_orders answer cut at ${CAP_BYTES} bytes, as the first seed's gateway cuts (a full page of 3 orders is cut, a page filtered by status fits)`,
   'tool-reset': 'tool faults: the connection reset after the store committed a write',
   'model-faults': 'model API faults through the strict fake: 429, 529 (overloaded), 500',
   kill: 'worker SIGKILL at each boundary (the k-th external call), then a worker again',
@@ -50,11 +62,13 @@ const TOOL_FAULTS: Record<'tool-transient' | 'tool-garbled' | 'tool-reset', { re
   'tool-reset': { read: [], write: [{ kind: 'reset_after_commit' }, { kind: 'reset_after_commit' }] },
 };
 
-export function isToolFaultClass(c: FaultClass): c is keyof typeof TOOL_FAULTS {
-  return c in TOOL_FAULTS;
+export function isToolFaultClass(c: FaultClass): c is keyof typeof TOOL_FAULTS | 'tool-capped' {
+  return c in TOOL_FAULTS || c === 'tool-capped';
 }
 
-export function toolFaultGate(faultClass: keyof typeof TOOL_FAULTS): (request: GateRequest) => OrdersFault | undefined {
+export function toolFaultGate(faultClass: keyof typeof TOOL_FAULTS | 'tool-capped'): (request: GateRequest) => OrdersFault | undefined {
+  // Every search answer, every time: a body longer than the cap is cut there (a shorter one passes whole).
+  if (faultClass === 'tool-capped') return (request) => (request.route === 'live' ? { kind: 'truncate', keepBytes: CAP_BYTES } : undefined);
   const seen = { read: 0, write: 0 };
   const plan = TOOL_FAULTS[faultClass];
   return (request) => {

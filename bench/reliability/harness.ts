@@ -15,7 +15,7 @@ import { DEFAULT_ANTHROPIC_MODEL } from '../../src/models/anthropic-model';
 import { FakeMessagesApi, type FakeReply, type RecordedRequest } from '../../src/testing/fake-messages-api';
 import { type Effect, type GateRequest, type OrdersFault, OrdersService } from '../../src/testing/orders-service';
 import type { Engine, EngineRun, PendingApproval, PersonAsk, RunOutcome } from './engine';
-import { type FaultClass, HELD_MS, isToolFaultClass, killBoundaries, modelFaultFor, toolFaultGate } from './faults';
+import { type FaultClass, HELD_MS, isToolFaultClass, killBoundaries, modelFaultFor, ONE_OFF_FAULT_CLASSES, toolFaultGate } from './faults';
 import { storeOrders } from './store-tools';
 import { expectedSnapshot, type ReliabilityTask } from './tasks';
 import { HintFollowingModel, type HintModelStats } from './hint-model';
@@ -188,7 +188,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   }
   const seen: PersonAsk[] = [...decidedIds].map(() => ({ kind: 'approval' }));
   const told = run?.personAsks ? await run.personAsks().catch(() => undefined) : undefined;
-  const asks = judgeAsks(told ?? seen);
+  const asks = judgeAsks(told ?? seen, ONE_OFF_FAULT_CLASSES.includes(faultClass));
   const final = store.snapshot();
   const expected = expectedSnapshot(initial, task);
   const passed = canonicalJson(final) === canonicalJson(expected);
@@ -237,8 +237,11 @@ const BUDGET_CODES = /budget/;
  * record says it ran: a repeat), an unknown outcome (one read of the order tells), a guard's block
  * after broken answers (a read again tells). A budget block is counted but not held against the engine.
  * An ask the engine gave no details of (the harness saw a pending decision) is judged by nothing: policy.
+ * `oneOff` false (tool-capped, a fault that never passes): a guard's block or another block is not
+ * held against the engine (reading again cannot help; the engine's error named a narrower query,
+ * and a model that does not take it needs a person).
  */
-export function judgeAsks(asks: PersonAsk[]): JudgedAsk[] {
+export function judgeAsks(asks: PersonAsk[], oneOff = true): JudgedAsk[] {
   const decided = new Set<string>();
   return asks.map((ask): JudgedAsk => {
     if (ask.kind === 'approval') {
@@ -254,8 +257,10 @@ export function judgeAsks(asks: PersonAsk[]): JudgedAsk[] {
     const code = ask.code ?? '';
     if (code === 'outcome_unknown' || code === 'unreconciled') return { ...ask, why: 'outcome_unknown', evidence: 'one read of the order (get_order) says whether the write took effect' };
     if (BUDGET_CODES.test(code)) return { ...ask, why: 'budget' };
-    if (code === 'loop_detected' || /_error$/.test(code)) return { ...ask, why: 'guard', evidence: "every fault of this suite is one-off: the tool's next answer is right" };
-    return { ...ask, why: 'other_block', evidence: "every fault of this suite is one-off: the engine's next attempt succeeds" };
+    const guard = code === 'loop_detected' || /_error$/.test(code);
+    if (!oneOff) return { ...ask, why: guard ? 'guard' : 'other_block' };
+    if (guard) return { ...ask, why: 'guard', evidence: "every fault of this class is one-off: the tool's next answer is right" };
+    return { ...ask, why: 'other_block', evidence: "every fault of this class is one-off: the engine's next attempt succeeds" };
   });
 }
 

@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_ENGINES, ENGINES } from './engines';
-import { FAULT_CLASSES, type FaultClass } from './faults';
+import { DEFAULT_FAULT_CLASSES, FAULT_CLASSES, type FaultClass } from './faults';
 import { MODEL_KINDS, type ModelKind, runSuite } from './harness';
 import { askKindsNotes, figuresOf, PERSON_ASKS_NOTE, reliabilitySvg, reliabilityTable } from './report';
 import { QUICK_TASK_IDS, TASKS } from './tasks';
@@ -73,7 +73,7 @@ export async function measureReliability(args: ReliabilityArgs, outDir: string, 
     if (!make) throw new Error(`no engine ${name}; known: ${Object.keys(ENGINES).join(', ')}`);
     return make();
   });
-  const faultClasses = args.faultClasses ?? [...FAULT_CLASSES];
+  const faultClasses = args.faultClasses ?? [...DEFAULT_FAULT_CLASSES];
   for (const c of faultClasses) if (!(FAULT_CLASSES as readonly string[]).includes(c)) throw new Error(`--faults: no fault class "${c}"; known: ${FAULT_CLASSES.join(', ')}`);
   const models = args.models ?? [...MODEL_KINDS];
   const loadBefore = os.loadavg();

@@ -3,6 +3,7 @@
  * person asks (harness.ts judgeAsks): what the model does with each structured error, and which asks
  * count against an engine.
  */
+import { CAP_BYTES, DEFAULT_FAULT_CLASSES, toolFaultGate } from '../../bench/reliability/faults';
 import { judgeAsks } from '../../bench/reliability/harness';
 import { HintFollowingModel, hintedError, mergeAnswers, narrowerQueries, writeInPlace } from '../../bench/reliability/hint-model';
 import type { Trajectory } from '../../bench/reliability/tasks';
@@ -141,5 +142,19 @@ describe('person asks, judged', () => {
       ['budget', false],
       ['policy', false],
     ]);
+  });
+});
+
+describe('tool-capped', () => {
+  it('cuts every search answer at the cap, nothing else, and is not in the default run', () => {
+    const gate = toolFaultGate('tool-capped');
+    for (let n = 1; n <= 3; n++) expect(gate({ n, kind: 'read', route: 'live' })).toEqual({ kind: 'truncate', keepBytes: CAP_BYTES });
+    expect(gate({ n: 4, kind: 'read', route: 'order' })).toBeUndefined();
+    expect(gate({ n: 5, kind: 'read', route: 'ledger' })).toBeUndefined();
+    expect(DEFAULT_FAULT_CLASSES).not.toContain('tool-capped');
+  });
+
+  it('holds no guard block against the engine when the fault never passes', () => {
+    expect(judgeAsks([{ kind: 'block', code: 'loop_detected' }], false)).toEqual([{ kind: 'block', code: 'loop_detected', why: 'guard' }]);
   });
 });
