@@ -138,6 +138,8 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   let outcome: RunOutcome;
   const decided = new Map<string, number>();
   const decidedIds = new Set<string>();
+  /** The decisions the harness was asked for, in order: the peers' person asks. */
+  const seen: PersonAsk[] = [];
   let decisionsLost = 0;
   let decisionsUndelivered = 0;
   try {
@@ -170,6 +172,7 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
       if (decided.get(key) === 1) decisionsLost += 1;
       decided.set(key, (decided.get(key) ?? 0) + 1);
       decidedIds.add(pending.id);
+      seen.push({ kind: 'approval', tool: pending.tool, input: pending.input });
       if (downForDecision) {
         // The person decides while every worker is down; a worker comes back afterwards.
         downForDecision = false;
@@ -186,7 +189,6 @@ export async function runOnce(engine: Engine, task: ReliabilityTask, faultClass:
   } catch (err) {
     outcome = { status: 'failed', error: `harness: ${(err as Error).stack ?? err}` };
   }
-  const seen: PersonAsk[] = [...decidedIds].map(() => ({ kind: 'approval' }));
   const told = run?.personAsks ? await run.personAsks().catch(() => undefined) : undefined;
   const asks = judgeAsks(told ?? seen, ONE_OFF_FAULT_CLASSES.includes(faultClass));
   const final = store.snapshot();
