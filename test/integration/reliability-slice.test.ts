@@ -60,5 +60,5 @@ test('a decision made while every worker is down: durable-agent keeps it, the ha
   const figures = figuresOf(records, 1);
   expect(figures.find((f) => f.engine === durable.name && f.faultClass === 'clean')).toMatchObject({ tasks: 2, passK: [1] });
   expect(figures.find((f) => f.engine === bare.name && f.faultClass === 'decision-while-down')).toMatchObject({ decisionsLost: 1 });
-  expect(reliabilityTable(figures, 1)).toContain('| durable-agent | kill |');
+  expect(reliabilityTable(figures, 1)).toContain('| durable-agent | trajectory | kill |');
 }, 240_000);
