@@ -120,3 +120,20 @@ test('the difference names each kind of change once', () => {
   expect(agentDifference(v1, later)).toEqual([`agent version ${agentVersionOf(v1)} -> ${agentVersionOf(later)}`, 'lookup_order: input fields +deep?', 'system prompt changed', 'budgets changed']);
   expect(agentDifference(v2, v1)).toEqual(expect.arrayContaining(['tools lost: refund', 'permission policy changed']));
 });
+
+test('a run that continues on another agent version forgives the failures remembered before it: the new code may be the fix (issue 49 item 4)', () => {
+  const { state } = setup(() => v2);
+  state.buildOf = () => undefined;
+  state.previousVersions = { agentVersion: agentVersionOf(v1) };
+  state.adoptManifest(v2);
+  const before = (state.ledger.toJSON() as { forgiven?: number }).forgiven ?? 0;
+  state.noteVersions();
+  expect((state.ledger.toJSON() as { forgiven?: number }).forgiven).toBe(before + 1);
+  expect(state.audit.events.at(-1)?.detail).toMatch(/continued as new with agent version [0-9a-f]{16} -> [0-9a-f]{16}/);
+
+  const same = setup(() => v1).state;
+  same.buildOf = () => undefined;
+  same.previousVersions = { agentVersion: agentVersionOf(v1) };
+  same.noteVersions();
+  expect((same.ledger.toJSON() as { forgiven?: number }).forgiven ?? 0).toBe(0);
+});

@@ -195,7 +195,10 @@ export class TaskState {
     if (before.agentVersion && this.agentVersion && before.agentVersion !== this.agentVersion) changes.push(`agent version ${before.agentVersion} -> ${this.agentVersion}`);
     if (before.build !== build && (before.build || build)) changes.push(`build ${before.build ?? 'unversioned'} -> ${build ?? 'unversioned'}`);
     this.previousVersions = undefined;
-    if (changes.length) this.audit.record('version_changed', `continued as new with ${changes.join(', ')}`);
+    if (!changes.length) return;
+    this.audit.record('version_changed', `continued as new with ${changes.join(', ')}`);
+    // New code may be the fix for a call that failed for good (issue 49 item 4): it runs once more.
+    this.ledger.forgiveFailures();
   }
 
   begin(manifest: AgentManifest): void {
