@@ -37,9 +37,12 @@ test('start --watch, status, list and result drive a task end to end from the co
   // Each task's build, from the execution's versioning info (the test workers are versioned).
   const listedTask = JSON.parse(listed.stdout).find((t: { taskId: string }) => t.taskId === 'cli-task-1');
   expect(listedTask.build).toEqual(expect.any(String));
+  // And the agent version its run took from its worker (the run's memo).
+  expect(listedTask.agentVersion).toMatch(/^[0-9a-f]{16}$/);
   const text = await runCli(['list', '--status', 'completed', '--agent', 'demo', ...at()]);
-  expect(text.stdout.split('\n')[0]).toMatch(/^TASK\s+AGENT\s+STATUS\s+TEMPORAL\s+BUILD\s+STARTED/);
+  expect(text.stdout.split('\n')[0]).toMatch(/^TASK\s+AGENT\s+STATUS\s+TEMPORAL\s+BUILD\s+AGENT VERSION\s+STARTED/);
   expect(text.stdout).toContain(listedTask.build);
+  expect(text.stdout).toContain(listedTask.agentVersion);
 });
 
 test('status of a finished task still answers from history when no worker is running', async () => {

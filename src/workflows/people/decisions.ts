@@ -34,6 +34,8 @@ export interface DecisionContext {
 }
 
 export class Decisions {
+  private queue: Promise<void> = Promise.resolve();
+
   constructor(private readonly ctx: DecisionContext) {}
 
   /**
@@ -104,10 +106,26 @@ export class Decisions {
    * Takes an unblock the validator accepted, unless the agent changed since the block was raised:
    * then the block is raised again with the difference, and the unblock is refused naming it.
    */
-  async unblock(request: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
-    const refused = await this.agentChangeRefusal();
-    if (refused) throw ApplicationFailure.create({ message: refused.problem, type: refused.code, nonRetryable: true });
-    return this.resume(request);
+  unblock(request: UnblockInput): Promise<{ resumed: true; escalationId: string }> {
+    return this.inOrder(async () => {
+      // Another decision may have been taken while this one waited its turn.
+      const refused = unblockRefusal(this.ctx.state, request) ?? (await this.agentChangeRefusal());
+      if (refused) throw ApplicationFailure.create({ message: refused.problem, type: refused.code, nonRetryable: true });
+      return this.resume(request);
+    });
+  }
+
+  /**
+   * Takes decisions that wait on the worker (an unblock's look at the agent, a signal's proof time)
+   * one at a time, in the order they arrived: a later one never overtakes an earlier one.
+   */
+  private inOrder<T>(take: () => Promise<T>): Promise<T> {
+    const taken = this.queue.then(take);
+    this.queue = taken.then(
+      () => undefined,
+      () => undefined,
+    );
+    return taken;
   }
 
   private resume(request: UnblockInput): { resumed: true; escalationId: string } {
@@ -136,7 +154,11 @@ export class Decisions {
    * A decision that arrived as a signal: judged by the same rules, its proof at the time the server
    * recorded it (the signal may have waited for a worker far longer than a proof lives).
    */
-  async fromSignal<K extends DecisionKind>(kind: K, request: DecisionRequest<K>): Promise<void> {
+  fromSignal<K extends DecisionKind>(kind: K, request: DecisionRequest<K>): Promise<void> {
+    return this.inOrder(() => this.takeSignal(kind, request));
+  }
+
+  private async takeSignal<K extends DecisionKind>(kind: K, request: DecisionRequest<K>): Promise<void> {
     const by = (request as { by?: unknown } | null)?.by;
     try {
       let refused = this.refusal(kind, request, Date.now());
