@@ -27,6 +27,8 @@ const ALLOWED_PER_FILE: Record<string, string[]> = {
   'protocol/task-ids.ts': ['@noble/hashes/sha2'],
   // The agent definition's version (docs/deploy.md): a SHA-256 of the manifest, made in the workflow from what its worker sent.
   'protocol/agent-version.ts': ['@noble/hashes/sha2'],
+  // A tool's contract (what an approval binds): a SHA-256 of its terms; the workflow compares two agents' tools with it when a block meets a changed agent.
+  'rules/tool-contract.ts': ['@noble/hashes/sha2'],
 };
 
 const inside = (file: string, dir: string) => !path.relative(dir, file).startsWith('..');
