@@ -230,7 +230,11 @@ export class DurableAgentEngine implements Engine {
  */
 async function asksIn(client: TaskClient, taskId: string, depth = 0): Promise<PersonAsk[]> {
   const status = await Promise.race([client.status(taskId), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000))]).catch(() => undefined);
-  if (!status) return [];
+  // The task's own status unreadable: the harness counts the decisions it was asked for instead (a child's: left out).
+  if (!status) {
+    if (depth === 0) throw new Error(`status of ${taskId} unavailable`);
+    return [];
+  }
   const approvals = new Map<string, PersonAsk>();
   for (const a of [...status.approvals, ...status.pendingApprovals]) approvals.set(a.id, { kind: 'approval', task: taskId, tool: a.tool, input: a.input, reason: a.reason });
   const blocks = status.escalations.filter((e) => e.level === 'block').map((e): PersonAsk => ({ kind: 'block', task: taskId, code: e.code, reason: e.reason }));
